@@ -1,0 +1,5 @@
+import sys
+
+from cudalens.cli import main
+
+sys.exit(main())

@@ -1,0 +1,30 @@
+"""Helpers shared by the command modules: output format option and JSON printing."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+
+
+def echo_json(data: Any) -> None:
+    """Print one JSON document (sorted keys off: key order is part of readability)."""
+    click.echo(json.dumps(data, indent=2, default=_default))
+
+
+def _default(obj: Any) -> Any:
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj)
+    if hasattr(obj, "to_dict"):
+        return obj.to_dict()
+    raise TypeError(f"not JSON serializable: {type(obj).__name__}")

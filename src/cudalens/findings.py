@@ -1,0 +1,101 @@
+"""Findings: what a rule reports. Frozen records; reports only format them."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Priority(str, Enum):
+    """The guide's priority of a recommendation ("-" in the catalog becomes INFO-ranked by impact)."""
+
+    HIGH = "high"
+    MEDIUM = "medium"
+    MEDIUM_LOW = "medium-low"
+    LOW = "low"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        """0 for the most urgent; used to sort findings."""
+        return _RANK[self]
+
+    @classmethod
+    def parse(cls, text: str) -> "Priority":
+        try:
+            return cls(text.lower())
+        except ValueError:
+            choices = ", ".join(p.value for p in cls)
+            raise ValueError(f"unknown priority {text!r} (choose from {choices})") from None
+
+
+_RANK = {Priority.HIGH: 0, Priority.MEDIUM: 1, Priority.MEDIUM_LOW: 2, Priority.LOW: 3, Priority.INFO: 4}
+
+
+class Layer(str, Enum):
+    """Where a piece of evidence came from (GUIDE_CATALOG's evidence layers)."""
+
+    SOURCE = "source"
+    COMPILED = "compiled"
+    MODEL = "model"
+    RUNTIME = "runtime"
+    PROFILER = "profiler"
+    LAB = "lab"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One fact a finding rests on: which layer established it, what it is, its value."""
+
+    layer: Layer
+    fact: str
+    value: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"layer": self.layer.value, "fact": self.fact, "value": self.value}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A rule's verdict on one place in the code.
+
+    ``impact`` is a number in [0, 1] where one can be computed (share of fetched bytes wasted,
+    share of occupancy lost, share of measured time); ``impact_text`` says what it measures.
+    ``status`` is "flagged" for a source/model finding, "confirmed" when a second layer agrees and
+    "downgraded" when a second layer disagrees (kept, ranked last, never silently dropped).
+    """
+
+    rule: str
+    priority: Priority
+    section: str
+    kernel: str | None
+    file: str
+    line: int | None
+    message: str
+    fix: str
+    impact: float | None = None
+    impact_text: str | None = None
+    evidence: tuple[Evidence, ...] = field(default_factory=tuple)
+    status: str = "flagged"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["priority"] = self.priority.value
+        d["evidence"] = [e.to_dict() for e in self.evidence]
+        return d
+
+
+def sort_findings(findings: list[Finding]) -> list[Finding]:
+    """Guide priority first, then larger estimated impact, downgraded last, then file and line."""
+    return sorted(
+        findings,
+        key=lambda f: (
+            f.status == "downgraded",
+            f.priority.rank,
+            -(f.impact if f.impact is not None else -1.0),
+            f.file,
+            f.line or 0,
+            f.rule,
+        ),
+    )

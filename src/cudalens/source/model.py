@@ -1,0 +1,145 @@
+"""The SourceModel: what the CUDA C++ front end establishes about one file.
+
+Frozen records. ``None`` wherever the front end cannot establish a value. Lines are 1-based lines of
+the analyzed file. Tree-sitter nodes are kept (``node``) so that pattern rules can walk the syntax
+of a kernel or of host code without re-parsing; they are excluded from equality and JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str  # as written, without the name: "const float *__restrict__"
+    is_pointer: bool
+    is_restrict: bool
+    is_const: bool
+
+
+@dataclass(frozen=True)
+class ArrayDecl:
+    """A __shared__, __constant__ or local (per-thread) array."""
+
+    name: str
+    space: str  # "shared" | "constant" | "local"
+    element_type: str
+    element_bytes: int | None
+    shape: tuple[int | None, ...]  # None for a dimension not known (extern __shared__ x[])
+    line: int
+
+
+@dataclass(frozen=True)
+class Loop:
+    line: int
+    end_line: int
+    kind: str  # "for" | "while" | "do"
+    induction_variable: str | None
+    induction_type: str | None  # e.g. "int", "unsigned int"
+    start: str | None  # expression text
+    condition: str | None
+    step: str | None
+
+
+@dataclass(frozen=True)
+class Call:
+    """A call in a kernel or in host code."""
+
+    line: int
+    name: str
+    args: tuple[str, ...]  # argument texts
+    loop_lines: tuple[int, ...]  # lines of the enclosing loops, innermost last
+    node: Any = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Access:
+    """One global/shared/constant/local array subscript, with the warp model's verdict."""
+
+    line: int
+    array: str
+    space: str  # "global" | "shared" | "constant" | "local"
+    op: str  # "load" | "store"
+    bytes_per_thread: int | None
+    index: str  # the subscript expression as written
+    sectors_per_request: float | None = None
+    ideal_sectors_per_request: float | None = None
+    bank_conflict_ways: float | None = None
+    distinct_addresses: float | None = None  # constant memory: distinct addresses per warp
+    pattern: str | None = None  # coalesced | misaligned | strided-k | broadcast | data-dependent | ...
+    loop_lines: tuple[int, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "line": self.line,
+            "array": self.array,
+            "space": self.space,
+            "op": self.op,
+            "bytes_per_thread": self.bytes_per_thread,
+            "sectors_per_request": self.sectors_per_request,
+            "ideal_sectors_per_request": self.ideal_sectors_per_request,
+            "bank_conflict_ways": self.bank_conflict_ways,
+            "pattern": self.pattern,
+        }
+
+
+@dataclass(frozen=True)
+class Branch:
+    line: int
+    condition: str
+    divergent: bool | None  # None: the condition depends on data the model cannot see
+    loop_lines: tuple[int, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"line": self.line, "divergent": self.divergent}
+
+
+@dataclass(frozen=True)
+class LaunchSite:
+    """A host-side launch ``kernel<<<grid, block, smem, stream>>>(args)``."""
+
+    line: int
+    kernel: str
+    grid: str
+    block: str
+    shared_mem: str | None
+    stream: str | None
+    args: tuple[str, ...]
+    block_dims: tuple[int, int, int] | None  # when literal or derivable
+    grid_dims: tuple[int, int, int] | None
+    loop_lines: tuple[int, ...] = ()
+    node: Any = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    file: str
+    line: int
+    end_line: int
+    params: tuple[Param, ...]
+    is_template: bool
+    launch_bounds: tuple[int, ...] | None  # (maxThreadsPerBlock[, minBlocksPerSM[, maxBlocksPerCluster]])
+    arrays: tuple[ArrayDecl, ...] = ()
+    loops: tuple[Loop, ...] = ()
+    calls: tuple[Call, ...] = ()
+    accesses: tuple[Access, ...] = ()
+    branches: tuple[Branch, ...] = ()
+    block_dims: tuple[int, int, int] | None = None  # the block the access model used
+    node: Any = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class SourceModel:
+    path: str
+    text: str
+    kernels: tuple[Kernel, ...]
+    device_functions: tuple[str, ...]
+    defines: dict[str, str]
+    host_calls: tuple[Call, ...]  # calls outside __global__/__device__ functions
+    launch_sites: tuple[LaunchSite, ...]
+    problems: tuple[str, ...] = ()  # what the front end could not model (lowers confidence)
+    tree: Any = field(default=None, compare=False, repr=False)
