@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs the GPU validation scripts on a machine with an NVIDIA GPU, from the repository root.
+# Usage: benchmarks/gpu_batch.sh OUTDIR STEP [STEP ...]
+#   steps: device occupancy access measure labs
+# Each step writes under OUTDIR/<step>/ with its own log; a failing or hanging step does not stop the
+# others (each has a timeout). Wheels in .whl/ (tree-sitter for the analyzer) are installed to /tmp/site.
+set -u
+out=${1:?output dir}; shift
+mkdir -p "$out"
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+  export PYTHONPATH="$PWD/src:/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
+else
+  export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
+fi
+export PYTHONUNBUFFERED=1
+{ date -u +%FT%TZ; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv; git rev-parse HEAD 2>/dev/null; } > "$out/machine.txt" 2>&1
+run_step() {  # name timeout command...
+  local name=$1 limit=$2; shift 2
+  mkdir -p "$out/$name"
+  local t0=$SECONDS
+  timeout --kill-after=10 "$limit" "$@" > "$out/$name/log.txt" 2>&1
+  local rc=$?
+  echo "step $name: rc=$rc, $((SECONDS - t0)) s" | tee -a "$out/steps.txt"
+  tail -n 25 "$out/$name/log.txt"
+}
+for step in "$@"; do
+  case $step in
+    device)    run_step device 240 python3 benchmarks/device_gpu.py "$out/device" ;;
+    occupancy) run_step occupancy 240 python3 benchmarks/occupancy_gpu.py "$out/occupancy" ;;
+    access)    run_step access 300 python3 benchmarks/access_gpu.py "$out/access" ;;
+    measure)   run_step measure 420 python3 benchmarks/measure_gpu.py "$out/measure" ;;
+    labs)      run_step labs 600 python3 -m cudalens lab run all --out "$out/labs" ;;
+    tests)     run_step tests 300 python3 -m pytest -q -m gpu -p no:cacheprovider tests ;;
+    *) echo "unknown step $step" ;;
+  esac
+done
