@@ -1,0 +1,121 @@
+"""SARIF 2.1.0 output, so code-review tools (GitHub code scanning and others) can ingest findings.
+
+Levels: high -> error, medium and medium-low -> warning, low and info -> note. Locations are
+relative to a source root given by the caller (``%SRCROOT%``), so the log is portable.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable
+
+from cudalens import __version__
+from cudalens.findings import Finding, Priority
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+_LEVEL = {
+    Priority.HIGH: "error",
+    Priority.MEDIUM: "warning",
+    Priority.MEDIUM_LOW: "warning",
+    Priority.LOW: "note",
+    Priority.INFO: "note",
+}
+
+
+def _first_paragraph(doc: str) -> str:
+    """The text under "What it does" (or the first paragraph) of a rule's documentation."""
+    lines = doc.strip().splitlines()
+    out: list[str] = []
+    started = False
+    for line in lines:
+        stripped = line.strip()
+        if stripped.lower().startswith("what it does"):
+            started = True
+            continue
+        if started:
+            if not stripped and out:
+                break
+            if stripped and not set(stripped) <= set("-="):
+                out.append(stripped)
+    if not out:
+        out = [lines[0].strip()] if lines else [""]
+    return " ".join(out)
+
+
+def _rule_descriptor(rule_id: str, spec: Any | None) -> dict[str, Any]:
+    if spec is None:
+        return {"id": rule_id, "name": rule_id, "shortDescription": {"text": rule_id}}
+    return {
+        "id": rule_id,
+        "name": "".join(word.capitalize() for word in spec.name.replace("-", " ").split()) or rule_id,
+        "shortDescription": {"text": spec.name},
+        "fullDescription": {"text": _first_paragraph(spec.doc)},
+        "help": {"text": spec.doc},
+        "defaultConfiguration": {"level": _LEVEL[spec.priority]},
+        "properties": {"priority": spec.priority.value, "section": spec.section, "layers": spec.layers},
+    }
+
+
+def _uri(path: str, root: str) -> str:
+    try:
+        rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+    except ValueError:  # another drive on Windows
+        rel = path
+    if rel.startswith(".."):
+        return os.path.abspath(path).replace(os.sep, "/")
+    return rel.replace(os.sep, "/")
+
+
+def to_sarif(findings: Iterable[Finding], rules: dict[str, Any], root: str = ".") -> dict[str, Any]:
+    """Build one SARIF log (a dict ready for json.dump) with one run of cudalens."""
+    findings = list(findings)
+    used = sorted({f.rule for f in findings} | set(rules))
+    index = {rule_id: i for i, rule_id in enumerate(used)}
+    results = []
+    for f in findings:
+        region: dict[str, Any] = {"startLine": f.line} if f.line else {}
+        location: dict[str, Any] = {
+            "physicalLocation": {
+                "artifactLocation": {"uri": _uri(f.file, root), "uriBaseId": "%SRCROOT%"},
+                **({"region": region} if region else {}),
+            }
+        }
+        if f.kernel:
+            location["logicalLocations"] = [{"name": f.kernel, "kind": "function"}]
+        properties: dict[str, Any] = {"priority": f.priority.value, "section": f.section, "status": f.status}
+        if f.impact is not None:
+            properties["impact"] = f.impact
+            properties["impactText"] = f.impact_text
+        results.append(
+            {
+                "ruleId": f.rule,
+                "ruleIndex": index[f.rule],
+                "level": _LEVEL[f.priority],
+                "message": {"text": f"{f.message} Fix: {f.fix}"},
+                "locations": [location],
+                "properties": properties,
+            }
+        )
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "cudalens",
+                        "version": __version__,
+                        "rules": [_rule_descriptor(r, rules.get(r)) for r in used],
+                    }
+                },
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": _root_uri(root)}},
+                "results": results,
+            }
+        ],
+    }
+
+
+def _root_uri(root: str) -> str:
+    path = os.path.abspath(root).replace(os.sep, "/")
+    return "file://" + (path if path.startswith("/") else "/" + path) + "/"
