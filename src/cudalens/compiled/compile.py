@@ -1,0 +1,179 @@
+"""Compile one .cu file to a cubin and read back what the compiler decided, per kernel.
+
+Steps (each a tool call; see toolchain.py for which copies are used):
+
+1. ``nvcc -cubin -arch=sm_XY -lineinfo -Xptxas -v [-DNAME=VALUE ...] [extra flags] file.cu``:
+   the cubin, and ptxas's resource report on stderr.
+2. ``cuobjdump --dump-resource-usage`` on the cubin: the same resources as the binary records them,
+   plus constant bank 0, which CUDA 13's ptxas no longer prints. The two reports are cross-checked;
+   any disagreement is kept in ``CompiledKernel.cross_check``.
+3. ``nvdisasm -gi -c`` on the cubin: the SASS with line info, classified by sass.py.
+
+Steps 2 and 3 run at the same time. The result is cached (cache.py) unless ``use_cache=False``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from cudalens.compiled import cache as _cache
+from cudalens.compiled.model import CompiledKernel, CompileError, CompileResult, CompilerMessage, Resources
+from cudalens.compiled.names import base_name_from_demangled, base_name_from_mangled, demangle_all
+from cudalens.compiled.reports import parse_diagnostics, parse_ptxas_verbose, parse_resource_usage
+from cudalens.compiled.sass import parse_nvdisasm
+from cudalens.compiled.toolchain import FIX_COMMANDS, Toolchain, discover
+from cudalens.errors import InputError, ToolchainError
+
+#: Shared memory the driver reserves per block on CC >= 8.0; cuobjdump's SHARED includes it once a
+#: kernel uses shared memory, ptxas's "bytes smem" does not.
+_RESERVED_SMEM = 1024
+
+
+def sm_arch(cc: str) -> str:
+    """"9.0" -> "sm_90", "10.0" -> "sm_100"."""
+    from cudalens.hardware.table import normalize_cc
+
+    major, minor = normalize_cc(cc).split(".")
+    return f"sm_{major}{minor}"
+
+
+def build_flags(cc: str, defines: Mapping[str, str | None] | Iterable[str] | None, extra_flags: Iterable[str]) -> list[str]:
+    """The nvcc flags cudalens compiles with (besides input and output)."""
+    flags = ["-cubin", f"-arch={sm_arch(cc)}", "-lineinfo", "-Xptxas", "-v"]
+    if isinstance(defines, Mapping):
+        for k, v in defines.items():
+            flags.append(f"-D{k}" if v is None else f"-D{k}={v}")
+    elif defines:
+        flags.extend(d if d.startswith("-D") else f"-D{d}" for d in defines)
+    flags.extend(extra_flags)
+    return flags
+
+
+def _run(cmd: list[str], toolchain: Toolchain) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, env=toolchain.env(), timeout=600)
+    except OSError as exc:
+        raise ToolchainError(f"cannot run {cmd[0]}: {exc}") from exc
+
+
+def _resources(ptxas: dict[str, int], dump: dict[str, int] | None, cc_major: int) -> tuple[Resources, tuple[str, ...]]:
+    notes: list[str] = []
+    res = Resources(
+        registers=ptxas.get("registers", dump.get("REG", 0) if dump else 0),
+        static_shared_bytes=ptxas.get("static_shared_bytes", 0),
+        local_bytes=ptxas.get("local_bytes", 0),
+        spill_stores=ptxas.get("spill_stores", 0),
+        spill_loads=ptxas.get("spill_loads", 0),
+        constant_bytes=ptxas.get("constant_bytes", dump.get("CONSTANT[0]", 0) if dump else 0),
+        barriers=ptxas.get("barriers", 0),
+    )
+    if dump is None:
+        return res, ("cuobjdump has no resource record for this kernel",)
+    if dump.get("REG") != res.registers:
+        notes.append(f"registers: ptxas {res.registers}, cuobjdump {dump.get('REG')}")
+    shared = dump.get("SHARED", 0)
+    reserved = _RESERVED_SMEM if cc_major >= 8 else 0
+    if shared not in (res.static_shared_bytes, res.static_shared_bytes + reserved):
+        notes.append(f"static shared: ptxas {res.static_shared_bytes} B, cuobjdump {shared} B")
+    stack = dump.get("STACK", 0)
+    if stack < res.local_bytes:
+        notes.append(f"stack: ptxas frame {res.local_bytes} B, cuobjdump {stack} B")
+    return res, tuple(notes)
+
+
+def compile_file(
+    path: str | Path,
+    cc: str = "9.0",
+    defines: Mapping[str, str | None] | Iterable[str] | None = None,
+    extra_flags: Iterable[str] = (),
+    use_cache: bool = True,
+    toolchain: Toolchain | None = None,
+) -> CompileResult:
+    """Compile ``path`` for ``cc`` and return its kernels' resources and SASS facts.
+
+    Raises InputError for a missing file, ToolchainError when a tool is missing or cannot run and
+    CompileError (with the compiler's messages as file/line/message) when the code does not compile.
+    """
+    from cudalens.hardware.table import normalize_cc
+
+    t0 = time.perf_counter()
+    src = Path(path)
+    if not src.is_file():
+        raise InputError(f"{path}: no such file")
+    src = src.resolve()
+    cc = normalize_cc(cc)
+    tc = toolchain or discover()
+    nvcc, cuobjdump, nvdisasm = tc.get("nvcc"), tc.get("cuobjdump"), tc.get("nvdisasm")
+    if tc.host_compiler is None:
+        raise ToolchainError(f"nvcc needs a host C++ compiler and none was found; fix: {FIX_COMMANDS['host compiler']}")
+    flags = build_flags(cc, defines, extra_flags)
+
+    key = None
+    if use_cache:
+        key = _cache.make_key(src, flags, cc, tc.fingerprint())
+        entry = _cache.load(key)
+        if entry is not None:
+            try:
+                return _from_entry(entry, tc, time.perf_counter() - t0)
+            except (KeyError, TypeError, ValueError):
+                pass  # an entry of another shape: recompile and overwrite it
+
+    with tempfile.TemporaryDirectory(prefix="cudalens-") as tmp:
+        cubin = Path(tmp) / "out.cubin"
+        proc = _run([nvcc.path, *flags, str(src), "-o", str(cubin)], tc)
+        output = proc.stderr + proc.stdout
+        messages = parse_diagnostics(output)
+        if proc.returncode != 0 or not cubin.exists():
+            if not any(m.severity == "error" for m in messages):
+                tail = " ".join(output.strip().splitlines()[-3:]) or f"nvcc exited with {proc.returncode}"
+                messages = (*messages, CompilerMessage(None, None, tail, "error"))
+            raise CompileError(messages, " ".join([nvcc.path, *flags, str(src)]))
+        env = tc.env()
+        dump_p = subprocess.Popen([cuobjdump.path, "--dump-resource-usage", str(cubin)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        sass_p = subprocess.Popen([nvdisasm.path, "-gi", "-c", str(cubin)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        dump_out, dump_err = dump_p.communicate(timeout=600)
+        sass_out, sass_err = sass_p.communicate(timeout=600)
+    if sass_p.returncode != 0:
+        raise ToolchainError(f"nvdisasm failed: {sass_err.strip()[:300]}")
+    if dump_p.returncode != 0:
+        raise ToolchainError(f"cuobjdump failed: {dump_err.strip()[:300]}")
+
+    ptxas = parse_ptxas_verbose(output)
+    dump = parse_resource_usage(dump_out)
+    sass = parse_nvdisasm(sass_out, str(src))
+    demangled = demangle_all(sorted(ptxas), tc.demangler)
+    major = int(cc.split(".")[0])
+    kernels: dict[str, CompiledKernel] = {}
+    for mangled in sorted(ptxas):
+        full = demangled.get(mangled, mangled)
+        base = base_name_from_demangled(full) if full != mangled else base_name_from_mangled(mangled)
+        res, notes = _resources(ptxas[mangled], dump.get(mangled), major)
+        fs = sass.get(mangled)
+        kernel = CompiledKernel(
+            name=base,
+            mangled=mangled,
+            demangled=full,
+            resources=res,
+            sass_counts=fs.counts() if fs else {},
+            sass_by_line=fs.by_line() if fs else {},
+            instructions=fs.instructions if fs else (),
+            cross_check=notes,
+            flags=tuple(flags),
+            cc=cc,
+        )
+        name = base if base not in kernels else mangled  # overloads/templates: later ones by mangled name
+        kernels[name] = kernel
+    result = CompileResult(str(src), cc, kernels, messages, tc, time.perf_counter() - t0, False, tuple(flags))
+    if use_cache and key is not None:
+        _cache.store(key, result.to_dict())
+    return result
+
+
+def _from_entry(entry: dict, tc: Toolchain, seconds: float) -> CompileResult:
+    kernels = {name: CompiledKernel.from_dict(d) for name, d in entry["kernels"].items()}
+    errors = tuple(CompilerMessage(**m) for m in entry["errors"])
+    return CompileResult(entry["path"], entry["cc"], kernels, errors, tc, seconds, True, tuple(entry["flags"]))

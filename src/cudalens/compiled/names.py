@@ -1,0 +1,86 @@
+"""Kernel names: mangled (as in the cubin), demangled (full signature), base (as in the source)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+_LEN_RE = re.compile(r"(\d+)")
+
+
+def base_name_from_mangled(mangled: str) -> str:
+    """The unqualified function name of an Itanium-mangled symbol, without a demangler.
+
+    ``_Z5saxpyifPKfPf`` -> ``saxpy``; ``_ZN2ns6kernelEPf`` -> ``kernel``;
+    ``_Z6kernelIfEvPT_`` -> ``kernel``; an ``extern "C"`` name is returned as is."""
+    if not mangled.startswith("_Z"):
+        return mangled
+    rest = mangled[2:]
+    nested = rest.startswith("N")
+    if nested:
+        rest = rest[1:]
+        while rest and rest[0] in "rVKL":  # cv-qualifiers of a nested name
+            rest = rest[1:]
+    last = mangled
+    while True:
+        m = _LEN_RE.match(rest)
+        if not m:
+            break
+        n = int(m.group(1))
+        start = m.end()
+        last = rest[start:start + n]
+        rest = rest[start + n:]
+        if not nested:
+            break
+        if rest.startswith("I"):  # template arguments of this component: stop here
+            break
+        if rest.startswith("E"):
+            break
+    return last
+
+
+def base_name_from_demangled(demangled: str) -> str:
+    """``void ns::kernel<float>(float*)`` or ``kernel(float*)`` -> ``kernel``."""
+    text = demangled
+    depth = 0
+    cut = len(text)
+    for i, ch in enumerate(text):  # the first "(" at template depth 0 starts the parameters
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "(" and depth == 0:
+            cut = i
+            break
+    head = text[:cut]
+    while head.endswith(">"):  # drop trailing template arguments
+        depth = 0
+        for i in range(len(head) - 1, -1, -1):
+            if head[i] == ">":
+                depth += 1
+            elif head[i] == "<":
+                depth -= 1
+                if depth == 0:
+                    head = head[:i]
+                    break
+        else:
+            break
+    head = head.split("::")[-1]
+    return head.split()[-1] if head.split() else demangled
+
+
+def demangle_all(mangled: list[str], demangler: str | None) -> dict[str, str]:
+    """Mangled -> demangled with ``cu++filt``/``c++filt`` (one process for all names); names it
+    cannot demangle map to themselves. Without a demangler every name maps to its base name."""
+    if not mangled:
+        return {}
+    if demangler:
+        try:
+            out = subprocess.run(
+                [demangler], input="\n".join(mangled) + "\n", capture_output=True, text=True, timeout=30
+            ).stdout.splitlines()
+            if len(out) == len(mangled):
+                return dict(zip(mangled, out))
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return {m: base_name_from_mangled(m) for m in mangled}

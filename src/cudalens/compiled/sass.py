@@ -1,0 +1,177 @@
+"""SASS facts from ``nvdisasm -gi -c``: instructions per kernel, classified, mapped to source lines.
+
+``-gi`` prints a comment before each group of instructions::
+
+    //## File "/abs/k.cu", line 2 inlined at "/abs/k.cu", line 22
+
+The first location is where the code is written (innermost), the "inlined at" ones are the call
+sites. An instruction is attributed to the innermost location that lies in the analyzed file
+(so code inlined from a CUDA header lands on the user's line that called it).
+
+Classes counted (``classify``):
+
+* ``ldg.8/16/32/64/128/256``, ``stg.<width>``: global loads/stores by access width in bits
+  (``LDG.E.U8`` is 8, ``LDG.E`` is 32, ``LDG.E.128`` is 128).
+* ``ldl``/``stl`` local memory, ``lds``/``sts`` shared memory, ``ld``/``st`` generic addressing,
+  ``atom`` atomics and reductions.
+* ``fp64``: double-precision arithmetic (DADD, DMUL, DFMA, DSETP, DMNMX, DMMA ...) and
+  conversions between integers and doubles (I2F.F64, F2I.*.F64).
+* ``f2f``: float<->float conversions (F2F.F64.F32 widening a float to double and back, F2F.F16 ...).
+* ``mufu``: the multi-function unit (MUFU.RCP, .RSQ, .SIN, .EX2, .LG2 ...).
+* ``slowpath_call``: a call to one of libdevice's accurate slow paths (``..._slowpath``: full
+  precision division, square root, ...).
+* ``int_div``: an integer division or modulo by a value unknown at compile time. Detection: a 32-bit
+  division is inlined as a reciprocal estimate that starts by converting the divisor with
+  round-toward-+inf, ``I2F.RP`` (or ``I2F.U32.RP``), followed by ``MUFU.RCP`` and ``IMAD.HI``
+  corrections; ``I2F`` with ``.RP`` appears in no other common idiom, so each one counts one
+  division sequence (a quotient and a remainder of the same operands share one). A 64-bit division
+  is a call to a subroutine named ``__cuda_sm20_div_s64``/``_u64`` or ``__cuda_sm20_rem_*``; each
+  call counts one. Division by a constant becomes a multiply-high and is not counted (cheap).
+* ``bar``: barriers (BAR.SYNC ...); ``branch``: BRA/BRX/JMP/JMX; ``reconverge``: BSSY/BSYNC;
+  ``call``: other CALLs.
+
+The padding loop nvdisasm shows after the last EXIT (``.L_x_9: BRA .L_x_9``) is not counted.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from cudalens.compiled.model import Instruction
+
+_SECTION_RE = re.compile(r"^\s*\.section\s+\.text\.(\S+?),")
+_LOC_RE = re.compile(r'"([^"]+)", line (\d+)')
+_INSN_RE = re.compile(r"^\s*/\*([0-9a-f]+)\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)(.*)$")
+_LABEL_RE = re.compile(r"^(\S+):\s*$")
+_TARGET_RE = re.compile(r"`\(([^)]+)\)")
+
+_WIDTH = {"U8": 8, "S8": 8, "U16": 16, "S16": 16, "64": 64, "128": 128, "256": 256}
+_FP64_OPS = {"DADD", "DMUL", "DFMA", "DSETP", "DSET", "DMNMX", "DMMA", "DMAX", "DMIN"}
+_INT_DIV_SUB_RE = re.compile(r"__cuda_sm\d+x?_(?:div|rem)_[su]\d+")
+
+
+def _width(mods: list[str]) -> int:
+    for m in mods:
+        if m in _WIDTH:
+            return _WIDTH[m]
+    return 32
+
+
+def classify(opcode: str, operands: str = "", in_int_div_subroutine: bool = False) -> str | None:
+    """The cudalens class of one SASS opcode (see the module docstring), or None."""
+    parts = opcode.split(".")
+    op, mods = parts[0], parts[1:]
+    if op in ("LDG", "STG"):
+        return f"{op.lower()}.{_width(mods)}"
+    if op in ("LDL", "STL", "LD", "ST"):
+        return op.lower()
+    if op in ("LDS", "LDSM"):
+        return "lds"
+    if op == "STS":
+        return "sts"
+    if op in ("ATOM", "ATOMG", "ATOMS", "RED", "REDG"):
+        return "atom"
+    if op in _FP64_OPS:
+        return "fp64"
+    if op == "F2F":
+        return "f2f"
+    if op in ("I2F", "F2I") and "F64" in mods:
+        return "fp64"
+    if op == "I2F" and "RP" in mods and not in_int_div_subroutine:
+        return "int_div"
+    if op == "MUFU":
+        return "mufu"
+    if op == "BAR":
+        return "bar"
+    if op in ("BRA", "BRX", "JMP", "JMX"):
+        return "branch"
+    if op in ("BSSY", "BSYNC"):
+        return "reconverge"
+    if op == "CALL":
+        if _INT_DIV_SUB_RE.search(operands):
+            return "int_div"
+        if "slowpath" in operands:
+            return "slowpath_call"
+        return "call"
+    return None
+
+
+@dataclass(frozen=True)
+class FunctionSass:
+    """The instructions of one .text section (one kernel with its internal subroutines)."""
+
+    mangled: str
+    instructions: tuple[Instruction, ...]
+
+    def counts(self) -> dict[str, int]:
+        c = Counter(i.klass for i in self.instructions if i.klass)
+        return dict(sorted(c.items()))
+
+    def by_line(self) -> dict[int, dict[str, int]]:
+        out: dict[int, Counter] = defaultdict(Counter)
+        for i in self.instructions:
+            if i.klass and i.line is not None:
+                out[i.line][i.klass] += 1
+        return {line: dict(sorted(c.items())) for line, c in sorted(out.items())}
+
+
+def _same_file(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    try:
+        return os.path.realpath(a) == os.path.realpath(b)
+    except OSError:
+        return False
+
+
+def parse_nvdisasm(text: str, source_path: str | None) -> dict[str, FunctionSass]:
+    """Mangled function name -> its classified instructions, from ``nvdisasm -gi -c`` output.
+
+    ``source_path`` is the analyzed file: only its lines are kept in line attribution."""
+    functions: dict[str, list[Instruction]] = {}
+    current: list[Instruction] | None = None
+    lines_now: tuple[int, ...] = ()
+    pending_locs: list[tuple[str, int]] = []
+    last_label: str | None = None
+    in_div_sub = False
+    file_match: dict[str, bool] = {}
+
+    def in_file(path: str) -> bool:
+        if source_path is None:
+            return True
+        if path not in file_match:
+            file_match[path] = _same_file(path, source_path)
+        return file_match[path]
+
+    for raw in text.splitlines():
+        if m := _SECTION_RE.match(raw):
+            current = functions.setdefault(m.group(1), [])
+            lines_now, pending_locs, last_label, in_div_sub = (), [], None, False
+            continue
+        if current is None:
+            continue
+        stripped = raw.strip()
+        if stripped.startswith("//##"):
+            pending_locs.extend((f, int(n)) for f, n in _LOC_RE.findall(stripped))
+            continue
+        if m := _INSN_RE.match(raw):
+            if pending_locs:
+                lines_now = tuple(n for f, n in pending_locs if in_file(f))
+                pending_locs = []
+            offset, opcode, rest = int(m.group(1), 16), m.group(2), m.group(3)
+            if opcode in ("BRA",) and (t := _TARGET_RE.search(rest)) and t.group(1) == last_label:
+                last_label = None
+                continue  # the padding self-loop after EXIT
+            last_label = None
+            klass = classify(opcode, rest, in_div_sub)
+            current.append(Instruction(offset, opcode, klass, lines_now[0] if lines_now else None, lines_now))
+            continue
+        if m := _LABEL_RE.match(stripped):
+            label = m.group(1)
+            last_label = label
+            if label.startswith("$__internal"):
+                in_div_sub = bool(_INT_DIV_SUB_RE.search(label))
+    return {name: FunctionSass(name, tuple(insns)) for name, insns in functions.items()}
