@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the GPU validation scripts on a machine with an NVIDIA GPU, from the repository root.
 # Usage: benchmarks/gpu_batch.sh OUTDIR STEP [STEP ...]
-#   steps: device occupancy access measure labs
+#   steps: device occupancy access measure ncu labs tests
 # Each step writes under OUTDIR/<step>/ with its own log; a failing or hanging step does not stop the
 # others (each has a timeout). Wheels in .whl/ (tree-sitter for the analyzer) are installed to /tmp/site.
 set -u
@@ -30,6 +30,7 @@ for step in "$@"; do
     occupancy) run_step occupancy 240 python3 benchmarks/occupancy_gpu.py "$out/occupancy" ;;
     access)    run_step access 300 python3 benchmarks/access_gpu.py "$out/access" ;;
     measure)   run_step measure 420 python3 benchmarks/measure_gpu.py "$out/measure" ;;
+    ncu)       run_step ncu 240 python3 benchmarks/ncu_fixture.py "$out/ncu" ;;
     labs)      run_step labs 600 python3 -m cudalens lab run all --out "$out/labs" ;;
     tests)     run_step tests 300 python3 -m pytest -q -m gpu -p no:cacheprovider tests ;;
     *) echo "unknown step $step" ;;
