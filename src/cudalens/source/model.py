@@ -71,6 +71,17 @@ class Access:
     distinct_addresses: float | None = None  # constant memory: distinct addresses per warp
     pattern: str | None = None  # coalesced | misaligned | strided-k | broadcast | data-dependent | ...
     loop_lines: tuple[int, ...] = ()
+    # Added by the access model (cudalens.access); defaults keep older constructors valid.
+    element_type: str | None = None  # as written ("float", "T", "float4")
+    wavefronts_per_request: float | None = None  # shared memory: comparable with ncu wavefronts/instruction
+    ideal_wavefronts_per_request: float | None = None
+    lane_stride: int | None = None  # elements between consecutive active lanes, when constant
+    reuse: dict[str, Any] | None = None  # global loads: block-level re-use facts (for G8/SH2)
+    assumptions: tuple[str, ...] = ()  # what the model assumed to reach its verdict
+    # Symbolic forms (cudalens.source.expr tuples), built by the front end for the access model.
+    index_expr: Any = field(default=None, compare=False, repr=False)
+    mask_expr: Any = field(default=None, compare=False, repr=False)  # conditions guarding it, None: always
+    loop_context: tuple[Any, ...] = field(default=(), compare=False, repr=False)  # (symbol, start, step, line)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -83,6 +94,10 @@ class Access:
             "ideal_sectors_per_request": self.ideal_sectors_per_request,
             "bank_conflict_ways": self.bank_conflict_ways,
             "pattern": self.pattern,
+            "distinct_addresses": self.distinct_addresses,
+            "wavefronts_per_request": self.wavefronts_per_request,
+            "lane_stride": self.lane_stride,
+            "index": self.index,
         }
 
 
@@ -92,9 +107,16 @@ class Branch:
     condition: str
     divergent: bool | None  # None: the condition depends on data the model cannot see
     loop_lines: tuple[int, ...] = ()
+    kind: str = "if"
+    divergent_warps: int | None = None  # warps of the representative block whose lanes split
+    warps: int | None = None
+    condition_expr: Any = field(default=None, compare=False, repr=False)
+    mask_expr: Any = field(default=None, compare=False, repr=False)
+    loop_context: tuple[Any, ...] = field(default=(), compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"line": self.line, "divergent": self.divergent}
+        return {"line": self.line, "divergent": self.divergent, "condition": self.condition,
+                "divergent_warps": self.divergent_warps, "warps": self.warps}
 
 
 @dataclass(frozen=True)
@@ -130,6 +152,8 @@ class Kernel:
     branches: tuple[Branch, ...] = ()
     block_dims: tuple[int, int, int] | None = None  # the block the access model used
     node: Any = field(default=None, compare=False, repr=False)
+    template_params: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()  # what the front end or the access model could not model here
 
 
 @dataclass(frozen=True)

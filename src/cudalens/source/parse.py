@@ -1,0 +1,486 @@
+"""The CUDA C++ front end: tree-sitter-cuda syntax -> :class:`~cudalens.source.model.SourceModel`.
+
+What it establishes, per file:
+
+- ``#define`` constants (object-like macros, value text as written);
+- kernels (``__global__``, templates included) with parameters, ``__launch_bounds__``, arrays
+  (``__shared__``, ``__constant__``, per-thread local), loops, calls, and the *unevaluated* array
+  accesses and branches (index and condition expressions, see :mod:`cudalens.source.walk`);
+- ``__device__`` functions, calls in host code, and kernel launch sites ``k<<<g, b, s, st>>>(...)``
+  with the block/grid sizes where they are literal or follow from ``#define``s, constant integers
+  or ``dim3`` locals.
+
+The parser never raises on odd C++: what it cannot model goes to ``problems``. A file that is not
+C/C++/CUDA at all raises :class:`~cudalens.errors.InputError` (criterion in :func:`looks_like_c`).
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, Iterator
+
+from cudalens.errors import InputError
+from cudalens.source import expr as E
+from cudalens.source.model import Call, Kernel, LaunchSite, Param, SourceModel
+from cudalens.source.types import element_bytes, strip_type
+
+# Node types that may contain function definitions at file level.
+_CONTAINERS = frozenset({
+    "translation_unit", "template_declaration", "namespace_definition", "declaration_list",
+    "linkage_specification", "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif",
+    "preproc_elifdef", "ERROR",
+})
+_LOOPS = frozenset({"for_statement", "while_statement", "do_statement", "for_range_loop"})
+# Top-level node types that only C-family sources produce.
+_C_DECLS = frozenset({
+    "function_definition", "preproc_include", "preproc_def", "preproc_function_def", "template_declaration",
+    "namespace_definition", "struct_specifier", "class_specifier", "preproc_ifdef", "preproc_if",
+    "linkage_specification", "type_definition", "using_declaration", "alias_declaration",
+})
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> Any:
+    import tree_sitter_cuda
+    from tree_sitter import Language, Parser
+
+    return Parser(Language(tree_sitter_cuda.language()))
+
+
+def parse_tree(data: bytes) -> Any:
+    """Parse bytes with tree-sitter-cuda (exposed for the pattern rules and tests)."""
+    return _parser().parse(data)
+
+
+def line_of(node: Any) -> int:
+    return node.start_point[0] + 1
+
+
+def end_line_of(node: Any) -> int:
+    return node.end_point[0] + 1
+
+
+text_of = E.node_text
+
+
+def iter_nodes(node: Any, skip: frozenset[str] = frozenset()) -> Iterator[Any]:
+    """Depth-first pre-order walk over named nodes (iterative: deep files do not hit recursion limits)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if n.type in skip and n is not node:
+            continue
+        stack.extend(reversed(n.named_children))
+
+
+# --------------------------------------------------------------------------------------------
+# Is it C at all?
+
+
+def error_ratio(tree: Any, size: int) -> float:
+    """Share of the file's bytes that lie inside ERROR nodes or are missing tokens."""
+    if size == 0:
+        return 0.0
+    covered = 0
+    stack = [tree.root_node]
+    while stack:
+        n = stack.pop()
+        if n.type == "ERROR" or n.is_missing:
+            covered += max(n.end_byte - n.start_byte, 1)
+            continue
+        if n.has_error:
+            stack.extend(n.children)
+    return min(covered / size, 1.0)
+
+
+def looks_like_c(data: bytes, tree: Any) -> tuple[bool, str]:
+    """Decide whether ``data`` is C/C++/CUDA source.
+
+    Criterion: no NUL bytes, valid UTF-8 (or Latin-1 text), and either at least one C-only
+    top-level construct (a function definition, a ``#`` directive, a template, a struct ...) with
+    less than 50 % of the bytes in parse errors, or an empty/comment-only file. Python, JSON,
+    Markdown and binary files fail this: they have no C-only construct, or mostly errors.
+    """
+    if b"\x00" in data[:65536]:
+        return False, "binary data (NUL bytes)"
+    stripped = data.strip()
+    if not stripped:
+        return True, ""
+    root = tree.root_node
+    kinds = {c.type for c in root.named_children}
+    if kinds <= {"comment"}:
+        return True, ""
+    ratio = error_ratio(tree, len(data))
+    c_like = bool(kinds & _C_DECLS) or any(
+        c.type == "declaration" and not c.has_error and text_of(c).rstrip().endswith(";")
+        for c in root.named_children
+    )
+    if stripped[:1] in (b"{", b"[") and b"__global__" not in data and b"#include" not in data:
+        return False, "looks like JSON"
+    if not c_like:
+        return False, "no C/C++ declaration or directive found"
+    if ratio > 0.5:
+        return False, f"{ratio:.0%} of it does not parse as C++"
+    return True, ""
+
+
+# --------------------------------------------------------------------------------------------
+# Entry points
+
+
+def parse_file(path: str | Path) -> SourceModel:
+    """Read and parse a file; a file that is not CUDA C++ raises InputError naming it."""
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{p}: is a directory, not a CUDA source file")
+    data = p.read_bytes()
+    return _parse(data, str(p))
+
+
+def parse_source(text: str, path: str = "<string>") -> SourceModel:
+    """Parse CUDA C++ text held in memory."""
+    return _parse(text.encode("utf-8", "replace"), path)
+
+
+def _parse(data: bytes, path: str) -> SourceModel:
+    tree = parse_tree(data)
+    ok, why = looks_like_c(data, tree)
+    if not ok:
+        raise InputError(f"{path}: not a CUDA C++ source file ({why})")
+    text = data.decode("utf-8", "replace")
+    try:
+        return _build(text, path, tree)
+    except RecursionError:
+        return SourceModel(path, text, (), (), {}, (), (), ("file too deeply nested to model",), tree)
+
+
+def _build(text: str, path: str, tree: Any) -> SourceModel:
+    from cudalens.source.walk import FileScope
+
+    root = tree.root_node
+    problems: list[str] = []
+    if root.has_error:
+        problems.append(f"{path}: parse errors at lines {', '.join(map(str, _error_lines(root)[:8]))}")
+    defines = _defines(root)
+    functions = list(_functions(root))
+    scope = FileScope.build(root, defines, functions)
+
+    kernels: list[Kernel] = []
+    device_functions: list[str] = []
+    host_calls: list[Call] = []
+    launches: list[LaunchSite] = []
+    for fn, quals, is_template, tparams in functions:
+        name = _function_name(fn)
+        if name is None:
+            problems.append(f"line {line_of(fn)}: a function whose name could not be read")
+            continue
+        if "__global__" in quals:
+            try:
+                kernels.append(_kernel(fn, name, path, is_template, tparams, scope))
+            except Exception as exc:  # noqa: BLE001 - never fail the whole file on one kernel
+                problems.append(f"kernel {name} (line {line_of(fn)}): not modelled ({type(exc).__name__}: {exc})")
+                kernels.append(Kernel(name, path, line_of(fn), end_line_of(fn), (), is_template, None, node=fn,
+                                      problems=(f"not modelled: {type(exc).__name__}",)))
+            continue
+        if "__device__" in quals:
+            device_functions.append(name)
+            if "__host__" not in quals:
+                continue
+        body = fn.child_by_field_name("body")
+        if body is None:
+            continue
+        host_calls.extend(c for c in _calls(body) if not _is_launch(c.node))
+        launches.extend(_launch_sites(body, scope))
+    # launches and calls at file level outside functions (rare: global initializers) are ignored
+    for k in kernels:
+        problems.extend(k.problems)
+    return SourceModel(
+        path=path,
+        text=text,
+        kernels=tuple(sorted(kernels, key=lambda k: k.line)),
+        device_functions=tuple(dict.fromkeys(device_functions)),
+        defines=defines,
+        host_calls=tuple(host_calls),
+        launch_sites=tuple(launches),
+        problems=tuple(problems),
+        tree=tree,
+    )
+
+
+def _error_lines(root: Any) -> list[int]:
+    lines = []
+    for n in iter_nodes(root):
+        if n.type == "ERROR" or n.is_missing:
+            lines.append(line_of(n))
+    return sorted(set(lines))
+
+
+def _defines(root: Any) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for n in iter_nodes(root, skip=frozenset({"function_definition"})):
+        if n.type == "preproc_def":
+            name = n.child_by_field_name("name")
+            value = n.child_by_field_name("value")
+            if name is not None:
+                out[text_of(name)] = text_of(value).strip() if value is not None else ""
+    return out
+
+
+def _functions(root: Any) -> Iterator[tuple[Any, frozenset[str], bool, tuple[str, ...]]]:
+    """(function_definition, execution-space qualifiers, is_template, template parameter names)."""
+    stack: list[tuple[Any, bool, tuple[str, ...]]] = [(root, False, ())]
+    while stack:
+        node, in_template, tparams = stack.pop()
+        for child in reversed(node.named_children):
+            if child.type == "function_definition":
+                yield child, _qualifiers(child), in_template, tparams
+            elif child.type == "template_declaration":
+                names = _template_params(child)
+                stack.append((child, True, names))
+            elif child.type in _CONTAINERS:
+                body = child.child_by_field_name("body")
+                stack.append((body if body is not None and child.type != "ERROR" else child, in_template, tparams))
+
+
+def _template_params(node: Any) -> tuple[str, ...]:
+    plist = node.child_by_field_name("parameters")
+    names = []
+    if plist is not None:
+        for p in plist.named_children:
+            ident = [c for c in iter_nodes(p) if c.type in ("type_identifier", "identifier")]
+            if ident:
+                names.append(text_of(ident[-1]) if p.type != "type_parameter_declaration" else text_of(ident[0]))
+    return tuple(names)
+
+
+def _qualifiers(fn: Any) -> frozenset[str]:
+    """``__global__``/``__device__``/``__host__`` as written before the function's declarator."""
+    decl = fn.child_by_field_name("declarator")
+    end = decl.start_byte if decl is not None else fn.end_byte
+    prefix = fn.text[: end - fn.start_byte].decode("utf-8", "replace")
+    return frozenset(q for q in ("__global__", "__device__", "__host__") if q in prefix)
+
+
+def _function_declarator(fn: Any) -> Any | None:
+    decl = fn.child_by_field_name("declarator")
+    while decl is not None and decl.type != "function_declarator":
+        decl = decl.child_by_field_name("declarator")
+    return decl
+
+
+def _function_name(fn: Any) -> str | None:
+    fd = _function_declarator(fn)
+    if fd is None:
+        return None
+    d = fd.child_by_field_name("declarator")
+    if d is None:
+        return None
+    if d.type == "template_function":
+        d = d.child_by_field_name("name") or d
+    name = text_of(d)
+    return name.split("::")[-1].strip() or None
+
+
+def _params(fn: Any) -> tuple[Param, ...]:
+    fd = _function_declarator(fn)
+    plist = fd.child_by_field_name("parameters") if fd is not None else None
+    out = []
+    for p in plist.named_children if plist is not None else ():
+        if p.type not in ("parameter_declaration", "optional_parameter_declaration"):
+            continue
+        d = p.child_by_field_name("declarator")
+        name_node = None
+        cur = d
+        while cur is not None:
+            if cur.type == "identifier":
+                name_node = cur
+                break
+            nxt = cur.child_by_field_name("declarator")
+            if nxt is None:
+                ids = [c for c in cur.named_children if c.type == "identifier"]
+                nxt = ids[0] if ids else None
+            cur = nxt
+        ptext = text_of(p)
+        name = text_of(name_node) if name_node is not None else ""
+        if name_node is not None:
+            a, b = name_node.start_byte - p.start_byte, name_node.end_byte - p.start_byte
+            raw = p.text
+            type_text = (raw[:a] + raw[b:]).decode("utf-8", "replace")
+        else:
+            type_text = ptext
+        type_text = " ".join(type_text.split()).replace(" *", "*").replace("* ", "*")
+        is_pointer = d is not None and any(n.type in ("pointer_declarator", "array_declarator") for n in iter_nodes(d))
+        top_quals = [text_of(c) for c in p.children if c.type == "type_qualifier"]
+        tnode = p.child_by_field_name("type")
+        is_const = "const" in top_quals or (tnode is not None and "const" in text_of(tnode).split())
+        is_restrict = "__restrict__" in ptext or " restrict" in ptext
+        out.append(Param(name, type_text.strip(), is_pointer, is_restrict, is_const))
+    return tuple(out)
+
+
+def _launch_bounds(fn: Any, scope: Any) -> tuple[int, ...] | None:
+    for c in fn.children:
+        if c.type == "launch_bounds":
+            vals = []
+            for a in c.named_children:
+                v = scope.const_value(a)
+                vals.append(int(v) if isinstance(v, (int, float)) else 0)
+            return tuple(vals) if vals else None
+    # tree-sitter-cuda may miss __launch_bounds__ written through a macro or after the type
+    decl = fn.child_by_field_name("declarator")
+    prefix = fn.text[: (decl.start_byte if decl is not None else fn.end_byte) - fn.start_byte].decode("utf-8", "replace")
+    if "__launch_bounds__" in prefix:
+        return ()
+    return None
+
+
+def _kernel(fn: Any, name: str, path: str, is_template: bool, tparams: tuple[str, ...], scope: Any) -> Kernel:
+    from cudalens.source.walk import walk_kernel
+
+    params = _params(fn)
+    body = fn.child_by_field_name("body")
+    problems: list[str] = []
+    arrays, accesses, branches = (), (), ()
+    if body is not None:
+        arrays, accesses, branches, wproblems = walk_kernel(fn, body, params, tparams, scope)
+        problems.extend(wproblems)
+    return Kernel(
+        name=name,
+        file=path,
+        line=line_of(fn),
+        end_line=end_line_of(fn),
+        params=params,
+        is_template=is_template,
+        launch_bounds=_launch_bounds(fn, scope),
+        arrays=tuple(arrays),
+        loops=tuple(loops(body)) if body is not None else (),
+        calls=tuple(_calls(body)) if body is not None else (),
+        accesses=tuple(accesses),
+        branches=tuple(branches),
+        node=fn,
+        template_params=tparams,
+        problems=tuple(f"kernel {name}: {p}" for p in problems),
+    )
+
+
+def loop_lines(node: Any, stop: Any = None) -> tuple[int, ...]:
+    """Lines of the loops enclosing ``node`` (outermost first, innermost last)."""
+    out = []
+    cur = node.parent
+    while cur is not None and cur != stop:
+        if cur.type in _LOOPS:
+            out.append(line_of(cur))
+        if cur.type in ("function_definition", "lambda_expression"):
+            break
+        cur = cur.parent
+    return tuple(reversed(out))
+
+
+def loops(body: Any) -> Iterator[Any]:
+    from cudalens.source.model import Loop
+
+    for n in iter_nodes(body):
+        if n.type not in _LOOPS:
+            continue
+        kind = {"for_statement": "for", "while_statement": "while", "do_statement": "do", "for_range_loop": "for"}[n.type]
+        var = vtype = start = step = None
+        cond = n.child_by_field_name("condition")
+        cond_text = text_of(cond).strip() or None if cond is not None else None
+        if cond_text and cond_text.startswith("(") and cond_text.endswith(")") and n.type != "for_statement":
+            cond_text = cond_text[1:-1].strip()
+        if n.type == "for_statement":
+            init = n.child_by_field_name("initializer")
+            if init is not None and init.type == "declaration":
+                t = init.child_by_field_name("type")
+                vtype = " ".join(text_of(c) for c in init.children if c.type in ("type_qualifier",) or c == t) or None
+                for d in init.children_by_field_name("declarator"):
+                    if d.type == "init_declarator":
+                        var = text_of(d.child_by_field_name("declarator"))
+                        start = text_of(d.child_by_field_name("value"))
+                        break
+            elif init is not None and init.type == "assignment_expression":
+                var = text_of(init.child_by_field_name("left"))
+                start = text_of(init.child_by_field_name("right"))
+            upd = n.child_by_field_name("update")
+            if upd is not None:
+                step = _step_text(upd, var)
+        out = Loop(line_of(n), end_line_of(n), kind, var, vtype, start, cond_text, step)
+        yield out
+
+
+def _step_text(upd: Any, var: str | None) -> str | None:
+    if upd.type == "update_expression":
+        t = text_of(upd)
+        return "1" if "++" in t else "-1"
+    if upd.type == "assignment_expression":
+        op = text_of(upd.child_by_field_name("operator"))
+        right = text_of(upd.child_by_field_name("right"))
+        if op == "+=":
+            return right
+        if op == "-=":
+            return f"-({right})"
+        if op == "=":
+            r = upd.child_by_field_name("right")
+            if r is not None and r.type == "binary_expression" and text_of(r.child_by_field_name("left")) == var:
+                o = text_of(r.child_by_field_name("operator"))
+                rr = text_of(r.child_by_field_name("right"))
+                return rr if o == "+" else f"-({rr})" if o == "-" else text_of(upd)
+        return text_of(upd)
+    return text_of(upd) or None
+
+
+def _call_name(call: Any) -> str:
+    f = call.child_by_field_name("function")
+    if f is None:
+        return ""
+    if f.type == "template_function":
+        f = f.child_by_field_name("name") or f
+    return text_of(f)
+
+
+def _is_launch(call: Any) -> bool:
+    return any(c.type == "kernel_call_syntax" for c in call.children)
+
+
+def _calls(body: Any) -> Iterator[Call]:
+    for n in iter_nodes(body):
+        if n.type != "call_expression":
+            continue
+        args = n.child_by_field_name("arguments")
+        arg_texts = tuple(text_of(a) for a in args.named_children if a.type != "comment") if args is not None else ()
+        yield Call(line_of(n), _call_name(n), arg_texts, loop_lines(n), node=n)
+
+
+def _launch_sites(body: Any, scope: Any) -> Iterator[LaunchSite]:
+    host = None
+    for n in iter_nodes(body):
+        if n.type != "call_expression" or not _is_launch(n):
+            continue
+        if host is None:
+            host = scope.host_env(body)
+        cfg = next(c for c in n.children if c.type == "kernel_call_syntax")
+        parts = [c for c in cfg.named_children if c.type != "comment"]
+        texts = [text_of(p) for p in parts]
+        args = n.child_by_field_name("arguments")
+        arg_texts = tuple(text_of(a) for a in args.named_children if a.type != "comment") if args is not None else ()
+        grid = host.dims(parts[0], line_of(n)) if len(parts) > 0 else None
+        block = host.dims(parts[1], line_of(n)) if len(parts) > 1 else None
+        yield LaunchSite(
+            line=line_of(n),
+            kernel=_call_name(n),
+            grid=texts[0] if texts else "",
+            block=texts[1] if len(texts) > 1 else "",
+            shared_mem=texts[2] if len(texts) > 2 else None,
+            stream=texts[3] if len(texts) > 3 else None,
+            args=arg_texts,
+            block_dims=block,
+            grid_dims=grid,
+            loop_lines=loop_lines(n),
+            node=n,
+        )
+
+
+__all__ = ["parse_file", "parse_source", "parse_tree", "looks_like_c", "iter_nodes", "line_of", "text_of",
+           "element_bytes", "strip_type"]
