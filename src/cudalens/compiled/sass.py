@@ -17,6 +17,7 @@ Classes counted (``classify``):
 * ``fp64``: double-precision arithmetic (DADD, DMUL, DFMA, DSETP, DMNMX, DMMA ...) and
   conversions between integers and doubles (I2F.F64, F2I.*.F64).
 * ``f2f``: float<->float conversions (F2F.F64.F32 widening a float to double and back, F2F.F16 ...).
+* ``fp32``/``fp16``: single/half precision arithmetic (FADD FMUL FFMA FMNMX / HADD2 HMUL2 HFMA2).
 * ``mufu``: the multi-function unit (MUFU.RCP, .RSQ, .SIN, .EX2, .LG2 ...).
 * ``slowpath_call``: a call to one of libdevice's accurate slow paths (``..._slowpath``: full
   precision division, square root, ...).
@@ -84,6 +85,10 @@ def classify(opcode: str, operands: str = "", in_int_div_subroutine: bool = Fals
         return "int_div"
     if op == "MUFU":
         return "mufu"
+    if op in ("FADD", "FMUL", "FFMA", "FMNMX"):
+        return "fp32"
+    if op in ("HADD2", "HMUL2", "HFMA2") and "MMA" not in mods:  # HFMA2.MMA is a move idiom
+        return "fp16"
     if op == "BAR":
         return "bar"
     if op in ("BRA", "BRX", "JMP", "JMX"):

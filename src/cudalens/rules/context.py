@@ -17,3 +17,4 @@ class AnalysisContext:
     launch: dict[str, Any] = field(default_factory=dict)  # kernel name -> launch facts (block, grid, smem)
     measurement: dict[str, Any] | None = None
     counters: dict[str, Any] | None = None
+    binary: Any = None  # cudalens.compiled.fatbin.FatbinContents of a built executable/object (rule Y3)

@@ -1,0 +1,143 @@
+"""Occupancy at a launch site: the compiled kernel's registers and static shared memory, plus the
+launch's block size and dynamic shared memory, through the occupancy calculator.
+
+Where the launch configuration comes from, first found wins:
+
+1. ``launch`` facts given by the caller (``AnalysisContext.launch[kernel]``): a dict with
+   ``threads_per_block`` or ``block`` (an int or a (x, y, z) tuple), and optionally
+   ``shared_mem`` / ``dynamic_smem`` (bytes of dynamic shared memory);
+2. the source model's launch sites for the kernel whose block is literal or derivable
+   (the first such site; its shared-memory argument counts when it is an integer literal);
+3. the kernel's ``__launch_bounds__`` maximum block size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+def _calculator():
+    """The occupancy calculator's ``calculate``, or None while it is not importable."""
+    try:
+        from cudalens.occupancy import calculate  # type: ignore[attr-defined]
+
+        return calculate
+    except ImportError:
+        pass
+    try:
+        from cudalens.occupancy.calculator import calculate
+
+        return calculate
+    except ImportError:
+        return None
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    threads_per_block: int
+    dynamic_smem: int
+    origin: str  # "launch facts" | "launch site line N" | "__launch_bounds__"
+
+
+def _threads(block: Any) -> int | None:
+    if isinstance(block, int):
+        return block
+    if isinstance(block, (tuple, list)) and block and all(isinstance(b, int) for b in block):
+        n = 1
+        for b in block:
+            n *= b
+        return n
+    return None
+
+
+def launch_config(kernel_name: str, source: Any = None, launch: dict[str, Any] | None = None) -> LaunchConfig | None:
+    """The block size and dynamic shared memory of ``kernel_name``'s launch, or None if unknown."""
+    facts = (launch or {}).get(kernel_name)
+    if isinstance(facts, dict):
+        threads = _threads(facts.get("threads_per_block", facts.get("block")))
+        smem = facts.get("dynamic_smem", facts.get("shared_mem", facts.get("smem", 0)))
+        if threads:
+            return LaunchConfig(threads, smem if isinstance(smem, int) else 0, "launch facts")
+    if source is not None:
+        for site in getattr(source, "launch_sites", ()):
+            if site.kernel == kernel_name and site.block_dims:
+                smem = 0
+                text = (site.shared_mem or "").strip()
+                if text.isdigit():
+                    smem = int(text)
+                return LaunchConfig(_threads(site.block_dims) or 0, smem, f"launch site line {site.line}")
+        for k in getattr(source, "kernels", ()):
+            if k.name == kernel_name and k.launch_bounds:
+                return LaunchConfig(k.launch_bounds[0], 0, "__launch_bounds__")
+    return None
+
+
+def occupancy(kernel: Any, cc: str, threads_per_block: int, dynamic_smem: int = 0) -> Any | None:
+    """The calculator's result for compiled ``kernel`` launched with ``threads_per_block``."""
+    calculate = _calculator()
+    if calculate is None:
+        return None
+    res = kernel.resources
+    return calculate(
+        cc=cc,
+        threads_per_block=threads_per_block,
+        registers_per_thread=res.registers,
+        shared_mem_per_block=dynamic_smem,
+        static_shared_mem=res.static_shared_bytes,
+        block_barriers=min(res.barriers, 1) if res.barriers else 0,
+    )
+
+
+def occupancy_block(result: Any) -> dict[str, Any]:
+    """The JSON block ``"occupancy": {...}`` of a calculator result."""
+    return {
+        "threads_per_block": result.threads_per_block,
+        "active_blocks_per_sm": result.active_blocks_per_sm,
+        "active_warps_per_sm": result.active_warps_per_sm,
+        "occupancy": result.occupancy,
+        "limiters": sorted(result.limiters),
+    }
+
+
+@dataclass(frozen=True)
+class RegisterStep:
+    """Registers per thread against resident blocks, around the kernel's current count."""
+
+    registers: int
+    blocks: int
+    fewer_registers: int | None  # the most registers that give more blocks (None: none does)
+    blocks_with_fewer: int | None
+    more_registers: int | None  # the fewest registers that give fewer blocks (the cliff)
+    blocks_with_more: int | None
+
+
+def register_steps(kernel: Any, cc: str, threads_per_block: int, dynamic_smem: int = 0, max_regs: int = 255) -> RegisterStep | None:
+    """Where the next occupancy step is, in registers per thread (what-if on the calculator)."""
+    calculate = _calculator()
+    if calculate is None:
+        return None
+    res = kernel.resources
+    barriers = 1 if res.barriers else 0
+
+    def blocks(regs: int) -> int:
+        return calculate(
+            cc=cc, threads_per_block=threads_per_block, registers_per_thread=regs,
+            shared_mem_per_block=dynamic_smem, static_shared_mem=res.static_shared_bytes,
+            block_barriers=barriers,
+        ).active_blocks_per_sm
+
+    now = blocks(res.registers)
+    fewer = fewer_blocks = None
+    for r in range(res.registers - 1, 15, -1):  # 16 registers: a practical floor
+        b = blocks(r)
+        if b > now:
+            fewer, fewer_blocks = r, b
+            break
+    more = more_blocks = None
+    for r in range(res.registers + 1, max_regs + 1):
+        b = blocks(r)
+        if b < now:
+            more, more_blocks = r, b
+            break
+    return RegisterStep(res.registers, now, fewer, fewer_blocks, more, more_blocks)
