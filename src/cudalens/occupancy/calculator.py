@@ -397,10 +397,10 @@ def calculate(
 
 _LIMIT_WORDS = {
     "warps": "warp slots ({n} blocks of {w} warps fill the SM's {m} warps)",
-    "registers": "registers ({rb} registers per block allow {n} blocks)",
-    "shared_memory": "shared memory ({sb} B per block allow {n} blocks in {sm} B)",
+    "registers": "registers ({rb} registers per block allow {n} block{s})",
+    "shared_memory": "shared memory ({sb} B per block allow {n} block{s} in {sm} B)",
     "blocks": "the maximum of {n} resident blocks per SM",
-    "barriers": "barrier slots ({n} blocks)",
+    "barriers": "barrier slots ({n} block{s})",
 }
 
 
@@ -414,6 +414,7 @@ def describe_limiters(result: OccupancyResult) -> str:
             parts.append(
                 _LIMIT_WORDS[name].format(
                     n=result.active_blocks_per_sm,
+                    s="" if result.active_blocks_per_sm == 1 else "s",
                     w=result.warps_per_block,
                     m=result.max_warps_per_sm,
                     rb=result.registers_per_block,

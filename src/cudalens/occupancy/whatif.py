@@ -159,8 +159,8 @@ def what_if(
     # Blocks change only where the rounded allocation changes: evaluate the first byte of every
     # allocation granule (and zero, the current value and one past the kernel's maximum).
     gran = dev.smem_alloc_granularity
-    base = static_shared_mem + dev.reserved_smem_per_block
-    max_dyn = max(dev.smem_per_block_optin - static_shared_mem, 0)
+    base = cur.static_shared_mem + dev.reserved_smem_per_block
+    max_dyn = max(dev.smem_per_block_optin - cur.static_shared_mem, 0)
     top = max(max_dyn, cur.shared_mem_per_block) + 1
     firsts = np.arange(-(-base // gran) * gran - base + 1, top + 1, gran, dtype=np.int64)
     smem = np.union1d(firsts[firsts >= 0], [0, cur.shared_mem_per_block, max_dyn + 1])
