@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from cudalens.cli._common import echo_json, format_option
+from cudalens.cli.device import make_console
 from cudalens.errors import InputError
 from cudalens.measure import bandwidth as bw
 
@@ -101,4 +102,4 @@ def register(group: click.Group) -> None:
         if fmt == "json":
             echo_json(result)
             return
-        Console(soft_wrap=False).print(result_renderable(result))
+        make_console().print(result_renderable(result))

@@ -33,6 +33,8 @@ def _fmt(value, unit: str = "") -> str:
         return "yes" if value else "no"
     if isinstance(value, (tuple, list)):
         return ", ".join(map(str, value)) if value else "none"
+    if unit == "kHz" and isinstance(value, int):
+        return f"{value / 1000:,.0f} MHz"
     if isinstance(value, float):
         value = f"{value:,.1f}"
     elif isinstance(value, int):
@@ -93,7 +95,7 @@ def report_renderable(report: live_mod.DeviceReport) -> Group:
     )
     table = Table(title="Device report")
     for col in ("item", "value", "source", "note"):
-        table.add_column(col, justify="right" if col == "value" else "left")
+        table.add_column(col, justify="right" if col == "value" else "left", overflow="fold")
     for r in (*report.attributes, *report.nvml):
         table.add_row(r.label, _fmt(r.value, r.unit), r.source, r.note)
 
@@ -116,8 +118,16 @@ def report_renderable(report: live_mod.DeviceReport) -> Group:
     return Group(*parts)
 
 
+def make_console(**kwargs) -> Console:
+    """A console for stdout; when it is not a terminal (a file, a pipe) print 160 columns wide."""
+    console = Console(soft_wrap=False, **kwargs)
+    if not console.is_terminal:
+        console = Console(soft_wrap=False, width=160, **kwargs)
+    return console
+
+
 def _print(renderable) -> None:
-    Console(soft_wrap=False).print(renderable)
+    make_console().print(renderable)
 
 
 def register(group: click.Group) -> None:

@@ -342,6 +342,11 @@ def query_device(index: int = 0, *, cuda: Any = None, nvml: Any = None) -> Devic
         except CudalensError as exc:
             notes.append(f"no throughput table for CC {cc}: {exc}")
 
+    cur, mx = (nv.get("pcie_gen_current"), nv.get("pcie_width_current")), (
+        nv.get("pcie_gen_max"), nv.get("pcie_width_max"))
+    if all(cur) and all(mx) and cur != mx:
+        notes.append(f"PCIe link is gen{cur[0]} x{cur[1]} now, gen{mx[0]} x{mx[1]} at best: links "
+                     "slow down when idle; transfers are compared with the max link")
     reasons = nv.get("clocks_event_reasons")
     if reasons and is_throttled(reasons):
         notes.append("clocks are held down now (" + ", ".join(reasons) + "): timings may be low")

@@ -74,18 +74,23 @@ class PcieGeneration:
     generation: int
     gt_per_s: float  # giga-transfers per second per lane (1 transfer = 1 bit on the wire)
     encoding: str  # e.g. "128b/130b"
-    efficiency: Fraction  # payload bits / wire bits of the line code
+    payload_bits: int  # the line code carries payload_bits of data in line_bits on the wire
+    line_bits: int
     note: str = ""
+
+    @property
+    def efficiency(self) -> Fraction:
+        return Fraction(self.payload_bits, self.line_bits)
 
 
 PCIE_GENERATIONS: dict[int, PcieGeneration] = {
-    1: PcieGeneration(1, 2.5, "8b/10b", Fraction(8, 10)),
-    2: PcieGeneration(2, 5.0, "8b/10b", Fraction(8, 10)),
-    3: PcieGeneration(3, 8.0, "128b/130b", Fraction(128, 130)),
-    4: PcieGeneration(4, 16.0, "128b/130b", Fraction(128, 130)),
-    5: PcieGeneration(5, 32.0, "128b/130b", Fraction(128, 130)),
+    1: PcieGeneration(1, 2.5, "8b/10b", 8, 10),
+    2: PcieGeneration(2, 5.0, "8b/10b", 8, 10),
+    3: PcieGeneration(3, 8.0, "128b/130b", 128, 130),
+    4: PcieGeneration(4, 16.0, "128b/130b", 128, 130),
+    5: PcieGeneration(5, 32.0, "128b/130b", 128, 130),
     6: PcieGeneration(
-        6, 64.0, "none (FLIT mode, PAM4)", Fraction(1, 1),
+        6, 64.0, "none (FLIT mode, PAM4)", 1, 1,
         note="FLIT framing and FEC overhead (a few %) not counted",
     ),
 }
@@ -128,8 +133,8 @@ def pcie_bandwidth(generation: int, width: int) -> PcieBandwidth:
         encoding=gen.encoding,
         gb_per_s=gb,
         formula=(
-            f"{gen.gt_per_s:g} GT/s x {gen.efficiency.numerator}/{gen.efficiency.denominator}"
-            f" ({gen.encoding}) x {width} lanes / 8 bit = {gb:.2f} GB/s per direction (10^9 B/s)"
+            f"{gen.gt_per_s:g} GT/s x {gen.payload_bits}/{gen.line_bits} ({gen.encoding})"
+            f" x {width} lanes / 8 bit = {gb:.2f} GB/s per direction (10^9 B/s)"
         ),
         note=gen.note,
     )
