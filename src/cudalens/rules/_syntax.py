@@ -1,0 +1,405 @@
+"""Small tree-sitter helpers shared by the source-pattern rules.
+
+The SourceModel carries kernels, launch sites and loops; some rules also need syntax the model does
+not keep (literals, binary expressions, which statement a call sits in). These helpers walk the
+tree-sitter nodes the model keeps (``Kernel.node``, ``SourceModel.tree``). They never parse text
+themselves: the tree comes from the front end.
+
+Conventions: lines are 1-based; ``text(node)`` is the node's source text; every helper tolerates
+``None`` nodes by returning an empty result, so a rule given a model without trees yields nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+Node = Any  # tree_sitter.Node
+
+LOOP_TYPES = frozenset({"for_statement", "while_statement", "do_statement", "for_range_loop"})
+FUNCTION_TYPES = frozenset({"function_definition"})
+
+
+def text(node: Node | None) -> str:
+    """The node's source text ('' for None)."""
+    if node is None:
+        return ""
+    return node.text.decode("utf-8", errors="replace")
+
+
+def norm(node_or_text: Node | str | None) -> str:
+    """Text with all whitespace removed, for comparing expressions as written."""
+    s = node_or_text if isinstance(node_or_text, str) else text(node_or_text)
+    return re.sub(r"\s+", "", s or "")
+
+
+def line(node: Node) -> int:
+    """1-based line where the node starts."""
+    return node.start_point[0] + 1
+
+
+def walk(node: Node | None, *, into_functions: bool = True) -> Iterator[Node]:
+    """Every node under ``node`` (itself included), in source order.
+
+    With ``into_functions=False`` nested function definitions (lambdas excluded) are not entered,
+    except ``node`` itself.
+    """
+    if node is None:
+        return
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        children = n.children
+        if not into_functions and n is not node:
+            children = [c for c in children if c.type not in FUNCTION_TYPES]
+        stack.extend(reversed(children))
+
+
+def strip_parens(node: Node | None) -> Node | None:
+    """The expression inside any number of parentheses."""
+    while node is not None and node.type == "parenthesized_expression":
+        inner = [c for c in node.named_children if c.type != "comment"]
+        if len(inner) != 1:
+            break
+        node = inner[0]
+    return node
+
+
+def ancestors(node: Node) -> Iterator[Node]:
+    n = node.parent
+    while n is not None:
+        yield n
+        n = n.parent
+
+
+def enclosing_loops(node: Node) -> list[Node]:
+    """Loop statements around ``node`` inside its function, innermost first."""
+    loops = []
+    for a in ancestors(node):
+        if a.type in FUNCTION_TYPES or a.type == "lambda_expression":
+            break
+        if a.type in LOOP_TYPES:
+            loops.append(a)
+    return loops
+
+
+def contains(outer: Node, inner: Node) -> bool:
+    return outer.start_byte <= inner.start_byte and inner.end_byte <= outer.end_byte
+
+
+# ----------------------------------------------------------------------------- functions
+
+
+@dataclass(frozen=True)
+class Function:
+    """A function definition with its CUDA execution space."""
+
+    name: str
+    node: Node  # the function_definition
+    space: str  # "global" | "device" | "host" | "host_device"
+
+    @property
+    def body(self) -> Node | None:
+        return self.node.child_by_field_name("body")
+
+    @property
+    def runs_on_device(self) -> bool:
+        return self.space in {"global", "device", "host_device"}
+
+
+def function_name(fn: Node) -> str:
+    decl = fn.child_by_field_name("declarator")
+    while decl is not None and decl.type not in {"function_declarator"}:
+        decl = decl.child_by_field_name("declarator")
+    if decl is None:
+        return ""
+    name = decl.child_by_field_name("declarator")
+    return text(name)
+
+
+def _space(fn: Node) -> str:
+    kinds = {c.type for c in fn.children}
+    # Some grammars wrap the qualifiers; fall back to the text before the declarator.
+    head = text(fn)[: max(0, (fn.child_by_field_name("declarator") or fn).start_byte - fn.start_byte)]
+    glob = "__global__" in kinds or "__global__" in head
+    dev = "__device__" in kinds or "__device__" in head
+    host = "__host__" in kinds or "__host__" in head
+    if glob:
+        return "global"
+    if dev and host:
+        return "host_device"
+    if dev:
+        return "device"
+    return "host"
+
+
+def functions(tree: Any) -> list[Function]:
+    """All function definitions in a tree (templates included), in source order."""
+    if tree is None:
+        return []
+    root = getattr(tree, "root_node", tree)
+    return [Function(function_name(n), n, _space(n)) for n in walk(root) if n.type == "function_definition"]
+
+
+def function_node(node: Node | None) -> Node | None:
+    """The function_definition for a model's Kernel.node (which may be a template wrapper)."""
+    if node is None:
+        return None
+    if node.type == "function_definition":
+        return node
+    for n in walk(node):
+        if n.type == "function_definition":
+            return n
+    return None
+
+
+def enclosing_function(node: Node) -> Node | None:
+    for a in ancestors(node):
+        if a.type == "function_definition":
+            return a
+    return None
+
+
+# ----------------------------------------------------------------------------- calls
+
+
+def is_launch(call: Node) -> bool:
+    """True for ``kernel<<<...>>>(...)``."""
+    return call.type == "call_expression" and any(c.type == "kernel_call_syntax" for c in call.children)
+
+
+def call_name(call: Node) -> str:
+    """The called name without scope: ``std::pow`` -> ``pow``, ``cg::sync`` -> ``sync``."""
+    fn = call.child_by_field_name("function")
+    if fn is None:
+        return ""
+    while fn.type in {"qualified_identifier", "template_function"}:
+        nxt = fn.child_by_field_name("name")
+        if nxt is None:
+            break
+        fn = nxt
+    if fn.type == "field_expression":
+        fn = fn.child_by_field_name("field") or fn
+    return text(fn)
+
+
+def call_args(call: Node) -> list[Node]:
+    args = call.child_by_field_name("arguments")
+    if args is None:
+        return []
+    return [a for a in args.named_children if a.type != "comment"]
+
+
+def calls(node: Node | None, *, into_functions: bool = True) -> Iterator[Node]:
+    """Call expressions (launches included) under ``node``."""
+    for n in walk(node, into_functions=into_functions):
+        if n.type == "call_expression":
+            yield n
+
+
+def launches(node: Node | None) -> list[Node]:
+    return [c for c in calls(node) if is_launch(c)]
+
+
+def launch_kernel_name(call: Node) -> str:
+    return text(call.child_by_field_name("function"))
+
+
+# ----------------------------------------------------------------------------- constants
+
+_SIZEOF = {
+    "char": 1, "signed char": 1, "unsigned char": 1, "bool": 1, "short": 2, "unsigned short": 2,
+    "int": 4, "unsigned": 4, "unsigned int": 4, "float": 4, "long": 8, "unsigned long": 8,
+    "long long": 8, "unsigned long long": 8, "double": 8, "size_t": 8, "int8_t": 1, "uint8_t": 1,
+    "int16_t": 2, "uint16_t": 2, "int32_t": 4, "uint32_t": 4, "int64_t": 8, "uint64_t": 8,
+    "half": 2, "__half": 2, "__nv_bfloat16": 2, "half2": 4, "__half2": 4, "float2": 8, "float4": 16,
+    "int2": 8, "int4": 16, "double2": 16,
+}
+
+
+@dataclass(frozen=True)
+class Const:
+    """A compile-time constant with its C type class: "int", "float" (f suffix) or "double"."""
+
+    value: float | int
+    kind: str
+
+
+def parse_number(s: str) -> Const | None:
+    """Parse a C/C++ number literal, keeping whether it is int, float or double."""
+    t = s.replace("'", "").strip()
+    low = t.lower()
+    try:
+        if low.startswith("0x"):
+            return Const(int(low.rstrip("ul"), 16), "int")
+        is_fp = ("." in low or "e" in low) and not low.startswith("0x")
+        if is_fp or low.endswith("f") and not low.startswith("0x"):
+            if low.endswith("f"):
+                return Const(float(low[:-1]), "float")
+            if low.endswith("l"):
+                return Const(float(low[:-1]), "double")
+            return Const(float(low), "double")
+        digits = low.rstrip("ul")
+        if len(digits) > 1 and digits.startswith("0") and digits.isdigit():
+            return Const(int(digits, 8), "int")
+        return Const(int(digits), "int")
+    except ValueError:
+        return None
+
+
+_RANKS = {"int": 0, "float": 1, "double": 2}
+
+
+def const_eval(node: Node | None, names: dict[str, Const] | None = None) -> Const | None:
+    """Fold a constant expression with C semantics (int division truncates), or None.
+
+    ``names`` maps identifiers (macros such as M_PI) to known constants.
+    """
+    node = strip_parens(node)
+    if node is None:
+        return None
+    t = node.type
+    if t == "number_literal":
+        return parse_number(text(node))
+    if t == "identifier" and names and text(node) in names:
+        return names[text(node)]
+    if t == "sizeof_expression":
+        inner = node.child_by_field_name("type")
+        key = " ".join(text(inner).split()) if inner is not None else ""
+        return Const(_SIZEOF[key], "int") if key in _SIZEOF else None
+    if t == "unary_expression":
+        op = text(node.child_by_field_name("operator"))
+        v = const_eval(node.child_by_field_name("argument"), names)
+        if v is None or op not in {"-", "+"}:
+            return None
+        return Const(-v.value if op == "-" else v.value, v.kind)
+    if t == "cast_expression":
+        ty = text(node.child_by_field_name("type")).strip()
+        v = const_eval(node.child_by_field_name("value"), names)
+        if v is None:
+            return None
+        if ty in {"float"}:
+            return Const(float(v.value), "float")
+        if ty in {"double"}:
+            return Const(float(v.value), "double")
+        if ty in {"int", "long", "unsigned", "unsigned int", "size_t"}:
+            return Const(int(v.value), "int")
+        return None
+    if t == "binary_expression":
+        op = text(node.child_by_field_name("operator"))
+        a = const_eval(node.child_by_field_name("left"), names)
+        b = const_eval(node.child_by_field_name("right"), names)
+        if a is None or b is None:
+            return None
+        kind = a.kind if _RANKS[a.kind] >= _RANKS[b.kind] else b.kind
+        x, y = a.value, b.value
+        try:
+            if op == "+":
+                v = x + y
+            elif op == "-":
+                v = x - y
+            elif op == "*":
+                v = x * y
+            elif op == "/":
+                if kind == "int":
+                    q = abs(int(x)) // abs(int(y))
+                    v = q if (x >= 0) == (y >= 0) else -q
+                else:
+                    v = x / y
+            elif op == "<<" and kind == "int":
+                v = int(x) << int(y)
+            else:
+                return None
+        except (ZeroDivisionError, ValueError, OverflowError):
+            return None
+        return Const(v, kind)
+    return None
+
+
+def has_non_constant(node: Node | None) -> bool:
+    """True when the expression reads a variable, a call result or memory."""
+    for n in walk(node):
+        if n.type in {"identifier", "field_expression", "subscript_expression", "call_expression",
+                      "pointer_expression"}:
+            return True
+    return False
+
+
+# ----------------------------------------------------------------------------- statements
+
+
+def statement_of(node: Node) -> Node | None:
+    """The nearest enclosing statement (expression_statement, declaration, return, if, ...)."""
+    for a in [node, *ancestors(node)]:
+        if a.type.endswith("_statement") or a.type == "declaration":
+            return a
+    return None
+
+
+def declared_names(decl: Node) -> list[tuple[str, Node | None]]:
+    """(name, initializer) for each declarator of a declaration (or parameter declaration)."""
+    out: list[tuple[str, Node | None]] = []
+    for d in decl.children_by_field_name("declarator"):
+        out.extend(declared_names_of(d))
+    return out
+
+
+def declared_names_of(d: Node) -> list[tuple[str, Node | None]]:
+    """(name, initializer) of one declarator node; [] when it has no plain name."""
+    value = None
+    if d.type == "init_declarator":
+        value = d.child_by_field_name("value")
+        d = d.child_by_field_name("declarator")
+    while d is not None and d.type in {"pointer_declarator", "reference_declarator", "array_declarator"}:
+        nxt = d.child_by_field_name("declarator")
+        if nxt is None:
+            nxt = next((c for c in d.named_children if c.type == "identifier"), None)
+        d = nxt
+    return [(text(d), value)] if d is not None and d.type == "identifier" else []
+
+
+def is_array_declarator(d: Node) -> bool:
+    """True for `T name[N]` (an array object), false for pointers and `T (*p)[N]`."""
+    if d.type == "init_declarator":
+        d = d.child_by_field_name("declarator")
+    return d is not None and d.type == "array_declarator"
+
+
+def base_name(node: Node | None) -> str:
+    """The variable a pointer expression is based on: ``&h[0]`` -> h, ``(void**)&d`` -> d,
+    ``v.data()`` -> v, ``d + i*n`` -> d."""
+    node = strip_parens(node)
+    while node is not None:
+        t = node.type
+        if t == "identifier":
+            return text(node)
+        if t == "cast_expression":
+            node = node.child_by_field_name("value")
+        elif t in {"pointer_expression", "unary_expression"}:
+            node = node.child_by_field_name("argument")
+        elif t == "subscript_expression":
+            node = node.child_by_field_name("argument")
+        elif t == "binary_expression":
+            node = node.child_by_field_name("left")
+        elif t == "call_expression":
+            fn = node.child_by_field_name("function")
+            if fn is not None and fn.type == "field_expression":
+                node = fn.child_by_field_name("argument")
+            else:
+                return ""
+        elif t == "field_expression":
+            node = node.child_by_field_name("argument")
+        elif t == "parenthesized_expression":
+            node = strip_parens(node)
+        else:
+            return ""
+    return ""
+
+
+def source_root(source: Any) -> Node | None:
+    tree = getattr(source, "tree", None)
+    if tree is None:
+        return None
+    return getattr(tree, "root_node", tree)
