@@ -1,0 +1,99 @@
+"""The record of one benchmark run: what ran, where, every sample, the statistics and throughput."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from cudalens.measure.sampling import Sample
+from cudalens.measure.stats import Summary
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """The GPU a run used. Clocks in MHz, sizes in bytes, bandwidth in GB/s (10^9 B/s)."""
+
+    name: str
+    index: int = 0
+    cc: str = ""
+    driver_version: str = ""
+    cuda_version: str = ""
+    sm_count: int = 0
+    l2_bytes: int = 0
+    mem_clock_mhz: float = 0.0
+    bus_width_bits: int = 0
+    max_sm_clock_mhz: float | None = None
+    theoretical_bandwidth_gbs: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "DeviceInfo":
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """One measurement. ``samples`` holds all of them (throttled too); ``summary`` the kept ones.
+
+    Times are seconds per launch.
+    """
+
+    kernel: str
+    mode: str  # "cold" | "hot" | "callable"
+    device: DeviceInfo
+    config: dict[str, Any]
+    samples: tuple[Sample, ...]
+    stop_reason: str
+    summary: Summary
+    throughput: dict[str, Any] | None = None
+    verification: dict[str, Any] | None = None
+    code_hash: str = ""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def kept_seconds(self) -> list[float]:
+        return [s.seconds for s in self.samples if not s.throttled]
+
+    @property
+    def throttled_count(self) -> int:
+        return sum(1 for s in self.samples if s.throttled)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kernel": self.kernel,
+            "mode": self.mode,
+            "device": self.device.to_dict(),
+            "config": self.config,
+            "stop_reason": self.stop_reason,
+            "summary": self.summary.to_dict(),
+            "throughput": self.throughput,
+            "verification": self.verification,
+            "code_hash": self.code_hash,
+            "notes": list(self.notes),
+            "throttled_samples": self.throttled_count,
+            "samples": [s.to_dict() for s in self.samples],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "BenchResult":
+        return cls(
+            kernel=d["kernel"],
+            mode=d["mode"],
+            device=DeviceInfo.from_dict(d["device"]),
+            config=d.get("config", {}),
+            samples=tuple(Sample(**s) for s in d["samples"]),
+            stop_reason=d.get("stop_reason", ""),
+            summary=Summary.from_dict(d["summary"]),
+            throughput=d.get("throughput"),
+            verification=d.get("verification"),
+            code_hash=d.get("code_hash", ""),
+            notes=tuple(d.get("notes", ())),
+        )
+
+
+def code_hash(text: str) -> str:
+    """Short SHA-256 of source text (first 16 hex digits)."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

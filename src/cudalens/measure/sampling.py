@@ -1,0 +1,148 @@
+"""Adaptive sampling: when to stop taking samples, and which samples to keep.
+
+The stopping rule is a pure function (:func:`stop_reason`) of the samples so far, the elapsed
+wall time and a :class:`SamplingPolicy`. :func:`collect` drives it with two injected callables, one
+that takes a sample and one that reads a clock, so tests run it on a simulated GPU and a fake clock.
+
+Noise criterion (documented choice): the *relative standard deviation* of the kept samples,
+``stdev / mean`` with ``ddof=1``. Sampling stops as soon as
+
+* at least ``min_samples`` samples are kept, **and**
+* at least ``min_time_s`` seconds of wall time have passed since sampling began (wall time, not
+  summed GPU time: for a 5 us kernel 0.5 s of GPU time would take 100 000 samples), **and**
+* their relative stdev is at most ``noise_target`` (0.5 % by default);
+
+or, whatever the noise, when ``max_time_s`` of wall time has passed or ``max_samples`` samples
+were taken (kept or not). This is simpler than NVBench's rule, which additionally waits for the
+stdev estimate itself to stop drifting; the plain rule can stop a little early on heavy-tailed data,
+which is why the minimum count and minimum time exist.
+
+Throttle filter: a sample whose SM clock (sampled from NVML right after it) is below
+``throttle_fraction`` (75 %) of the reference clock is marked throttled, kept in the record, and
+excluded from the statistics and from the stopping rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Sequence
+
+from cudalens.measure.stats import relative_stdev
+
+
+@dataclass(frozen=True)
+class SamplingPolicy:
+    """Limits of one adaptive measurement. Times in seconds; ``noise_target`` is a fraction."""
+
+    noise_target: float = 0.005
+    min_samples: int = 10
+    min_time_s: float = 0.5
+    max_time_s: float = 10.0
+    max_samples: int = 10_000
+    warmup: int = 3
+    throttle_fraction: float = 0.75
+
+    def __post_init__(self) -> None:
+        if self.min_samples < 2:
+            raise ValueError("min_samples must be at least 2 (a stdev needs two samples)")
+        if self.max_samples < self.min_samples:
+            raise ValueError("max_samples must be >= min_samples")
+        if not 0 < self.throttle_fraction <= 1:
+            raise ValueError("throttle_fraction must lie in (0, 1]")
+        if self.noise_target <= 0 or self.max_time_s <= 0 or self.min_time_s < 0:
+            raise ValueError("noise_target and max_time_s must be positive, min_time_s non-negative")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One timed sample: ``seconds`` is GPU time per launch (a batch's time divided by its size).
+
+    ``sm_clock_mhz`` is the SM clock read right after the sample (None when NVML is not available);
+    ``throttled`` marks a sample excluded from the statistics.
+    """
+
+    seconds: float
+    batch: int = 1
+    sm_clock_mhz: float | None = None
+    throttled: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def is_throttled(sm_clock_mhz: float | None, reference_mhz: float | None, fraction: float) -> bool:
+    """True when the clock is known and below ``fraction`` of the reference clock."""
+    if sm_clock_mhz is None or not reference_mhz:
+        return False
+    return sm_clock_mhz < fraction * reference_mhz
+
+
+def kept(samples: Sequence[Sample]) -> list[float]:
+    """Seconds of the samples that count (not throttled)."""
+    return [s.seconds for s in samples if not s.throttled]
+
+
+def stop_reason(samples: Sequence[Sample], elapsed_s: float, policy: SamplingPolicy) -> str | None:
+    """Why sampling should stop now, or None to go on. Pure: depends only on its arguments.
+
+    Reasons: ``"converged"`` (noise target met with enough samples and time), ``"timeout"`` (wall
+    time used up), ``"max_samples"`` (sample budget used up).
+    """
+    good = kept(samples)
+    if (
+        len(good) >= policy.min_samples
+        and elapsed_s >= policy.min_time_s
+        and relative_stdev(good) <= policy.noise_target
+    ):
+        return "converged"
+    if elapsed_s >= policy.max_time_s:
+        return "timeout"
+    if len(samples) >= policy.max_samples:
+        return "max_samples"
+    return None
+
+
+@dataclass(frozen=True)
+class Collected:
+    """All samples of one measurement (throttled ones included) and why sampling stopped."""
+
+    samples: tuple[Sample, ...]
+    stop: str
+    elapsed_s: float
+
+    @property
+    def kept_seconds(self) -> list[float]:
+        return kept(self.samples)
+
+    @property
+    def throttled_count(self) -> int:
+        return sum(1 for s in self.samples if s.throttled)
+
+
+def collect(
+    take_sample: Callable[[], Sample],
+    policy: SamplingPolicy,
+    clock: Callable[[], float],
+    *,
+    on_sample: Callable[[Sample], None] | None = None,
+) -> Collected:
+    """Take ``policy.warmup`` unrecorded samples, then samples until :func:`stop_reason` says stop.
+
+    ``clock`` returns seconds (``time.perf_counter`` on a real run, a fake in tests). A sample that
+    is throttled must already be marked so by ``take_sample``.
+    """
+    for _ in range(policy.warmup):
+        take_sample()
+    start = clock()
+    samples: list[Sample] = []
+    while True:
+        reason = stop_reason(samples, clock() - start, policy)
+        if reason is not None:
+            return Collected(tuple(samples), reason, clock() - start)
+        s = take_sample()
+        samples.append(s)
+        if on_sample is not None:
+            on_sample(s)
