@@ -108,7 +108,7 @@ def local_memory(ctx: Any) -> Iterator[Finding]:
 def register_pressure(ctx: Any) -> Iterator[Finding]:
     """What it does
     At the kernel's launch configuration, reports when registers per thread are what limits the
-    resident blocks per SM, and how many registers would allow one more block.
+    resident blocks per SM to below 50 % occupancy, and how many registers would allow one more block.
 
     Why it matters
     The register file is shared by all resident threads. A kernel that needs many registers per
@@ -124,7 +124,7 @@ def register_pressure(ctx: Any) -> Iterator[Finding]:
     """
     for name, k in _kernels(ctx):
         cfg, occ = _occ(ctx, name, k)
-        if occ is None or "registers" not in occ.limiters or occ.occupancy >= 1.0:
+        if occ is None or "registers" not in occ.limiters or occ.occupancy >= LOW_OCCUPANCY:
             continue
         step = register_steps(k, ctx.cc, cfg.threads_per_block, cfg.dynamic_smem)
         if step is None or step.fewer_registers is None:
