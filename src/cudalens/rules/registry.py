@@ -28,24 +28,42 @@ class RuleSpec:
     priority: Priority
     section: str
     layers: str
-    check: Check
+    checks: tuple[Check, ...]
     doc: str
+
+    def check(self, ctx: object) -> list[Finding]:
+        """Run every detector of this item."""
+        found: list[Finding] = []
+        for detector in self.checks:
+            found.extend(detector(ctx))
+        return found
 
 
 RULES: dict[str, RuleSpec] = {}
 
 
 def rule(*, id: str, name: str, priority: Priority, section: str, layers: str) -> Callable[[Check], Check]:
-    """Register ``check`` as the detector of catalog item ``id``."""
+    """Register ``check`` as a detector of catalog item ``id``.
+
+    One item may have several detectors, one per evidence layer (L1 from the source's dynamically
+    indexed arrays and from the compiler's stack frame, say). They share the id, priority and section;
+    their documentation pages are joined and their findings are all reported.
+    """
 
     def decorate(check: Check) -> Check:
-        if id in RULES:
-            raise RuntimeError(f"rule {id} registered twice")
         doc = (check.__doc__ or "").strip()
         for heading in ("What it does", "Why it matters", "Example", "Fix"):
             if heading not in doc:
                 raise RuntimeError(f"rule {id}: docstring lacks the section {heading!r}")
-        RULES[id] = RuleSpec(id, name, priority, section, layers, check, doc)
+        if id in RULES:
+            first = RULES[id]
+            if (first.priority, first.section) != (priority, section):
+                raise RuntimeError(f"rule {id}: detectors disagree on priority or section")
+            merged = sorted(set(first.layers.split()) | set(layers.split()), key="SCMRPL".find)
+            RULES[id] = RuleSpec(id, first.name, priority, section, " ".join(merged),
+                                 first.checks + (check,), first.doc + "\n\n" + doc)
+        else:
+            RULES[id] = RuleSpec(id, name, priority, section, layers, (check,), doc)
         return check
 
     return decorate
