@@ -113,10 +113,14 @@ def host_buffers(fn_node: Any) -> HostBuffers:
     """Host buffers a function allocates, split into pageable and pinned (page-locked)."""
     pageable: dict[str, str] = {}
     pinned: set[str] = set()
-    for n in syn.walk(fn_node):
+    for n in syn.nodes_of(fn_node, "declaration", "assignment_expression", "call_expression"):
         if n.type == "declaration":
             ty = syn.text(n.child_by_field_name("type"))
             for d in n.children_by_field_name("declarator"):
+                if d.type == "function_declarator" and "vector" in ty:
+                    # `std::vector<float> v(n);` parses as a function declaration (the vexing parse)
+                    pageable[syn.text(d.child_by_field_name("declarator"))] = "std::vector"
+                    continue
                 for name, value in syn.declared_names_of(d):
                     how = _called(value)
                     if how in PAGEABLE_ALLOCATORS or how == "new":

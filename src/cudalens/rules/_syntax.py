@@ -11,6 +11,8 @@ Conventions: lines are 1-based; ``text(node)`` is the node's source text; every 
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -39,22 +41,69 @@ def line(node: Node) -> int:
     return node.start_point[0] + 1
 
 
-def walk(node: Node | None, *, into_functions: bool = True) -> Iterator[Node]:
-    """Every node under ``node`` (itself included), in source order.
+@dataclass(frozen=True)
+class _Index:
+    """Every node of one tree in preorder, with start bytes, and the positions of each node type."""
 
-    With ``into_functions=False`` nested function definitions (lambdas excluded) are not entered,
-    except ``node`` itself.
-    """
+    nodes: tuple[Node, ...]
+    starts: tuple[int, ...]
+    by_type: dict[str, tuple[int, ...]]  # type -> preorder positions
+
+
+def _root(node: Node) -> Node:
+    while node.parent is not None:
+        node = node.parent
+    return node
+
+
+@functools.lru_cache(maxsize=4)
+def _index(root: Node) -> _Index:
+    """One walk of a tree, shared by every rule (bounded cache: the last few trees analyzed)."""
+    nodes: list[Node] = []
+    cursor = root.walk()
+    while True:
+        nodes.append(cursor.node)
+        if cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                by_type: dict[str, list[int]] = {}
+                for i, n in enumerate(nodes):
+                    by_type.setdefault(n.type, []).append(i)
+                return _Index(tuple(nodes), tuple(n.start_byte for n in nodes),
+                              {k: tuple(v) for k, v in by_type.items()})
+
+
+def _span(node: Node) -> tuple[_Index, int, int]:
+    """The index of node's tree and the preorder range [i, j) of node's subtree."""
+    idx = _index(_root(node))
+    i = bisect.bisect_left(idx.starts, node.start_byte)
+    while i < len(idx.nodes) and idx.nodes[i] != node:
+        i += 1
+    j = bisect.bisect_left(idx.starts, node.end_byte, lo=i + 1)
+    return idx, i, j
+
+
+def walk(node: Node | None) -> Iterator[Node]:
+    """Every node under ``node`` (itself included), in source order (preorder)."""
     if node is None:
-        return
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        children = n.children
-        if not into_functions and n is not node:
-            children = [c for c in children if c.type not in FUNCTION_TYPES]
-        stack.extend(reversed(children))
+        return iter(())
+    idx, i, j = _span(node)
+    return iter(idx.nodes[i:j])
+
+
+def nodes_of(node: Node | None, *types: str) -> list[Node]:
+    """The nodes of the given types under ``node`` (itself included), in source order."""
+    if node is None:
+        return []
+    idx, i, j = _span(node)
+    positions: list[int] = []
+    for t in types:
+        pos = idx.by_type.get(t, ())
+        positions.extend(pos[bisect.bisect_left(pos, i):bisect.bisect_left(pos, j)])
+    if len(types) > 1:
+        positions.sort()
+    return [idx.nodes[p] for p in positions]
 
 
 def strip_parens(node: Node | None) -> Node | None:
@@ -140,7 +189,7 @@ def functions(tree: Any) -> list[Function]:
     if tree is None:
         return []
     root = getattr(tree, "root_node", tree)
-    return [Function(function_name(n), n, _space(n)) for n in walk(root) if n.type == "function_definition"]
+    return [Function(function_name(n), n, _space(n)) for n in nodes_of(root, "function_definition")]
 
 
 def function_node(node: Node | None) -> Node | None:
@@ -149,10 +198,8 @@ def function_node(node: Node | None) -> Node | None:
         return None
     if node.type == "function_definition":
         return node
-    for n in walk(node):
-        if n.type == "function_definition":
-            return n
-    return None
+    found = nodes_of(node, "function_definition")
+    return found[0] if found else None
 
 
 def enclosing_function(node: Node) -> Node | None:
@@ -192,11 +239,9 @@ def call_args(call: Node) -> list[Node]:
     return [a for a in args.named_children if a.type != "comment"]
 
 
-def calls(node: Node | None, *, into_functions: bool = True) -> Iterator[Node]:
-    """Call expressions (launches included) under ``node``."""
-    for n in walk(node, into_functions=into_functions):
-        if n.type == "call_expression":
-            yield n
+def calls(node: Node | None) -> list[Node]:
+    """Call expressions (launches included) under ``node``, in source order."""
+    return nodes_of(node, "call_expression")
 
 
 def launches(node: Node | None) -> list[Node]:

@@ -86,7 +86,7 @@ def check_m1(ctx: Any) -> Iterator[Finding]:
 
 
 def _mentions(node: Any, names: set[str]) -> bool:
-    return any(n.type == "identifier" and syn.text(n) in names for n in syn.walk(node))
+    return any(syn.text(n) in names for n in syn.nodes_of(node, "identifier"))
 
 
 @rule(id="M2", name="allocation-sized-from-free-memory", priority=Priority.INFO, section="PG 5.5", layers="S")
@@ -123,7 +123,7 @@ def check_m2(ctx: Any) -> Iterator[Finding]:
                 tainted.update(filter(None, (syn.base_name(a) for a in syn.call_args(c))))
         if not tainted:
             continue
-        for n in syn.walk(fn.node):  # one pass in source order: derived sizes
+        for n in syn.nodes_of(fn.node, "declaration", "assignment_expression"):  # one pass in source order: derived sizes
             if n.type == "declaration":
                 for name, value in syn.declared_names(n):
                     if value is not None and _mentions(value, tainted):

@@ -21,7 +21,7 @@ def _error_macros(source: Any) -> set[str]:
     """Function-like macros of the file whose body reads the launch error state."""
     out = set()
     root = syn.source_root(source)
-    for n in syn.walk(root):
+    for n in syn.nodes_of(root, "preproc_function_def"):
         if n.type == "preproc_function_def":
             body = syn.text(n.child_by_field_name("value"))
             if any(r in body for r in _ERROR_READERS):
@@ -35,7 +35,7 @@ def _error_macros(source: Any) -> set[str]:
 def _macro_names(source: Any) -> set[str]:
     """Every function-like macro of the file (a user's wrapper is not an API call)."""
     root = syn.source_root(source)
-    names = {syn.text(n.child_by_field_name("name")) for n in syn.walk(root) if n.type == "preproc_function_def"}
+    names = {syn.text(n.child_by_field_name("name")) for n in syn.nodes_of(root, "preproc_function_def")}
     return names | set(getattr(source, "defines", None) or {})
 
 

@@ -269,7 +269,7 @@ def check_i18(ctx: Any) -> Iterator[Finding]:
 def _tid_names(body: Any) -> set[str]:
     """Variables set to `threadIdx.x` (possibly with `+ 0`), plus `threadIdx.x` itself."""
     out = {"threadIdx.x"}
-    for n in syn.walk(body):
+    for n in syn.nodes_of(body, "declaration"):
         if n.type == "declaration":
             for name, value in syn.declared_names(n):
                 if value is not None and syn.norm(value) == "threadIdx.x":

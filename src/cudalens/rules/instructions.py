@@ -28,7 +28,7 @@ def _is_float_fn(call_name: str) -> bool:
 def _runtime_pow2_names(body: Any) -> dict[str, str]:
     """Variables of a function that hold ``1 << k`` for a run-time k: name -> shift amount text."""
     out: dict[str, str] = {}
-    for n in syn.walk(body):
+    for n in syn.nodes_of(body, "declaration", "assignment_expression"):
         pairs: list[tuple[str, Any]] = []
         if n.type == "declaration":
             pairs = syn.declared_names(n)
@@ -80,7 +80,7 @@ def check_i1(ctx: Any) -> Iterator[Finding]:
     src = ctx.source
     for fn in device_functions(src):
         pow2 = _runtime_pow2_names(fn.body)
-        for n in syn.walk(fn.body):
+        for n in syn.nodes_of(fn.body, "binary_expression", "assignment_expression"):
             if n.type == "binary_expression":
                 op = syn.text(n.child_by_field_name("operator"))
             elif n.type == "assignment_expression":
@@ -148,7 +148,7 @@ def check_i2(ctx: Any) -> Iterator[Finding]:
     """
     src = ctx.source
     for fn in device_functions(src):
-        for n in syn.walk(fn.body):
+        for n in syn.nodes_of(fn.body, "for_statement"):
             if n.type != "for_statement":
                 continue
             init = n.child_by_field_name("initializer")
@@ -196,7 +196,7 @@ def check_i3(ctx: Any) -> Iterator[Finding]:
     """
     src = ctx.source
     for fn in device_functions(src):
-        for n in syn.walk(fn.body):
+        for n in syn.nodes_of(fn.body, "binary_expression"):
             if n.type != "binary_expression" or syn.text(n.child_by_field_name("operator")) != "/":
                 continue
             num = syn.const_eval(n.child_by_field_name("left"))
@@ -222,7 +222,7 @@ def check_i3(ctx: Any) -> Iterator[Finding]:
 
 def _types_used(fn_node: Any) -> set[str]:
     out = set()
-    for n in syn.walk(fn_node):
+    for n in syn.nodes_of(fn_node, "primitive_type", "type_identifier"):
         if n.type in {"primitive_type", "type_identifier"}:
             out.add(syn.text(n))
     return out
@@ -280,7 +280,7 @@ def check_i4(ctx: Any) -> Iterator[Finding]:
         if "double" in types or not any(t.startswith("float") for t in types):
             continue
         seen: set[tuple[int, int]] = set()
-        for n in syn.walk(fn.body):
+        for n in syn.nodes_of(fn.body, "number_literal"):
             if n.type != "number_literal":
                 continue
             c = syn.parse_number(syn.text(n))
@@ -648,7 +648,7 @@ _HALF_SCALAR_INTRINSICS = {"__hadd", "__hsub", "__hmul", "__hdiv", "__hfma", "__
 def _half_names(fn_node: Any) -> set[str]:
     """Variables and pointer parameters of scalar half/bfloat16 type in a function."""
     out: set[str] = set()
-    for n in syn.walk(fn_node):
+    for n in syn.nodes_of(fn_node, "declaration", "parameter_declaration"):
         if n.type in {"declaration", "parameter_declaration"}:
             ty = syn.text(n.child_by_field_name("type")).replace("const", "").strip()
             if ty in _HALF_TYPES:
@@ -702,7 +702,7 @@ def check_i13(ctx: Any) -> Iterator[Finding]:
         if not halves:
             continue
         reported: set[int] = set()
-        for n in syn.walk(fn.body):
+        for n in syn.nodes_of(fn.body, "binary_expression", "assignment_expression", "call_expression"):
             hit = False
             if n.type == "binary_expression" and syn.text(n.child_by_field_name("operator")) in _ARITH:
                 hit = _is_half_operand(n.child_by_field_name("left"), halves) or _is_half_operand(
@@ -770,7 +770,7 @@ def check_i14(ctx: Any) -> Iterator[Finding]:
 def _written_pointers(body: Any) -> set[str]:
     """Names of pointers the body stores through (`p[i] = ...`, `*p = ...`, `p[i]++`, atomics)."""
     out: set[str] = set()
-    for n in syn.walk(body):
+    for n in syn.nodes_of(body, "assignment_expression", "update_expression", "call_expression"):
         target = None
         if n.type == "assignment_expression":
             target = n.child_by_field_name("left")
