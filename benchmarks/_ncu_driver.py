@@ -1,0 +1,45 @@
+"""Launched under Nsight Compute by measure_gpu.py: runs each planned kernel N times, nothing else.
+
+Usage: python benchmarks/_ncu_driver.py PLAN.json
+PLAN: {"source": path, "launches": N, "configs": [{"kernel", "grid", "block", "args": [spec...]}]}
+"""
+
+import json
+import sys
+
+import numpy as np
+
+from cudalens.measure import cuda_util as cu
+from cudalens.measure.argspec import materialize, parse_args
+
+
+def main(plan_path: str) -> int:
+    plan = json.load(open(plan_path))
+    src = open(plan["source"]).read()
+    rng = np.random.default_rng(0)
+    with cu.device_context(0) as ctx, cu.Stream() as stream:
+        kernels = {}
+        for cfg in plan["configs"]:
+            name = cfg["kernel"]
+            if name not in kernels:
+                kernels[name] = cu.compile_kernel(src, name, ctx.cc, options=())
+            bufs, packed = [], []
+            for spec in parse_args(cfg["args"]):
+                v = materialize(spec, rng)
+                if spec.kind == "array":
+                    b = cu.DeviceBuffer(v.nbytes)
+                    cu.check(cu._driver().cuMemcpyHtoD(b.ptr, v.ctypes.data, v.nbytes), "cuMemcpyHtoD")
+                    bufs.append(b)
+                    packed.append((b.ptr, "u8"))
+                else:
+                    packed.append((v, v.dtype.str))
+            for _ in range(plan["launches"]):
+                cu.launch(kernels[name], tuple(cfg["grid"]), tuple(cfg["block"]), packed, stream)
+            stream.synchronize()
+            for b in bufs:
+                b.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

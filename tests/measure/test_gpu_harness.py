@@ -1,0 +1,64 @@
+"""The harness on a real GPU (skipped without one). Correctness checks, not performance claims."""
+
+import os
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+KERNELS = os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks", "measure_kernels.cu")
+FAST = dict(max_time_s=1.0, min_time_s=0.1)
+
+
+def test_bench_kernel_verifies_and_times():
+    from cudalens.measure.harness import bench_kernel
+
+    n = 1 << 20
+    x = np.random.default_rng(0).random(n, dtype=np.float32)
+    y = np.zeros(n, np.float32)
+    r = bench_kernel(KERNELS, "scale", (n + 255) // 256, 256, [x, y, np.float32(2.0), np.int32(n)],
+                     verify={1: 2.0 * x}, rtol=1e-6, atol=0, **FAST)
+    assert r.verification["ok"] and r.verification["arguments"]["1"]["mismatches"] == 0
+    assert r.summary.n >= 10 and 0 < r.summary.median < 1e-2
+    assert r.throughput["bytes_read"] == 4 * n and r.throughput["bytes_written"] == 4 * n
+    assert r.device.l2_bytes > 0 and r.config["batch"] == 1
+    bad = bench_kernel(KERNELS, "scale", (n + 255) // 256, 256, [x, y, np.float32(2.0), np.int32(n)],
+                       verify={1: 3.0 * x}, **FAST)
+    assert not bad.verification["ok"]
+
+
+def test_hot_mode_batches_launches():
+    from cudalens.measure.harness import bench_kernel
+
+    out = np.zeros(256 * 64, np.float32)
+    r = bench_kernel(KERNELS, "compute_loop", 64, 256, [out, np.int32(10)], mode="hot", **FAST)
+    assert r.config["batch"] > 1 and r.summary.median > 0
+
+
+def test_bench_callable_with_torch_or_cupy():
+    try:
+        import torch
+
+        a = torch.rand(1 << 22, device="cuda")
+        fn = lambda: a.mul_(1.0)  # noqa: E731
+    except Exception:  # noqa: BLE001
+        cp = pytest.importorskip("cupy")
+        a = cp.random.random(1 << 22, dtype=cp.float32)
+        fn = lambda: cp.multiply(a, 1.0, out=a)  # noqa: E731
+    from cudalens.measure.harness import bench
+
+    r = bench(fn, bytes_read=a.nbytes if hasattr(a, "nbytes") else 0, **FAST)
+    assert r.summary.median > 0 and r.summary.n >= 10
+
+
+def test_faulting_and_hanging_kernels_are_isolated():
+    from cudalens.measure.isolate import BenchTimeout, KernelFault, run_isolated
+
+    src = open(KERNELS).read()
+    base = {"source": src, "grid": [1, 1, 1], "block": [32, 1, 1], "mode": "cold",
+            "policy": {"max_time_s": 1.0, "min_time_s": 0.1}}
+    with pytest.raises(KernelFault, match="ILLEGAL|700|LAUNCH"):
+        run_isolated(dict(base, kernel="fault", args=["float32[32]"]), timeout_s=60)
+    with pytest.raises(BenchTimeout, match="timed out after 8 s"):
+        run_isolated(dict(base, kernel="spin", args=["int32[1]:zeros"]), timeout_s=8)
