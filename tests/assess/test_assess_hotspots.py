@@ -23,11 +23,11 @@ DATA = Path(__file__).parent / "data"
 
 def test_assess_cli_ranks_the_known_hot_function_first(capsys):
     args = ["assess", "--top", "3", "--processors", "16", "--format", "json", "--",
-            sys.executable, str(HOT), "6000", "8"]
+            sys.executable, str(HOT), "10000", "10"]
     assert main(args) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["program"]["exit_code"] == 0
-    assert "size 6000 elements" in data["program"]["stdout"]  # output captured, not printed
+    assert "size 10000 elements" in data["program"]["stdout"]  # output captured, not printed
     first = data["hotspots"][0]
     assert first["function"] == "smooth" and first["file"].endswith("hot.py") and first["line"] > 0
     assert first["share"] == pytest.approx(first["self_s"] / data["total_self_s"])

@@ -122,6 +122,11 @@ def assess_cmd(command, pstats_file, gprof_file, top, processors, timeout_s, sho
     cudalens assess -- python prog.py ARGS...
     cudalens assess --pstats prog.pstats
     cudalens assess --gprof gprof-output.txt
+
+    The program runs in a subprocess with its output captured; a nonzero exit status is
+    reported (and the profile up to that point still shown), it does not fail this command.
+    Hotspots are ranked by self time; a hotspot's share of the total is the parallel fraction P
+    used for its Amdahl bound.
     """
     sources = sum(bool(x) for x in (command, pstats_file, gprof_file))
     if sources != 1:
