@@ -77,6 +77,7 @@ class Access:
     ideal_wavefronts_per_request: float | None = None
     lane_stride: int | None = None  # elements between consecutive active lanes, when constant
     reuse: dict[str, Any] | None = None  # global loads: block-level re-use facts (for G8/SH2)
+    row_pitch: int | None = None  # elements between rows (threadIdx.y -> threadIdx.y + 1), 2-D blocks
     assumptions: tuple[str, ...] = ()  # what the model assumed to reach its verdict
     # Symbolic forms (cudalens.source.expr tuples), built by the front end for the access model.
     index_expr: Any = field(default=None, compare=False, repr=False)

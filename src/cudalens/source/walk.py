@@ -242,6 +242,10 @@ class HostEnv:
         return vals
 
     def _dim3_from_decl(self, d: Any) -> tuple[int, int, int] | None:
+        if d.type == "function_declarator":  # `dim3 b(TILE, TILE)` parses like a function declaration
+            plist = d.child_by_field_name("parameters")
+            texts = [_text(p) for p in plist.named_children] if plist is not None else []
+            return ("texts", texts)  # type: ignore[return-value]
         if d.type != "init_declarator":
             return (1, 1, 1)
         value = d.child_by_field_name("value")
@@ -271,6 +275,21 @@ class HostEnv:
             out.append(1)
         return (out[0], out[1], out[2])
 
+    def _from_texts(self, texts: list[str], vals: dict[str, Any]) -> tuple[int, int, int] | None:
+        out = []
+        allv = self.scope.macro_values()
+        allv.update(vals)
+        for t in texts[:3]:
+            e = _parse_value_text(t, self.scope)
+            e = E.substitute(e, {k: ("n", v) for k, v in vals.items() if isinstance(v, (int, float))})
+            try:
+                out.append(int(E.eval_scalar(e, allv)))
+            except (E.Unknown, RecursionError, TypeError, ValueError):
+                return None
+        while len(out) < 3:
+            out.append(1)
+        return (out[0], out[1], out[2])
+
     def dims(self, node: Any, line: int) -> tuple[int, int, int] | None:
         """The (x, y, z) of a launch configuration argument, or None if not derivable."""
         vals = self._values_before(line)
@@ -281,6 +300,8 @@ class HostEnv:
                 ln, _n, spec = found[-1]
                 if isinstance(spec, tuple) and spec and spec[0] == "pending":
                     return self._tuple(spec[1], self._values_before(ln))
+                if isinstance(spec, tuple) and spec and spec[0] == "texts":
+                    return self._from_texts(spec[1], self._values_before(ln))
                 return spec
         return self._tuple(node, vals)
 

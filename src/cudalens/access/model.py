@@ -1,0 +1,333 @@
+"""The warp access model: give every access and branch of a SourceModel its warp-level verdict.
+
+Choices (documented for users in ``cudalens analyze --help`` and the README):
+
+- **Representative blocks.** Blocks ``blockIdx = (0,0,0)`` and ``(1,0,0)`` of the launch
+  configuration are evaluated and per-warp figures are averaged over the warps of both. The second
+  block catches misalignment that only appears away from the origin (e.g. a block whose width in
+  bytes is not a multiple of 32).
+- **Alignment.** Every pointer parameter is assumed to point at a 256-byte aligned address (what
+  ``cudaMalloc`` returns); ``__shared__`` arrays start at bank 0.
+- **Loops** are evaluated at their first iteration (and at their second, for re-use facts);
+  statements guarded by conditions count only the lanes for which the conditions hold; a condition
+  the model cannot evaluate leaves all lanes active (and says so in ``assumptions``).
+- **Unknown integers.** A kernel parameter, template parameter or ``gridDim`` component that no
+  ``--define`` or launch site gives is tried at two large values, both multiples of 64 (2048 and
+  3136). When the verdict is the same for both it is reported, with the assumption listed; when it
+  differs the access is ``parameter-dependent`` and its figures are null.
+- **Data-dependent** indices (they use a loaded value or an opaque call) get null figures.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+import numpy as np
+
+from cudalens.access import lanes as L
+from cudalens.access import memory as M
+from cudalens.source import expr as E
+from cudalens.source.model import Access, Branch, Kernel, SourceModel
+from cudalens.source.types import element_bytes
+
+DEFAULT_BLOCK = (256, 1, 1)
+TRIAL_VALUES = (2048, 3136)
+_BLOCKS = ((0, 0, 0), (1, 0, 0))
+
+
+def parse_block(text: str) -> tuple[int, int, int]:
+    """``"32,8"`` -> (32, 8, 1). Raises ValueError with a readable message."""
+    parts = [p.strip() for p in text.replace("x", ",").split(",") if p.strip()]
+    if not 1 <= len(parts) <= 3:
+        raise ValueError(f"block {text!r}: give X[,Y[,Z]]")
+    vals = [int(p) for p in parts]
+    if any(v <= 0 for v in vals):
+        raise ValueError(f"block {text!r}: sizes must be positive")
+    while len(vals) < 3:
+        vals.append(1)
+    if vals[0] * vals[1] * vals[2] > 1024:
+        raise ValueError(f"block {text!r}: more than 1024 threads")
+    return (vals[0], vals[1], vals[2])
+
+
+def parse_defines(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """``["s=2", "T=float"]`` -> {"s": 2, "T": "float"} (numbers as int/float, other values as text)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier():
+            raise ValueError(f"define {item!r}: give NAME=VALUE")
+        v = E.parse_number(value.strip())
+        out[name] = v if v is not None else value.strip()
+    return out
+
+
+def block_for(kernel: Kernel, model: SourceModel, block: tuple[int, int, int] | None) -> tuple[tuple[int, int, int], str]:
+    """The block the model uses for ``kernel`` and where it came from."""
+    if block is not None:
+        return block, "--block"
+    for site in model.launch_sites:
+        if site.kernel == kernel.name and site.block_dims is not None:
+            return site.block_dims, f"launch at line {site.line}"
+    return DEFAULT_BLOCK, "default"
+
+
+def _grid_for(kernel: Kernel, model: SourceModel) -> tuple[int, int, int] | None:
+    for site in model.launch_sites:
+        if site.kernel == kernel.name and site.grid_dims is not None:
+            return site.grid_dims
+    return None
+
+
+def analyze_model(model: SourceModel, block: tuple[int, int, int] | None = None,
+                  defines: Mapping[str, Any] | None = None) -> SourceModel:
+    """Return ``model`` with every kernel's accesses and branches evaluated."""
+    from cudalens.source.walk import FileScope
+
+    defines = dict(defines or {})
+    numeric = {k: v for k, v in defines.items() if not isinstance(v, str)}
+    macros = FileScope(dict(model.defines)).macro_values(numeric)
+    kernels = []
+    for k in model.kernels:
+        try:
+            kernels.append(_analyze_kernel(k, model, block, defines, macros))
+        except Exception as exc:  # noqa: BLE001 - a model failure must not take the report down
+            kernels.append(dataclasses.replace(
+                k, problems=k.problems + (f"access model failed: {type(exc).__name__}: {exc}",)))
+    return dataclasses.replace(model, kernels=tuple(kernels))
+
+
+class _KernelEval:
+    """Evaluation context for one kernel: block, known values, trial values for unknown integers."""
+
+    def __init__(self, kernel: Kernel, block: tuple[int, int, int], grid: tuple[int, int, int] | None,
+                 defines: Mapping[str, Any], macros: Mapping[str, Any]) -> None:
+        self.block = block
+        self.nthreads = block[0] * block[1] * block[2]
+        base: dict[str, Any] = dict(macros)
+        for name, v in defines.items():
+            if not isinstance(v, str):
+                base[name] = v
+        for i, c in enumerate("xyz"):
+            base[f"blockDim.{c}"] = block[i]
+            if grid is not None:
+                base[f"gridDim.{c}"] = grid[i]
+        base["warpSize"] = 32
+        base.update(L.block_coordinates(block))
+        self.base = base
+        self.trialable = {p.name for p in kernel.params if not p.is_pointer} | set(kernel.template_params) | {
+            f"gridDim.{c}" for c in "xyz"}
+        self.type_defines = {k: v for k, v in defines.items() if isinstance(v, str)}
+
+    def value_sets(self, exprs: list[E.Expr], loops: tuple[Any, ...]) -> tuple[list[dict[str, Any]], list[str]]:
+        """Value dictionaries to evaluate with (one per trial), and the names that were trialled."""
+        need: set[str] = set()
+        for e in exprs:
+            if e is not None:
+                need |= E.symbols(e)
+        for sym, start, step, _line in loops:
+            need |= E.symbols(start) | E.symbols(step)
+        for name in list(need):
+            v = self.base.get(name)
+            if isinstance(v, tuple):
+                need |= E.symbols(v)
+        loop_syms = {lp[0] for lp in loops}
+        missing = sorted(n for n in need if n not in self.base and n not in loop_syms and not n.startswith("__"))
+        trial = [n for n in missing if n in self.trialable]
+        sets = []
+        for tv in (TRIAL_VALUES if trial else TRIAL_VALUES[:1]):
+            vals = dict(self.base)
+            for n in trial:
+                vals[n] = tv
+            for sym, start, step, _line in loops:
+                if sym:
+                    vals[sym] = start
+            sets.append(vals)
+        return sets, trial
+
+    def with_block(self, vals: dict[str, Any], bidx: tuple[int, int, int]) -> dict[str, Any]:
+        out = dict(vals)
+        for i, c in enumerate("xyz"):
+            out[f"blockIdx.{c}"] = bidx[i]
+        return out
+
+    def mask(self, mask_expr: E.Expr | None, vals: Mapping[str, Any]) -> tuple[np.ndarray, bool]:
+        """Active threads and whether the mask could be evaluated."""
+        if mask_expr is None:
+            return np.ones(self.nthreads, dtype=bool), True
+        try:
+            return L.per_thread(L.evaluate(mask_expr, vals), self.nthreads) != 0, True
+        except (E.Unknown, ValueError, TypeError, OverflowError, RecursionError):
+            return np.ones(self.nthreads, dtype=bool), False
+
+
+def _analyze_kernel(k: Kernel, model: SourceModel, block_arg: tuple[int, int, int] | None,
+                    defines: Mapping[str, Any], macros: Mapping[str, Any]) -> Kernel:
+    block, _src = block_for(k, model, block_arg)
+    ev = _KernelEval(k, block, _grid_for(k, model), defines, macros)
+    accesses = tuple(_access(a, ev) for a in k.accesses)
+    branches = tuple(_branch(b, ev) for b in k.branches)
+    return dataclasses.replace(k, accesses=accesses, branches=branches, block_dims=block)
+
+
+def _width(a: Access, ev: _KernelEval) -> int | None:
+    if a.bytes_per_thread is not None:
+        return a.bytes_per_thread
+    if a.element_type and a.element_type in ev.type_defines:
+        return element_bytes(ev.type_defines[a.element_type])
+    return None
+
+
+def _access(a: Access, ev: _KernelEval) -> Access:
+    width = _width(a, ev)
+    if a.index_expr is None:
+        return a
+    if E.unknowns(a.index_expr) or any(E.unknowns(lp[1]) for lp in a.loop_context if lp[0] and _uses(a.index_expr, lp[0])):
+        return dataclasses.replace(a, bytes_per_thread=width, pattern="data-dependent")
+    sets, trial = ev.value_sets([a.index_expr, a.mask_expr], a.loop_context)
+    verdicts = []
+    assumptions: list[str] = []
+    try:
+        for vals in sets:
+            verdicts.append(_verdict(a, ev, vals, width, assumptions))
+    except (E.Unknown, ValueError, TypeError, OverflowError, RecursionError, MemoryError):
+        return dataclasses.replace(a, bytes_per_thread=width, pattern="data-dependent")
+    if trial:
+        for v in verdicts:
+            v.pop("row_pitch", None)  # a pitch built from a trial value is not a fact
+    if any(v != verdicts[0] for v in verdicts[1:]):
+        return dataclasses.replace(a, bytes_per_thread=width, pattern="parameter-dependent",
+                                   assumptions=tuple(f"depends on {', '.join(trial)}" for _ in (0,)))
+    if trial:
+        assumptions.append(f"{', '.join(trial)} unknown: verdict identical for values {TRIAL_VALUES}")
+    fields = dict(verdicts[0])
+    return dataclasses.replace(a, bytes_per_thread=width, assumptions=tuple(dict.fromkeys(assumptions)), **fields)
+
+
+def _uses(e: E.Expr, sym: str) -> bool:
+    return sym in E.symbols(e)
+
+
+def _verdict(a: Access, ev: _KernelEval, vals: dict[str, Any], width: int | None,
+             assumptions: list[str]) -> dict[str, Any]:
+    """The figures of one access for one set of values, over the representative blocks."""
+    idx_rows, act_rows = [], []
+    for bidx in _BLOCKS if a.space in ("global", "constant") else _BLOCKS[:1]:
+        bv = ev.with_block(vals, bidx)
+        idx = L.per_thread(L.evaluate(a.index_expr, bv), ev.nthreads)
+        act, ok = ev.mask(a.mask_expr, bv)
+        if not ok:
+            assumptions.append("guarding condition not evaluable: all lanes assumed active")
+        idx_rows.append(L.as_warps(idx, ev.nthreads, 0))
+        act_rows.append(L.as_warps(act, ev.nthreads, False))
+    index = np.concatenate(idx_rows)
+    active = np.concatenate(act_rows)
+    live = active.any(axis=1)
+    if not live.any():
+        return {"pattern": "inactive"}
+    index, active = index[live], active[live]
+    stride = M.lane_stride(index, active)
+    distinct = M.distinct_addresses(index, active)
+    out: dict[str, Any] = {"lane_stride": stride}
+    if a.space == "constant":
+        d = float(distinct.mean())
+        out.update(distinct_addresses=d, pattern="broadcast" if d == 1 else "divergent-addresses")
+        return out
+    if a.space == "local":
+        varies = stride != 0 and not bool((distinct == 1).all())
+        out.update(pattern="dynamic-index" if _has_thread_symbols(a.index_expr) or varies else "constant-index")
+        return out
+    if width is None:
+        out.update(pattern="unknown-width")
+        return out
+    addr = index * width
+    if a.space == "global":
+        sectors, ideal = M.global_sectors(addr, active, width)
+        s, i = float(sectors.mean()), float(ideal.mean())
+        if bool((distinct == 1).all()):
+            pattern = "broadcast"
+        elif s <= i + 1e-9:
+            pattern = "coalesced"
+        elif stride == 1:
+            pattern = "misaligned"
+        elif stride is not None and stride not in (0, 1):
+            pattern = f"strided-{abs(stride)}"
+        else:
+            pattern = "uncoalesced"
+        out.update(sectors_per_request=round(s, 4), ideal_sectors_per_request=round(i, 4), pattern=pattern)
+        if a.op == "load" and a.loop_context:
+            out["reuse"] = _reuse(a, ev, vals, index, active)
+        if ev.block[1] > 1 and ev.block[0] < ev.nthreads:
+            row0 = index[0][: ev.block[0]]
+            nxt = index.reshape(-1)[ev.block[0]: 2 * ev.block[0]]
+            diffs = np.unique(nxt - row0) if len(nxt) == len(row0) else np.array([])
+            out["row_pitch"] = int(diffs[0]) if len(diffs) == 1 else None
+        return out
+    ways, waves, ideal_w = M.shared_wavefronts(addr, active, width)
+    w = float(ways.mean())
+    out.update(bank_conflict_ways=round(w, 4), wavefronts_per_request=round(float(waves.mean()), 4),
+               ideal_wavefronts_per_request=round(float(ideal_w.mean()), 4),
+               pattern="broadcast" if bool((distinct == 1).all()) else
+               ("conflict-free" if bool((ways == 1).all()) else f"{int(ways.max())}-way-conflict"))
+    return out
+
+
+def _has_thread_symbols(e: E.Expr) -> bool:
+    return any(s.startswith(("threadIdx", "blockIdx")) or "@" in s for s in E.symbols(e))
+
+
+def _reuse(a: Access, ev: _KernelEval, vals: dict[str, Any], index: np.ndarray, active: np.ndarray) -> dict[str, Any]:
+    """Block-level re-use of a global load inside loops (facts for G8 and SH2).
+
+    ``invariant_in_loop``: the innermost enclosing loop's next iteration reads the same addresses
+    (None when the loop's step is unknown). ``threads_per_element``: active threads of block 0 per
+    distinct element they read in one iteration.
+    """
+    inner = next((lp for lp in reversed(a.loop_context) if lp[0]), None)
+    nwarps_b0 = -(-ev.nthreads // 32)
+    b0_idx, b0_act = index[:nwarps_b0], active[:nwarps_b0]
+    vals_act = b0_idx[b0_act]
+    tpe = float(vals_act.size / max(len(np.unique(vals_act)), 1))
+    invariant: bool | None = None
+    loop_line = a.loop_context[-1][3]
+    if inner is not None:
+        sym, start, step, loop_line = inner
+        if sym not in E.symbols(a.index_expr) and not any(sym in E.symbols(lp[1]) for lp in a.loop_context):
+            invariant = True
+        elif not E.unknowns(step):
+            nxt = ev.with_block(dict(vals), _BLOCKS[0])
+            nxt[sym] = ("b", "+", start, step)
+            try:
+                again = L.per_thread(L.evaluate(a.index_expr, nxt), ev.nthreads)
+                first = L.per_thread(L.evaluate(a.index_expr, ev.with_block(vals, _BLOCKS[0])), ev.nthreads)
+                invariant = bool(np.array_equal(again, first))
+            except (E.Unknown, ValueError, TypeError, OverflowError):
+                invariant = None
+    return {"loop_line": loop_line, "invariant_in_loop": invariant, "threads_per_element": round(tpe, 3)}
+
+
+def _branch(b: Branch, ev: _KernelEval) -> Branch:
+    cond = b.condition_expr
+    if cond is None or E.unknowns(cond):
+        return b
+    sets, trial = ev.value_sets([cond, b.mask_expr], b.loop_context)
+    if trial:
+        return b  # depends on a value nobody gave: not established
+    vals = sets[0]
+    split = 0
+    warps = 0
+    try:
+        for bidx in _BLOCKS:
+            bv = ev.with_block(vals, bidx)
+            c = L.per_thread(L.evaluate(cond, bv), ev.nthreads) != 0
+            act, _ok = ev.mask(b.mask_expr, bv)
+            cw, aw = L.as_warps(c, ev.nthreads, False), L.as_warps(act, ev.nthreads, False)
+            taken = (cw & aw).sum(axis=1)
+            live = aw.sum(axis=1)
+            split += int(((taken > 0) & (taken < live)).sum())
+            warps += int((live > 0).sum())
+    except (E.Unknown, ValueError, TypeError, OverflowError, RecursionError):
+        return b
+    return dataclasses.replace(b, divergent=split > 0, divergent_warps=split, warps=warps)

@@ -1,0 +1,75 @@
+"""Terminal rendering of an analysis (rich): findings grouped by kernel, then the access table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+_COLORS = {"high": "bold red", "medium": "yellow", "medium-low": "cyan", "low": "blue", "info": "dim"}
+
+
+def render_analysis(analysis: Any, console: Console, show_accesses: bool = True) -> None:
+    """Print findings grouped by kernel (priority, then impact) and each kernel's access verdicts."""
+    findings = analysis.findings
+    for fa in analysis.files:
+        console.print(Text(f"{fa.model.path}", style="bold"))
+        for note in fa.notes:
+            console.print(Text(f"  note: {note}", style="dim"))
+        for p in fa.model.problems[:5]:
+            console.print(Text(f"  not modelled: {p}", style="dim"))
+        if not fa.model.kernels:
+            console.print("  no __global__ kernels found")
+        for k in fa.model.kernels:
+            block = "x".join(map(str, k.block_dims)) if k.block_dims else "?"
+            console.print(Text(f"\n  kernel {k.name} (line {k.line}, block {block})", style="bold cyan"))
+            mine = [f for f in findings if f.kernel == k.name and f.file == k.file]
+            if not mine:
+                console.print("    no findings")
+            for f in mine:
+                impact = f" [{f.impact:.0%} {f.impact_text}]" if f.impact is not None and f.impact_text else ""
+                line = Text("    ")
+                line.append(f"{f.priority.value:<10}", style=_COLORS.get(f.priority.value, ""))
+                line.append(f" {f.rule:<4} line {f.line}: {f.message}{impact}")
+                console.print(line)
+                console.print(Text(f"               fix: {f.fix}", style="green"))
+            if show_accesses and (k.accesses or k.branches):
+                console.print(_access_table(k))
+        other = [f for f in findings if f.file == fa.model.path and f.kernel not in {k.name for k in fa.model.kernels}]
+        if other:
+            console.print(Text("\n  host code", style="bold cyan"))
+            for f in other:
+                line = Text("    ")
+                line.append(f"{f.priority.value:<10}", style=_COLORS.get(f.priority.value, ""))
+                line.append(f" {f.rule:<4} line {f.line}: {f.message}")
+                console.print(line)
+                console.print(Text(f"               fix: {f.fix}", style="green"))
+    counts: dict[str, int] = {}
+    for f in findings:
+        counts[f.priority.value] = counts.get(f.priority.value, 0) + 1
+    summary = ", ".join(f"{n} {p}" for p, n in counts.items()) or "none"
+    console.print(f"\nfindings: {summary}")
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def _access_table(k: Any) -> Table:
+    t = Table(title=None, show_edge=False, pad_edge=False, box=None, padding=(0, 1))
+    for col in ("line", "access", "space", "op", "B/thread", "sectors/req", "ideal", "bank ways", "pattern"):
+        t.add_column(col, justify="right" if col not in ("access", "space", "op", "pattern") else "left")
+    for a in k.accesses:
+        t.add_row(str(a.line), f"{a.array}[{a.index}]"[:40], a.space, a.op, _fmt(a.bytes_per_thread),
+                  _fmt(a.sectors_per_request), _fmt(a.ideal_sectors_per_request),
+                  _fmt(a.bank_conflict_ways if a.space == "shared" else a.distinct_addresses), a.pattern or "-")
+    for b in k.branches:
+        verdict = {True: "divergent", False: "uniform", None: "unknown"}[b.divergent]
+        t.add_row(str(b.line), f"if ({b.condition})"[:40], "branch", "", "", "", "", "", verdict)
+    return t

@@ -1,0 +1,1 @@
+__global__ void fi(float *a) { a[(int)(threadIdx.x * 1.5f)] = 1; }

@@ -1,0 +1,1 @@
+__global__ void ni(float *a) { a[(int)threadIdx.x - 40] = 1; }
