@@ -1,0 +1,87 @@
+"""Edge cases of the pattern rules that the example pairs do not cover."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from cudalens.rules.context import AnalysisContext
+from cudalens.rules.registry import run_rules
+from cudalens.source.parse import parse_source
+
+
+def run(code: str, rule_id: str, cc: str = "9.0"):
+    findings, problems = run_rules(AnalysisContext(source=parse_source(code, "t.cu"), cc=cc), only=[rule_id])
+    assert problems == []
+    return findings
+
+
+KERNEL = "__global__ void k(float *x, int n) { int i = threadIdx.x; if (i < n) x[i] = 1.0f; }\n"
+
+
+@pytest.mark.parametrize("block,idle", [(48, 16), (100, 28), (33, 31)])
+def test_e2_impact_is_the_share_of_idle_lanes(block, idle):
+    (f,) = run(KERNEL + f"void h(float *d) {{ k<<<1000, {block}>>>(d, 1); }}\n", "E2")
+    warps = -(-block // 32)
+    assert f.impact == pytest.approx(idle / (warps * 32))
+    assert f"{idle} idle lanes" in f.message
+
+
+def test_e4_depends_on_the_target_sm_count():
+    code = KERNEL + "void h(float *d) { k<<<120, 256>>>(d, 1); }\n"
+    assert [f.line for f in run(code, "E4", cc="9.0")] == [2]   # 132 SMs
+    assert run(code, "E4", cc="8.0") == []                       # 108 SMs
+    assert run(code, "E4", cc="1.0") == []                       # unknown target: not established
+
+
+def test_i4_ignores_kernels_without_float():
+    code = "__global__ void k(int *x) { x[threadIdx.x] = x[threadIdx.x] * 0.5; }\n"
+    assert run(code, "I4") == []
+
+
+def test_i5_reports_integer_division_exponent_value():
+    (f,) = run("__device__ float f(float x) { return powf(x, 2 / 3); }\n", "I5")
+    assert "equals 0" in f.message
+
+
+def test_i1_literal_and_unknown_divisors_are_not_flagged():
+    code = "__global__ void k(int *x, int m) { int i = threadIdx.x; x[i] = i / 8 + i % m + (-i) / 4; }\n"
+    assert run(code, "I1") == []
+
+
+def test_sh5_needs_a_single_warp_guard():
+    code = ("__global__ void k(float *b) { __shared__ float s[64]; int t = threadIdx.x;\n"
+            "if (t < 64) { s[t] = b[t]; __syncthreads(); b[t] = s[63 - t]; } }\n"
+            "void h(float *d) { k<<<1, 64>>>(d); }\n")
+    assert run(code, "SH5") == []
+
+
+def test_t1_sync_inside_the_timed_loop_counts():
+    code = KERNEL + ("double h(float *d) { double t0 = omp_get_wtime();\n"
+                     "for (int r = 0; r < 5; ++r) { k<<<1, 256>>>(d, 1); cudaStreamSynchronize(0); }\n"
+                     "return omp_get_wtime() - t0; }\n")
+    assert run(code, "T1") == []
+
+
+def test_y1_user_wrappers_count_as_checks():
+    code = KERNEL + (
+        "static void cudaCheck(cudaError_t e) { if (e != cudaSuccess) throw 1; }\n"
+        "static void launch_check() { cudaCheck(cudaGetLastError()); }\n"
+        "void h(float *d) { cudaCheck(cudaMalloc(&d, 4)); k<<<1, 32>>>(d, 1); launch_check(); }\n")
+    assert run(code, "Y1") == []
+
+
+def test_m1_setup_loop_over_devices_is_not_hot():
+    code = KERNEL + ("void h(float **d, int g) { for (int i = 0; i < g; ++i) { cudaSetDevice(i);\n"
+                     "cudaMalloc(&d[i], 4); k<<<1, 256>>>(d[i], 1); } }\n")
+    assert run(code, "M1") == []
+
+
+@pytest.mark.parametrize("rule_id", ["I4", "I8", "X1", "Y1", "Y2", "SH5", "I18"])
+def test_rules_without_a_syntax_tree_say_nothing(rule_id):
+    source = parse_source(KERNEL + "int main() { float *d; cudaMalloc(&d, 4); k<<<1, 32>>>(d, 1); }\n", "t.cu")
+    bare = dataclasses.replace(source, tree=None,
+                               kernels=tuple(dataclasses.replace(k, node=None) for k in source.kernels))
+    findings, problems = run_rules(AnalysisContext(source=bare), only=[rule_id])
+    assert problems == [] and findings == []
