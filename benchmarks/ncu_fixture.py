@@ -27,8 +27,9 @@ def main() -> int:
     known = subprocess.run([ncu, "--query-metrics", "--chip", "gh100"], capture_output=True, text=True).stdout
     with open(os.path.join(out, "ncu_query.txt"), "w") as fh:
         fh.write(known)
-    missing = [m for m in METRICS if m.split(".")[0] not in known and not m.startswith("launch__")]
     text = run_ncu([exe], launch_count=None, timeout=300)
+    header = text.splitlines()[0]
+    missing = [m for m in METRICS if f'"{m}"' not in header]
     with open(os.path.join(out, "ncu_h100_raw.csv"), "w") as fh:
         fh.write(text + "\n")
     legacy = {name: m.to_dict() for name, m in by_kernel(parse_csv(text)).items()}
@@ -40,7 +41,7 @@ def main() -> int:
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
         "device_and_driver": smi,
         "ncu": subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1],
-        "metrics_not_listed_by_query": missing,
+        "metrics_missing_from_csv": missing,
         "legacy_metrics": legacy,
     }
     with open(os.path.join(out, "ncu_fixture.json"), "w") as fh:

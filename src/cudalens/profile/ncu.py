@@ -39,13 +39,20 @@ METRICS: tuple[str, ...] = (
     "smsp__sass_inst_executed_op_shared_st.sum",
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
-    # control flow (D1)
+    # control flow (D1): the uniform share is only meaningful where branch targets were executed
     "smsp__sass_average_branch_targets_threads_uniform.pct",
+    "smsp__sass_branch_targets.sum",
+    "smsp__sass_branch_targets_threads_divergent.sum",
     "smsp__thread_inst_executed_per_inst_executed.ratio",
     # occupancy (E1)
     "sm__warps_active.avg.pct_of_peak_sustained_active",
     "sm__maximum_warps_per_active_cycle_pct",
     "launch__registers_per_thread",
+    "launch__occupancy_limit_warps",
+    "launch__occupancy_limit_registers",
+    "launch__occupancy_limit_shared_mem",
+    "launch__occupancy_limit_blocks",
+    "launch__occupancy_limit_barriers",
     "launch__block_size",
     "launch__grid_size",
     # DRAM and caches
@@ -265,7 +272,7 @@ class LegacyMetrics:
     shared_st_bank_conflicts_per_request: float | None
     gld_efficiency: float | None  # percent: requested bytes / transferred bytes (BPG 8.2.3)
     gst_efficiency: float | None
-    branch_efficiency: float | None  # percent of branches whose targets were uniform across the warp
+    branch_efficiency: float | None  # percent of branch targets uniform across the warp; None if no branch ran
     warp_execution_efficiency: float | None  # percent: average active threads per instruction / 32
     achieved_occupancy: float | None  # fraction 0..1
     theoretical_occupancy: float | None  # fraction 0..1
@@ -274,6 +281,8 @@ class LegacyMetrics:
     flops: float | None  # FP32 + FP64 operations (an FMA counts 2)
     l1_hit_rate: float | None  # percent
     l2_hit_rate: float | None  # percent
+    occupancy_limits: dict[str, float | None] | None = None  # ncu's blocks/SM allowed by each limit
+    registers_per_thread: float | None = None
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -312,6 +321,10 @@ def legacy_metrics(launches: Sequence[LaunchCounters]) -> LegacyMetrics:
         fadd, fmul, ffma, dadd, dmul, dfma = parts
         flops = fadd + fmul + 2 * ffma + dadd + dmul + 2 * dfma
     thread_ratio = m("smsp__thread_inst_executed_per_inst_executed.ratio")
+    branch_eff = m("smsp__sass_average_branch_targets_threads_uniform.pct")
+    if m("smsp__sass_branch_targets.sum") == 0:
+        branch_eff = None  # no branch executed: ncu prints 0, but nothing was measured
+    limits = {name: m(f"launch__occupancy_limit_{name}") for name in ("warps", "registers", "shared_mem", "blocks", "barriers")}
     return LegacyMetrics(
         kernel=launches[0].base_name,
         launches=len(launches),
@@ -324,7 +337,7 @@ def legacy_metrics(launches: Sequence[LaunchCounters]) -> LegacyMetrics:
         shared_st_bank_conflicts_per_request=_ratio(m("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"), m("smsp__sass_inst_executed_op_shared_st.sum")),
         gld_efficiency=m("smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct"),
         gst_efficiency=m("smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct"),
-        branch_efficiency=m("smsp__sass_average_branch_targets_threads_uniform.pct"),
+        branch_efficiency=branch_eff,
         warp_execution_efficiency=None if thread_ratio is None else 100.0 * thread_ratio / 32.0,
         achieved_occupancy=pct_to_fraction(m("sm__warps_active.avg.pct_of_peak_sustained_active")),
         theoretical_occupancy=pct_to_fraction(m("sm__maximum_warps_per_active_cycle_pct")),
@@ -333,6 +346,8 @@ def legacy_metrics(launches: Sequence[LaunchCounters]) -> LegacyMetrics:
         flops=flops,
         l1_hit_rate=m("l1tex__t_sector_hit_rate.pct"),
         l2_hit_rate=m("lts__t_sector_hit_rate.pct"),
+        occupancy_limits=limits if any(v is not None for v in limits.values()) else None,
+        registers_per_thread=m("launch__registers_per_thread"),
     )
 
 
