@@ -20,3 +20,13 @@ def fake_result(median_s: float, *, n: int = 50, noise: float = 0.002, seed: int
         config={"grid": [1, 1, 1]}, samples=samples, stop_reason="converged",
         summary=summarize([s.seconds for s in samples if not s.throttled]), code_hash="abc",
     )
+
+
+def has_gpu() -> bool:
+    """True when the CUDA driver loads and reports a device (same question as tests/conftest.py)."""
+    try:
+        from cudalens.measure.cuda_util import device_count
+
+        return device_count() > 0
+    except Exception:  # noqa: BLE001
+        return False

@@ -30,9 +30,9 @@ def test_bad_grid_and_missing_file(tmp_path, capsys):
 
 
 def test_no_gpu_is_one_line_exit_2(tmp_path, capsys):
-    from conftest import gpu_available
+    from ._factory import has_gpu
 
-    if gpu_available()[0]:
+    if has_gpu():
         pytest.skip("a GPU is present")
     cu = tmp_path / "k.cu"
     cu.write_text(KERNEL)

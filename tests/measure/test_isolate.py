@@ -80,9 +80,9 @@ def test_run_isolated_maps_outcomes_to_errors(monkeypatch):
 
 
 def test_real_worker_without_gpu_reports_no_device(tmp_path):
-    from conftest import gpu_available
+    from ._factory import has_gpu
 
-    if gpu_available()[0]:
+    if has_gpu():
         pytest.skip("a GPU is present")
     from cudalens.errors import NoDeviceError
 
