@@ -68,6 +68,8 @@ COUNTING_NOTE = (
 COPY_KERNEL_SOURCE = r"""
 // Grid-stride copy: 16-byte vector loads/stores for the bulk, bytes for the tail.
 // cuMemAlloc pointers are 256-byte aligned, so the int4 accesses are aligned.
+// Each thread issues four independent 16-byte loads before its stores, so that enough bytes are
+// in flight per SM to cover DRAM latency with one wave of resident blocks.
 extern "C" __global__ void cudalens_copy(const unsigned char* __restrict__ src,
                                          unsigned char* __restrict__ dst,
                                          unsigned long long nbytes)
@@ -77,7 +79,15 @@ extern "C" __global__ void cudalens_copy(const unsigned char* __restrict__ src,
     int4* __restrict__ d = reinterpret_cast<int4*>(dst);
     const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
     const unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-    for (unsigned long long k = first; k < nvec; k += stride) {
+    unsigned long long k = first;
+    for (; k + 3 * stride < nvec; k += 4 * stride) {
+        const int4 a = s[k], b = s[k + stride], c = s[k + 2 * stride], e = s[k + 3 * stride];
+        d[k] = a;
+        d[k + stride] = b;
+        d[k + 2 * stride] = c;
+        d[k + 3 * stride] = e;
+    }
+    for (; k < nvec; k += stride) {
         d[k] = s[k];
     }
     for (unsigned long long k = nvec * 16 + first; k < nbytes; k += stride) {
