@@ -178,7 +178,10 @@ class _Engine:
     def close(self) -> None:
         for res in (self.start, self.stop, self.flags, self.flush):
             if res is not None:
-                res.close()
+                try:
+                    res.close()
+                except Exception:  # noqa: BLE001 - a dead context after a fault; keep the first error
+                    pass
         try:
             self.block_kernel.unload()
         except Exception:  # noqa: BLE001
@@ -486,10 +489,12 @@ def bench_kernel(
                 upload()
             collected, n, notes = _measure(ctx, info, enqueue, stream_h=int(stream.handle), mode=mode,
                                            batch=batch, policy=pol, clock=clock)
-        finally:
-            for buf in reversed(buffers):
-                buf.close()
-            kern.unload()
+        finally:  # after a kernel fault the context is dead: cleanup errors must not hide the fault
+            for res in [*reversed(buffers), kern]:
+                try:
+                    res.close() if hasattr(res, "close") else res.unload()
+                except Exception:  # noqa: BLE001
+                    pass
     config = {
         "grid": list(g3), "block": list(b3), "shared_mem_bytes": shared_mem, "batch": n,
         "args": [s.text if s is not None else _describe(v) for v, s in zip(host, specs)],
