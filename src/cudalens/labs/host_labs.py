@@ -187,7 +187,8 @@ def verdict_l2(rows: Sequence[Row], params: Mapping[str, Any]) -> Verdict:
         for r in rows:
             if (r["fraction_of_setaside"] <= 1.0) == fits and r["mode"] == mode:
                 base = pick(rows, fraction_of_setaside=r["fraction_of_setaside"], mode="no window")
-                vals.append(ratio(base["time_ms"], r["time_ms"]))
+                if base is not None:
+                    vals.append(ratio(base["time_ms"], r["time_ms"]))
         return median(vals)
     fit1, over1, over_t = speed("hitRatio 1.0", True), speed("hitRatio 1.0", False), speed("tuned hitRatio", False)
     ratios = {"fits_hit1_speedup": fit1, "exceeds_hit1_speedup": over1, "exceeds_tuned_speedup": over_t}
