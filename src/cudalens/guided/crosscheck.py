@@ -1,0 +1,216 @@
+"""Cross-check: every static prediction that an Nsight Compute counter can verify, compared.
+
+The access model and the occupancy calculator predict numbers before anything runs; ncu measures
+the same quantities on a real launch. Comparing them keeps the model honest: a disagreement is not
+hidden, it becomes a finding of its own (rule V1) so the user knows which verdict to doubt.
+
+What is compared, per kernel, and when two numbers "agree":
+
+global load (store) sectors per request
+    The model predicts per access; ncu gives one ratio for the whole kernel (all its global load
+    requests together). The two are only comparable when every global load of the kernel has the
+    same prediction: then any weighting of the accesses gives that value. When the predictions
+    differ, or one access could not be modelled, the check is reported as "not comparable"
+    (agree = None) with the reason. Tolerance: 10 % of the prediction or 0.5 sector, whichever is
+    larger (the tail block, loop iterations after the first and edge guards shift the average).
+
+shared load (store) wavefronts per request
+    ncu's wavefronts per shared instruction is what the model calls ``wavefronts_per_request``.
+    For 4-byte accesses that equals ``bank_conflict_ways`` (one wavefront per conflict way). For
+    8-byte accesses a warp is served in two half-warp phases and for 16-byte accesses in four
+    quarter-warp phases; the model's wavefronts are the sum of each phase's ways, so a
+    conflict-free 8-byte access is 2 wavefronts, not 1. When an older report lacks
+    ``wavefronts_per_request`` it is derived as ways x phases (exact when all phases conflict
+    alike). Same rule as above for several accesses. Tolerance: 10 % or 0.5 wavefront.
+
+branch efficiency
+    The model marks each branch divergent (lanes of a warp disagree), uniform, or unknown. Any
+    divergent branch: expect ncu's branch efficiency below 99 %. None divergent and all known:
+    expect at least 99 % (the 1 % allows for tail warps at the array edge). Some unknown and none
+    divergent: not comparable.
+
+theoretical occupancy
+    The calculator's occupancy (from the compiled resources and the block size) against ncu's
+    ``sm__maximum_warps_per_active_cycle_pct``. Both come from the same limits, so they must
+    agree within 1 percentage point; a gap means the profiled launch used another block size or
+    dynamic shared memory than the analysis assumed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Mapping
+
+from cudalens.findings import Evidence, Finding, Layer, Priority
+from cudalens.profile.ncu import LegacyMetrics
+
+#: Threshold (percent) between "no divergence" and "divergence" for branch efficiency.
+BRANCH_UNIFORM_PCT = 99.0
+#: Tolerance of theoretical occupancy, in percentage points.
+OCCUPANCY_TOLERANCE_PCT = 1.0
+#: Relative and absolute tolerances of per-request ratios (sectors, wavefronts).
+RATIO_REL_TOL = 0.10
+RATIO_ABS_TOL = 0.5
+
+
+@dataclass(frozen=True)
+class CrossCheck:
+    """One predicted quantity next to its measured counter.
+
+    ``agree`` is True/False when the two are comparable, None when they are not (``reason`` says
+    why). ``relation`` is "≈" (equal within ``tolerance``), "<" or ">=" (a bound on the counter).
+    """
+
+    kernel: str
+    file: str
+    quantity: str
+    line: int | None
+    predicted: float | None
+    measured: float | None
+    agree: bool | None
+    unit: str
+    relation: str
+    tolerance: str
+    counter: str
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def ratio_agrees(predicted: float, measured: float) -> bool:
+    """Within 10 % of the prediction or 0.5 (sector or wavefront), whichever is larger."""
+    return abs(measured - predicted) <= max(RATIO_REL_TOL * abs(predicted), RATIO_ABS_TOL)
+
+
+_RATIO_TOL = f"±max({RATIO_REL_TOL:.0%} of predicted, {RATIO_ABS_TOL})"
+_PHASES = {8: 2, 16: 4}
+
+
+def _shared_wavefronts(a: Mapping[str, Any]) -> float | None:
+    if a.get("wavefronts_per_request") is not None:
+        return float(a["wavefronts_per_request"])
+    if a.get("bank_conflict_ways") is None:
+        return None
+    return float(a["bank_conflict_ways"]) * _PHASES.get(a.get("bytes_per_thread") or 4, 1)
+
+
+def _ratio_check(kernel: Mapping[str, Any], space: str, op: str, counter_value: float | None,
+                 quantity: str, unit: str, counter: str) -> CrossCheck | None:
+    accesses = [a for a in kernel.get("accesses", []) if a.get("space") == space and a.get("op") == op
+                and a.get("pattern") != "inactive"]
+    if not accesses:
+        return None
+    get = (lambda a: a.get("sectors_per_request")) if space == "global" else _shared_wavefronts
+
+    def make(predicted, line, agree, reason=""):
+        return CrossCheck(kernel["name"], kernel.get("file", ""), quantity, line, predicted, counter_value, agree,
+                          unit, "≈", _RATIO_TOL, counter, reason)
+
+    missing = [a for a in accesses if get(a) is None]
+    if missing:
+        a = missing[0]
+        return make(None, a.get("line"), None,
+                    f"{space} {op} of {a.get('array')} at line {a.get('line')} not modelled ({a.get('pattern')})")
+    values = sorted({round(float(get(a)), 4) for a in accesses})
+    if len(values) > 1:
+        where = ", ".join(f"line {a.get('line')}: {get(a):g}" for a in accesses)
+        return make(None, None, None, f"the kernel's {op}s differ ({where}); ncu gives only their aggregate")
+    line = accesses[0].get("line") if len(accesses) == 1 else None
+    if counter_value is None:
+        return make(values[0], line, None, "ncu gave no value for this counter")
+    return make(values[0], line, ratio_agrees(values[0], counter_value))
+
+
+def _branch_check(kernel: Mapping[str, Any], measured: float | None) -> CrossCheck:
+    branches = kernel.get("branches", [])
+    divergent = [b for b in branches if b.get("divergent") is True]
+    unknown = [b for b in branches if b.get("divergent") is None]
+    tol = f"divergent: < {BRANCH_UNIFORM_PCT:g} %; uniform: >= {BRANCH_UNIFORM_PCT:g} %"
+    base = dict(kernel=kernel["name"], file=kernel.get("file", ""), quantity="branch efficiency",
+                measured=measured, unit="%", tolerance=tol, counter="branch_efficiency")
+    if divergent:
+        line = divergent[0].get("line")
+        if measured is None:
+            return CrossCheck(line=line, predicted=BRANCH_UNIFORM_PCT, agree=None, relation="<",
+                              reason="ncu gave no value for this counter", **base)
+        return CrossCheck(line=line, predicted=BRANCH_UNIFORM_PCT, agree=measured < BRANCH_UNIFORM_PCT,
+                          relation="<", **base)
+    if unknown:
+        return CrossCheck(line=unknown[0].get("line"), predicted=None, agree=None, relation=">=",
+                          reason=f"branch at line {unknown[0].get('line')} depends on data the model cannot see",
+                          **base)
+    if measured is None:
+        return CrossCheck(line=None, predicted=100.0, agree=None, relation=">=",
+                          reason="ncu gave no value for this counter", **base)
+    return CrossCheck(line=None, predicted=100.0, agree=measured >= BRANCH_UNIFORM_PCT, relation=">=", **base)
+
+
+def _occupancy_check(kernel: Mapping[str, Any], measured_fraction: float | None) -> CrossCheck | None:
+    occ = kernel.get("occupancy") or {}
+    if occ.get("occupancy") is None:
+        return None
+    predicted = 100.0 * float(occ["occupancy"])
+    measured = None if measured_fraction is None else 100.0 * measured_fraction
+    agree = None if measured is None else abs(measured - predicted) <= OCCUPANCY_TOLERANCE_PCT
+    return CrossCheck(kernel["name"], kernel.get("file", ""), "theoretical occupancy", kernel.get("line"),
+                      predicted, measured, agree, "%", "≈", f"±{OCCUPANCY_TOLERANCE_PCT:g} percentage point",
+                      "sm__maximum_warps_per_active_cycle_pct",
+                      "" if measured is not None else "ncu gave no value for this counter")
+
+
+def cross_check(report: Mapping[str, Any], counters: Mapping[str, LegacyMetrics]) -> list[CrossCheck]:
+    """Every comparable prediction of ``report`` (the analysis JSON) against ``counters``.
+
+    Kernels are matched by name (ncu's base name, without templates or parameters). A kernel
+    without counters is skipped; so is a quantity the model made no prediction for.
+    """
+    out: list[CrossCheck] = []
+    for kernel in report.get("kernels", []):
+        m = counters.get(kernel.get("name"))
+        if m is None:
+            continue
+        for space, op, value, unit, counter in (
+            ("global", "load", m.global_ld_sectors_per_request, "sectors/request", "global_ld_sectors_per_request"),
+            ("global", "store", m.global_st_sectors_per_request, "sectors/request", "global_st_sectors_per_request"),
+            ("shared", "load", m.shared_ld_wavefronts_per_request, "wavefronts/request",
+             "shared_ld_wavefronts_per_request"),
+            ("shared", "store", m.shared_st_wavefronts_per_request, "wavefronts/request",
+             "shared_st_wavefronts_per_request"),
+        ):
+            check = _ratio_check(kernel, space, op, value, f"{space} {op} {unit}", unit, counter)
+            if check is not None:
+                out.append(check)
+        out.append(_branch_check(kernel, m.branch_efficiency))
+        occ = _occupancy_check(kernel, m.theoretical_occupancy)
+        if occ is not None:
+            out.append(occ)
+    return out
+
+
+_FIX = {
+    "theoretical occupancy": "check that the block size (--block) and dynamic shared memory match the profiled "
+                             "launch, then re-run the analysis",
+    "branch efficiency": "doubt the D-rule verdicts for this kernel: check the values assumed for its parameters "
+                         "(--define) and the block size",
+}
+_FIX_DEFAULT = ("doubt the model's verdicts for this kernel: check the parameter values (--define), the block "
+                "size and the pointer alignment it assumed against the profiled launch")
+
+
+def disagreement_findings(checks: list[CrossCheck]) -> list[Finding]:
+    """One V1 finding (priority info) per check whose counter contradicts the prediction."""
+    out = []
+    for c in checks:
+        if c.agree is not False:
+            continue
+        predicted = f"{c.relation} {c.predicted:g} {c.unit}" if c.relation != "≈" else f"{c.predicted:g} {c.unit}"
+        out.append(Finding(
+            rule="V1", priority=Priority.INFO, section="cudalens validation", kernel=c.kernel, file=c.file,
+            line=c.line,
+            message=(f"prediction disagrees with counters: {c.quantity} predicted {predicted}, "
+                     f"ncu measured {c.measured:g} {c.unit} (tolerance {c.tolerance})"),
+            fix=_FIX.get(c.quantity, _FIX_DEFAULT),
+            evidence=(Evidence(Layer.MODEL, c.quantity, c.predicted), Evidence(Layer.PROFILER, c.counter, c.measured)),
+        ))
+    return out
