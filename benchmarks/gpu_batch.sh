@@ -28,11 +28,11 @@ for step in "$@"; do
   case $step in
     device)    run_step device 240 python3 benchmarks/device_gpu.py "$out/device" ;;
     occupancy) run_step occupancy 240 python3 benchmarks/occupancy_gpu.py "$out/occupancy" ;;
-    access)    run_step access 300 python3 benchmarks/access_gpu.py "$out/access" ;;
-    measure)   run_step measure 420 python3 benchmarks/measure_gpu.py "$out/measure" ;;
-    ncu)       run_step ncu 240 python3 benchmarks/ncu_fixture.py "$out/ncu" ;;
-    labs)      run_step labs 600 python3 -m cudalens lab run all --out "$out/labs" ;;
-    tests)     run_step tests 300 python3 -m pytest -q -m gpu -p no:cacheprovider tests ;;
+    access)    run_step access 240 python3 benchmarks/access_gpu.py "$out/access" ;;
+    measure)   run_step measure 280 python3 benchmarks/measure_gpu.py "$out/measure" ;;
+    ncu)       run_step ncu 60 python3 benchmarks/ncu_fixture.py "$out/ncu" ;;
+    labs)      run_step labs 420 python3 -m cudalens lab run all --out "$out/labs" ;;
+    tests)     run_step tests 150 python3 -m pytest -q -m gpu -p no:cacheprovider tests ;;
     *) echo "unknown step $step" ;;
   esac
 done
