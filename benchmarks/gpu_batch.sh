@@ -32,6 +32,7 @@ for step in "$@"; do
     measure)   run_step measure 280 python3 benchmarks/measure_gpu.py "$out/measure" ;;
     ncu)       run_step ncu 60 python3 benchmarks/ncu_fixture.py "$out/ncu" ;;
     labs)      run_step labs 420 python3 -m cudalens lab run all --out "$out/labs" ;;
+    copy)      run_step copy 120 python3 benchmarks/copy_variants.py "$out/copy" ;;
     tests)     run_step tests 150 python3 -m pytest -q -m gpu -p no:cacheprovider tests ;;
     *) echo "unknown step $step" ;;
   esac
