@@ -33,7 +33,7 @@ for step in "$@"; do
     ncu)       run_step ncu 60 python3 benchmarks/ncu_fixture.py "$out/ncu" ;;
     labs)      run_step labs 420 python3 -m cudalens lab run all --out "$out/labs" ;;
     copy)      run_step copy 120 python3 benchmarks/copy_variants.py "$out/copy" ;;
-    tests)     run_step tests 150 python3 -m pytest -q -m gpu -p no:cacheprovider tests ;;
+    tests)     run_step tests 150 python3 -m pytest -q -m gpu -p no:cacheprovider tests/measure tests/hardware tests/occupancy tests/labs tests/compiled ;;
     *) echo "unknown step $step" ;;
   esac
 done

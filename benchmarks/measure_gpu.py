@@ -136,7 +136,10 @@ def peers(prepared: Prepared, ncu_median):
     try:
         from cupyx.profiler import benchmark  # noqa: PLC0415
 
-        pr = benchmark(prepared, n_repeat=10_000, n_warmup=10, max_duration=2.0)
+        def launch_once() -> None:  # cupyx reads the callable's __name__
+            prepared()
+
+        pr = benchmark(launch_once, n_repeat=10_000, n_warmup=10, max_duration=2.0)
         g = np.asarray(pr.gpu_times)[0]
         out["cupyx.benchmark"] = {"median_s": float(np.median(g)), "samples": int(g.size),
                                   "note": "no L2 flush (hot); stops at max_duration=2 s"}
@@ -207,11 +210,13 @@ def main() -> int:
         # (c) ceilings
         nbytes = 1 << 30
         ceil = {"bytes": nbytes, "theoretical_gbs": info.theoretical_bandwidth_gbs, "bandwidth_gbs": {}}
-        n4 = nbytes // 16
-        r = bench_kernel(KERNELS, "copy_f4", (info.sm_count * 16,), (256,),
-                         parse_args([f"float32[{nbytes // 4}]:ones@in", f"float32[{nbytes // 4}]:empty@out",
-                                     f"int64={n4}"]), mode="cold", **POLICY)
-        ceil["bandwidth_gbs"]["cudalens copy_f4"] = 2 * nbytes / 1e9 / r.summary.median
+        # cudalens' own copy kernel (the one `cudalens bandwidth` uses), timed by the harness
+        from cudalens.measure.bandwidth import COPY_KERNEL_SOURCE, copy_grid  # noqa: PLC0415
+
+        r = bench_kernel(COPY_KERNEL_SOURCE, "cudalens_copy", (copy_grid(nbytes, 512),), (512,),
+                         parse_args([f"uint8[{nbytes}]:ones@in", f"uint8[{nbytes}]:empty@out",
+                                     f"uint64={nbytes}"]), mode="cold", **POLICY)
+        ceil["bandwidth_gbs"]["cudalens copy kernel"] = 2 * nbytes / 1e9 / r.summary.median
         try:
             from cudalens.measure.bandwidth import copy_kernel_bandwidth  # noqa: PLC0415
 
@@ -235,8 +240,8 @@ def main() -> int:
             torch.cuda.empty_cache()
         except Exception as exc:  # noqa: BLE001
             ceil["torch.clone"] = f"not usable: {type(exc).__name__}: {exc}"[:300]
-        others = [v for k, v in ceil["bandwidth_gbs"].items() if k != "cudalens copy_f4"]
-        ceil["ours_vs_best_other"] = ceil["bandwidth_gbs"]["cudalens copy_f4"] / max(others) if others else None
+        others = [v for k, v in ceil["bandwidth_gbs"].items() if k != "cudalens copy kernel"]
+        ceil["ours_vs_best_other"] = ceil["bandwidth_gbs"]["cudalens copy kernel"] / max(others) if others else None
         ceil["pct_of_theoretical"] = {k: 100 * v / info.theoretical_bandwidth_gbs
                                       for k, v in ceil["bandwidth_gbs"].items()} if info.theoretical_bandwidth_gbs else None
         json.dump(ceil, open(os.path.join(out_dir, "measure_ceilings.json"), "w"), indent=2)

@@ -267,7 +267,16 @@ class CudaRunner:
         return int(kernel.occupancy.max_active_blocks_per_multiprocessor(block, dynamic_smem))
 
     def set_max_dynamic_smem(self, kernel: Any, nbytes: int) -> None:
-        kernel.attributes.max_dynamic_shared_size_bytes = int(nbytes)
+        """cudaFuncSetAttribute(MaxDynamicSharedMemorySize) for a cuda.core kernel (a CUkernel of
+        a library: the attribute is set per device with cuKernelSetAttribute)."""
+        from cuda.bindings import driver as drv  # noqa: PLC0415
+
+        attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        handle = kernel.handle
+        if isinstance(handle, drv.CUfunction):
+            _ck(drv.cuFuncSetAttribute(handle, attr, int(nbytes)))
+        else:
+            _ck(drv.cuKernelSetAttribute(attr, int(nbytes), handle, drv.CUdevice(self._dev.device_id)))
 
     # ---- memory ---------------------------------------------------------------------------
     def alloc(self, nbytes: int) -> np.uint64:
@@ -472,7 +481,11 @@ class CudaRunner:
             w.hitRatio = 0.0
             w.hitProp = rt.cudaAccessProperty.cudaAccessPropertyNormal
             w.missProp = rt.cudaAccessProperty.cudaAccessPropertyNormal
-        attr_id = rt.cudaStreamAttrID.cudaStreamAttributeAccessPolicyWindow
+        # The enum member's name differs between cuda-bindings releases (cudaStreamAttribute... in
+        # older ones, cudaLaunchAttribute... in 13.x, where the stream enum aliases the launch one).
+        attr_id = getattr(rt.cudaStreamAttrID, "cudaLaunchAttributeAccessPolicyWindow", None)
+        if attr_id is None:
+            attr_id = getattr(rt.cudaStreamAttrID, "cudaStreamAttributeAccessPolicyWindow")
         _ck(rt.cudaStreamSetAttribute(s, attr_id, attr))
         try:
             return self.time_kernel(kernel, grid, block, args)
