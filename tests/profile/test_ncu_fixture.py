@@ -48,3 +48,18 @@ def test_time_occupancy_and_dram(legacy):
     nominal = 2 * 4 * (1 << 24)
     assert 0.5 * nominal < copy.dram_bytes <= 1.05 * nominal
     assert copy.dram_bandwidth_gbps == pytest.approx(copy.dram_bytes / copy.duration_s / 1e9)
+
+
+def test_per_limit_block_counts_equal_our_calculator(legacy):
+    """ncu's launch__occupancy_limit_{warps,registers,blocks} against cudalens.occupancy for the same
+    launch (block size and registers as ncu recorded them). The shared-memory limit is left out: ncu
+    reports it for the carveout the driver chose at run time, which the launch does not fix."""
+    from cudalens.occupancy import calculate
+
+    blocks = {"copy_coalesced": 256, "copy_stride2": 256, "transpose_conflicts": 1024, "transpose_padded": 1024,
+              "branch_odd_even": 256, "branch_warp_aligned": 256}
+    for name, m in legacy.items():
+        ours = calculate(cc="9.0", threads_per_block=blocks[name], registers_per_thread=int(m.registers_per_thread))
+        assert m.occupancy_limits["warps"] == ours.block_limit_warps, name
+        assert m.occupancy_limits["registers"] == ours.block_limit_registers, name
+        assert m.occupancy_limits["blocks"] == ours.block_limit_blocks, name
