@@ -56,7 +56,7 @@ TESTS: tuple[TestSpec, ...] = (
     TestSpec("d2h_pageable", "d2h", "pageable", "cuMemcpyDtoHAsync", 1, "pcie"),
     TestSpec("d2h_pinned", "d2h", "pinned", "cuMemcpyDtoHAsync", 1, "pcie"),
     TestSpec("d2d_memcpy", "d2d", "device", "cuMemcpyDtoDAsync", 2, "memory"),
-    TestSpec("d2d_kernel", "d2d", "device", "copy kernel (int4 grid-stride)", 2, "memory"),
+    TestSpec("d2d_kernel", "d2d", "device", "copy kernel (one int4 per thread)", 2, "memory"),
 )
 TEST_KEYS = tuple(t.key for t in TESTS)
 
