@@ -10,7 +10,7 @@ test                      how                                      bytes counted
 ``d2h_pageable``          cuMemcpyDtoHAsync into a numpy array     N
 ``d2h_pinned``            cuMemcpyDtoHAsync into cuMemAllocHost    N
 ``d2d_memcpy``            cuMemcpyDtoDAsync                        2N (N read + N written)
-``d2d_kernel``            our copy kernel, one 16 B vector per thread 2N (N read + N written)
+``d2d_kernel``            our copy kernel, 16 B per thread         2N (N read + N written)
 ========================  =======================================  ===========================
 
 Counting read + written bytes for device copies is the BPG 8.2.2 convention (effective bandwidth
