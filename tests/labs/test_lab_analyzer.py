@@ -13,9 +13,6 @@ BLOCKS = {"matmul.cu": (32, 32, 1)}
 
 
 _CACHE: dict = {}
-# Known analyzer gaps (reported to the lead): the pair is right, the detector misses it.
-KNOWN_GAPS = {("sin_accurate", "I6"): "rules/compiled.py I6 counts MUFU/slow-path calls; the inlined "
-                                      "sinf range reduction of sin_accurate matches neither"}
 
 
 def _analyze(file):
@@ -33,8 +30,6 @@ def test_bad_flagged_good_clean(lab, pair):
     from cudalens.rules.registry import load_all
     if pair.rule not in load_all():
         pytest.skip(f"rule {pair.rule} has no detector in cudalens.rules yet")
-    if (pair.bad, pair.rule) in KNOWN_GAPS:
-        pytest.xfail(KNOWN_GAPS[(pair.bad, pair.rule)])
     result = _analyze(lab.kernel_file)
     flagged = {f.kernel for f in result.findings if f.rule == pair.rule}
     assert pair.bad in flagged, f"{pair.rule} not reported on {pair.bad}: {sorted(flagged)}"

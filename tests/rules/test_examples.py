@@ -17,10 +17,10 @@ from cudalens.rules.registry import run_rules
 from cudalens.source.parse import parse_file
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "rules"
-PATTERN_RULES = [
-    "SH5", "E2", "E3", "E4", "E6", "I1", "I2", "I3", "I4", "I5", "I7", "I8", "I9", "I10", "I13", "I14",
-    "I17", "I18", "X1", "X2", "X3", "X4", "A5", "T1", "M1", "M2", "M3", "Y1", "Y2",
-]
+# Every rule with a bad/good pair under examples/rules/ (discovered, so a new pair is tested as soon
+# as it is added). The count guards against the folder silently going missing.
+PATTERN_RULES = sorted(p.name[: -len("_bad.cu")] for p in EXAMPLES.glob("*_bad.cu"))
+assert len(PATTERN_RULES) >= 29, PATTERN_RULES
 _MARK = re.compile(r"//\s*expect:\s*([A-Z0-9, ]+)")
 
 
