@@ -81,6 +81,10 @@ class Prepared:
     def __call__(self):
         cu.launch(self.kernel, self.grid, self.block, self.packed, self.stream)
 
+    def launch_on(self, stream_handle: int):
+        """Launch on another stream (NVBench hands each launch its own stream)."""
+        cu.launch(self.kernel, self.grid, self.block, self.packed, _StreamRef(cu._driver().CUstream(stream_handle)))
+
     def close(self):
         for b in self.bufs:
             b.close()
@@ -121,7 +125,45 @@ def run_ncu(configs, out_dir):
     return res
 
 
-def peers(prepared: Prepared, ncu_median):
+def cuda_bench_peer(cfg, out_dir):
+    """NVBench's Python package (cuda-bench) on the same launch, in a child process (its benchmark
+    registry is global). NVBench reports the mean GPU time of its cold samples, not a median."""
+    try:
+        import cuda.bench  # noqa: F401, PLC0415
+    except Exception as exc:  # noqa: BLE001
+        return {"error": f"not available ({type(exc).__name__})"}
+    tag = cfg["label"].replace(" ", "_").replace("~", "")
+    cfg_path = os.path.join(out_dir, f"cuda_bench_{tag}_config.json")
+    out_path = os.path.join(out_dir, f"cuda_bench_{tag}.json")
+    json.dump(cfg, open(cfg_path, "w"))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(os.path.dirname(HERE), "src"),
+                                                         os.environ.get("PYTHONPATH", "")]))
+    try:
+        p = subprocess.run([sys.executable, os.path.join(HERE, "_cuda_bench_driver.py"), cfg_path, out_path],
+                           capture_output=True, text=True, timeout=120, env=env)
+    except subprocess.TimeoutExpired:
+        return {"error": "cuda-bench did not finish in 120 s"}
+    if p.returncode != 0 or not os.path.exists(out_path):
+        return {"error": f"cuda-bench exit {p.returncode}: {(p.stderr or p.stdout)[-300:]}"}
+    summaries = {}
+    for bench_ in json.load(open(out_path)).get("benchmarks", []):
+        for state in bench_.get("states", []):
+            for summ in state.get("summaries", []):
+                for datum in summ.get("data", []):
+                    if datum.get("name") == "value":
+                        try:
+                            summaries[summ.get("tag")] = float(datum["value"])
+                        except (TypeError, ValueError):
+                            summaries[summ.get("tag")] = datum["value"]
+    mean = summaries.get("nv/cold/time/gpu/mean")
+    samples = summaries.get("nv/cold/sample_size")
+    if mean is None:
+        return {"error": "no nv/cold/time/gpu/mean in cuda-bench's JSON", "summaries": summaries}
+    return {"median_s": mean, "samples": int(samples or 0), "statistic": "mean (NVBench reports no median)",
+            "summaries": summaries}
+
+
+def peers(prepared: Prepared, ncu_median, cfg=None, out_dir="."):
     out = {}
     r = bench(prepared, stream=0, mode="cold", **POLICY)
     out["cudalens"] = {"median_s": r.summary.median, "samples": len(r.samples)}
@@ -145,12 +187,7 @@ def peers(prepared: Prepared, ncu_median):
                                   "note": "no L2 flush (hot); stops at max_duration=2 s"}
     except Exception as exc:  # noqa: BLE001
         out["cupyx.benchmark"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-    try:
-        import cuda.bench  # noqa: F401, PLC0415
-
-        out["cuda-bench"] = {"error": "importable, but no adapter written for a raw kernel launcher yet"}
-    except Exception:  # noqa: BLE001
-        out["cuda-bench"] = {"error": "not available"}
+    out["cuda-bench"] = cuda_bench_peer(cfg, out_dir)
     for v in out.values():
         if ncu_median and "median_s" in v:
             v["ratio_to_ncu"] = v["median_s"] / ncu_median
@@ -257,7 +294,7 @@ def main() -> int:
         for i, cfg in enumerate(configs[:5]):
             p = Prepared(ctx, cfg, kernels)
             try:
-                row = {"label": cfg["label"], "ncu_median_s": ncu_meds[i], "tools": peers(p, ncu_meds[i])}
+                row = {"label": cfg["label"], "ncu_median_s": ncu_meds[i], "tools": peers(p, ncu_meds[i], cfg, out_dir)}
             except Exception as exc:  # noqa: BLE001
                 row = {"label": cfg["label"], "error": f"{type(exc).__name__}: {exc}"}
             p.close()
