@@ -110,3 +110,40 @@ def test_odd_input_goes_to_problems_not_exceptions():
     m = parse_source("__global__ void k(float *a) { a[threadIdx.x = ; }\n#define X (\n", "odd.cu")
     assert m.problems
     assert [k.name for k in m.kernels] == ["k"]
+
+
+EXTERN_C = """
+#define N 64
+extern "C" __global__ void one_line(float *a) { a[threadIdx.x] = 1.0f; }
+extern "C" {
+__device__ float helper(float x) { return x; }
+__global__ void __launch_bounds__(128) in_block(const float *__restrict__ a, float *b, int n) {
+  b[threadIdx.x] = a[threadIdx.x * n];
+}
+}
+extern "C" __global__ void __launch_bounds__(256, 2) bounded(float *a) { a[threadIdx.x * N] = 0; }
+extern "C"
+__global__ void
+split_lines(float *a) { a[threadIdx.x] = 2.0f; }
+namespace ns { extern "C" __global__ void in_namespace(float *a) { a[threadIdx.x] = 3.0f; } }
+extern "C" void host_launch(float *a) { one_line<<<4, 64>>>(a); }
+"""
+
+
+def test_extern_c_kernels_are_found():
+    m = parse_source(EXTERN_C, "ec.cu")
+    assert [k.name for k in m.kernels] == ["one_line", "in_block", "bounded", "split_lines", "in_namespace"]
+    by = {k.name: k for k in m.kernels}
+    # a kernel's line is where its definition starts (__global__), not the extern "C" line above it
+    assert by["one_line"].line == 3 and by["split_lines"].line == 12
+    assert by["in_block"].launch_bounds == (128,) and by["bounded"].launch_bounds == (256, 2)
+    assert [p.name for p in by["in_block"].params] == ["a", "b", "n"]
+    assert by["in_block"].params[0].is_restrict
+    # one store in each kernel, plus the load of a in in_block
+    assert [(a.array, a.op) for a in by["in_block"].accesses] == [("a", "load"), ("b", "store")]
+    assert all(len(by[n].accesses) == 1 for n in ("one_line", "bounded", "split_lines", "in_namespace"))
+    assert m.device_functions == ("helper",)
+    # a host function with C linkage is host code: its launch is found
+    (site,) = m.launch_sites
+    assert (site.kernel, site.grid_dims, site.block_dims) == ("one_line", (4, 1, 1), (64, 1, 1))
+    assert m.problems == ()

@@ -229,7 +229,13 @@ def _defines(root: Any) -> dict[str, str]:
 
 
 def _functions(root: Any) -> Iterator[tuple[Any, frozenset[str], bool, tuple[str, ...]]]:
-    """(function_definition, execution-space qualifiers, is_template, template parameter names)."""
+    """(function_definition, execution-space qualifiers, is_template, template parameter names).
+
+    Containers are walked in source order. A linkage specification has two shapes in tree-sitter:
+    ``extern "C" { ... }`` keeps its functions in a ``declaration_list`` body, while the one-line
+    ``extern "C" __global__ void k(...) {...}`` makes the function definition *itself* the body;
+    that body is yielded, not descended into.
+    """
     stack: list[tuple[Any, bool, tuple[str, ...]]] = [(root, False, ())]
     while stack:
         node, in_template, tparams = stack.pop()
@@ -241,6 +247,9 @@ def _functions(root: Any) -> Iterator[tuple[Any, frozenset[str], bool, tuple[str
                 stack.append((child, True, names))
             elif child.type in _CONTAINERS:
                 body = child.child_by_field_name("body")
+                if body is not None and child.type != "ERROR" and body.type in ("function_definition",
+                                                                                  "template_declaration"):
+                    body = child  # extern "C" <one definition>: walk the specification, which holds it
                 stack.append((body if body is not None and child.type != "ERROR" else child, in_template, tparams))
 
 
