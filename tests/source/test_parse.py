@@ -147,3 +147,21 @@ def test_extern_c_kernels_are_found():
     (site,) = m.launch_sites
     assert (site.kernel, site.grid_dims, site.block_dims) == ("one_line", (4, 1, 1), (64, 1, 1))
     assert m.problems == ()
+
+
+def test_launch_argument_values():
+    m = parse_source("""
+#define W 16
+const int H = 3;
+__global__ void k(float *a, int n, float s) {}
+int main(int argc, char **argv) {
+  int w = W * 2;
+  int r = atoi(argv[1]);
+  for (int i = 0; i < 4; ++i) k<<<1, 32>>>(nullptr, w + H, 0.5f);
+  k<<<1, 32>>>(0, r, i);
+}
+""")
+    first, second = m.launch_sites
+    assert first.args == ("nullptr", "w + H", "0.5f")
+    assert first.arg_values == (None, 16 * 2 + 3, 0.5)
+    assert second.arg_values == (0, None, None)  # a run-time value; a loop counter

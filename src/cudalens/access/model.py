@@ -11,6 +11,11 @@ Choices (documented for users in ``cudalens analyze --help`` and the README):
 - **Loops** are evaluated at their first iteration (and at their second, for re-use facts);
   statements guarded by conditions count only the lanes for which the conditions hold; a condition
   the model cannot evaluate leaves all lanes active (and says so in ``assumptions``).
+- **Launch-site arguments.** A scalar kernel parameter takes the value its launch in the same file
+  passes (``k<<<g, b>>>(a, 128)``: a literal, or an expression of ``#define``s, constants and host
+  locals set once before the launch), listed in ``assumptions``. A ``--define`` of the same name
+  wins. When several launches pass different values (or one passes a value that cannot be
+  derived), the first derivable value is used and the disagreement is listed.
 - **Unknown integers.** A kernel parameter, template parameter or ``gridDim`` component that no
   ``--define`` or launch site gives is tried at two large values, both multiples of 64 (2048 and
   3136). When the verdict is the same for both it is reported, with the assumption listed; when it
@@ -81,6 +86,38 @@ def _grid_for(kernel: Kernel, model: SourceModel) -> tuple[int, int, int] | None
     return None
 
 
+def launch_values(kernel: Kernel, model: SourceModel,
+                  defines: Mapping[str, Any] | None = None) -> tuple[dict[str, int | float], dict[str, str]]:
+    """Values of ``kernel``'s scalar parameters taken from its launch sites, and a note for each.
+
+    Returns ``(values, notes)``: ``values[name]`` is the value the first launch whose argument is
+    derivable passes; ``notes[name]`` says where it came from, and whether other launches disagree
+    (a different value, or one the front end could not derive). Pointer parameters, parameters
+    named in ``defines`` (the user's ``--define`` wins) and arguments nobody can derive are left out.
+    """
+    defines = defines or {}
+    sites = [s for s in model.launch_sites if s.kernel == kernel.name]
+    values: dict[str, int | float] = {}
+    notes: dict[str, str] = {}
+    for i, p in enumerate(kernel.params):
+        if p.is_pointer or not p.name or p.name in defines:
+            continue
+        passed = [(s.line, s.arg_values[i] if i < len(s.arg_values) else None) for s in sites]
+        known = [(ln, v) for ln, v in passed if v is not None]
+        if not known:
+            continue
+        line, v = known[0]
+        values[p.name] = v
+        others = [ln for ln, w in passed if w != v]
+        note = f"{p.name} = {v:g} as passed by the launch at line {line}"
+        if others:
+            note += (f"; the launch{'es' if len(others) > 1 else ''} at line{'s' if len(others) > 1 else ''} "
+                     f"{', '.join(map(str, others))} pass{'' if len(others) > 1 else 'es'} another or an "
+                     "underivable value (not modelled)")
+        notes[p.name] = note
+    return values, notes
+
+
 def analyze_model(model: SourceModel, block: tuple[int, int, int] | None = None,
                   defines: Mapping[str, Any] | None = None) -> SourceModel:
     """Return ``model`` with every kernel's accesses and branches evaluated."""
@@ -103,10 +140,13 @@ class _KernelEval:
     """Evaluation context for one kernel: block, known values, trial values for unknown integers."""
 
     def __init__(self, kernel: Kernel, block: tuple[int, int, int], grid: tuple[int, int, int] | None,
-                 defines: Mapping[str, Any], macros: Mapping[str, Any]) -> None:
+                 defines: Mapping[str, Any], macros: Mapping[str, Any],
+                 launched: tuple[dict[str, Any], dict[str, str]] = ({}, {})) -> None:
         self.block = block
         self.nthreads = block[0] * block[1] * block[2]
         base: dict[str, Any] = dict(macros)
+        base.update(launched[0])  # below the user's --define (launch_values leaves those out anyway)
+        self.launch_notes = dict(launched[1])
         for name, v in defines.items():
             if not isinstance(v, str):
                 base[name] = v
@@ -121,8 +161,8 @@ class _KernelEval:
             f"gridDim.{c}" for c in "xyz"}
         self.type_defines = {k: v for k, v in defines.items() if isinstance(v, str)}
 
-    def value_sets(self, exprs: list[E.Expr], loops: tuple[Any, ...]) -> tuple[list[dict[str, Any]], list[str]]:
-        """Value dictionaries to evaluate with (one per trial), and the names that were trialled."""
+    def needed(self, exprs: list[E.Expr], loops: tuple[Any, ...]) -> set[str]:
+        """Every symbol the expressions and loop bounds use, through macro values."""
         need: set[str] = set()
         for e in exprs:
             if e is not None:
@@ -133,6 +173,16 @@ class _KernelEval:
             v = self.base.get(name)
             if isinstance(v, tuple):
                 need |= E.symbols(v)
+        return need
+
+    def launch_assumptions(self, exprs: list[E.Expr], loops: tuple[Any, ...]) -> list[str]:
+        """The launch-site notes of the parameters these expressions use."""
+        need = self.needed(exprs, loops)
+        return [note for name, note in sorted(self.launch_notes.items()) if name in need]
+
+    def value_sets(self, exprs: list[E.Expr], loops: tuple[Any, ...]) -> tuple[list[dict[str, Any]], list[str]]:
+        """Value dictionaries to evaluate with (one per trial), and the names that were trialled."""
+        need = self.needed(exprs, loops)
         loop_syms = {lp[0] for lp in loops}
         missing = sorted(n for n in need if n not in self.base and n not in loop_syms and not n.startswith("__"))
         trial = [n for n in missing if n in self.trialable]
@@ -166,7 +216,7 @@ class _KernelEval:
 def _analyze_kernel(k: Kernel, model: SourceModel, block_arg: tuple[int, int, int] | None,
                     defines: Mapping[str, Any], macros: Mapping[str, Any]) -> Kernel:
     block, _src = block_for(k, model, block_arg)
-    ev = _KernelEval(k, block, _grid_for(k, model), defines, macros)
+    ev = _KernelEval(k, block, _grid_for(k, model), defines, macros, launch_values(k, model, defines))
     accesses = tuple(_access(a, ev) for a in k.accesses)
     branches = tuple(_branch(b, ev) for b in k.branches)
     return dataclasses.replace(k, accesses=accesses, branches=branches, block_dims=block)
@@ -188,7 +238,7 @@ def _access(a: Access, ev: _KernelEval) -> Access:
         return dataclasses.replace(a, bytes_per_thread=width, pattern="data-dependent")
     sets, trial = ev.value_sets([a.index_expr, a.mask_expr], a.loop_context)
     verdicts = []
-    assumptions: list[str] = []
+    assumptions: list[str] = ev.launch_assumptions([a.index_expr, a.mask_expr], a.loop_context)
     try:
         for vals in sets:
             verdicts.append(_verdict(a, ev, vals, width, assumptions))
@@ -199,7 +249,8 @@ def _access(a: Access, ev: _KernelEval) -> Access:
             v.pop("row_pitch", None)  # a pitch built from a trial value is not a fact
     if any(v != verdicts[0] for v in verdicts[1:]):
         return dataclasses.replace(a, bytes_per_thread=width, pattern="parameter-dependent",
-                                   assumptions=tuple(f"depends on {', '.join(trial)}" for _ in (0,)))
+                                   assumptions=tuple(ev.launch_assumptions([a.index_expr, a.mask_expr], a.loop_context))
+                                   + (f"depends on {', '.join(trial)}",))
     if trial:
         assumptions.append(f"{', '.join(trial)} unknown: verdict identical for values {TRIAL_VALUES}")
     fields = dict(verdicts[0])

@@ -135,6 +135,9 @@ class LaunchSite:
     grid_dims: tuple[int, int, int] | None
     loop_lines: tuple[int, ...] = ()
     node: Any = field(default=None, compare=False, repr=False)
+    # One entry per argument: its value where it is a number literal or follows from #defines, file-level
+    # constants or host locals set once before the launch (see HostEnv.value); None otherwise.
+    arg_values: tuple[int | float | None, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -488,6 +488,8 @@ def _launch_sites(body: Any, scope: Any) -> Iterator[LaunchSite]:
             grid_dims=grid,
             loop_lines=loop_lines(n),
             node=n,
+            arg_values=tuple(host.value(a, line_of(n)) for a in args.named_children if a.type != "comment")
+            if args is not None else (),
         )
 
 

@@ -213,7 +213,22 @@ class HostEnv:
         self.scope = scope
         self.ints: list[tuple[int, str, Any]] = []  # (line, name, value)
         self.dim3s: list[tuple[int, str, tuple[int, int, int] | None]] = []
+        # Names whose value changes in ways a single pass by line order cannot follow: compound
+        # assignments (n *= 2), ++/--, a taken address (scanf("%d", &n)), or more than one definition.
+        self.unsettled: set[str] = set()
         for n in _iter(body):
+            if n.type == "update_expression":
+                arg = n.child_by_field_name("argument")
+                if arg is not None and arg.type == "identifier":
+                    self.unsettled.add(_text(arg))
+            elif n.type == "assignment_expression" and _text(n.child_by_field_name("operator")) != "=":
+                left = n.child_by_field_name("left")
+                if left is not None and left.type == "identifier":
+                    self.unsettled.add(_text(left))
+            elif n.type == "pointer_expression" and _text(n.child_by_field_name("operator")) == "&":
+                arg = n.child_by_field_name("argument")
+                if arg is not None and arg.type == "identifier":
+                    self.unsettled.add(_text(arg))
             if n.type == "declaration":
                 t = n.child_by_field_name("type")
                 tname = _text(t) if t is not None else ""
@@ -229,6 +244,25 @@ class HostEnv:
                 left = n.child_by_field_name("left")
                 if left is not None and left.type == "identifier":
                     self.ints.append((_line(n), _text(left), n.child_by_field_name("right")))
+
+    def value(self, node: Any, line: int) -> int | float | None:
+        """The value of a launch argument at ``line``, or None where it does not follow from the source.
+
+        A number literal, an expression of ``#define``s and file-level constants, or of host locals
+        defined exactly once before the launch (``int n = 1 << 20;``). A local that is redefined,
+        incremented, updated in place or whose address is taken is not followed: its value at the
+        launch depends on control flow (a loop counter, a value read at run time).
+        """
+        names = {_text(x) for x in _iter(node) if x.type == "identifier"}
+        defs: dict[str, int] = {}
+        for _ln, name, _v in self.ints:
+            defs[name] = defs.get(name, 0) + 1
+        if any(name in self.unsettled or defs.get(name, 0) > 1 for name in names):
+            return None
+        v = self.scope.const_value(node, self._values_before(line))
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return None
+        return v
 
     def _values_before(self, line: int) -> dict[str, Any]:
         vals: dict[str, Any] = {}
