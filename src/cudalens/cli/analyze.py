@@ -1,12 +1,66 @@
-"""`cudalens analyze FILE.cu ...`: source (and compiled) findings for CUDA kernels."""
+"""`cudalens analyze FILE.cu ...`: source (and compiled) findings, optionally joined with a measured
+launch and Nsight Compute counters into one report (text, JSON, HTML or SARIF)."""
 
 from __future__ import annotations
 
+import json
+import shlex
+from typing import Any
+
 import click
 
-from cudalens.cli._common import echo_json, format_option
+from cudalens.cli._common import _default, echo_json
 from cudalens.errors import InputError
 from cudalens.findings import Priority
+
+RUN_HELP = """Measure one launch and merge the timing: "KERNEL --grid G --block B --arg SPEC ..."
+takes the options of `cudalens bench` (--arg, --shared-mem, -D, --hot, --timeout, ...; see
+`cudalens bench --help`). The kernel must be declared extern "C". Needs a GPU: without one, a note
+says the measurement was skipped and the static report is still produced."""
+
+COUNTERS_HELP = """Nsight Compute counters to check the predictions against. Alone (--counters, or
+--counters=run): profile the --run launch once with ncu. With a file (--counters FILE.csv): import a
+CSV saved earlier with `ncu --csv --page raw`, e.g. on another machine. When ncu is missing or not
+allowed, a note says why and the static report is still produced."""
+
+
+def _parse_run(ctx: click.Context, spec: str) -> Any:
+    """A RunSpec from the --run text, parsed by `cudalens bench`'s own options."""
+    from cudalens.analyze import RunSpec
+    from cudalens.measure.argspec import parse_args, parse_dims
+    from cudalens.measure.sampling import SamplingPolicy
+    from cudalens.measure.stats import parse_percent
+
+    try:
+        words = shlex.split(spec)
+    except ValueError as exc:
+        raise InputError(f"--run {spec!r}: {exc}") from None
+    if not words or words[0].startswith("-"):
+        raise InputError(f"--run {spec!r}: start with the kernel's name, e.g. \"saxpy --grid 4096 --block 256 ...\"")
+    bench = ctx.find_root().command.commands.get("bench")  # type: ignore[attr-defined]
+    if bench is None:  # pragma: no cover - the bench command ships with cudalens
+        raise InputError("--run needs the `cudalens bench` command, which is not installed")
+    try:
+        sub = bench.make_context("bench", ["<analyzed file>", "--kernel", words[0], *words[1:]], parent=None)
+    except click.ClickException as exc:
+        raise InputError(f"--run {spec!r}: {exc.format_message()}") from None
+    p = sub.params
+    parse_args(p["args"])  # InputError names the bad --arg
+    try:
+        policy = SamplingPolicy(noise_target=parse_percent(p["noise"]), min_samples=p["min_samples"],
+                                min_time_s=p["min_time"], max_time_s=p["max_time"],
+                                max_samples=max(10_000, p["min_samples"]))
+    except ValueError as exc:
+        raise InputError(f"--run: {exc}") from None
+    defines = []
+    for d in p["defines"]:
+        name, _, value = d.partition("=")
+        defines.append((name, value if value else None))
+    return RunSpec(kernel=words[0], grid=parse_dims(p["grid"], "grid"), block=parse_dims(p["block"], "block"),
+                   args=tuple(p["args"]), shared_mem=p["shared_mem"], mode="cold" if p["cold"] else "hot",
+                   batch=p["batch"], defines=tuple(defines), bytes_read=p["bytes_read"],
+                   bytes_written=p["bytes_written"], flops=p["flops"], policy=policy.to_dict(),
+                   timeout_s=p["timeout"], device=p["device"])
 
 
 def register(group: click.Group) -> None:
@@ -15,36 +69,118 @@ def register(group: click.Group) -> None:
     @click.option("--block", "block", default=None, metavar="X[,Y[,Z]]",
                   help="Block size the access model uses (default: the launch site's block, else 256).")
     @click.option("--define", "-D", "defines", multiple=True, metavar="NAME=VALUE",
-                  help="Value of a kernel parameter, template parameter or macro (repeatable).")
+                  help="Value of a kernel parameter, template parameter or macro (repeatable). nvcc gets "
+                       "-DNAME=VALUE only for names the file uses as macros or that are not parameter names.")
     @click.option("--cc", default="9.0", show_default=True, help="Target compute capability.")
     @click.option("--fail-on", type=click.Choice(["high", "medium", "low"]), default=None,
                   help="Exit 1 when findings at or above this priority exist.")
     @click.option("--no-compile", is_flag=True, help="Source-only analysis (skip nvcc).")
-    @format_option
-    def analyze_cmd(files, block, defines, cc, fail_on, no_compile, fmt):
+    @click.option("--run", "run", default=None, metavar="\"KERNEL --grid G --block B --arg ...\"", help=RUN_HELP)
+    @click.option("--counters", "counters", is_flag=False, flag_value="run", default=None, metavar="[FILE.csv]",
+                  help=COUNTERS_HELP)
+    @click.option("--format", "fmt", type=click.Choice(["text", "json", "html", "sarif"]), default="text",
+                  show_default=True, help="Output format.")
+    @click.option("-o", "--output", "output", default=None, type=click.Path(dir_okay=False),
+                  help="Write the report to this file (default: standard output).")
+    @click.pass_context
+    def analyze_cmd(ctx, files, block, defines, cc, fail_on, no_compile, run, counters, fmt, output):
         """Analyze CUDA files: warp access model, divergence, pattern rules, compiled facts.
 
         The access model evaluates blocks blockIdx=(0,0,0) and (1,0,0), assumes 256-byte aligned
         pointers (cudaMalloc), loops at their first iteration, and tries unknown integer
         parameters at 2048 and 3136 (reporting only verdicts that agree).
+
+        With --run and/or --counters the report also holds the measured time, the speed of
+        light, the predictions checked against the counters (V1 findings where they disagree)
+        and the findings re-ranked by measured cost.
+
+        Example: cudalens analyze saxpy.cu --run "saxpy --grid 65536 --block 256 --arg int32=16777216
+        --arg float32=2 --arg float32[2^24] --arg float32[2^24]@inout" --counters --format html -o saxpy.html
         """
         from cudalens.access.model import parse_block, parse_defines
-        from cudalens.analyze import analyze
+        from cudalens.analyze import PROFILE_RUN, analyze, gather_evidence, guided_report
 
         try:
             blk = parse_block(block) if block else None
             defs = parse_defines(list(defines))
         except ValueError as exc:
             raise InputError(str(exc)) from None
+        run_spec = _parse_run(ctx, run) if run else None
+        if counters == PROFILE_RUN and run_spec is None:
+            raise InputError("--counters without a file profiles the --run launch: give --run, or --counters FILE.csv")
         result = analyze(list(files), block=blk, defines=defs, cc=cc, compile=not no_compile)
-        if fmt == "json":
-            echo_json(result.to_dict())
-        else:
-            from rich.console import Console
-
-            from cudalens.report.terminal import render_analysis
-
-            render_analysis(result, Console())
-        if fail_on and result.at_or_above(Priority.parse(fail_on)):
+        evidence = gather_evidence(result, run=run_spec, counters=counters) if (run_spec or counters) else None
+        if evidence is not None:
+            for note in evidence.notes:
+                click.echo(f"cudalens: {note}", err=True)
+        merged = guided_report(result, evidence) if (evidence is not None or fmt != "json") else None
+        _emit(result, merged, fmt, output)
+        findings = merged["findings"] if merged is not None else None
+        if fail_on and _fails(result, findings, Priority.parse(fail_on)):
             return 1
         return 0
+
+
+def _fails(result: Any, merged_findings: list[dict] | None, threshold: Priority) -> bool:
+    if merged_findings is None:
+        return bool(result.at_or_above(threshold))
+    return any(Priority.parse(f["priority"]).rank <= threshold.rank for f in merged_findings)
+
+
+def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | None) -> None:
+    if fmt == "json":
+        data = merged if merged is not None else result.to_dict()
+        if output is None:
+            echo_json(data)
+        else:
+            _write(output, json.dumps(data, indent=2, default=_default) + "\n")
+        return
+    assert merged is not None
+    if fmt == "html":
+        from cudalens.report.html import render_html
+
+        text = render_html(merged)
+        _write(output, text) if output else click.echo(text)
+        return
+    if fmt == "sarif":
+        from cudalens.guided.inputs import finding_from_dict
+        from cudalens.report.sarif import to_sarif
+        from cudalens.rules.registry import load_all
+        from cudalens.rules.validation import VALIDATION_RULES
+
+        rules = {**load_all(), **VALIDATION_RULES}
+        log = to_sarif([finding_from_dict(f) for f in merged["findings"]], rules, root=".")
+        text = json.dumps(log, indent=2)
+        _write(output, text + "\n") if output else click.echo(text)
+        return
+    from rich.console import Console
+
+    from cudalens.report.terminal import render_analysis, render_guided
+
+    if output is None:
+        console = Console()
+        render_analysis(result, console, findings=_ranked(merged))
+        render_guided(merged, console)
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as fh:
+            console = Console(file=fh, width=120, force_terminal=False, color_system=None)
+            render_analysis(result, console, findings=_ranked(merged))
+            render_guided(merged, console)
+    except OSError as exc:
+        raise InputError(f"{output}: cannot write ({exc.strerror})") from None
+
+
+def _ranked(merged: dict[str, Any]) -> list[Any]:
+    from cudalens.guided.inputs import finding_from_dict
+
+    return [finding_from_dict(f) for f in merged["findings"]]
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write ({exc.strerror})") from None
+

@@ -1,4 +1,5 @@
-"""Terminal rendering of an analysis (rich): findings grouped by kernel, then the access table."""
+"""Terminal rendering of an analysis (rich): findings grouped by kernel, then the access table;
+for a guided report, the first things to do, the speed of light and predicted versus measured."""
 
 from __future__ import annotations
 
@@ -11,9 +12,14 @@ from rich.text import Text
 _COLORS = {"high": "bold red", "medium": "yellow", "medium-low": "cyan", "low": "blue", "info": "dim"}
 
 
-def render_analysis(analysis: Any, console: Console, show_accesses: bool = True) -> None:
-    """Print findings grouped by kernel (priority, then impact) and each kernel's access verdicts."""
-    findings = analysis.findings
+def render_analysis(analysis: Any, console: Console, show_accesses: bool = True,
+                    findings: list[Any] | None = None) -> None:
+    """Print findings grouped by kernel (priority, then impact) and each kernel's access verdicts.
+
+    ``findings`` replaces the analysis' own (e.g. the guided report's, re-ranked, with V1 added),
+    printed in the order given.
+    """
+    findings = analysis.findings if findings is None else list(findings)
     for fa in analysis.files:
         console.print(Text(f"{fa.model.path}", style="bold"))
         for note in fa.notes:
@@ -72,4 +78,59 @@ def _access_table(k: Any) -> Table:
     for b in k.branches:
         verdict = {True: "divergent", False: "uniform", None: "unknown"}[b.divergent]
         t.add_row(str(b.line), f"if ({b.condition})"[:40], "branch", "", "", "", "", "", verdict)
+    return t
+
+
+def render_guided(report: dict[str, Any], console: Console) -> None:
+    """After the per-kernel findings: first things to do, speed of light, predicted vs measured."""
+    steps = report.get("first_steps") or []
+    if steps:
+        console.print(Text("\nFirst things to do", style="bold"))
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(justify="right", width=4)
+        grid.add_column()
+        for i, step in enumerate(steps[:3], 1):
+            grid.add_row(f"{i}.", Text(step))
+        console.print(grid)
+    sol = report.get("speed_of_light") or []
+    if sol:
+        console.print(Text("\nSpeed of light", style="bold"))
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(width=1)
+        grid.add_column()
+        for line in sol:
+            grid.add_row("", Text(line))
+        console.print(grid)
+    checks = report.get("cross_checks") or []
+    if checks:
+        console.print(Text("\nPredicted vs measured (Nsight Compute)", style="bold"))
+        console.print(_checks_table(checks))
+        console.print(Text("  n/a: not comparable (see cross_checks[].reason in --format json)", style="dim"))
+    for note in report.get("evidence_notes") or []:
+        console.print(Text(f"note: {note}", style="dim"))
+
+
+_VERDICT = {True: ("agrees", "green"), False: ("DISAGREES", "bold red"), None: ("n/a", "dim")}
+
+
+def _checks_table(checks: list[dict[str, Any]]) -> Table:
+    """Rows grouped by kernel; numbers in the quantity's unit (% where the unit is a percentage)."""
+    t = Table(show_edge=False, pad_edge=False, box=None, padding=(0, 1))
+    t.add_column("line", justify="right")
+    t.add_column("quantity", no_wrap=True)
+    t.add_column("predicted", justify="right", no_wrap=True)
+    t.add_column("measured", justify="right", no_wrap=True)
+    t.add_column("verdict", no_wrap=True)
+    kernel = object()
+    for c in checks:
+        if c.get("kernel") != kernel:
+            kernel = c.get("kernel")
+            t.add_row("", Text(f"{kernel or '-'}", style="cyan"), "", "", "")
+        rel = c.get("relation") or "≈"
+        pct = " %" if c.get("unit") == "%" else ""
+        pred = "-" if c.get("predicted") is None else f"{'' if rel == '≈' else rel + ' '}{c['predicted']:.3g}{pct}"
+        meas = "-" if c.get("measured") is None else f"{c['measured']:.3g}{pct}"
+        word, style = _VERDICT[c.get("agree")]
+        quantity = str(c.get("quantity")).replace("/request", "/req").replace(" efficiency", " eff.")
+        t.add_row(_fmt(c.get("line")), f"  {quantity}", pred, meas, Text(word, style=style))
     return t
