@@ -160,7 +160,7 @@ def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | No
     if output is None:
         console = Console()
         render_analysis(result, console, findings=_ranked(merged))
-        render_guided(merged, console)
+        render_guided(merged, console, notes=False)  # the notes went to stderr
         return
     try:
         with open(output, "w", encoding="utf-8") as fh:

@@ -81,8 +81,11 @@ def _access_table(k: Any) -> Table:
     return t
 
 
-def render_guided(report: dict[str, Any], console: Console) -> None:
-    """After the per-kernel findings: first things to do, speed of light, predicted vs measured."""
+def render_guided(report: dict[str, Any], console: Console, notes: bool = True) -> None:
+    """After the per-kernel findings: first things to do, speed of light, predicted vs measured.
+
+    ``notes``: also print the evidence notes (what could not be measured, and why).
+    """
     steps = report.get("first_steps") or []
     if steps:
         console.print(Text("\nFirst things to do", style="bold"))
@@ -106,7 +109,7 @@ def render_guided(report: dict[str, Any], console: Console) -> None:
         console.print(Text("\nPredicted vs measured (Nsight Compute)", style="bold"))
         console.print(_checks_table(checks))
         console.print(Text("  n/a: not comparable (see cross_checks[].reason in --format json)", style="dim"))
-    for note in report.get("evidence_notes") or []:
+    for note in (report.get("evidence_notes") or []) if notes else []:
         console.print(Text(f"note: {note}", style="dim"))
 
 
