@@ -514,7 +514,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     labs = {lab.number: lab for lab in all_labs()}
     skipped = [{"lab": n, "name": labs[n].name if n in labs else "", "reason": f"{why}: no device kernel pair to validate"}
                for n, why in sorted(SKIPPED_LABS.items())]
-    device, driver, cc_text = ("(dry run)", "-", "9.0") if args.dry_run else _device()
+    device, driver, cc_text = ("dry run, no GPU", "-", "9.0") if args.dry_run else _device()
     cc = cc_text if cc_text.count(".") == 1 else "9.0"
     ncu = shutil.which("ncu")
     ncu_version = "-"
