@@ -1,5 +1,5 @@
-"""Rules on the warp access model: global coalescing (G1, G2, G3, G5, G8), shared memory (SH1, SH2),
-constant memory (K1) and divergence (D1).
+"""Rules on the warp access model: global coalescing (G1, G2, G3, G5, G8), shared memory (SH1, SH2,
+SH3), constant memory (K1) and divergence (D1).
 
 They read the verdicts :mod:`cudalens.access.model` attached to each access and branch of
 ``ctx.source``; an access whose figures are null (data-dependent, unknown width) yields nothing.
@@ -216,6 +216,95 @@ def redundant(ctx: Any) -> Iterator[Finding]:
                            "load the tile once per block into __shared__ memory, synchronize, and read it from there",
                            1.0 - 1.0 / tpe, "share of global loads that are redundant within the block",
                            [Evidence(Layer.MODEL, "threads_per_element", tpe)])
+
+
+# SH3: a lane stride of at least this many elements (a column walk: every lane its own sector for
+# any element size) ...
+SH3_MIN_STRIDE = 32
+# ... where the block's requests together read a region whose staged sectors are at least this
+# full (1.0: a dense tile) ...
+SH3_MIN_USED = 0.75
+# ... and staging would fetch at most this share of the sectors fetched today.
+SH3_MAX_STAGED_SHARE = 0.5
+
+
+def _modelled_kernels(ctx: Any) -> Iterator[Any]:
+    """The kernels with their access verdicts.
+
+    ``analyze_file`` runs the access model before the rules. A context built straight from
+    ``parse_file`` (the pattern-rule examples) has none: then the model is run here, with the
+    launch configuration the file gives (or the default block), exactly as ``analyze_file`` would
+    without ``--block``/``--define``. A model that has run sets every kernel's ``block_dims``.
+    """
+    src = getattr(ctx, "source", None)
+    kernels = tuple(getattr(src, "kernels", ()) or ())
+    if kernels and all(getattr(k, "block_dims", None) is None for k in kernels) and hasattr(src, "launch_sites"):
+        from cudalens.access.model import analyze_model
+
+        kernels = analyze_model(src).kernels
+    return iter(kernels)
+
+
+def _staged_arrays(k: Any) -> set[str]:
+    """Global arrays the kernel already copies into a ``__shared__`` tile with a unit lane stride."""
+    return {a.array for a in k.accesses if a.space == "global" and a.op == "load" and a.stored_to
+            and a.lane_stride == 1}
+
+
+@rule(id="SH3", name="stage-strided-loads-through-shared", priority=Priority.INFO, section="BPG 9.2.3.3",
+      layers="S L")
+def strided_to_shared(ctx: Any) -> Iterator[Finding]:
+    """What it does
+    Flags a global load whose consecutive lanes are 32 or more elements apart (a walk down a column
+    of a row-major matrix) when the warps of a block, over the iterations of the enclosing loop,
+    together read a dense region: a tile the block could load coalesced into shared memory. A
+    kernel that already copies that array into a ``__shared__`` array with a unit lane stride is
+    left alone. The facts come from the access model (``Access.staging``): warp requests of block 0
+    over up to ``stride`` iterations of the innermost loop, the sectors they fetch today, and the
+    distinct sectors of the region they read.
+
+    Why it matters
+    A column walk makes every lane of a warp fetch its own 32-byte sector to use 4 bytes of it, so
+    the load moves up to 8 times the bytes it needs, and the neighbouring bytes are fetched again
+    by later iterations if the cache has dropped them. When the block as a whole reads whole rows,
+    it can load those rows with consecutive threads on consecutive addresses (full sectors), store
+    them in shared memory, and read them back in the column order the algorithm needs; shared
+    memory has no sectors to waste, only banks (pad the tile against conflicts, SH1).
+
+    Example
+    ``for (int i = 0; i < 32; i++) sum += a[row * 32 + i] * a[col * 32 + i];`` with
+    ``col = blockIdx.x * blockDim.x + threadIdx.x``: lanes read ``a`` 32 floats apart.
+
+    Fix
+    Load the tile coalesced and transpose it on the way into shared memory, then read it from there:
+    ``t[threadIdx.x][threadIdx.y] = a[(blockIdx.x * blockDim.x + threadIdx.y) * 32 + threadIdx.x];``,
+    ``__syncthreads();``, and in the loop ``t[i][threadIdx.x]``; declare ``t[32][33]`` so the column
+    reads are free of bank conflicts.
+    """
+    for k in _modelled_kernels(ctx):
+        staged = _staged_arrays(k)
+        seen = set()
+        for a in k.accesses:
+            key = (a.line, a.array, a.index)
+            st = a.staging or {}
+            if (a.space != "global" or a.op != "load" or key in seen or a.array in staged or not _excess(a)
+                    or a.lane_stride is None or abs(a.lane_stride) < SH3_MIN_STRIDE or not st.get("sectors")
+                    or st.get("used", 0) < SH3_MIN_USED
+                    or st["sectors_staged"] > SH3_MAX_STAGED_SHARE * st["sectors"]):
+                continue
+            seen.add(key)
+            where = (f"over the loop at line {st['loop_line']}" if st.get("over") == "loop" else "in one pass")
+            yield _finding("SH3", Priority.INFO, "BPG 9.2.3.3", k, a.line,
+                           f"global load of {a.array}[{a.index}] has lane stride {a.lane_stride} elements "
+                           f"({a.sectors_per_request:g} sectors per request); the block's {st['requests']} requests "
+                           f"{where} read a dense region of {st['sectors_staged']} sectors but fetch "
+                           f"{st['sectors']}",
+                           f"load that region of {a.array} coalesced (threadIdx.x on consecutive addresses) into a "
+                           "__shared__ tile, __syncthreads(), and read the tile in the strided order",
+                           1.0 - st["sectors_staged"] / st["sectors"],
+                           "share of this load's sectors a coalesced shared-memory tile would not fetch",
+                           _sector_evidence(a, k) + [Evidence(Layer.MODEL, "lane_stride", a.lane_stride)]
+                           + [Evidence(Layer.MODEL, f"staging.{name}", v) for name, v in st.items()])
 
 
 @rule(id="SH1", name="shared-bank-conflicts", priority=Priority.INFO, section="BPG 9.2.3.1", layers="S M P L")

@@ -79,6 +79,12 @@ class Access:
     reuse: dict[str, Any] | None = None  # global loads: block-level re-use facts (for G8/SH2)
     row_pitch: int | None = None  # elements between rows (threadIdx.y -> threadIdx.y + 1), 2-D blocks
     assumptions: tuple[str, ...] = ()  # what the model assumed to reach its verdict
+    # Global loads with a lane stride: could a shared-memory tile serve them coalesced? (for SH3; see
+    # cudalens.access.model._staging for the keys)
+    staging: dict[str, Any] | None = None
+    # Front end: the __shared__ array a global load's value is assigned to in the same expression
+    # (``tile[ty][tx] = a[...]``), i.e. the load stages a tile; None otherwise.
+    stored_to: str | None = None
     # Symbolic forms (cudalens.source.expr tuples), built by the front end for the access model.
     index_expr: Any = field(default=None, compare=False, repr=False)
     mask_expr: Any = field(default=None, compare=False, repr=False)  # conditions guarding it, None: always

@@ -773,10 +773,36 @@ class KernelWalker:
             ops = ["load"]
         index_text = "][".join(_text(i) for i in idx_nodes)
         loop_lines = tuple(x[3] for x in st.loops)
+        stored_to = self._stored_to(child, st) if space == "global" and ops == ["load"] else None
         for op in ops:
             self.accesses.append(Access(_line(node), name if name == array else array, space, op, nbytes, index_text,
                                         loop_lines=loop_lines, element_type=etype or None, index_expr=index,
-                                        mask_expr=st.mask, loop_context=st.loops))
+                                        mask_expr=st.mask, loop_context=st.loops, stored_to=stored_to))
+
+    def _stored_to(self, node: Any, st: _State) -> str | None:
+        """The __shared__ array a loaded value is assigned to within one expression, if any.
+
+        ``tile[ty][tx] = a[i];`` and ``tile[ty][tx] = s * a[i];`` stage ``a`` into ``tile``; a value
+        that passes through a local variable first is not followed (None).
+        """
+        cur = node
+        while cur.parent is not None:
+            parent = cur.parent
+            if parent.type == "assignment_expression":
+                if parent.child_by_field_name("right") != cur:
+                    return None
+                left = parent.child_by_field_name("left")
+                if left is None or left.type != "subscript_expression":
+                    return None
+                base, _idx = _subscript_chain(left)
+                ref = self._array_ref(_text(base), E.num(0), st) if base.type == "identifier" else None
+                decl = self.arrays.get(ref[0]) if ref is not None else None
+                return decl.name if decl is not None and decl.space == "shared" else None
+            if parent.type.endswith("statement") or parent.type in ("declaration", "init_declarator",
+                                                                     "argument_list", "subscript_argument_list"):
+                return None
+            cur = parent
+        return None
 
 
 def _subscript_chain(node: Any) -> tuple[Any, list[Any]]:
