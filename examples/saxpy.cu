@@ -1,4 +1,6 @@
-// saxpy: y = a*x + y, one element per thread, 256-thread blocks.
+// saxpy: y = a*x + y, one element per thread, 256-thread blocks. extern "C" keeps the name unmangled,
+// so the harness can launch it: cudalens analyze examples/saxpy.cu --run "saxpy --grid 65536 --block 256
+// --arg int32=16777216 --arg float32=2 --arg float32[2^24] --arg float32[2^24]@inout" --counters
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
@@ -12,7 +14,7 @@
     }                                                                            \
   } while (0)
 
-__global__ void __launch_bounds__(256) saxpy(int n, float a, const float *__restrict__ x, float *__restrict__ y) {
+extern "C" __global__ void __launch_bounds__(256) saxpy(int n, float a, const float *__restrict__ x, float *__restrict__ y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = a * x[i] + y[i];
 }
