@@ -261,6 +261,7 @@ def test_counters_flag_without_permission_gives_the_hint(capsys, monkeypatch):
     (["--run", "copy_stride2 --block 32"], "--grid"),
     (["--run", "copy_stride2 --grid 1 --block 32 --arg float99[4]"], "float99"),
     (["--run", "--grid 1"], "kernel's name"),
+    (["--counters", FIXTURE_CU], "a CSV is expected"),
 ])
 def test_bad_run_or_counters_usage_is_one_line_and_exit_2(capsys, args, words):
     rc, out, err = analyze(capsys, FIXTURE_CU, *args)

@@ -21,7 +21,8 @@ says the measurement was skipped and the static report is still produced."""
 COUNTERS_HELP = """Nsight Compute counters to check the predictions against. Alone (--counters, or
 --counters=run): profile the --run launch once with ncu. With a file (--counters FILE.csv): import a
 CSV saved earlier with `ncu --csv --page raw`, e.g. on another machine. When ncu is missing or not
-allowed, a note says why and the static report is still produced."""
+allowed, a note says why and the static report is still produced. Put a bare --counters after
+the files (or write --counters=run): before them it would take the first file as its CSV."""
 
 
 def _parse_run(ctx: click.Context, spec: str) -> Any:
@@ -105,6 +106,9 @@ def register(group: click.Group) -> None:
             defs = parse_defines(list(defines))
         except ValueError as exc:
             raise InputError(str(exc)) from None
+        if counters and counters.endswith((".cu", ".cuh")):
+            raise InputError(f"--counters {counters}: a CSV is expected; put a bare --counters after the files "
+                             "or write --counters=run")
         run_spec = _parse_run(ctx, run) if run else None
         if counters == PROFILE_RUN and run_spec is None:
             raise InputError("--counters without a file profiles the --run launch: give --run, or --counters FILE.csv")
