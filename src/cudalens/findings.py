@@ -86,13 +86,26 @@ class Finding:
         return d
 
 
+#: Catalog items that are hygiene advice with no cost of their own to point at (no
+#: ``__launch_bounds__``, pointers without ``__restrict__``, unchecked return codes, precision flags,
+#: build targets). Within one guide priority they rank after findings that name a concrete cost, so
+#: that "what to change first" names the problem, not the housekeeping.
+ADVISORY_RULES = frozenset({"E6", "E10", "I16", "I17", "Y1", "Y2", "Y3"})
+
+
+def is_advisory(f: Finding) -> bool:
+    return f.rule in ADVISORY_RULES
+
+
 def sort_findings(findings: list[Finding]) -> list[Finding]:
-    """Guide priority first, then larger estimated impact, downgraded last, then file and line."""
+    """Guide priority first (downgraded last), concrete before advisory, then larger estimated
+    impact, then file and line."""
     return sorted(
         findings,
         key=lambda f: (
             f.status == "downgraded",
             f.priority.rank,
+            is_advisory(f),
             -(f.impact if f.impact is not None else -1.0),
             f.file,
             f.line or 0,

@@ -5,8 +5,9 @@ bytes an access wastes, the share of warps that diverge...). A measurement adds 
 analysis cannot know: which kernel takes the time, and what limits it. The order becomes:
 
 1. guide priority (high before medium...), downgraded findings last, as before;
-2. within one priority, findings with a *measured* impact first, larger first;
-3. then findings with only a static impact, larger first.
+2. within one priority, concrete findings before advisory ones (findings.ADVISORY_RULES);
+3. then findings with a *measured* impact first, larger first;
+4. then findings with only a static impact, larger first.
 
 Measured impact, a number in [0, 1]:
 
@@ -31,7 +32,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from cudalens.findings import Evidence, Finding, Layer
+from cudalens.findings import Evidence, Finding, Layer, is_advisory
 from cudalens.guided.inputs import Measurement
 from cudalens.measure.throughput import Ceilings
 from cudalens.profile.ncu import LegacyMetrics
@@ -171,7 +172,7 @@ def rank_order(findings: Sequence[Finding], loads: Mapping[str, KernelLoad] | No
     for i, f in enumerate(findings):
         updated = measured_impact(f, loads.get(f.kernel or ""), report)
         g = updated if updated is not None else f
-        keyed.append(((g.status == "downgraded", g.priority.rank, updated is None,
+        keyed.append(((g.status == "downgraded", g.priority.rank, is_advisory(g), updated is None,
                        -(g.impact if g.impact is not None else -1.0), i), i, g))
     return [(i, g) for _, i, g in sorted(keyed, key=lambda t: t[0])]
 

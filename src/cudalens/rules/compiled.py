@@ -273,11 +273,19 @@ def accurate_math(ctx: Any) -> Iterator[Finding]:
 
     Fix
     Use the intrinsics where their accuracy is enough (``__sinf``, ``__expf``, ``__fdividef``,
-    ``rsqrtf``), or compile with ``-use_fast_math``; measure the accuracy you give up.
+    ``rsqrtf``), or compile with ``-use_fast_math``; measure the accuracy you give up. A kernel
+    where a more specific rewrite rule (I3, I5, I8, I9, I10) fired is left to that rule.
     """
+    from cudalens.rules.fast_math import lines_with_specific_rewrites  # noqa: PLC0415
+
+    rewritten = lines_with_specific_rewrites(ctx)
+    spans = {k.name: (k.line, k.end_line) for k in getattr(ctx.source, "kernels", ())}
     for name, k in _kernels(ctx):
         if "-use_fast_math" in k.flags or "--use_fast_math" in k.flags:
             continue
+        lo, hi = spans.get(name, (0, -1))
+        if any(lo <= line <= hi for line in rewritten):
+            continue  # a specific rewrite (I3, I5, I8, I9, I10) of the kernel's math comes first
         slow = k.count("slowpath_call")
         mufu = max(0, k.count("mufu") - k.count("int_div"))
         fp64 = k.count("fp64", "f2f")

@@ -14,7 +14,12 @@ from typing import Any, Iterator
 from cudalens.findings import Finding, Priority
 from cudalens.rules import _syntax as syn
 from cudalens.rules._common import device_functions, finding
-from cudalens.rules.registry import rule
+from cudalens.rules.registry import RULES, rule
+
+#: Rules that rewrite one math call into something better than its intrinsic (a multiplication,
+#: cbrtf, exp2f, sinpif, rsqrtf): where one of them flags a line, that fix supersedes I6's.
+_SPECIFIC_REWRITES = ("I3", "I5", "I8", "I9", "I10")
+_SIN_COS = {"sinf": "cosf", "cosf": "sinf"}
 
 #: accurate function -> the intrinsic that trades accuracy for speed (PG 5.4.1, BPG 11.1.6)
 INTRINSIC = {
@@ -29,6 +34,27 @@ INTRINSIC = {
     "log10f": "__log10f",
     "powf": "__powf",
 }
+
+
+def lines_with_specific_rewrites(ctx: Any) -> set[int]:
+    lines: set[int] = set()
+    for rule_id in _SPECIFIC_REWRITES:
+        spec = RULES.get(rule_id)
+        if spec is not None:
+            lines |= {f.line for f in spec.check(ctx) if f.line}
+    return lines
+
+
+def _sin_cos_pairs(calls: list[Any]) -> set[int]:
+    """ids of sinf/cosf calls whose argument (as written) also appears in the other function."""
+    args: dict[str, set[str]] = {"sinf": set(), "cosf": set()}
+    for c in calls:
+        name = syn.call_name(c)
+        if name in args and syn.call_args(c):
+            args[name].add(syn.norm(syn.call_args(c)[0]))
+    return {id(c) for c in calls
+            if syn.call_name(c) in _SIN_COS and syn.call_args(c)
+            and syn.norm(syn.call_args(c)[0]) in args[_SIN_COS[syn.call_name(c)]]}
 
 
 def _fast_math(ctx: Any, kernel: str) -> bool:
@@ -46,7 +72,9 @@ def check_i6_source(ctx: Any) -> Iterator[Finding]:
         Flags calls to `sinf`, `cosf`, `tanf`, `sincosf`, `expf`, `exp10f`, `logf`, `log2f`,
         `log10f` and `powf` that sit inside a loop of a kernel or device function, unless the
         kernel was compiled with `-use_fast_math`. One finding per function and name, at the
-        first such call.
+        first such call. A call that a more specific rule rewrites is left to that rule: `powf`
+        with a small integer or fractional exponent (I8, I5), base 2 or 10 (I9), `sinf(pi * x)`
+        (I10), `1.0f / sqrtf(x)` (I3), and `sinf(x)` with `cosf(x)` of the same argument (I7).
 
     Why it matters:
         The accurate functions meet tight error bounds with a range reduction and a polynomial;
@@ -68,13 +96,18 @@ def check_i6_source(ctx: Any) -> Iterator[Finding]:
         or compile the file with `-use_fast_math`.
     """
     src = ctx.source
+    rewritten = lines_with_specific_rewrites(ctx)
     for fn in device_functions(src):
         if _fast_math(ctx, fn.name):
             continue
+        calls = syn.calls(fn.node)
+        paired = _sin_cos_pairs(calls)  # I7's case: sincosf replaces both calls
         seen: set[str] = set()
-        for call in syn.calls(fn.node):
+        for call in calls:
             name = syn.call_name(call)
             if name not in INTRINSIC or name in seen or not syn.enclosing_loops(call):
+                continue
+            if syn.line(call) in rewritten or id(call) in paired:
                 continue
             seen.add(name)
             yield finding(
