@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the GPU validation scripts on a machine with an NVIDIA GPU, from the repository root.
 # Usage: benchmarks/gpu_batch.sh OUTDIR STEP [STEP ...]
-#   steps: device occupancy access measure ncu labs tests
+#   steps: device occupancy access measure ncu copy labs validate analyze tests
 # Each step writes under OUTDIR/<step>/ with its own log; a failing or hanging step does not stop the
 # others (each has a timeout). Wheels in .whl/ (tree-sitter for the analyzer) are installed to /tmp/site.
 set -u
@@ -33,6 +33,8 @@ for step in "$@"; do
     ncu)       run_step ncu 60 python3 benchmarks/ncu_fixture.py "$out/ncu" ;;
     labs)      run_step labs 420 python3 -m cudalens lab run all --out "$out/labs" ;;
     copy)      run_step copy 120 python3 benchmarks/copy_variants.py "$out/copy" ;;
+    validate)  run_step validate 300 python3 benchmarks/validate_labs.py "$out/validate" ;;
+    analyze)   run_step analyze 120 bash -c 'for f in json html; do python3 -m cudalens analyze examples/saxpy.cu --run "saxpy --grid 65536 --block 256 --arg int32=16777216 --arg float32=2 --arg float32[2^24] --arg float32[2^24]@inout" --counters=run --format $f -o "$0/saxpy_guided.$f" || exit 1; done; python3 -m cudalens analyze examples/saxpy.cu --run "saxpy --grid 65536 --block 256 --arg int32=16777216 --arg float32=2 --arg float32[2^24] --arg float32[2^24]@inout" --counters=run' "$out/analyze" ;;
     tests)     run_step tests 150 python3 -m pytest -q -m gpu -p no:cacheprovider tests/measure tests/hardware tests/occupancy tests/labs tests/compiled ;;
     *) echo "unknown step $step" ;;
   esac
