@@ -529,11 +529,17 @@ class KernelWalker:
             left, right = v.child_by_field_name("left"), v.child_by_field_name("right")
             op = _text(v.child_by_field_name("operator"))
             for p, off, sign in ((left, right, op), (right, left, "+")):
-                if p is not None and p.type == "identifier":
+                if p is None or (p is right and op == "-"):
+                    continue
+                if p.type == "identifier":
                     ref = self._array_ref(_text(p), E.num(0), st)
-                    if ref is not None and not (p is right and op == "-"):
-                        o = self.expr(off, st)
-                        return ref[0], E.fold(("b", "+", ref[1], o if sign == "+" else ("u", "-", o)))
+                elif p.type in ("binary_expression", "parenthesized_expression"):
+                    ref = self._alias(p, st)  # (row + k) + threadIdx.x
+                else:
+                    ref = None
+                if ref is not None:
+                    o = self.expr(off, st)
+                    return ref[0], E.fold(("b", "+", ref[1], o if sign == "+" else ("u", "-", o)))
         return None
 
     def _array_ref(self, name: str, offset: E.Expr, st: _State) -> tuple[str, E.Expr] | None:
@@ -722,6 +728,8 @@ class KernelWalker:
                 base, idx = _subscript_chain(n)
                 stack.extend(reversed(idx))
                 continue
+            if n.type == "pointer_expression" and _text(n.child_by_field_name("operator")) == "*":
+                self._deref(n, st)
             if n.type in ("lambda_expression", "compound_statement") and n is not node:
                 continue
             stack.extend(reversed(n.named_children))
@@ -757,6 +765,42 @@ class KernelWalker:
             index = E.unknown("multi-dimensional subscript on a pointer")
         if name != array or offset != E.num(0):
             index = E.fold(("b", "+", offset, index))
+        self._record(node, array, space, etype, nbytes, index, "][".join(_text(i) for i in idx_nodes), st)
+
+    def _deref(self, node: Any, st: _State) -> None:
+        """``*(p + e)``, ``*p``: an access to the array ``p`` points into, at ``p``'s offset plus ``e``.
+
+        ``p`` is a pointer parameter, a pointer local derived from one (``float *row = a + n * y``),
+        or a 1-D ``__shared__``/``__constant__``/local array. A cast inside the operand
+        (``*(float4 *)(a + i)``) changes the element size and is not modelled, nor is a
+        multi-dimensional array (``*(tile + i)`` is a row, not an element).
+        """
+        arg = node.child_by_field_name("argument")
+        inner = arg
+        while inner is not None and inner.type == "parenthesized_expression":
+            inner = (inner.named_children or [None])[-1]
+        if inner is None or any(n.type in ("cast_expression", "call_expression", "update_expression",
+                                           "assignment_expression") for n in _iter(inner)):
+            return
+        ref = self._alias(inner, st)
+        if ref is None:
+            return
+        array, index = ref
+        decl = self.arrays.get(array)
+        if decl is not None:
+            if len(decl.shape) != 1:
+                return
+            space, etype, nbytes = decl.space, decl.element_type, decl.element_bytes
+        else:
+            p = self.params.get(array)
+            if p is None:
+                return
+            space, etype, nbytes = "global", strip_type(p.type), element_bytes(p.type)
+        self._record(node, array, space, etype, nbytes, index, _deref_index_text(inner, self, st), st)
+
+    def _record(self, node: Any, array: str, space: str, etype: str | None, nbytes: int | None, index: E.Expr,
+                index_text: str, st: _State) -> None:
+        """Append the load and/or store that ``node`` (a subscript or a dereference) performs."""
         parent, child = node.parent, node
         while parent is not None and parent.type in ("field_expression", "parenthesized_expression"):
             child, parent = parent, parent.parent
@@ -771,11 +815,10 @@ class KernelWalker:
             return
         else:
             ops = ["load"]
-        index_text = "][".join(_text(i) for i in idx_nodes)
         loop_lines = tuple(x[3] for x in st.loops)
         stored_to = self._stored_to(child, st) if space == "global" and ops == ["load"] else None
         for op in ops:
-            self.accesses.append(Access(_line(node), name if name == array else array, space, op, nbytes, index_text,
+            self.accesses.append(Access(_line(node), array, space, op, nbytes, index_text,
                                         loop_lines=loop_lines, element_type=etype or None, index_expr=index,
                                         mask_expr=st.mask, loop_context=st.loops, stored_to=stored_to))
 
@@ -803,6 +846,24 @@ class KernelWalker:
                 return None
             cur = parent
         return None
+
+
+def _deref_index_text(inner: Any, walker: KernelWalker, st: _State) -> str:
+    """The index of ``*(p + e)`` as written: ``e`` (``-(e)`` for ``p - e``), ``0`` for ``*p``, else the operand."""
+    if inner.type == "identifier":
+        return "0"
+    if inner.type == "binary_expression":
+        left, right = inner.child_by_field_name("left"), inner.child_by_field_name("right")
+        op = _text(inner.child_by_field_name("operator"))
+        if left is not None and left.type == "identifier" and walker._array_ref(_text(left), E.num(0), st):
+            return _text(right) if op == "+" else f"-({_text(right)})"
+        if op == "+" and right is not None and right.type == "identifier" and walker._array_ref(_text(right), E.num(0), st):
+            return _text(left)
+        if left is not None and left.type in ("binary_expression", "parenthesized_expression") \
+                and walker._alias(left, st) is not None:  # (p + i) + j
+            head = _deref_index_text(left if left.type == "binary_expression" else left.named_children[-1], walker, st)
+            return f"{head} {op} {_text(right)}" if head != "0" else (_text(right) if op == "+" else f"-({_text(right)})")
+    return _text(inner)
 
 
 def _subscript_chain(node: Any) -> tuple[Any, list[Any]]:
