@@ -64,7 +64,7 @@ class Access:
     space: str  # "global" | "shared" | "constant" | "local"
     op: str  # "load" | "store"
     bytes_per_thread: int | None
-    index: str  # the subscript expression as written
+    index: str  # the subscript as written; for *(p + e): "e" (the offset of p itself is in index_expr)
     sectors_per_request: float | None = None
     ideal_sectors_per_request: float | None = None
     bank_conflict_ways: float | None = None

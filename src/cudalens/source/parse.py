@@ -8,7 +8,8 @@ What it establishes, per file:
   accesses and branches (index and condition expressions, see :mod:`cudalens.source.walk`);
 - ``__device__`` functions, calls in host code, and kernel launch sites ``k<<<g, b, s, st>>>(...)``
   with the block/grid sizes where they are literal or follow from ``#define``s, constant integers
-  or ``dim3`` locals.
+  or ``dim3`` locals, and the argument values that follow the same way (``LaunchSite.arg_values``);
+- kernels declared ``extern "C"``, one at a time or in an ``extern "C" { ... }`` block.
 
 The parser never raises on odd C++: what it cannot model goes to ``problems``. A file that is not
 C/C++/CUDA at all raises :class:`~cudalens.errors.InputError` (criterion in :func:`looks_like_c`).

@@ -15,7 +15,9 @@ The walk is a small abstract interpreter over one path through the kernel:
 
 Every ``x[...]`` on a kernel pointer parameter (or a pointer derived from one), a ``__shared__``,
 ``__constant__`` or local array becomes an :class:`~cudalens.source.model.Access` (load and/or store)
-carrying its expressions; every ``if`` becomes a :class:`~cudalens.source.model.Branch`.
+carrying its expressions; so does every dereference ``*(p + i)`` / ``*p`` of such a pointer (a
+pointer local ``float *row = a + n * y`` is an alias: its accesses are accesses to ``a`` at the
+summed index). Every ``if`` becomes a :class:`~cudalens.source.model.Branch`.
 """
 
 from __future__ import annotations
