@@ -10,10 +10,11 @@ PLAN: {"cubin": path, "names": [kernel...], "buffers": n, "buffer_bytes": b,
 from __future__ import annotations
 
 import json
-import re
 import sys
 
 import numpy as np
+
+from cudalens.labs.runner import mangled_names
 
 _SCALARS = {"i32": np.int32, "u32": np.uint32, "i64": np.int64, "u64": np.uint64, "f32": np.float32,
             "f64": np.float64}
@@ -26,15 +27,6 @@ def _ck(result):
     return rest[0] if len(rest) == 1 else rest
 
 
-def _mangled(cubin: bytes, names) -> dict:
-    out = {}
-    for name in names:
-        m = re.search(rb"_Z%d%s[A-Za-z0-9_]*" % (len(name), name.encode()), cubin)
-        if m:
-            out[name] = m.group(0).decode()
-    return out
-
-
 def main(plan_path: str) -> int:
     from cuda.bindings import runtime as rt
     from cuda.core import Device, LaunchConfig, ObjectCode, launch
@@ -44,7 +36,9 @@ def main(plan_path: str) -> int:
     dev.set_current()
     stream = dev.create_stream()
     data = open(plan["cubin"], "rb").read()
-    obj = ObjectCode.from_cubin(data, name="lab", symbol_mapping=_mangled(data, plan["names"]))
+    # cuda.core wants the mangled symbols as bytes
+    mapping = {k: v.encode() for k, v in mangled_names(data, plan["names"]).items()}
+    obj = ObjectCode.from_cubin(data, name="lab", symbol_mapping=mapping)
     buffers = []
     for _ in range(plan["buffers"]):
         ptr = int(_ck(rt.cudaMalloc(int(plan["buffer_bytes"]))))

@@ -219,3 +219,23 @@ def test_copy_kernel_compiles_with_nvcc():
         pytest.skip("no nvcc here")
     cubin, nvcc = cuda_util._nvcc_cubin(bw.COPY_KERNEL_SOURCE, "cudalens_copy", "sm_90", ["-O3"])
     assert cubin[:4] == b"\x7fELF" and b"cudalens_copy" in cubin
+
+
+def test_nvcc_takes_over_when_nvrtc_cannot_compile_the_file(monkeypatch):
+    """A whole program with host headers: NVRTC fails to compile it, nvcc is asked next."""
+    from cudalens.errors import ToolchainError
+    from cudalens.measure import cuda_util as cu
+
+    def nvrtc(*_a):
+        raise ToolchainError('NVRTC could not compile k: could not open source file "cstdio"')
+
+    monkeypatch.setattr(cu, "_nvrtc_cubin", nvrtc)
+    monkeypatch.setattr(cu, "_nvcc_cubin", lambda *_a: (b"cubin", "nvcc"))
+    assert cu.compile_cubin("src", "k", (9, 0)) == (b"cubin", "nvcc")
+
+    def nvcc(*_a):
+        raise ToolchainError("nvcc could not compile k: syntax error")
+
+    monkeypatch.setattr(cu, "_nvcc_cubin", nvcc)
+    with pytest.raises(ToolchainError, match="cstdio.*nvcc: nvcc could not compile k: syntax error"):
+        cu.compile_cubin("src", "k", (9, 0))

@@ -13,7 +13,8 @@ rule   confirmed when
 I4     FP64 arithmetic or F2F conversions (float<->double) on the line
 L1     a stack frame (local_bytes > 0) and LDL/STL, on the line when available
 I12    an integer-division sequence on the line
-I6     MUFU instructions or an accurate slow-path call on the line
+I6     MUFU instructions, an accurate slow-path call, or FP64/F2F work (the
+       large-argument reduction of sinf/cosf) on the line
 G4     8- or 16-bit global loads/stores on the line
 =====  ==========================================================================
 """
@@ -29,7 +30,7 @@ _CHECKS: dict[str, tuple[tuple[str, ...], str]] = {
     "I4": (("fp64", "f2f"), "FP64/F2F instructions"),
     "L1": (("ldl", "stl"), "local memory loads/stores (LDL/STL)"),
     "I12": (("int_div",), "integer division sequences"),
-    "I6": (("mufu", "slowpath_call"), "MUFU instructions / slow-path calls"),
+    "I6": (("mufu", "slowpath_call", "fp64", "f2f"), "MUFU, slow-path calls or FP64/F2F reduction work"),
     "G4": (("ldg.8", "ldg.16", "stg.8", "stg.16"), "8/16-bit global loads/stores"),
 }
 

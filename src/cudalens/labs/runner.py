@@ -176,7 +176,8 @@ def _compile_with_nvcc(file: str, cc: tuple[int, int], defines: Sequence[str], f
             raise RuntimeError(proc.stderr.strip()[-500:])
         data = open(out, "rb").read()
     names = kernel_names(kernel_source(file))
-    return ObjectCode.from_cubin(data, name=file, symbol_mapping=mangled_names(data, names))
+    mapping = {k: v.encode() for k, v in mangled_names(data, names).items()}  # cuda.core wants bytes
+    return ObjectCode.from_cubin(data, name=file, symbol_mapping=mapping)
 
 
 def _ck(result: Any) -> Any:

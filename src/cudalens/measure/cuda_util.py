@@ -336,22 +336,33 @@ def _nvcc_cubin(source: str, name: str, arch: str, options: Sequence[str]) -> tu
             return fh.read(), nvcc
 
 
-def compile_kernel(source: str, name: str, cc: tuple[int, int],
-                   options: Sequence[str] = ("-O3",)) -> Kernel:
-    """Compile ``source`` for ``sm_<cc>``, load it into the current context, return ``name``.
+def compile_cubin(source: str, name: str, cc: tuple[int, int],
+                  options: Sequence[str] = ("-O3",)) -> tuple[bytes, str]:
+    """``source`` compiled for ``sm_<cc>``: (cubin bytes, "nvrtc" or "nvcc").
 
-    The kernel must be declared ``extern "C"`` so its name is not mangled. NVRTC is tried first
-    (its options: ``-O3`` is not an NVRTC option, so only options NVRTC knows are passed to it);
-    if libnvrtc cannot be loaded, ``nvcc -cubin`` is used.
+    NVRTC is tried first (``-O3`` is not an NVRTC option, so only options NVRTC knows are passed
+    to it). If libnvrtc cannot be loaded, or it cannot compile the file (a whole program that
+    includes host headers such as ``<cstdio>``, which NVRTC does not ship), ``nvcc -cubin`` is
+    used. When both fail, the error carries both compilers' messages.
     """
     arch = f"sm_{cc[0]}{cc[1]}"
     try:
         nvrtc_opts = [o for o in options if o != "-O3"]
-        cubin, compiler = _nvrtc_cubin(source, name, arch, nvrtc_opts), "nvrtc"
-    except ToolchainError:
-        raise
+        return _nvrtc_cubin(source, name, arch, nvrtc_opts), "nvrtc"
+    except ToolchainError as nvrtc_error:
+        try:
+            return _nvcc_cubin(source, name, arch, options)
+        except ToolchainError as nvcc_error:
+            raise ToolchainError(f"{nvrtc_error}; nvcc: {nvcc_error}") from None
     except Exception:  # noqa: BLE001 - libnvrtc missing: fall back to nvcc
-        cubin, compiler = _nvcc_cubin(source, name, arch, options)
+        return _nvcc_cubin(source, name, arch, options)
+
+
+def compile_kernel(source: str, name: str, cc: tuple[int, int],
+                   options: Sequence[str] = ("-O3",)) -> Kernel:
+    """Compile ``source`` (see :func:`compile_cubin`), load it into the current context, return
+    the kernel ``name``, which must be declared ``extern "C"`` so its name is not mangled."""
+    cubin, compiler = compile_cubin(source, name, cc, options)
     import numpy as np  # noqa: PLC0415
 
     drv = _driver()
