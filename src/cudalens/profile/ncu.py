@@ -18,6 +18,7 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
+from cudalens.compiled.names import base_name_from_demangled as base_kernel_name
 from cudalens.errors import CudalensError, InputError
 
 #: The metric set (ncu names). Grouped by what they establish.
@@ -98,25 +99,6 @@ class LaunchCounters:
     def base_name(self) -> str:
         """The kernel's name without template arguments, parameter list or return type."""
         return base_kernel_name(self.kernel)
-
-
-def base_kernel_name(name: str) -> str:
-    text = name.strip()
-    depth = 0
-    cut = len(text)
-    for i, ch in enumerate(text):  # drop the parameter list: the first '(' at template depth 0
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth -= 1
-        elif ch == "(" and depth == 0:
-            cut = i
-            break
-    text = text[:cut]
-    if "<" in text:
-        text = text[: text.index("<")]
-    text = text.split()[-1] if text.split() else text
-    return text.split("::")[-1]
 
 
 def find_ncu() -> str | None:
