@@ -10,6 +10,7 @@ import numpy as np
 from cudalens.labs.core import (
     KernelPair, Lab, Measured, PlotSpec, Row, Verdict, bandwidth_gbps, fmt_x, pick, ratio, undecided,
 )
+from cudalens.labs.predict import pair_rows, pvm
 
 BLOCK = 256
 
@@ -42,6 +43,18 @@ def verdict_divergence(rows: Sequence[Row], params: Mapping[str, Any]) -> Verdic
                           "condition (model 2x: each warp runs both paths)", ratios)
 
 
+DIVERGENCE_PAIRS = (KernelPair("branch_lanes", "branch_warps", "D1"),)
+
+
+def predict_divergence(rows: Sequence[Row], params: Mapping[str, Any]) -> tuple[Row, ...]:
+    """A warp split in two runs both paths one after the other: 2x the warp-aligned time."""
+    w, l = pick(rows, variant="branch_warps"), pick(rows, variant="branch_lanes")
+    meas = ratio(l["time_ms"], w["time_ms"]) if w and l else None
+    return (pvm("time branch_lanes / branch_warps", "divergent warp runs both paths", 2.0, meas,
+                "" if meas is not None else "table has no branch_lanes/branch_warps rows"),
+            *pair_rows("divergence.cu", DIVERGENCE_PAIRS, rows))
+
+
 # ---- 15. occupancy-sensitivity --------------------------------------------------------------
 
 SMEM_STEPS_KB = (0, 8, 16, 24, 32, 48, 64, 96, 112, 160, 224)
@@ -54,6 +67,7 @@ def measure_occupancy(runner: Any, quick: bool) -> Measured:
     k = runner.kernel("occupancy.cu", "occ_copy")
     limit = info.max_smem_per_block_optin
     runner.set_max_dynamic_smem(k, limit)
+    k_regs = runner.kernel_info(k).registers
     rows = []
     steps = SMEM_STEPS_KB[::2] if quick else SMEM_STEPS_KB
     for kb in steps:
@@ -64,7 +78,7 @@ def measure_occupancy(runner: Any, quick: bool) -> Measured:
         grid = blocks * info.sm_count
         t = runner.time_kernel(k, grid, BLOCK, (dst, src, np.int64(n)), shared_mem=smem)
         rows.append({"series": "dynamic shared memory", "dynamic_smem_bytes": smem, "blocks_per_sm": blocks,
-                     "occupancy": blocks * BLOCK / info.max_threads_per_sm, "registers": None,
+                     "occupancy": blocks * BLOCK / info.max_threads_per_sm, "registers": k_regs,
                      "local_bytes_per_thread": None, "time_ms": t.ms,
                      "bandwidth_GBps": bandwidth_gbps(2 * n * 4, t.ms)})
     for label, name, maxreg in (("registers: default", "reg_heavy", None),
@@ -81,7 +95,8 @@ def measure_occupancy(runner: Any, quick: bool) -> Measured:
                      "occupancy": blocks * BLOCK / info.max_threads_per_sm, "registers": ki.registers,
                      "local_bytes_per_thread": ki.local_bytes, "time_ms": t.ms,
                      "bandwidth_GBps": bandwidth_gbps(2 * n * 4, t.ms)})
-    return Measured(tuple(rows), {"elements": n, "block": BLOCK, "grid": "blocks_per_sm x SMs (one wave)"},
+    return Measured(tuple(rows), {"elements": n, "block": BLOCK, "grid": "blocks_per_sm x SMs (one wave)",
+                                  "cc": f"{info.cc[0]}.{info.cc[1]}"},
                     ("occupancy is theoretical (driver's occupancy calculator) for the launch shown",))
 
 
@@ -110,6 +125,37 @@ def verdict_occupancy(rows: Sequence[Row], params: Mapping[str, Any]) -> Verdict
     return Verdict(r_low < 0.8, text, ratios)
 
 
+def _calc(cc: str, threads: int, registers: int, smem: int) -> Any:
+    from cudalens.occupancy import calculate
+    return calculate(cc=cc, threads_per_block=threads, registers_per_thread=registers, shared_mem_per_block=smem)
+
+
+def predict_occupancy(rows: Sequence[Row], params: Mapping[str, Any]) -> tuple[Row, ...]:
+    """cudalens.occupancy.calculate (a re-implementation of cuda_occupancy.h) for each row's
+    registers and dynamic shared memory vs the driver's blocks per SM and occupancy: they should
+    be equal."""
+    cc, block = params.get("cc"), int(params.get("block", BLOCK))
+    out = []
+    for r in rows:
+        where = {"series": r["series"], "dynamic_smem_bytes": r["dynamic_smem_bytes"]}
+        if cc is None or r.get("registers") is None:
+            out.append(pvm("blocks per SM", "cudalens.occupancy.calculate", None, r["blocks_per_sm"],
+                           "no compute capability or registers recorded for this row", **where))
+            continue
+        try:
+            res = _calc(str(cc), block, int(r["registers"]), int(r["dynamic_smem_bytes"]))
+        except Exception as exc:  # noqa: BLE001 - a prediction must never take a lab down
+            out.append(pvm("blocks per SM", "cudalens.occupancy.calculate", None, r["blocks_per_sm"],
+                           f"calculator failed: {type(exc).__name__}: {exc}", **where))
+            continue
+        for what, pred, meas in (("blocks per SM", res.active_blocks_per_sm, r["blocks_per_sm"]),
+                                 ("occupancy", res.occupancy, r["occupancy"])):
+            eq = abs(float(pred) - float(meas)) < 1e-9
+            out.append({**pvm(what, "cudalens.occupancy.calculate (cuda_occupancy.h)", pred, meas,
+                              "equal" if eq else "differs from the driver", **where), "equal": eq})
+    return tuple(out)
+
+
 # ---- 16. block-size -------------------------------------------------------------------------
 
 BLOCK_SIZES = (32, 48, 64, 96, 100, 128, 192, 200, 256, 384, 500, 512, 768, 1000, 1024)
@@ -135,7 +181,9 @@ def measure_block_size(runner: Any, quick: bool) -> Measured:
         rows.append({"series": "grid size (block 256)", "block": BLOCK, "grid": grid,
                      "lane_efficiency": 1.0, "time_ms": t.ms,
                      "bandwidth_GBps": bandwidth_gbps(2 * n * 4, t.ms)})
-    return Measured(tuple(rows), {"elements": n, "sm_count": sm})
+    return Measured(tuple(rows), {"elements": n, "sm_count": sm, "cc": f"{info.cc[0]}.{info.cc[1]}",
+                                  "registers_block_copy": runner.kernel_info(k).registers,
+                                  "registers_grid_copy": runner.kernel_info(g).registers})
 
 
 def verdict_block_size(rows: Sequence[Row], params: Mapping[str, Any]) -> Verdict:
@@ -162,6 +210,41 @@ def verdict_block_size(rows: Sequence[Row], params: Mapping[str, Any]) -> Verdic
             f"not a multiple of 32 reaches {r_odd:.2f}; E4: a grid of SMs/2 blocks reaches {r_half:.2f} of a "
             f"grid of one block per SM, which itself reaches {r_full:.2f} of the best grid")
     return Verdict(e3 and e4, text, ratios)
+
+
+def predict_block_size(rows: Sequence[Row], params: Mapping[str, Any]) -> tuple[Row, ...]:
+    """Block sweep: lane efficiency threads / (32 x warps) vs the measured bandwidth relative to
+    the best block size. Grid sweep: waves = grid / (SMs x blocks per SM, from
+    cudalens.occupancy) and the share of SMs given work, min(1, grid / SMs), vs the measured
+    bandwidth relative to the best grid."""
+    sm, cc = params.get("sm_count"), params.get("cc")
+    out = []
+    for series, regs_key in (("block size", "registers_block_copy"), ("grid size", "registers_grid_copy")):
+        part = [r for r in rows if str(r["series"]).startswith(series)]
+        if not part:
+            continue
+        best = max(r["bandwidth_GBps"] for r in part)
+        for r in part:
+            b, grid = int(r["block"]), int(r["grid"])
+            where = {"series": r["series"], "block": b, "grid": grid}
+            rel = ratio(r["bandwidth_GBps"], best)
+            if series == "block size":
+                out.append(pvm("relative bandwidth (lane efficiency)", "threads / (32 x ceil(threads/32))",
+                               b / (32 * -(-b // 32)), rel, **where))
+                continue
+            waves, note = None, ""
+            if sm and cc:
+                try:
+                    bps = _calc(str(cc), b, int(params.get(regs_key) or 32), 0).active_blocks_per_sm
+                    waves = grid / (sm * bps) if bps else None
+                except Exception as exc:  # noqa: BLE001
+                    note = f"calculator failed: {type(exc).__name__}: {exc}"
+            else:
+                note = "no SM count or compute capability recorded"
+            fill = min(1.0, grid / sm) if sm else None
+            out.append({**pvm("relative bandwidth (share of SMs with a block)", "min(1, grid / SMs)", fill, rel,
+                              note, **where), "predicted_waves": waves})
+    return tuple(out)
 
 
 # ---- 17. concurrent-kernels -----------------------------------------------------------------
@@ -191,28 +274,40 @@ def verdict_concurrent(rows: Sequence[Row], params: Mapping[str, Any]) -> Verdic
                    {"one_over_many_streams_time": s, "ideal": float(ideal)})
 
 
+def predict_concurrent(rows: Sequence[Row], params: Mapping[str, Any]) -> tuple[Row, ...]:
+    """Independent small kernels on s streams overlap fully: ideal speedup min(s, kernels) over
+    one stream (the kernels together fill only part of the GPU, so nothing else limits it)."""
+    one = pick(rows, streams=1)
+    return tuple(pvm("speedup over one stream", "ideal overlap: min(streams, kernels)",
+                     float(min(r["streams"], r["kernels"])),
+                     ratio(one["time_ms"], r["time_ms"]) if one else None,
+                     "" if one else "no one-stream row", streams=r["streams"]) for r in rows)
+
+
 LABS = (
     Lab(11, "divergence", "Divergent vs warp-aligned branches", ("D1",), "BPG 12.1",
         "When the threads of one warp take different paths, the warp runs both paths one after the "
         "other; a condition that is constant across each warp costs nothing extra.",
         "divergence.cu", measure_divergence, verdict_divergence,
         PlotSpec("variant", "time_ms", kind="bar", title="Branch divergence"), (),
-        (KernelPair("branch_lanes", "branch_warps", "D1"),)),
+        DIVERGENCE_PAIRS, predict=predict_divergence),
     Lab(15, "occupancy-sensitivity", "Occupancy: shared memory and register limits", ("E1", "SH6", "L2"),
         "BPG 10.1, 10.4",
         "Latency is hidden by having enough warps resident; raising shared memory or registers per "
         "block lowers occupancy, which hurts once it falls below what the kernel needs - and beyond "
         "that point more occupancy does not help.",
         "occupancy.cu", measure_occupancy, verdict_occupancy,
-        PlotSpec("occupancy", "bandwidth_GBps", series="series", title="Bandwidth vs occupancy")),
+        PlotSpec("occupancy", "bandwidth_GBps", series="series", title="Bandwidth vs occupancy"),
+        predict=predict_occupancy),
     Lab(16, "block-size", "Block size and grid size", ("E2", "E3", "E4"), "BPG 10.3",
         "Blocks should be a multiple of 32 threads and at least 64 (128-256 is a good start), and "
         "there should be more blocks than SMs.",
         "blocksize.cu", measure_block_size, verdict_block_size,
-        PlotSpec("block", "bandwidth_GBps", series="series", logx=True, title="Block and grid size")),
+        PlotSpec("block", "bandwidth_GBps", series="series", logx=True, title="Block and grid size"),
+        predict=predict_block_size),
     Lab(17, "concurrent-kernels", "Small kernels on one stream vs several", ("E8",), "BPG 10.5",
         "Independent kernels launched into different non-default streams can run at the same time; "
         "on one stream they are serialized.",
         "concurrent.cu", measure_concurrent, verdict_concurrent,
-        PlotSpec("streams", "time_ms", title="Concurrent kernels")),
+        PlotSpec("streams", "time_ms", title="Concurrent kernels"), predict=predict_concurrent),
 )

@@ -13,7 +13,10 @@ from cudalens.labs.core import (
     undecided,
 )
 
+from cudalens.labs.predict import pvm
+
 MB = 2**20
+PCIE_GEN5_X16_GBPS = 63.0  # theoretical per direction, used when the params give no link data
 
 
 # ---- 5. pinned-transfer ---------------------------------------------------------------------
@@ -234,32 +237,147 @@ def verdict_async(rows: Sequence[Row], params: Mapping[str, Any]) -> Verdict:
         f"{k.split('_')[0]} {fmt_x(v)}" for k, v in ratios.items()), ratios)
 
 
+# ---- predictions ----------------------------------------------------------------------------
+
+def predict_pinned(rows: Sequence[Row], params: Mapping[str, Any]) -> tuple[Row, ...]:
+    """At the largest size: pinned faster than pageable (direction only), and each pinned copy
+    against the theoretical PCIe bound (params "pcie_GBps", else PCIe gen5 x16: 63.0 GB/s)."""
+    bound = float(params.get("pcie_GBps") or PCIE_GEN5_X16_GBPS)
+    src = "params pcie_GBps" if params.get("pcie_GBps") else "PCIe gen5 x16 theoretical (no link data)"
+    out = []
+    for d in ("h2d", "d2h"):
+        big = max((r["bytes"] for r in rows if r["direction"] == d), default=None)
+        p, q = pick(rows, direction=d, memory="pinned", bytes=big), pick(rows, direction=d, memory="pageable", bytes=big)
+        if p and q:
+            meas = ratio(p["bandwidth_GBps"], q["bandwidth_GBps"])
+            out.append({**pvm("pinned / pageable bandwidth", "guide: pinned faster (no staging copy)",
+                              "pinned faster", meas, direction=d, bytes=big), "agrees": meas > 1.0})
+        if p:
+            out.append(pvm("pinned bandwidth (GB/s), at most the bound", src, bound, p["bandwidth_GBps"],
+                           direction=d, bytes=big))
+    return tuple(out)
+
+
+def predict_batch(rows: Sequence[Row], params: Mapping[str, Any]) -> tuple[Row, ...]:
+    """t(n) = n x latency + bytes / bandwidth. Two points fix it: the single large copy and the
+    smallest-copy row (most copies): latency = (t_N - t_1) / (N - 1), transfer time = t_1 - latency.
+    Both fitted rows match by construction; the rows between test the model."""
+    one = pick(rows, copies=1)
+    many = max(rows, key=lambda r: r["copies"]) if rows else None
+    if one is None or many is None or many is one:
+        return (pvm("time_ms", "latency + bandwidth", None, None, "needs one copy and many"),)
+    lat = (many["time_ms"] - one["time_ms"]) / (many["copies"] - 1)
+    xfer = max(one["time_ms"] - lat, 0.0)
+    note = f"latency {lat * 1e3:.2f} us per copy, bandwidth {bandwidth_gbps(params.get('total_bytes', 0), xfer):.1f} GB/s"
+    return tuple(pvm("time_ms", "n x latency + bytes / bandwidth (fitted on 1 and most copies)",
+                     r["copies"] * lat + xfer, r["time_ms"], note, copies=r["copies"]) for r in rows)
+
+
+def predict_overlap(rows: Sequence[Row], params: Mapping[str, Any]) -> tuple[Row, ...]:
+    """The model column of the table (tT + tE sequential; tE + tT/n or tT + tE/n staged)."""
+    return tuple(pvm("time_ms", "sequential tT + tE; staged max-term + other/nStreams", r["model_ms"], r["time_ms"],
+                     streams=r["streams"], mode=r["mode"]) for r in rows)
+
+
+def predict_zero_copy(rows: Sequence[Row], params: Mapping[str, Any]) -> tuple[Row, ...]:
+    """Discrete GPU: both paths cross PCIe once, so copy+kernel / mapped time is about 1.
+    Integrated GPU: mapped memory skips the copy, so mapped is faster (direction only)."""
+    integ = bool(params.get("integrated"))
+    out = []
+    for size in sorted({r["bytes"] for r in rows}):
+        z, e = pick(rows, bytes=size, mode="mapped (zero-copy)"), pick(rows, bytes=size, mode="explicit copy + kernel")
+        meas = ratio(e["time_ms"], z["time_ms"]) if z and e else None
+        if integ:
+            out.append(pvm("explicit / mapped time", "integrated: no copy needed", "mapped faster", meas, bytes=size))
+        else:
+            out.append(pvm("explicit / mapped time", "discrete: one PCIe crossing either way", 1.0, meas, bytes=size))
+    return tuple(out)
+
+
+def predict_allocation(rows: Sequence[Row], params: Mapping[str, Any]) -> tuple[Row, ...]:
+    """Guide: cudaMalloc/cudaFree per iteration costs more than allocating once (direction only;
+    the guide gives no size); the stream-ordered pool recycles memory, so its model cost is the
+    work alone: pool / once = 1."""
+    out = []
+    for size in sorted({r["bytes"] for r in rows}):
+        once, mal, pool = (pick(rows, bytes=size, mode=m) for m in ("once", "malloc", "pool"))
+        if not once:
+            continue
+        if mal:
+            meas = ratio(mal["us_per_iteration"], once["us_per_iteration"])
+            out.append({**pvm("malloc-per-iteration / once", "guide: allocation is expensive", "slower", meas,
+                              bytes=size), "agrees": meas > 1.0})
+        if pool:
+            out.append(pvm("pool / once", "pool recycles memory: no allocation cost", 1.0,
+                           ratio(pool["us_per_iteration"], once["us_per_iteration"]), bytes=size))
+    return tuple(out)
+
+
+L2_GUIDE = {"fits": 1.5, "hitRatio 1.0": 0.9, "tuned hitRatio": 1.0}
+
+
+def predict_l2(rows: Sequence[Row], params: Mapping[str, Any]) -> tuple[Row, ...]:
+    """Guide's A100 figures as the model: a window that fits the set-aside gives up to 1.5x;
+    beyond it hitRatio 1.0 thrashes (about 0.9x) and a hitRatio tuned to the set-aside keeps
+    at least parity (1.0x)."""
+    out = []
+    for r in rows:
+        if r["mode"] == "no window":
+            continue
+        base = pick(rows, fraction_of_setaside=r["fraction_of_setaside"], mode="no window")
+        fits = r["fraction_of_setaside"] <= 1.0
+        pred = L2_GUIDE["fits"] if fits else L2_GUIDE[r["mode"]]
+        out.append(pvm("speedup over no window", "guide BPG 9.2.2 (A100)", pred,
+                       ratio(base["time_ms"], r["time_ms"]) if base else None,
+                       "upper bound (\"up to\")" if fits else "", fraction_of_setaside=r["fraction_of_setaside"],
+                       mode=r["mode"]))
+    if not out:
+        out.append(pvm("speedup over no window", "guide BPG 9.2.2 (A100)", None, None,
+                       "no persisting L2 on this device: nothing measured"))
+    return tuple(out)
+
+
+def predict_async(rows: Sequence[Row], params: Mapping[str, Any]) -> tuple[Row, ...]:
+    """Guide: cp.async beats synchronous staging in almost all cases (direction; no size)."""
+    out = []
+    for r in rows:
+        if r["mode"] != "cp.async":
+            continue
+        s = pick(rows, element_bytes=r["element_bytes"], mode="synchronous", bytes_per_block=r["bytes_per_block"])
+        meas = ratio(s["time_ms"], r["time_ms"]) if s else None
+        out.append({**pvm("synchronous / cp.async time", "guide BPG 9.2.3.4", "cp.async faster", meas,
+                          element_bytes=r["element_bytes"], bytes_per_block=r["bytes_per_block"]),
+                    "agrees": None if meas is None else meas > 1.0})
+    return tuple(out)
+
+
 LABS = (
     Lab(5, "pinned-transfer", "Pageable vs pinned host memory", ("X3",), "BPG 9.1.1",
         "Copies from or to page-locked (pinned) host memory reach the highest host-device bandwidth; "
         "pageable memory goes through an extra staging copy.",
         None, measure_pinned, verdict_pinned,
         PlotSpec("bytes", "bandwidth_GBps", series="memory", logx=True, title="Pinned vs pageable"),
-        (GuideFigure("pinned transfer rate on PCIe x16 Gen3", 12, "GB/s", "BPG 9.1.1", "PCIe x16 Gen3"),)),
+        (GuideFigure("pinned transfer rate on PCIe x16 Gen3", 12, "GB/s", "BPG 9.1.1", "PCIe x16 Gen3"),),
+        predict=predict_pinned),
     Lab(6, "batch-transfers", "One large copy vs many small ones", ("X2",), "BPG 9.1",
         "Every transfer has a fixed overhead, so one large copy beats many small copies of the same bytes.",
         None, measure_batch, verdict_batch,
-        PlotSpec("copies", "time_ms", logx=True, logy=True, title="Batching transfers")),
+        PlotSpec("copies", "time_ms", logx=True, logy=True, title="Batching transfers"), predict=predict_batch),
     Lab(7, "overlap-streams", "Staged copy/execute over streams", ("X4",), "BPG 9.1.2",
         "Splitting the work into chunks copied and processed in different streams overlaps transfers "
         "with kernels; with tE >= tT the total approaches tE + tT/nStreams.",
         "transfer.cu", measure_overlap, verdict_overlap,
-        PlotSpec("streams", "time_ms", title="Overlap: measured (model in JSON)")),
+        PlotSpec("streams", "time_ms", title="Overlap: measured (model in JSON)"), predict=predict_overlap),
     Lab(8, "zero-copy", "Mapped pinned memory vs explicit copy", ("X5",), "BPG 9.1.3",
         "A kernel can read mapped pinned host memory directly; for data read once and coalesced this "
         "avoids an explicit copy, and it is clearly beneficial on integrated GPUs.",
         "transfer.cu", measure_zero_copy, verdict_zero_copy,
-        PlotSpec("bytes", "time_ms", series="mode", logx=True, title="Zero copy")),
+        PlotSpec("bytes", "time_ms", series="mode", logx=True, title="Zero copy"), predict=predict_zero_copy),
     Lab(18, "allocation", "cudaMalloc/cudaFree in a loop vs once vs a pool", ("M1",), "BPG 9.3",
         "Allocating and freeing device memory is expensive; allocate once up front, or use the "
         "stream-ordered allocator (cudaMallocAsync) whose pool recycles memory cheaply.",
         None, measure_allocation, verdict_allocation,
-        PlotSpec("mode", "us_per_iteration", series="bytes", kind="bar", title="Allocation cost")),
+        PlotSpec("mode", "us_per_iteration", series="bytes", kind="bar", title="Allocation cost"), predict=predict_allocation),
     Lab(9, "l2-persistence", "L2 persisting access window (sliding window)", ("G7",), "BPG 9.2.2",
         "Marking a frequently used region as persisting keeps it in a set-aside part of L2: faster "
         "while the region fits, thrashing when it does not, unless hitRatio is tuned to the set-aside.",
@@ -267,11 +385,11 @@ LABS = (
         PlotSpec("persistent_MB", "time_ms", series="mode", title="L2 persistence"),
         (GuideFigure("speedup while the persistent region fits the 30 MB set-aside", 1.5, "x", "BPG 9.2.2", "A100"),
          GuideFigure("slowdown once it exceeds it (hitRatio 1.0)", 0.9, "x", "BPG 9.2.2", "A100")),
-        min_cc=(8, 0)),
+        min_cc=(8, 0), predict=predict_l2),
     Lab(10, "async-copy", "Synchronous vs cp.async staging into shared memory", ("SH4",), "BPG 9.2.3.4",
         "Copying global to shared memory with cp.async (memcpy_async) skips the register round trip "
         "and performs better than synchronous staging in almost all cases, for 4-, 8- and 16-byte elements.",
         "asynccopy.cu", measure_async, verdict_async,
         PlotSpec("bytes_per_block", "bandwidth_GBps", series="mode", logx=True, title="Async copy"),
-        min_cc=(8, 0)),
+        min_cc=(8, 0), predict=predict_async),
 )

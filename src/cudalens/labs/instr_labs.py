@@ -8,6 +8,27 @@ from typing import Any
 import numpy as np
 
 from cudalens.labs.core import KernelPair, Lab, Measured, PlotSpec, Row, Verdict, fmt_x, pick, ratio, undecided
+from cudalens.labs.predict import pair_rows
+
+INTRINSIC_PAIRS = (KernelPair("sin_accurate", "sin_intrinsic", "I6"),)
+INTOPS_PAIRS = (KernelPair("divmod_var", "shift_mask", "I1"), KernelPair("loop_unsigned", "loop_signed", "I2"))
+
+
+def predict_intrinsics(rows: Sequence[Row], params: Mapping[str, Any]) -> tuple[Row, ...]:
+    """The analyzer's I6 verdict on sin_accurate/sin_intrinsic vs sinf/__sinf time (small arguments)."""
+    aliases = {"sin_accurate": {"function": "sinf", "arguments": "small"},
+               "sin_intrinsic": {"function": "__sinf", "arguments": "small"}}
+    return tuple(pair_rows("intrinsics.cu", INTRINSIC_PAIRS, rows, aliases=aliases))
+
+
+def predict_math(rows: Sequence[Row], params: Mapping[str, Any]) -> tuple[Row, ...]:
+    """The analyzer's verdict on each slow/fast pair vs the measured time ratio."""
+    return tuple(pair_rows("mathfuncs.cu", MATH_KERNEL_PAIRS, rows))
+
+
+def predict_intops(rows: Sequence[Row], params: Mapping[str, Any]) -> tuple[Row, ...]:
+    """The analyzer's I1/I2 verdicts vs the measured time ratios."""
+    return tuple(pair_rows("intops.cu", INTOPS_PAIRS, rows))
 
 BLOCK = 256
 
@@ -81,6 +102,7 @@ MATH_PAIRS = (
     ("I7", "sin_plus_cos", "sincos_call", "sinf + cosf vs sincosf"),
     ("I3", "recip_sqrt", "rsqrt_call", "1/sqrtf vs rsqrtf"),
 )
+MATH_KERNEL_PAIRS = tuple(KernelPair(slow, fast, rule) for rule, slow, fast, _ in MATH_PAIRS)
 
 
 def measure_math(runner: Any, quick: bool) -> Measured:
@@ -158,19 +180,19 @@ LABS = (
         "with large arguments (above about 105615) takes a much slower reduction path.",
         "intrinsics.cu", measure_intrinsics, verdict_intrinsics,
         PlotSpec("function", "time_ms", series="arguments", kind="bar", title="Intrinsics"), (),
-        (KernelPair("sin_accurate", "sin_intrinsic", "I6"),)),
+        INTRINSIC_PAIRS, predict=predict_intrinsics),
     Lab(13, "math-functions", "Cheaper forms of common math", ("I3", "I5", "I7", "I8", "I9", "I10"),
         "BPG 11.1.3-11.1.6",
         "x*x beats pow(x, 2), cbrt beats pow(x, 1/3), exp2 beats pow(2, x), sinpi beats sin(pi*x), "
         "sincos computes both at once, rsqrt beats 1/sqrt.",
         "mathfuncs.cu", measure_math, verdict_math,
         PlotSpec("kernel", "time_ms", series="variant", kind="bar", title="Math functions"), (),
-        tuple(KernelPair(slow, fast, rule) for rule, slow, fast, _ in MATH_PAIRS)),
+        MATH_KERNEL_PAIRS, predict=predict_math),
     Lab(14, "integer-ops", "Division vs shift; signed vs unsigned loop counters", ("I1", "I2"),
         "BPG 11.1.1-11.1.2",
         "Integer division and modulo cost many instructions; with a power-of-two divisor a shift and "
         "a mask do the same. Signed loop counters let the compiler optimize more than unsigned ones.",
         "intops.cu", measure_intops, verdict_intops,
         PlotSpec("kernel", "time_ms", series="rule", kind="bar", title="Integer operations"), (),
-        (KernelPair("divmod_var", "shift_mask", "I1"), KernelPair("loop_unsigned", "loop_signed", "I2"))),
+        INTOPS_PAIRS, predict=predict_intops),
 )

@@ -13,10 +13,18 @@ from cudalens.labs.core import (
     pick, ratio, undecided,
 )
 from cudalens.labs.predict import (
-    ANALYZER_MISSING, analyzer_facts, analyzer_value, offset_sectors, stride_sectors,
+    ANALYZER_MISSING, ANALYZER_MODEL, analyzer_facts, analyzer_summary, analyzer_value, offset_sectors,
+    pair_rows, pvm, stride_sectors,
 )
 
 BLOCK = 256
+
+OFFSET_PAIRS = (KernelPair("copy_misaligned", "copy_aligned", "G2"),)
+STRIDE_PAIRS = (KernelPair("copy_stride2", "copy_aligned", "G3"),)
+AB_PAIRS = (KernelPair("ab_simple", "ab_tile_ab", "SH2"),)
+AAT_PAIRS = (KernelPair("aat_simple", "aat_padded", "SH3"), KernelPair("aat_shared", "aat_padded", "SH1"))
+CONST_PAIRS = (KernelPair("const_divergent", "const_uniform", "K1"),)
+LOCAL_PAIRS = (KernelPair("local_dynamic", "local_registers", "L1"),)
 
 
 # ---- 1. coalescing-offset -------------------------------------------------------------------
@@ -61,7 +69,9 @@ def predict_offset(rows: Sequence[Row], params: Mapping[str, Any]) -> tuple[Row,
                     "analyzer_sectors_per_request": analyzer_value(facts, "offset_copy", "sectors_per_request"),
                     "model_relative_bandwidth": 4 / s,
                     "measured_relative_bandwidth": ratio(r["bandwidth_GBps"], base["bandwidth_GBps"]) if base else None})
-    return tuple(out)
+    # the sweep's offset 1 and 0 stand for the file's misaligned/aligned pair
+    aliases = {"copy_misaligned": {"offset_words": 1}, "copy_aligned": {"offset_words": 0}}
+    return tuple(out) + tuple(pair_rows("coalescing.cu", OFFSET_PAIRS, rows, aliases=aliases))
 
 
 # ---- 2. coalescing-stride -------------------------------------------------------------------
@@ -111,7 +121,8 @@ def predict_stride(rows: Sequence[Row], params: Mapping[str, Any]) -> tuple[Row,
                     "analyzer_sectors_per_request": analyzer_value(facts, "stride_copy", "sectors_per_request"),
                     "model_relative_bandwidth": 4 / m,
                     "measured_relative_bandwidth": ratio(r["bandwidth_GBps"], base["bandwidth_GBps"]) if base else None})
-    return tuple(out)
+    aliases = {"copy_stride2": {"stride_words": 2}, "copy_aligned": {"stride_words": 1}}
+    return tuple(out) + tuple(pair_rows("coalescing.cu", STRIDE_PAIRS, rows, aliases=aliases))
 
 
 # ---- 3. matmul-shared and 4. transpose-bank-conflicts ------------------------------------------
@@ -203,7 +214,9 @@ def _predict_variants(rows: Sequence[Row], params: Mapping[str, Any]) -> tuple[R
                     "analyzer_patterns": analyzer_value(facts, v, "patterns"),
                     "measured_bandwidth_GBps": r["bandwidth_GBps"],
                     "note": "" if facts is not None else ANALYZER_MISSING()})
-    return tuple(out)
+    names = {r["variant"] for r in rows}
+    pairs = AB_PAIRS if "ab_simple" in names else AAT_PAIRS if "aat_simple" in names else ()
+    return tuple(out) + tuple(pair_rows("matmul.cu", pairs, rows, block=(TILE, TILE, 1)))
 
 
 # ---- 19. constant-memory --------------------------------------------------------------------
@@ -234,6 +247,21 @@ def verdict_constant(rows: Sequence[Row], params: Mapping[str, Any]) -> Verdict:
     return Verdict(holds, text, {"divergent32_over_uniform_time": slow})
 
 
+def predict_constant(rows: Sequence[Row], params: Mapping[str, Any]) -> tuple[Row, ...]:
+    """Serialization model: n distinct addresses in a warp cost n constant-cache reads, so time
+    relative to the uniform read is n (up to 32x; the loop's other work makes the measured ratio
+    smaller). Plus the analyzer's verdict on the const_divergent/const_uniform pair."""
+    one = pick(rows, distinct_addresses_per_warp=1)
+    out = [pvm("time relative to 1 distinct address per warp", "serialization: n addresses -> n reads",
+               float(r["distinct_addresses_per_warp"]),
+               ratio(r["time_ms"], one["time_ms"]) if one else None,
+               "" if one else "no uniform (1-address) row to compare with",
+               distinct_addresses_per_warp=r["distinct_addresses_per_warp"]) for r in rows]
+    aliases = {"const_divergent": {"distinct_addresses_per_warp": 32},
+               "const_uniform": {"distinct_addresses_per_warp": 1}}
+    return tuple(out) + tuple(pair_rows("constant.cu", CONST_PAIRS, rows, aliases=aliases))
+
+
 # ---- 20. local-memory -----------------------------------------------------------------------
 
 def measure_local(runner: Any, quick: bool) -> Measured:
@@ -261,6 +289,18 @@ def verdict_local(rows: Sequence[Row], params: Mapping[str, Any]) -> Verdict:
     return Verdict(holds, text, {"local_over_registers_time": slow})
 
 
+def predict_local(rows: Sequence[Row], params: Mapping[str, Any]) -> tuple[Row, ...]:
+    """The analyzer's compiled stack frame (ptxas local bytes) per kernel vs the driver's
+    local_bytes_per_thread, and the L1 verdict on the pair vs the measured time ratio."""
+    s = analyzer_summary("localmem.cu", (BLOCK, 1, 1))
+    local = dict(s.local_bytes)
+    out = [pvm("local memory bytes per thread", ANALYZER_MODEL + ": compiled stack frame",
+               local.get(r["variant"]), r["local_bytes_per_thread"],
+               s.error or ("" if r["variant"] in local else "kernel not in the compiled output"),
+               variant=r["variant"]) for r in rows]
+    return tuple(out) + tuple(pair_rows("localmem.cu", LOCAL_PAIRS, rows, summary=s))
+
+
 LABS = (
     Lab(1, "coalescing-offset", "Misaligned sequential copies", ("G2", "G1"), "BPG 9.2.1.3",
         "A copy whose start is shifted by an offset that is not a multiple of 32 bytes touches one "
@@ -268,20 +308,20 @@ LABS = (
         "coalescing.cu", measure_offset, verdict_offset,
         PlotSpec("offset_words", "bandwidth_GBps", title="Copy with offset"),
         (GuideFigure("aligned copy bandwidth (offset 0 or multiple of 8 words)", 790, "GB/s", "BPG 9.2.1.3"),),
-        (KernelPair("copy_misaligned", "copy_aligned", "G2"),), predict=predict_offset),
+        OFFSET_PAIRS, predict=predict_offset),
     Lab(2, "coalescing-stride", "Strided copies", ("G3", "G1"), "BPG 9.2.1.4",
         "With stride k between the elements of neighbouring threads a warp touches min(4k, 32) "
         "sectors for the same useful bytes: the useful bandwidth falls like 1/k.",
         "coalescing.cu", measure_stride, verdict_stride,
         PlotSpec("stride_words", "bandwidth_GBps", title="Strided copy"), (),
-        (KernelPair("copy_stride2", "copy_aligned", "G3"),), predict=predict_stride),
+        STRIDE_PAIRS, predict=predict_stride),
     Lab(3, "matmul-shared", "C = AB with shared-memory tiles", ("SH2", "G8"), "BPG 9.2.3.2",
         "Staging the tiles of A and B in shared memory removes redundant global loads: each element "
         "of B is fetched once per block instead of once per warp.",
         "matmul.cu", measure_matmul, verdict_matmul,
         PlotSpec("variant", "bandwidth_GBps", kind="bar", title="C = AB"),
         tuple(GuideFigure(f"{k} effective bandwidth", v, "GB/s", "BPG 9.2.3.2") for k, v in AB_GUIDE.items()),
-        (KernelPair("ab_simple", "ab_tile_ab", "SH2"),), predict=_predict_variants),
+        AB_PAIRS, predict=_predict_variants),
     Lab(4, "transpose-bank-conflicts", "C = AA^T: strided reads, shared tiles, padding", ("SH3", "SH1"),
         "BPG 9.2.3.3",
         "Reading A^T straight from global memory is a stride-32 access; a coalesced load into a "
@@ -290,18 +330,17 @@ LABS = (
         "matmul.cu", measure_aat, verdict_aat,
         PlotSpec("variant", "bandwidth_GBps", kind="bar", title="C = AA^T"),
         tuple(GuideFigure(f"{k} effective bandwidth", v, "GB/s", "BPG 9.2.3.3") for k, v in AAT_GUIDE.items()),
-        (KernelPair("aat_simple", "aat_padded", "SH3"), KernelPair("aat_shared", "aat_padded", "SH1")),
-        predict=_predict_variants),
+        AAT_PAIRS, predict=_predict_variants),
     Lab(19, "constant-memory", "Uniform vs divergent constant-memory reads", ("K1",), "BPG 9.2.6",
         "Constant memory serves one address per warp at a time: reads of one address are broadcast, "
         "n distinct addresses are serialized into n reads.",
         "constant.cu", measure_constant, verdict_constant,
         PlotSpec("distinct_addresses_per_warp", "time_ms", logx=True, title="Constant memory"), (),
-        (KernelPair("const_divergent", "const_uniform", "K1"),)),
+        CONST_PAIRS, predict=predict_constant),
     Lab(20, "local-memory", "Dynamically indexed array vs registers", ("L1",), "BPG 9.2.4",
         "A per-thread array indexed by values the compiler cannot resolve goes to local memory, "
         "which lives off chip; with constant indices it stays in registers.",
         "localmem.cu", measure_local, verdict_local,
         PlotSpec("variant", "time_ms", kind="bar", title="Local memory"), (),
-        (KernelPair("local_dynamic", "local_registers", "L1"),)),
+        LOCAL_PAIRS, predict=predict_local),
 )
