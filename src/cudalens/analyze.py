@@ -136,9 +136,11 @@ def _compile(path: str, cc: str, defines: Mapping[str, Any]) -> tuple[Any | None
 
 def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
                  defines: Mapping[str, Any] | None = None, cc: str = "9.0", compile: bool = True) -> FileAnalysis:
+    from cudalens.hardware.table import limits
     from cudalens.rules.context import AnalysisContext
     from cudalens.rules.registry import run_rules
 
+    cc = limits(cc).cc  # an unknown compute capability is an InputError naming the known ones
     defines = dict(defines or {})
     model = analyze_model(parse_file(path), block=block, defines=defines)
     notes: list[str] = []

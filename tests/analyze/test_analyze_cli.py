@@ -161,3 +161,11 @@ def test_2000_line_file_under_2_seconds(tmp_path, capsys):
     full = time.perf_counter() - t1
     assert rc == 0 and len(json.loads(capsys.readouterr().out)["kernels"]) == 125
     print(f"front end + access model {elapsed:.2f} s, full analyze {full:.2f} s")
+
+
+def test_unknown_compute_capability_is_one_line_exit_2(capsys):
+    from cudalens.cli import main
+
+    assert main(["analyze", "examples/saxpy.cu", "--no-compile", "--cc", "4.0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown compute capability 4.0" in err[0]
