@@ -3,7 +3,7 @@ local memory. Each lab = measure (drives a runner) + verdict (pure) + prediction
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -58,20 +58,28 @@ def verdict_offset(rows: Sequence[Row], params: Mapping[str, Any]) -> Verdict:
                    ratios)
 
 
-def predict_offset(rows: Sequence[Row], params: Mapping[str, Any]) -> tuple[Row, ...]:
-    base = pick(rows, offset_words=0)
+def _predict_sweep(rows: Sequence[Row], key: str, base_value: int, kernel: str,
+                   model: Callable[[int], int], pairs: Any, aliases: dict[str, dict[str, int]]) -> tuple[Row, ...]:
+    """Sector model and analyzer next to the measured bandwidth, for each point of a copy sweep
+    (``key`` = offset_words or stride_words), then the file's bad/good pair rows."""
+    base = pick(rows, **{key: base_value})
+    param = key.split("_")[0]  # offset_words -> the kernel parameter "offset"
     out = []
     for r in rows:
-        off = r["offset_words"]
-        facts = analyzer_facts("coalescing.cu", (BLOCK, 1, 1), {"offset": off})
-        s = offset_sectors(off)
-        out.append({"offset_words": off, "model_sectors_per_request": s,
-                    "analyzer_sectors_per_request": analyzer_value(facts, "offset_copy", "sectors_per_request"),
-                    "model_relative_bandwidth": 4 / s,
+        v = r[key]
+        facts = analyzer_facts("coalescing.cu", (BLOCK, 1, 1), {param: v})
+        m = model(v)
+        out.append({key: v, "model_sectors_per_request": m,
+                    "analyzer_sectors_per_request": analyzer_value(facts, kernel, "sectors_per_request"),
+                    "model_relative_bandwidth": 4 / m,
                     "measured_relative_bandwidth": ratio(r["bandwidth_GBps"], base["bandwidth_GBps"]) if base else None})
+    return tuple(out) + tuple(pair_rows("coalescing.cu", pairs, rows, aliases=aliases))
+
+
+def predict_offset(rows: Sequence[Row], params: Mapping[str, Any]) -> tuple[Row, ...]:
     # the sweep's offset 1 and 0 stand for the file's misaligned/aligned pair
-    aliases = {"copy_misaligned": {"offset_words": 1}, "copy_aligned": {"offset_words": 0}}
-    return tuple(out) + tuple(pair_rows("coalescing.cu", OFFSET_PAIRS, rows, aliases=aliases))
+    return _predict_sweep(rows, "offset_words", 0, "offset_copy", offset_sectors, OFFSET_PAIRS,
+                          {"copy_misaligned": {"offset_words": 1}, "copy_aligned": {"offset_words": 0}})
 
 
 # ---- 2. coalescing-stride -------------------------------------------------------------------
@@ -111,18 +119,8 @@ def verdict_stride(rows: Sequence[Row], params: Mapping[str, Any]) -> Verdict:
 
 
 def predict_stride(rows: Sequence[Row], params: Mapping[str, Any]) -> tuple[Row, ...]:
-    base = pick(rows, stride_words=1)
-    out = []
-    for r in rows:
-        s = r["stride_words"]
-        facts = analyzer_facts("coalescing.cu", (BLOCK, 1, 1), {"stride": s})
-        m = stride_sectors(s)
-        out.append({"stride_words": s, "model_sectors_per_request": m,
-                    "analyzer_sectors_per_request": analyzer_value(facts, "stride_copy", "sectors_per_request"),
-                    "model_relative_bandwidth": 4 / m,
-                    "measured_relative_bandwidth": ratio(r["bandwidth_GBps"], base["bandwidth_GBps"]) if base else None})
-    aliases = {"copy_stride2": {"stride_words": 2}, "copy_aligned": {"stride_words": 1}}
-    return tuple(out) + tuple(pair_rows("coalescing.cu", STRIDE_PAIRS, rows, aliases=aliases))
+    return _predict_sweep(rows, "stride_words", 1, "stride_copy", stride_sectors, STRIDE_PAIRS,
+                          {"copy_stride2": {"stride_words": 2}, "copy_aligned": {"stride_words": 1}})
 
 
 # ---- 3. matmul-shared and 4. transpose-bank-conflicts ------------------------------------------
