@@ -82,7 +82,7 @@ class Analysis:
                 if ck is not None:
                     entry["resources"] = _safe(lambda: ck.resources_dict())
                     entry["sass"] = _safe(lambda: dict(ck.sass_counts))
-                    entry["occupancy"] = _safe(lambda: ck.to_dict().get("occupancy"))
+                    entry["occupancy"] = _safe(lambda: occupancy_at_launch(ck, k, fa.model, self.cc))
                 kernels.append(entry)
         return {
             "schema": SCHEMA,
@@ -94,6 +94,33 @@ class Analysis:
             "kernels": kernels,
             "findings": [_finding_dict(f) for f in self.findings],
         }
+
+
+def occupancy_at_launch(ck: Any, k: Any, model: SourceModel, cc: str) -> dict[str, Any] | None:
+    """Theoretical occupancy of compiled kernel ``ck`` at its launch: the block of the launch site
+    (or ``__launch_bounds__``) with its literal dynamic shared memory, else the block the access
+    model used (``--block``, default 256), with the register what-if around the current count."""
+    from cudalens.compiled.launch import launch_config, occupancy, occupancy_block, register_steps
+
+    cfg = launch_config(k.name, model)
+    threads = cfg.threads_per_block if cfg and cfg.threads_per_block else None
+    origin = cfg.origin if threads else "block used by the access model"
+    if threads is None and k.block_dims:
+        threads = k.block_dims[0] * k.block_dims[1] * k.block_dims[2]
+    if not threads:
+        return None
+    smem = cfg.dynamic_smem if cfg and threads == cfg.threads_per_block else 0
+    result = occupancy(ck, cc, threads, smem)
+    if result is None:
+        return None
+    entry = occupancy_block(result)
+    entry.update({"dynamic_shared_bytes": smem, "block_from": origin, "reason": result.reason})
+    step = register_steps(ck, cc, threads, smem)
+    if step is not None:
+        entry["register_steps"] = {"registers": step.registers, "blocks": step.blocks,
+                                   "fewer_registers": step.fewer_registers, "blocks_with_fewer": step.blocks_with_fewer,
+                                   "more_registers": step.more_registers, "blocks_with_more": step.blocks_with_more}
+    return entry
 
 
 def _safe(fn: Any) -> Any:

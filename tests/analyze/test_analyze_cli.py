@@ -169,3 +169,25 @@ def test_unknown_compute_capability_is_one_line_exit_2(capsys):
     assert main(["analyze", "examples/saxpy.cu", "--no-compile", "--cc", "4.0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "unknown compute capability 4.0" in err[0]
+
+
+def test_occupancy_at_the_launch_site_in_json_and_text(capsys, monkeypatch, tmp_path):
+    """examples/compiled/smem48k.cu: 48 KB of static shared memory, launched with 128 threads:
+    4 blocks/SM on CC 9.0, limited by shared memory ((227 KB + 1 KB) / (48 KB + 1 KB reserved))."""
+    import json
+
+    import pytest
+
+    from cudalens.cli import main
+    from cudalens.compiled.toolchain import discover
+
+    if "nvcc" not in discover().tools:
+        pytest.skip("no nvcc (wheel or system) to compile with")
+    monkeypatch.setenv("CUDALENS_CACHE_DIR", str(tmp_path))
+    assert main(["analyze", "examples/compiled/smem48k.cu", "--format", "json"]) == 0
+    kernels = {k["name"]: k for k in json.loads(capsys.readouterr().out)["kernels"]}
+    occ = kernels["big_tile"]["occupancy"]
+    assert (occ["threads_per_block"], occ["active_blocks_per_sm"], occ["limiters"]) == (128, 4, ["shared_memory"])
+    assert occ["block_from"].startswith("launch site line")
+    assert main(["analyze", "examples/compiled/smem48k.cu"]) == 0
+    assert "4 blocks of 128 threads per SM, limited by shared_memory" in " ".join(capsys.readouterr().out.split())

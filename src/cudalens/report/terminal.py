@@ -31,6 +31,9 @@ def render_analysis(analysis: Any, console: Console, show_accesses: bool = True,
         for k in fa.model.kernels:
             block = "x".join(map(str, k.block_dims)) if k.block_dims else "?"
             console.print(Text(f"\n  kernel {k.name} (line {k.line}, block {block})", style="bold cyan"))
+            ck = fa.compiled.kernels.get(k.name) if fa.compiled is not None else None
+            if ck is not None:
+                console.print(Text(_compiled_line(ck, k, fa.model, analysis.cc), style="magenta"))
             mine = [f for f in findings if f.kernel == k.name and f.file == k.file]
             if not mine:
                 console.print("    no findings")
@@ -57,6 +60,26 @@ def render_analysis(analysis: Any, console: Console, show_accesses: bool = True,
         counts[f.priority.value] = counts.get(f.priority.value, 0) + 1
     summary = ", ".join(f"{n} {p}" for p, n in counts.items()) or "none"
     console.print(f"\nfindings: {summary}")
+
+
+def _compiled_line(ck: Any, k: Any, model: Any, cc: str) -> str:
+    """Resources from the compiler and the theoretical occupancy at the launch, in one sentence."""
+    from cudalens.analyze import occupancy_at_launch
+
+    r = ck.resources_dict()
+    text = (f"    compiled (sm_{cc.replace('.', '')}): {r['registers']} registers/thread, "
+            f"{r['static_shared_bytes']} B static shared, {r['local_bytes']} B local/thread")
+    if r["spill_stores"] or r["spill_loads"]:
+        text += f", spills {r['spill_stores']} B stored / {r['spill_loads']} B loaded"
+    occ = occupancy_at_launch(ck, k, model, cc)
+    if occ:
+        text += (f"; occupancy {occ['occupancy']:.0%} ({occ['active_blocks_per_sm']} blocks of "
+                 f"{occ['threads_per_block']} threads per SM, limited by {', '.join(occ['limiters']) or '-'}; "
+                 f"{occ['block_from']})")
+        step = occ.get("register_steps") or {}
+        if step.get("more_registers"):
+            text += (f"; at {step['more_registers']} registers it drops to {step['blocks_with_more']} blocks")
+    return text
 
 
 def _fmt(v: Any) -> str:
