@@ -165,8 +165,8 @@ def cuda_bench_peer(cfg, out_dir):
 
 def peers(prepared: Prepared, ncu_median, cfg=None, out_dir="."):
     out = {}
-    r = bench(prepared, stream=0, mode="cold", **POLICY)
-    out["cudalens"] = {"median_s": r.summary.median, "samples": len(r.samples)}
+    r = bench(prepared, stream=0, mode="cold", timer="auto", **POLICY)
+    out["cudalens"] = {"median_s": r.summary.median, "samples": len(r.samples), "timer": r.config.get("timer")}
     try:
         import triton.testing as tt  # noqa: PLC0415
 
@@ -211,7 +211,10 @@ def main() -> int:
             try:
                 r = bench_kernel(KERNELS, cfg["kernel"], tuple(cfg["grid"]), tuple(cfg["block"]),
                                  parse_args(cfg["args"]), mode="cold", **POLICY)
+                events = [s.event_seconds for s in r.samples if s.event_seconds is not None]
                 acc["harness"].append({"label": cfg["label"], "median_s": r.summary.median,
+                                       "timer": r.config.get("timer"),
+                                       "event_median_s": float(np.median(events)) if events else None,
                                        "rel_stdev": r.summary.rel_stdev, "samples": len(r.samples),
                                        "throttled": r.throttled_count, "stop": r.stop_reason,
                                        "ci": [r.summary.ci_low, r.summary.ci_high]})
@@ -224,8 +227,12 @@ def main() -> int:
                 h["ncu_median_s"] = nm
                 h["ratio"] = h["median_s"] / nm
                 h["within_2pct"] = abs(h["ratio"] - 1) <= 0.02
+                if h.get("event_median_s"):
+                    h["event_ratio"] = h["event_median_s"] / nm
             summary.append(("a accuracy " + h["label"], f"{h.get('median_s', float('nan')) * 1e6:.2f} us",
-                            f"ncu {nm * 1e6:.2f} us, ratio {h['ratio']:.4f}" if "ratio" in h else h.get("error", "no ncu")))
+                            (f"ncu {nm * 1e6:.2f} us, ratio {h['ratio']:.4f} ({h.get('timer')}"
+                             + (f"; events {h['event_ratio']:.4f})" if "event_ratio" in h else ")"))
+                            if "ratio" in h else h.get("error", "no ncu")))
         json.dump(acc, open(os.path.join(out_dir, "measure_accuracy.json"), "w"), indent=2)
         everything["accuracy"] = acc
 

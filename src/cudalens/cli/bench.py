@@ -27,6 +27,9 @@ def register(group: click.Group) -> None:
     @click.option("--cold/--hot", default=True, show_default=True,
                   help="cold: flush L2 (2x its size) before every launch; hot: batches of back-to-back launches.")
     @click.option("--batch", type=int, default=None, help="Launches per sample in hot mode (default: adaptive).")
+    @click.option("--timer", type=click.Choice(["auto", "cupti", "events"]), default="auto", show_default=True,
+                  help="auto: the kernel's own start/end from CUPTI when available (events include ~1 us of "
+                       "launch latency), else CUDA events; cupti: require CUPTI; events: CUDA events only.")
     @click.option("--bytes-read", type=int, default=None, help="Bytes read per launch (default: from --arg roles).")
     @click.option("--bytes-written", type=int, default=None, help="Bytes written per launch (default: from --arg roles).")
     @click.option("--flops", type=float, default=0.0, help="Floating-point operations per launch.")
@@ -39,10 +42,10 @@ def register(group: click.Group) -> None:
     @click.option("--db", default=None, help="History database (default ~/.cudalens/history.db).")
     @click.option("--no-save", is_flag=True, help="Do not store the run in the history database.")
     @format_option
-    def bench_cmd(source, kernel, grid, block, args, shared_mem, defines, cold, batch, bytes_read,
+    def bench_cmd(source, kernel, grid, block, args, shared_mem, defines, cold, batch, timer, bytes_read,
                   bytes_written, flops, noise, min_samples, min_time, max_time, timeout, device, db,
                   no_save, fmt):
-        """Time KERNEL from SOURCE (a .cu file) with CUDA events; adaptive sampling, all samples kept.
+        """Time KERNEL from SOURCE (a .cu file); adaptive sampling, all samples kept.
 
         The measurement runs in a child process: a kernel that faults or hangs is reported
         (exit status 2) without taking cudalens down. Needs an NVIDIA GPU.
@@ -76,7 +79,7 @@ def register(group: click.Group) -> None:
             "source": text, "origin": source, "kernel": kernel, "grid": list(g), "block": list(b),
             "shared_mem": shared_mem, "args": [s.text for s in specs], "mode": "cold" if cold else "hot",
             "batch": batch, "defines": define_map, "bytes_read": bytes_read, "bytes_written": bytes_written,
-            "flops": flops, "policy": policy.to_dict(), "device": device,
+            "flops": flops, "policy": policy.to_dict(), "device": device, "timer": timer,
         }
         result = BenchResult.from_dict(run_isolated(request, timeout_s=timeout))
         run_id = None

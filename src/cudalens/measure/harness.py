@@ -180,7 +180,7 @@ def stream_handle(stream: Any) -> int:
 class _Engine:
     """Per-run GPU state: events, blocking kernel and flags, L2 flush buffer, NVML."""
 
-    def __init__(self, ctx: Any, info: DeviceInfo, stream_h: int, cold: bool) -> None:
+    def __init__(self, ctx: Any, info: DeviceInfo, stream_h: int, cold: bool, timer: str = "events") -> None:
         cu = _cu()
         self.cu, self.drv = cu, cu._driver()
         self.stream = _StreamRef(self.drv.CUstream(stream_h))
@@ -201,8 +201,19 @@ class _Engine:
         self.max_clock = info.max_sm_clock_mhz
         self.blocking = True
         self.notes: list[str] = []
+        self.kernel_clock = None
+        if timer in ("auto", "cupti"):
+            from cudalens.measure.kernel_clock import open_kernel_clock  # noqa: PLC0415
+
+            self.kernel_clock, why = open_kernel_clock()
+            if self.kernel_clock is None:
+                if timer == "cupti":
+                    raise CudalensError(f"timer 'cupti' asked for, but {why}")
+                self.notes.append(f"timed with CUDA events: {why}")
 
     def close(self) -> None:
+        if self.kernel_clock is not None:
+            self.kernel_clock.close()
         for res in (self.start, self.stop, self.flags, self.flush, getattr(self, "flush_sink", None)):
             if res is not None:
                 try:
@@ -239,6 +250,14 @@ class _Engine:
             self.stop.record(self.stream)
             self._flag(0).value = 1
         ms = cu.elapsed_ms(self.start, self.stop)
+        event_s = ms * 1e-3 / batch
+        seconds, timer = event_s, "events"
+        if self.kernel_clock is not None:
+            from cudalens.measure.kernel_clock import user_kernel_seconds  # noqa: PLC0415
+
+            kernel_s = user_kernel_seconds(self.kernel_clock.drain(), batch)
+            if kernel_s is not None:
+                seconds, timer = kernel_s, "cupti"
         clock = self.nvml.sm_clock() if self.nvml else None
         throttled = is_throttled(clock, self.max_clock, policy.throttle_fraction)
         if self.blocking and self._flag(1).value:
@@ -246,7 +265,8 @@ class _Engine:
             self.notes.append("the blocking kernel timed out (the work synchronized with the device?); "
                               "later samples include host launch gaps")
             throttled = True  # discard: launch gaps may be inside this sample
-        return Sample(seconds=ms * 1e-3 / batch, batch=batch, sm_clock_mhz=clock, throttled=throttled)
+        return Sample(seconds=seconds, batch=batch, sm_clock_mhz=clock, throttled=throttled,
+                      event_seconds=event_s if timer == "cupti" else None, timer=timer)
 
 
 def _choose_batch(engine: _Engine, enqueue: Callable[[], None], policy: SamplingPolicy) -> int:
@@ -265,8 +285,9 @@ def _measure(
     batch: int | None,
     policy: SamplingPolicy,
     clock: Callable[[], float],
+    timer: str = "events",
 ) -> tuple[Any, int, list[str]]:
-    engine = _Engine(ctx, info, stream_h, cold=(mode == "cold"))
+    engine = _Engine(ctx, info, stream_h, cold=(mode == "cold"), timer=timer)
     try:
         if mode == "cold":
             n = 1
@@ -309,6 +330,21 @@ def _finish(kernel: str, mode: str, info: DeviceInfo, config: dict[str, Any], co
                        verification=verification, code_hash=chash, notes=tuple(notes))
 
 
+TIMERS = ("auto", "cupti", "events")
+
+
+def _check_timer(timer: str) -> str:
+    """``auto``: CUPTI kernel records when available, else events; ``cupti``: required; ``events``."""
+    if timer not in TIMERS:
+        raise InputError(f"timer {timer!r}: choose from {', '.join(TIMERS)}")
+    return timer
+
+
+def _timer_used(collected: Any) -> str:
+    used = {s.timer for s in collected.samples}
+    return used.pop() if len(used) == 1 else "mixed: " + ", ".join(sorted(used))
+
+
 def _policy(policy: SamplingPolicy | None, overrides: Mapping[str, Any]) -> SamplingPolicy:
     base = (policy or SamplingPolicy()).to_dict()
     base.update({k: v for k, v in overrides.items() if v is not None})
@@ -327,6 +363,7 @@ def bench(
     flops: float = 0.0,
     ceilings: Ceilings | None = None,
     policy: SamplingPolicy | None = None,
+    timer: str = "events",
     device: int = 0,
     clock: Callable[[], float] = time.perf_counter,
     **policy_overrides: Any,
@@ -346,8 +383,8 @@ def bench(
     with cu.device_context(device) as ctx:
         info = device_info(device)
         collected, n, notes = _measure(ctx, info, fn, stream_h=stream_handle(stream), mode=mode,
-                                       batch=batch, policy=pol, clock=clock)
-    config = {"batch": n, "policy": pol.to_dict(), "stream": stream_handle(stream)}
+                                       batch=batch, policy=pol, clock=clock, timer=_check_timer(timer))
+    config = {"batch": n, "policy": pol.to_dict(), "stream": stream_handle(stream), "timer": _timer_used(collected)}
     label = name or getattr(fn, "__name__", "callable")
     return _finish(label, mode, info, config, collected, notes, (bytes_read, bytes_written), flops,
                    ceilings, None, "")
@@ -443,6 +480,7 @@ def bench_kernel(
     flops: float = 0.0,
     ceilings: Ceilings | None = None,
     policy: SamplingPolicy | None = None,
+    timer: str = "auto",
     device: int = 0,
     seed: int = 0,
     clock: Callable[[], float] = time.perf_counter,
@@ -517,7 +555,7 @@ def bench_kernel(
                 verification = check_outputs(actual, expected, rtol, atol)
                 upload()
             collected, n, notes = _measure(ctx, info, enqueue, stream_h=int(stream.handle), mode=mode,
-                                           batch=batch, policy=pol, clock=clock)
+                                           batch=batch, policy=pol, clock=clock, timer=_check_timer(timer))
         finally:  # after a kernel fault the context is dead: cleanup errors must not hide the fault
             for res in [*reversed(buffers), kern]:
                 try:
@@ -528,6 +566,7 @@ def bench_kernel(
         "grid": list(g3), "block": list(b3), "shared_mem_bytes": shared_mem, "batch": n,
         "args": [s.text if s is not None else _describe(v) for v, s in zip(host, specs)],
         "roles": role_of, "options": opts, "source": origin, "policy": pol.to_dict(),
+        "timer": _timer_used(collected),
     }
     return _finish(kernel_name, mode, info, config, collected, notes, (br, bw), flops, ceilings,
                    verification, code_hash(source))

@@ -58,7 +58,8 @@ class SamplingPolicy:
 
 @dataclass(frozen=True)
 class Sample:
-    """One timed sample: ``seconds`` is GPU time per launch (a batch's time divided by its size).
+    """One timed sample: ``seconds`` is GPU time per launch (a batch's time divided by its size):
+    the kernels' own durations from CUPTI when ``timer == "cupti"``, else the CUDA-event interval.
 
     ``sm_clock_mhz`` is the SM clock read right after the sample (None when NVML is not available);
     ``throttled`` marks a sample excluded from the statistics.
@@ -68,6 +69,8 @@ class Sample:
     batch: int = 1
     sm_clock_mhz: float | None = None
     throttled: bool = False
+    event_seconds: float | None = None  # the CUDA-event time per launch, when ``seconds`` is CUPTI's
+    timer: str = "events"  # "events" | "cupti" (kernel activity records)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
