@@ -165,7 +165,7 @@ def cuda_bench_peer(cfg, out_dir):
 
 def peers(prepared: Prepared, ncu_median, cfg=None, out_dir="."):
     out = {}
-    r = bench(prepared, stream=0, mode="cold", timer="auto", **POLICY)
+    r = bench(prepared, stream=0, mode="cold", **POLICY)
     out["cudalens"] = {"median_s": r.summary.median, "samples": len(r.samples), "timer": r.config.get("timer")}
     try:
         import triton.testing as tt  # noqa: PLC0415

@@ -4,10 +4,12 @@ kernel, the same source as Nsight Systems (and, up to its cache and clock contro
 
 CUDA events bracket more than the kernel: between the start event and the kernel's first
 instruction the GPU front end still has to set the grid up, which on an H100 is a constant 1.1 to
-1.5 us. For a 3 us kernel that is a 30 % error (measured: benchmarks/results/h100/measure/). The
-kernel's activity record has no such term, so the harness uses it where CUPTI is available
-(``cupti-python``) and says which timer it used; events remain the fallback, and the event time of
-every sample is kept beside it.
+1.5 us, a 30 % error for a 3 us kernel (benchmarks/results/h100/measure/). The activity record has
+no such term, which made it worth trying; on the H100 (benchmarks/results/h100/measure_cupti_trial/)
+it did not land closer to ncu: 0.59 and 0.91 of ncu's duration for the 3 and 8 us kernels, and with
+tracing on, the 55 us and 223 us DRAM-bound kernels ran 5-7 % slower (their event times too) while
+the peers in the same run were unchanged. So it is opt-in (``timer="cupti"`` or ``"auto"``); the
+event time of every sample is kept beside it.
 
 Only kernels are timed this way: work that also copies memory must be timed with events
 (``timer="events"``), which is the default of :func:`cudalens.measure.bench`.

@@ -33,7 +33,7 @@ def run_request(req: dict[str, Any]) -> dict[str, Any]:
         batch=req.get("batch"), bytes_read=req.get("bytes_read"), bytes_written=req.get("bytes_written"),
         flops=float(req.get("flops") or 0.0), ceilings=ceilings,
         policy=SamplingPolicy(**req["policy"]) if req.get("policy") else None, device=int(req.get("device", 0)),
-        timer=req.get("timer", "auto"),
+        timer=req.get("timer", "events"),
     )
     d = result.to_dict()
     d["config"]["source"] = req.get("origin", d["config"].get("source"))
