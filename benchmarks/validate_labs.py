@@ -52,7 +52,7 @@ if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
 from cudalens.findings import Finding, sort_findings  # noqa: E402
-from cudalens.guided.crosscheck import CrossCheck, cross_check, ratio_agrees  # noqa: E402
+from cudalens.guided.crosscheck import CrossCheck, cross_check, divergence_class, ratio_agrees  # noqa: E402
 from cudalens.profile.ncu import LegacyMetrics  # noqa: E402
 
 DRIVER = Path(__file__).resolve().parent / "_validate_driver.py"
@@ -258,10 +258,7 @@ def kernel_rows(file: str, labs: Sequence[int], kernel: Mapping[str, Any], metri
         rows.append(_row(file, labs, name, quantity, predicted, measured, exact_ratio(predicted, measured),
                          f"|measured - predicted| <= {EXACT_RATIO_TOL}", within,
                          how if predicted is not None else how))
-    branches = kernel.get("branches", [])
-    divergent = any(b.get("divergent") is True for b in branches)
-    unknown = any(b.get("divergent") is None for b in branches)
-    predicted_class = None if (unknown and not divergent) else divergent
+    predicted_class, _, why = divergence_class(kernel)
     label = {True: "divergent", False: "uniform", None: "unknown"}[predicted_class]
     eff = metrics.branch_efficiency
     eff_agree = None
@@ -272,7 +269,7 @@ def kernel_rows(file: str, labs: Sequence[int], kernel: Mapping[str, Any], metri
     rows.append(_row(file, labs, name, "divergence (branch efficiency %)", label, eff, eff_agree,
                      f"branch efficiency < {BRANCH_UNIFORM_PCT:g} % iff predicted divergent",
                      checks["branch efficiency"].agree if "branch efficiency" in checks else None,
-                     "" if eff is not None else "no branch executed"))
+                     why or ("" if eff is not None else "no branch executed")))
     if divergent_targets is not None:
         rows.append(_row(file, labs, name, "divergence (divergent branch targets)", label, divergent_targets,
                          None if predicted_class is None else (divergent_targets > 0) == predicted_class,

@@ -80,6 +80,7 @@ class Analysis:
                 }
                 ck = compiled.get(k.name)
                 if ck is not None:
+                    _add_branch_sass(entry, k, ck)
                     entry["resources"] = _safe(lambda: ck.resources_dict())
                     entry["sass"] = _safe(lambda: dict(ck.sass_counts))
                     entry["occupancy"] = _safe(lambda: occupancy_at_launch(ck, k, fa.model, self.cc))
@@ -94,6 +95,27 @@ class Analysis:
             "kernels": kernels,
             "findings": [_finding_dict(f) for f in self.findings],
         }
+
+
+def _add_branch_sass(entry: dict[str, Any], k: Any, ck: Any) -> None:
+    """What the compiled code says about the kernel's branches (needs line info in the SASS).
+
+    Each source branch gets ``predicated``: no branch instruction carries its line, so the compiler
+    predicated it (BPG 12.2) and it cannot lower branch efficiency even if its condition splits a
+    warp. ``unmodelled_branch_lines``: lines of the kernel's own body with branch instructions that
+    are neither a modelled branch nor a loop, typically math-library code inlined at a call
+    (``powf``, ``sinf`` slow paths) whose divergence the source model cannot see. Branch
+    instructions from inlined ``__device__`` functions of the file (lines outside the kernel) are
+    not judged.
+    """
+    by_line = getattr(ck, "sass_by_line", None) or {}
+    if not by_line:
+        return
+    lines = {line for line, counts in by_line.items() if counts.get("branch")}
+    for b in entry["branches"]:
+        b["predicated"] = b["line"] not in lines
+    known = {b.line for b in k.branches} | {lp.line for lp in k.loops}
+    entry["unmodelled_branch_lines"] = sorted(l for l in lines if k.line <= l <= k.end_line and l not in known)
 
 
 def occupancy_at_launch(ck: Any, k: Any, model: SourceModel, cc: str) -> dict[str, Any] | None:

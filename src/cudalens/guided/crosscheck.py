@@ -122,10 +122,31 @@ def _ratio_check(kernel: Mapping[str, Any], space: str, op: str, counter_value: 
     return make(values[0], line, ratio_agrees(values[0], counter_value))
 
 
-def _branch_check(kernel: Mapping[str, Any], measured: float | None) -> CrossCheck:
+def divergence_class(kernel: Mapping[str, Any]) -> tuple[bool | None, int | None, str]:
+    """(True: some warp diverges at a branch instruction, False: none does, None: unknown), the line
+    it rests on, and why when unknown. Uses the compiled facts where the report has them: a
+    divergent condition that the compiler predicated (``predicated``) runs no branch, and branch
+    instructions the source model did not see (``unmodelled_branch_lines``, library code) make the
+    answer unknown unless a modelled branch already diverges."""
     branches = kernel.get("branches", [])
-    divergent = [b for b in branches if b.get("divergent") is True]
+    divergent = [b for b in branches if b.get("divergent") is True and not b.get("predicated")]
+    if divergent:
+        return True, divergent[0].get("line"), ""
     unknown = [b for b in branches if b.get("divergent") is None]
+    if unknown:
+        line = unknown[0].get("line")
+        return None, line, f"branch at line {line} depends on data the model cannot see"
+    hidden = kernel.get("unmodelled_branch_lines") or []
+    if hidden:
+        return None, hidden[0], (f"branch instructions at line(s) {', '.join(map(str, hidden))} come from code the "
+                                 "model does not see (e.g. a math library call's internal branches)")
+    return False, None, ""
+
+
+def _branch_check(kernel: Mapping[str, Any], measured: float | None) -> CrossCheck:
+    cls, cls_line, why = divergence_class(kernel)
+    divergent = [{"line": cls_line}] if cls is True else []
+    unknown = [{"line": cls_line}] if cls is None else []
     tol = f"divergent: < {BRANCH_UNIFORM_PCT:g} %; uniform: >= {BRANCH_UNIFORM_PCT:g} %"
     base = dict(kernel=kernel["name"], file=kernel.get("file", ""), quantity="branch efficiency",
                 measured=measured, unit="%", tolerance=tol, counter="branch_efficiency")
@@ -138,8 +159,7 @@ def _branch_check(kernel: Mapping[str, Any], measured: float | None) -> CrossChe
                           relation="<", **base)
     if unknown:
         return CrossCheck(line=unknown[0].get("line"), predicted=None, agree=None, relation=">=",
-                          reason=f"branch at line {unknown[0].get('line')} depends on data the model cannot see",
-                          **base)
+                          reason=why, **base)
     if measured is None:
         return CrossCheck(line=None, predicted=100.0, agree=None, relation=">=",
                           reason="ncu gave no value for this counter", **base)
