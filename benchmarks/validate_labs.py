@@ -407,7 +407,7 @@ def render_summary(doc: Mapping[str, Any]) -> str:
 def _analysis(plan: FilePlan, cc: str):
     """(kernel dicts for the comparison, FileAnalysis with the findings) for one lab file."""
     from cudalens.access.model import analyze_model
-    from cudalens.analyze import analyze_file
+    from cudalens.analyze import add_branch_sass, analyze_file
     from cudalens.compiled.launch import occupancy
     from cudalens.labs.runner import kernel_path
     from cudalens.source.parse import parse_file
@@ -430,6 +430,7 @@ def _analysis(plan: FilePlan, cc: str):
                                  "branches": [b.to_dict() for b in k.branches]}
         ck = compiled.get(k.name)
         if ck is not None:
+            add_branch_sass(entry, k, ck)  # predicated branches, branches the model cannot see
             entry["registers"] = ck.resources.registers
             res = occupancy(ck, cc, threads, smem.get(k.name, 0))
             if res is not None:

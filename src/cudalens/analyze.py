@@ -80,7 +80,7 @@ class Analysis:
                 }
                 ck = compiled.get(k.name)
                 if ck is not None:
-                    _add_branch_sass(entry, k, ck)
+                    add_branch_sass(entry, k, ck)
                     entry["resources"] = _safe(lambda: ck.resources_dict())
                     entry["sass"] = _safe(lambda: dict(ck.sass_counts))
                     entry["occupancy"] = _safe(lambda: occupancy_at_launch(ck, k, fa.model, self.cc))
@@ -97,7 +97,7 @@ class Analysis:
         }
 
 
-def _add_branch_sass(entry: dict[str, Any], k: Any, ck: Any) -> None:
+def add_branch_sass(entry: dict[str, Any], k: Any, ck: Any) -> None:
     """What the compiled code says about the kernel's branches (needs line info in the SASS).
 
     Each source branch gets ``predicated``: no branch instruction carries its line, so the compiler
