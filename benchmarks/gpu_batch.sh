@@ -32,6 +32,7 @@ for step in "$@"; do
     measure)   run_step measure 280 python3 benchmarks/measure_gpu.py "$out/measure" ;;
     ncu)       run_step ncu 60 python3 benchmarks/ncu_fixture.py "$out/ncu" ;;
     labs)      run_step labs 420 python3 -m cudalens lab run all --out "$out/labs" ;;
+    probe)     run_step probe 120 python3 benchmarks/shared_wide_probe.py "$out/probe" ;;
     copy)      run_step copy 120 python3 benchmarks/copy_variants.py "$out/copy" ;;
     validate)  run_step validate 300 python3 benchmarks/validate_labs.py "$out/validate" ;;
     analyze)   run_step analyze 120 bash -c 'for f in json html; do python3 -m cudalens analyze examples/saxpy.cu --run "saxpy --grid 65536 --block 256 --arg int32=16777216 --arg float32=2 --arg float32[2^24] --arg float32[2^24]@inout" --counters=run --format $f -o "$0/saxpy_guided.$f" || exit 1; done; python3 -m cudalens analyze examples/saxpy.cu --run "saxpy --grid 65536 --block 256 --arg int32=16777216 --arg float32=2 --arg float32[2^24] --arg float32[2^24]@inout" --counters=run' "$out/analyze" ;;
