@@ -10,18 +10,17 @@
     __shared__ __align__(16) float raw[1024];                                        \
     for (int i = threadIdx.x; i < 1024; i += blockDim.x) raw[i] = (float)i;          \
     __syncthreads();                                                                 \
-    const volatile T *s = reinterpret_cast<const volatile T *>(raw);                 \
-    const int t = threadIdx.x % 32;                                                  \
+    const T *s = reinterpret_cast<const T *>(raw);                                   \
+    const int t = threadIdx.x % 32; (void)t;                                         \
     float acc = 0.0f;                                                                \
+    _Pragma("unroll 1")  /* one load instruction per iteration, of the width of T */ \
     for (int k = 0; k < ITERS; ++k) {                                                \
       T v = s[(INDEX) % (4096 / sizeof(T))];                                         \
-      acc += *reinterpret_cast<float *>(&v);                                         \
+      const float *f = reinterpret_cast<const float *>(&v); /* use every word */   \
+      _Pragma("unroll") for (int c = 0; c < (int)(sizeof(T) / 4); ++c) acc += f[c];  \
     }                                                                                \
     out[blockIdx.x * blockDim.x + threadIdx.x] = acc;                                \
   }
-
-struct f2 { float x, y; };
-struct __align__(16) f4 { float x, y, z, w; };
 
 PROBE(ld4_bcast, float, k)
 PROBE(ld4_unit, float, t + k)
