@@ -94,16 +94,43 @@ def driver_source(file: str, cases: list, kernels: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _compiled_kernel(file: str, kname: str):
+    """The kernel as nvcc compiled it (for the SASS widths of shared loads), or None."""
+    try:
+        from cudalens.compiled import compile_file  # noqa: PLC0415
+
+        return compile_file(EX / file, cc="9.0").kernels.get(kname)
+    except Exception:  # noqa: BLE001 - no toolchain: source figures only
+        return None
+
+
 def predictions(file: str, kname: str, ints: dict, block: tuple) -> dict:
+    """Per (space, op): one figure when every access agrees; for shared loads the compiler vectorized
+    (LDS.64/128 on the line) the compiled figure, and when a kernel's shared loads differ but sit in
+    one loop nest, their mean weighted by requests; else "mixed"."""
+    from cudalens.analyze import compiled_shared_loads  # noqa: PLC0415
+
     m = analyze_model(parse_file(EX / file), block=block, defines=ints)
     k = next(k for k in m.kernels if k.name == kname)
+    ck = _compiled_kernel(file, kname)
+    compiled = compiled_shared_loads(k.accesses, ck) if ck is not None else [(a, a.wavefronts_per_request, 1.0)
+                                                                              for a in k.accesses]
     out = {}
-    for space, op, field, key in (("global", "load", "sectors_per_request", "global_ld_sectors_per_request"),
-                                  ("global", "store", "sectors_per_request", "global_st_sectors_per_request"),
-                                  ("shared", "load", "wavefronts_per_request", "shared_ld_wavefronts_per_request"),
-                                  ("shared", "store", "wavefronts_per_request", "shared_st_wavefronts_per_request")):
-        vals = {getattr(a, field) for a in k.accesses if a.space == space and a.op == op}
-        out[key] = None if not vals else (vals.pop() if len(vals) == 1 and None not in vals else "mixed")
+    for space, op, key in (("global", "load", "global_ld_sectors_per_request"),
+                           ("global", "store", "global_st_sectors_per_request"),
+                           ("shared", "load", "shared_ld_wavefronts_per_request"),
+                           ("shared", "store", "shared_st_wavefronts_per_request")):
+        rows = [(a.sectors_per_request if space == "global" else wf, w, a.loop_lines)
+                for a, wf, w in compiled if a.space == space and a.op == op]
+        vals = {v for v, _w, _l in rows}
+        if not rows:
+            out[key] = None
+        elif len(vals) == 1 and None not in vals:
+            out[key] = vals.pop()
+        elif None not in vals and len({lines for _v, _w, lines in rows}) == 1:
+            out[key] = round(sum(v * w for v, w, _l in rows) / sum(w for _v, w, _l in rows), 4)
+        else:
+            out[key] = "mixed"
     return out
 
 

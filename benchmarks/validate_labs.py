@@ -189,6 +189,8 @@ _PHASES = {8: 2, 16: 4}
 def _access_value(a: Mapping[str, Any]) -> float | None:
     if a.get("space") == "global":
         return a.get("sectors_per_request")
+    if a.get("compiled_wavefronts_per_request") is not None:  # vectorized by the compiler
+        return float(a["compiled_wavefronts_per_request"])
     if a.get("wavefronts_per_request") is not None:
         return float(a["wavefronts_per_request"])
     if a.get("bank_conflict_ways") is None:
@@ -213,7 +215,11 @@ def ratio_prediction(accesses: Sequence[Mapping[str, Any]], space: str, op: str)
         return float(vals[0]), "every access" if len(vals) > 1 else "one access"
     nests = {tuple(a.get("loop_lines") or ()) for a in acc}
     if len(nests) == 1 and all("loop_lines" in a for a in acc):
-        return sum(vals) / len(vals), f"mean of {len(vals)} accesses executed equally often"
+        # a load the compiler vectorized issues one request per width/element executions
+        weights = [float(a.get("compiled_requests_per_access") or 1.0) for a in acc]
+        mean = sum(v * w for v, w in zip(vals, weights)) / sum(weights)
+        how = "requests-weighted mean" if any(w != 1.0 for w in weights) else "mean"
+        return mean, f"{how} of {len(vals)} accesses executed equally often"
     return None, "accesses differ and run different numbers of times; ncu gives only their aggregate"
 
 
@@ -407,7 +413,7 @@ def render_summary(doc: Mapping[str, Any]) -> str:
 def _analysis(plan: FilePlan, cc: str):
     """(kernel dicts for the comparison, FileAnalysis with the findings) for one lab file."""
     from cudalens.access.model import analyze_model
-    from cudalens.analyze import add_branch_sass, analyze_file
+    from cudalens.analyze import add_branch_sass, analyze_file, compiled_shared_loads
     from cudalens.compiled.launch import occupancy
     from cudalens.labs.runner import kernel_path
     from cudalens.source.parse import parse_file
@@ -431,6 +437,10 @@ def _analysis(plan: FilePlan, cc: str):
         ck = compiled.get(k.name)
         if ck is not None:
             add_branch_sass(entry, k, ck)  # predicated branches, branches the model cannot see
+            for d, (a, wavefronts, weight) in zip(accesses, compiled_shared_loads(k.accesses, ck)):
+                if weight != 1.0:  # shared load vectorized by the compiler (LDS.64/128 on its line)
+                    d["compiled_wavefronts_per_request"] = wavefronts
+                    d["compiled_requests_per_access"] = weight
             entry["registers"] = ck.resources.registers
             res = occupancy(ck, cc, threads, smem.get(k.name, 0))
             if res is not None:

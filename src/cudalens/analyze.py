@@ -81,6 +81,11 @@ class Analysis:
                 ck = compiled.get(k.name)
                 if ck is not None:
                     add_branch_sass(entry, k, ck)
+                    for d, (a, wavefronts, weight) in zip(entry["accesses"], compiled_shared_loads(k.accesses, ck)):
+                        if weight != 1.0:  # the compiler vectorized this shared load
+                            d["compiled_load_bytes"] = int(round(a.bytes_per_thread / weight))
+                            d["compiled_wavefronts_per_request"] = wavefronts
+                            d["compiled_requests_per_access"] = weight
                     entry["resources"] = _safe(lambda: ck.resources_dict())
                     entry["sass"] = _safe(lambda: dict(ck.sass_counts))
                     entry["occupancy"] = _safe(lambda: occupancy_at_launch(ck, k, fa.model, self.cc))
@@ -95,6 +100,28 @@ class Analysis:
             "kernels": kernels,
             "findings": [_finding_dict(f) for f in self.findings],
         }
+
+
+def compiled_shared_loads(accesses: Any, ck: Any) -> list[tuple[Any, float | None, float]]:
+    """(access, wavefronts per request as compiled, requests per execution of the source access).
+
+    Where the SASS on a shared load's line holds wider loads than the source element (LDS.64,
+    LDS.128) and the access advances one element per loop iteration, the compiler merged
+    consecutive iterations: one request of the wider width serves ``width / element`` iterations,
+    at the wavefront cost the model gives for that width (``Access.vectorized_wavefronts``).
+    Every other access keeps its source figures with one request per execution.
+    """
+    by_line = getattr(ck, "sass_by_line", None) or {}
+    out = []
+    for a in accesses:
+        wavefronts, weight = a.wavefronts_per_request, 1.0
+        if a.space == "shared" and a.op == "load" and a.vectorized_wavefronts and a.bytes_per_thread:
+            widths = [int(c.split(".")[1]) // 8 for c in by_line.get(a.line, {}) if c.startswith("lds.")]
+            width = max(widths, default=0)
+            if width in a.vectorized_wavefronts:
+                wavefronts, weight = a.vectorized_wavefronts[width], a.bytes_per_thread / width
+        out.append((a, wavefronts, weight))
+    return out
 
 
 def add_branch_sass(entry: dict[str, Any], k: Any, ck: Any) -> None:

@@ -8,14 +8,20 @@ number of *distinct* sectors the active lanes touch. The ideal for an access of 
 is ``ceil(active_lanes * w / 32)``.
 
 Shared memory (32 banks of 4 bytes): one *wavefront* serves at most one distinct 4-byte word per bank;
-lanes reading the same word share it (broadcast). Accesses wider than 4 bytes are split by the
-hardware into phases: 8-byte accesses into two half-warps, 16-byte into four quarter-warps; each
-phase needs ``max over banks of distinct words`` wavefronts. We report, per warp request,
+lanes reading the same word share it (broadcast). 4- and 8-byte accesses are served for the whole
+warp at once, 16-byte accesses in two passes of 16 lanes; each pass needs ``max over banks of
+distinct words`` wavefronts. This is the rule measured on an H100 with one load per pattern
+(benchmarks/shared_wide_probe.py, results/h100/shared_wide_probe.json: 11 of 11 patterns, e.g. a
+16-byte broadcast costs 2 wavefronts, an 8-byte broadcast 1, 16-byte loads of 4 distinct addresses
+2, unit-stride 16-byte loads 4). We report, per warp request,
 
-- ``ways``: the worst phase's wavefront count (1 = conflict-free, n = n-way conflict), and
-- ``wavefronts``: the sum over phases, which is what Nsight Compute's
+- ``wavefronts``: the sum over passes, which is what Nsight Compute's
   ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum`` divided by
-  ``smsp__sass_inst_executed_op_shared_{ld,st}.sum`` measures (ideal: 1, 2, 4 for 4, 8, 16 bytes).
+  ``smsp__sass_inst_executed_op_shared_{ld,st}.sum`` measures;
+- ``ideal``: the wavefronts the same data needs without conflicts (per pass, the distinct bytes over
+  128, at least 1, never more than the actual count);
+- ``ways``: the conflict degree, the worst pass's wavefronts over its ideal (1 = conflict-free,
+  n = n-way conflict).
 
 Constant memory: a warp's request is serialized into one access per distinct address (K1).
 """
@@ -55,13 +61,13 @@ def global_sectors(addr: np.ndarray, active: np.ndarray, width: int) -> tuple[np
 def shared_wavefronts(addr: np.ndarray, active: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(ways, wavefronts, ideal_wavefronts) per warp for shared-memory byte addresses."""
     words_per_lane = max(1, width // 4)
-    phases = 1 if width <= 4 else (2 if width == 8 else 4)
-    lanes = 32 // phases
+    passes = 2 if width >= 16 else 1
+    lanes = 32 // passes
     nwarps = addr.shape[0]
-    ways = np.zeros(nwarps, dtype=np.int64)
+    ways = np.zeros(nwarps, dtype=np.float64)
     waves = np.zeros(nwarps, dtype=np.int64)
     ideal = np.zeros(nwarps, dtype=np.int64)
-    for p in range(phases):
+    for p in range(passes):
         a = addr[:, p * lanes:(p + 1) * lanes]
         m = active[:, p * lanes:(p + 1) * lanes]
         words = np.concatenate([a // 4 + k for k in range(words_per_lane)], axis=1)
@@ -74,10 +80,13 @@ def shared_wavefronts(addr: np.ndarray, active: np.ndarray, width: int) -> tuple
         rows = np.nonzero(first)[0]
         banks = np.mod(w[first], BANKS)
         counts = np.bincount(rows * BANKS + banks, minlength=nwarps * BANKS).reshape(nwarps, BANKS)
-        phase_ways = counts.max(axis=1)
-        ways = np.maximum(ways, phase_ways)
-        waves += phase_ways
-        ideal += (m.any(axis=1)).astype(np.int64)
+        pass_waves = counts.max(axis=1)
+        distinct_words = first.sum(axis=1)
+        pass_ideal = np.minimum(np.maximum(-(-distinct_words // BANKS), 1), pass_waves)
+        pass_ideal = np.where(m.any(axis=1), pass_ideal, 0)
+        waves += pass_waves
+        ideal += pass_ideal
+        ways = np.maximum(ways, np.where(pass_ideal > 0, pass_waves / np.maximum(pass_ideal, 1), 0.0))
     return ways, waves, ideal
 
 

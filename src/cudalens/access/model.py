@@ -324,7 +324,29 @@ def _verdict(a: Access, ev: _KernelEval, vals: dict[str, Any], width: int | None
                ideal_wavefronts_per_request=round(float(ideal_w.mean()), 4),
                pattern="broadcast" if bool((distinct == 1).all()) else
                ("conflict-free" if bool((ways == 1).all()) else f"{int(ways.max())}-way-conflict"))
+    if a.op == "load" and a.loop_context and _iteration_step(a, ev, vals) == 1:
+        out["vectorized_wavefronts"] = {
+            w: round(float(M.shared_wavefronts(addr - addr % w, active, w)[1].mean()), 4)
+            for w in (8, 16) if w > width and w % width == 0}
     return out
+
+
+def _iteration_step(a: Access, ev: _KernelEval, vals: dict[str, Any]) -> int | None:
+    """Elements every thread's index advances by from one iteration of the innermost loop to the
+    next, when that is one number for all threads of block 0 (None otherwise or when unknown)."""
+    inner = next((lp for lp in reversed(a.loop_context) if lp[0]), None)
+    if inner is None or E.unknowns(inner[2]):
+        return None
+    sym, start, step, _line = inner
+    nxt = ev.with_block(dict(vals), _BLOCKS[0])
+    nxt[sym] = ("b", "+", start, step)
+    try:
+        again = L.per_thread(L.evaluate(a.index_expr, nxt), ev.nthreads)
+        first = L.per_thread(L.evaluate(a.index_expr, ev.with_block(vals, _BLOCKS[0])), ev.nthreads)
+    except (E.Unknown, ValueError, TypeError, OverflowError):
+        return None
+    diff = np.unique(np.asarray(again) - np.asarray(first))
+    return int(diff[0]) if diff.size == 1 else None
 
 
 def _has_thread_symbols(e: E.Expr) -> bool:

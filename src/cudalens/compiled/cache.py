@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
-FORMAT_VERSION = "1"
+FORMAT_VERSION = "2"  # 2: shared loads classed by width (lds.32/64/128)
 _INCLUDE_RE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 
 

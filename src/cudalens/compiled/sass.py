@@ -12,7 +12,7 @@ Classes counted (``classify``):
 
 * ``ldg.8/16/32/64/128/256``, ``stg.<width>``: global loads/stores by access width in bits
   (``LDG.E.U8`` is 8, ``LDG.E`` is 32, ``LDG.E.128`` is 128).
-* ``ldl``/``stl`` local memory, ``lds``/``sts`` shared memory, ``ld``/``st`` generic addressing,
+* ``ldl``/``stl`` local memory, ``lds.<bits>``/``sts`` shared memory (``ldsm`` matrix loads), ``ld``/``st`` generic addressing,
   ``atom`` atomics and reductions.
 * ``fp64``: double-precision arithmetic (DADD, DMUL, DFMA, DSETP, DMNMX, DMMA ...) and
   conversions between integers and doubles (I2F.F64, F2I.*.F64).
@@ -69,8 +69,10 @@ def classify(opcode: str, operands: str = "", in_int_div_subroutine: bool = Fals
         return f"{op.lower()}.{_width(mods)}"
     if op in ("LDL", "STL", "LD", "ST"):
         return op.lower()
-    if op in ("LDS", "LDSM"):
-        return "lds"
+    if op == "LDS":
+        return f"lds.{_width(mods)}"  # the width shows when the compiler vectorized shared loads
+    if op == "LDSM":
+        return "ldsm"
     if op == "STS":
         return "sts"
     if op in ("ATOM", "ATOMG", "ATOMS", "RED", "REDG"):

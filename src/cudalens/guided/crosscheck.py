@@ -88,6 +88,8 @@ _PHASES = {8: 2, 16: 4}
 
 
 def _shared_wavefronts(a: Mapping[str, Any]) -> float | None:
+    if a.get("compiled_wavefronts_per_request") is not None:  # the compiler vectorized the load
+        return float(a["compiled_wavefronts_per_request"])
     if a.get("wavefronts_per_request") is not None:
         return float(a["wavefronts_per_request"])
     if a.get("bank_conflict_ways") is None:

@@ -85,6 +85,10 @@ class Access:
     # Front end: the __shared__ array a global load's value is assigned to in the same expression
     # (``tile[ty][tx] = a[...]``), i.e. the load stages a tile; None otherwise.
     stored_to: str | None = None
+    # Shared loads in a loop that advance one element per iteration: the wavefronts per request if the
+    # compiler merges consecutive iterations into one wider load ({8: ..., 16: ...} bytes per lane);
+    # the analyze pipeline uses the entry the SASS confirms (LDS.64 / LDS.128 on the line).
+    vectorized_wavefronts: dict[int, float] | None = None
     # Symbolic forms (cudalens.source.expr tuples), built by the front end for the access model.
     index_expr: Any = field(default=None, compare=False, repr=False)
     mask_expr: Any = field(default=None, compare=False, repr=False)  # conditions guarding it, None: always
