@@ -52,7 +52,8 @@ if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
 from cudalens.findings import Finding, sort_findings  # noqa: E402
-from cudalens.guided.crosscheck import CrossCheck, cross_check, divergence_class, ratio_agrees  # noqa: E402
+from cudalens.guided.crosscheck import (CrossCheck, cross_check, divergence_class, ratio_agrees,  # noqa: E402
+                                        shared_wavefronts_prediction)
 from cudalens.profile.ncu import LegacyMetrics  # noqa: E402
 
 DRIVER = Path(__file__).resolve().parent / "_validate_driver.py"
@@ -183,19 +184,10 @@ _RATIO_FIELDS = {
     ("shared", "load"): ("shared load wavefronts/request", "shared_ld_wavefronts_per_request"),
     ("shared", "store"): ("shared store wavefronts/request", "shared_st_wavefronts_per_request"),
 }
-_PHASES = {8: 2, 16: 4}
-
-
 def _access_value(a: Mapping[str, Any]) -> float | None:
     if a.get("space") == "global":
         return a.get("sectors_per_request")
-    if a.get("compiled_wavefronts_per_request") is not None:  # vectorized by the compiler
-        return float(a["compiled_wavefronts_per_request"])
-    if a.get("wavefronts_per_request") is not None:
-        return float(a["wavefronts_per_request"])
-    if a.get("bank_conflict_ways") is None:
-        return None
-    return float(a["bank_conflict_ways"]) * _PHASES.get(a.get("bytes_per_thread") or 4, 1)
+    return shared_wavefronts_prediction(a)
 
 
 def ratio_prediction(accesses: Sequence[Mapping[str, Any]], space: str, op: str) -> tuple[float | None, str]:
@@ -413,7 +405,7 @@ def render_summary(doc: Mapping[str, Any]) -> str:
 def _analysis(plan: FilePlan, cc: str):
     """(kernel dicts for the comparison, FileAnalysis with the findings) for one lab file."""
     from cudalens.access.model import analyze_model
-    from cudalens.analyze import add_branch_sass, analyze_file, compiled_shared_loads
+    from cudalens.analyze import add_branch_sass, analyze_file, annotate_compiled_loads
     from cudalens.compiled.launch import occupancy
     from cudalens.labs.runner import kernel_path
     from cudalens.source.parse import parse_file
@@ -437,10 +429,7 @@ def _analysis(plan: FilePlan, cc: str):
         ck = compiled.get(k.name)
         if ck is not None:
             add_branch_sass(entry, k, ck)  # predicated branches, branches the model cannot see
-            for d, (a, wavefronts, weight) in zip(accesses, compiled_shared_loads(k.accesses, ck)):
-                if weight != 1.0:  # shared load vectorized by the compiler (LDS.64/128 on its line)
-                    d["compiled_wavefronts_per_request"] = wavefronts
-                    d["compiled_requests_per_access"] = weight
+            annotate_compiled_loads(accesses, k.accesses, ck)  # loads the compiler vectorized
             entry["registers"] = ck.resources.registers
             res = occupancy(ck, cc, threads, smem.get(k.name, 0))
             if res is not None:

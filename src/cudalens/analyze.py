@@ -81,11 +81,7 @@ class Analysis:
                 ck = compiled.get(k.name)
                 if ck is not None:
                     add_branch_sass(entry, k, ck)
-                    for d, (a, wavefronts, weight) in zip(entry["accesses"], compiled_shared_loads(k.accesses, ck)):
-                        if weight != 1.0:  # the compiler vectorized this shared load
-                            d["compiled_load_bytes"] = int(round(a.bytes_per_thread / weight))
-                            d["compiled_wavefronts_per_request"] = wavefronts
-                            d["compiled_requests_per_access"] = weight
+                    annotate_compiled_loads(entry["accesses"], k.accesses, ck)
                     entry["resources"] = _safe(lambda: ck.resources_dict())
                     entry["sass"] = _safe(lambda: dict(ck.sass_counts))
                     entry["occupancy"] = _safe(lambda: occupancy_at_launch(ck, k, fa.model, self.cc))
@@ -122,6 +118,16 @@ def compiled_shared_loads(accesses: Any, ck: Any) -> list[tuple[Any, float | Non
                 wavefronts, weight = a.vectorized_wavefronts[width], a.bytes_per_thread / width
         out.append((a, wavefronts, weight))
     return out
+
+
+def annotate_compiled_loads(access_dicts: list[dict[str, Any]], accesses: Any, ck: Any) -> None:
+    """Add the compiled figures to the JSON form of each shared load the compiler vectorized
+    (``access_dicts`` in the order of ``accesses``)."""
+    for d, (a, wavefronts, weight) in zip(access_dicts, compiled_shared_loads(accesses, ck)):
+        if weight != 1.0:
+            d["compiled_load_bytes"] = int(round(a.bytes_per_thread / weight))
+            d["compiled_wavefronts_per_request"] = wavefronts
+            d["compiled_requests_per_access"] = weight
 
 
 def add_branch_sass(entry: dict[str, Any], k: Any, ck: Any) -> None:

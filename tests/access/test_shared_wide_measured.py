@@ -14,14 +14,20 @@ from cudalens.access.memory import shared_wavefronts
 
 RESULT = Path(__file__).parents[2] / "benchmarks" / "results" / "h100" / "shared_wide_probe.json"
 
-# kernel -> (bytes per lane, element index of lane t): the patterns of benchmarks/shared_wide_probe.cu
-PATTERNS = {
-    "ld4_bcast": (4, lambda t: 0), "ld4_unit": (4, lambda t: t),
-    "ld8_bcast": (8, lambda t: 0), "ld8_unit": (8, lambda t: t), "ld8_halves": (8, lambda t: t // 16),
-    "ld16_bcast": (16, lambda t: 0), "ld16_unit": (16, lambda t: t), "ld16_halves": (16, lambda t: t // 16),
-    "ld16_quarters": (16, lambda t: t // 8), "ld16_pairs": (16, lambda t: t // 2),
-    "ld16_stride2": (16, lambda t: 2 * t),
-}
+
+
+def _probe_module():
+    """benchmarks/shared_wide_probe.py, whose PATTERNS table names each probe kernel's pattern."""
+    import importlib.util
+
+    path = Path(__file__).parents[2] / "benchmarks" / "shared_wide_probe.py"
+    spec = importlib.util.spec_from_file_location("shared_wide_probe", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+PATTERNS = _probe_module().PATTERNS
 
 
 @pytest.mark.parametrize("kernel", sorted(PATTERNS))

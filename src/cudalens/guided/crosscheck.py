@@ -15,13 +15,12 @@ global load (store) sectors per request
     larger (the tail block, loop iterations after the first and edge guards shift the average).
 
 shared load (store) wavefronts per request
-    ncu's wavefronts per shared instruction is what the model calls ``wavefronts_per_request``.
-    For 4-byte accesses that equals ``bank_conflict_ways`` (one wavefront per conflict way). For
-    8-byte accesses a warp is served in two half-warp phases and for 16-byte accesses in four
-    quarter-warp phases; the model's wavefronts are the sum of each phase's ways, so a
-    conflict-free 8-byte access is 2 wavefronts, not 1. When an older report lacks
-    ``wavefronts_per_request`` it is derived as ways x phases (exact when all phases conflict
-    alike). Same rule as above for several accesses. Tolerance: 10 % or 0.5 wavefront.
+    ncu's wavefronts per shared instruction is what the model calls ``wavefronts_per_request``
+    (``compiled_wavefronts_per_request`` where the compiler vectorized the load; see
+    cudalens.access.memory for the measured rule: 4- and 8-byte loads per warp, 16-byte per
+    half-warp). When an older report lacks it, it is derived as ways x phases (2 phases for
+    8-byte and 4 for 16-byte words: the rule the model used before the H100 measurement, kept
+    for such reports). Same rule as above for several accesses. Tolerance: 10 % or 0.5 wavefront.
 
 branch efficiency
     The model marks each branch divergent (lanes of a warp disagree), uniform, or unknown. Any
@@ -87,7 +86,8 @@ _RATIO_TOL = f"±max({RATIO_REL_TOL:.0%} of predicted, {RATIO_ABS_TOL})"
 _PHASES = {8: 2, 16: 4}
 
 
-def _shared_wavefronts(a: Mapping[str, Any]) -> float | None:
+def shared_wavefronts_prediction(a: Mapping[str, Any]) -> float | None:
+    """Predicted wavefronts per request of one shared access (a report's access dict)."""
     if a.get("compiled_wavefronts_per_request") is not None:  # the compiler vectorized the load
         return float(a["compiled_wavefronts_per_request"])
     if a.get("wavefronts_per_request") is not None:
@@ -103,7 +103,7 @@ def _ratio_check(kernel: Mapping[str, Any], space: str, op: str, counter_value: 
                 and a.get("pattern") != "inactive"]
     if not accesses:
         return None
-    get = (lambda a: a.get("sectors_per_request")) if space == "global" else _shared_wavefronts
+    get = (lambda a: a.get("sectors_per_request")) if space == "global" else shared_wavefronts_prediction
 
     def make(predicted, line, agree, reason=""):
         return CrossCheck(kernel["name"], kernel.get("file", ""), quantity, line, predicted, counter_value, agree,
