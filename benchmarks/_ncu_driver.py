@@ -1,7 +1,11 @@
 """Launched under Nsight Compute by measure_gpu.py: runs each planned kernel N times, nothing else.
 
 Usage: python benchmarks/_ncu_driver.py PLAN.json
-PLAN: {"source": path, "launches": N, "configs": [{"kernel", "grid", "block", "args": [spec...]}]}
+PLAN: {"source": path, "launches": N, "configs": [{"kernel", "grid", "block", "args": [spec...]}],
+       "flush": false}
+With "flush": true, every launch is preceded by the harness's own L2 flush (cudalens_l2_flush reading
+a buffer of twice the L2 size), so ncu (run with --cache-control none) times exactly the launches the
+harness times in cold mode.
 """
 
 import json
@@ -11,6 +15,7 @@ import numpy as np
 
 from cudalens.measure import cuda_util as cu
 from cudalens.measure.argspec import materialize, parse_args
+from cudalens.measure.harness import _FLUSH_SRC, FLUSH_BLOCK, FLUSH_GRID
 
 
 def main(plan_path: str) -> int:
@@ -19,6 +24,14 @@ def main(plan_path: str) -> int:
     rng = np.random.default_rng(0)
     with cu.device_context(0) as ctx, cu.Stream() as stream:
         kernels = {}
+        flush = None
+        if plan.get("flush"):
+            l2 = cu.device_attribute(cu.cu_device(0), "L2_CACHE_SIZE")
+            flush = cu.DeviceBuffer(2 * l2)
+            sink = cu.DeviceBuffer(16)
+            cu.check(cu._driver().cuMemsetD8Async(flush.handle, 0, flush.nbytes, stream.handle), "cuMemsetD8Async")
+            flush_kernel = cu.compile_kernel(_FLUSH_SRC, "cudalens_l2_flush", ctx.cc, options=())
+            flush_args = [(flush.ptr, "u8"), (flush.nbytes // 16, "u8"), (sink.ptr, "u8")]
         for cfg in plan["configs"]:
             name = cfg["kernel"]
             if name not in kernels:
@@ -34,10 +47,15 @@ def main(plan_path: str) -> int:
                 else:
                     packed.append((v, v.dtype.str))
             for _ in range(plan["launches"]):
+                if flush is not None:
+                    cu.launch(flush_kernel, FLUSH_GRID, FLUSH_BLOCK, flush_args, stream)
                 cu.launch(kernels[name], tuple(cfg["grid"]), tuple(cfg["block"]), packed, stream)
             stream.synchronize()
             for b in bufs:
                 b.close()
+        if flush is not None:
+            flush.close()
+            sink.close()
     return 0
 
 

@@ -32,3 +32,6 @@ extern "C" __global__ void spin(volatile int* flag)
 {
     while (flag[0] == 0) { }
 }
+
+// Does nothing: what a timer reports for it is the timer's own floor.
+extern "C" __global__ void empty_kernel() {}

@@ -57,6 +57,11 @@ from cudalens.guided.crosscheck import (CrossCheck, cross_check, divergence_clas
 from cudalens.profile.ncu import LegacyMetrics  # noqa: E402
 
 DRIVER = Path(__file__).resolve().parent / "_validate_driver.py"
+#: ncu's launch__registers_per_thread is never below 16 on the H100, whatever ptxas allocated (8-15
+#: in the labs, 4 for an empty kernel: shared_store_probe.json); the driver's NUM_REGS attribute
+#: and the occupancy calculator use ptxas's count. With at most 64 warps per SM and 64K registers,
+#: a floor of 16 never limits occupancy (16 x 32 x 64 = 32K).
+NCU_REGISTER_FLOOR = 16
 SCHEMA = "cudalens.validate-labs/1"
 
 #: Strict ("exact") agreement: per-request ratios, occupancy in percentage points.
@@ -253,9 +258,15 @@ def kernel_rows(file: str, labs: Sequence[int], kernel: Mapping[str, Any], metri
         within = ratio_agrees(predicted, measured) if predicted is not None and measured is not None else None
         if c is not None and c.agree is not None:
             within = c.agree
+        note = how
+        if space == "shared":
+            hw = getattr(metrics, f"{attr}_l1tex", None)
+            if metrics.shared_wavefronts_source == "sass" and hw is not None:
+                note += f"; measured per instruction from addresses (sass); the L1 data stage counted {hw:.4f}"
+            elif metrics.shared_wavefronts_source == "l1tex":
+                note += "; measured by the L1 data stage (l1tex), which also counts contention with global traffic"
         rows.append(_row(file, labs, name, quantity, predicted, measured, exact_ratio(predicted, measured),
-                         f"|measured - predicted| <= {EXACT_RATIO_TOL}", within,
-                         how if predicted is not None else how))
+                         f"|measured - predicted| <= {EXACT_RATIO_TOL}", within, note))
     predicted_class, _, why = divergence_class(kernel)
     label = {True: "divergent", False: "uniform", None: "unknown"}[predicted_class]
     eff = metrics.branch_efficiency
@@ -282,8 +293,11 @@ def kernel_rows(file: str, labs: Sequence[int], kernel: Mapping[str, Any], metri
                          f"within {EXACT_OCCUPANCY_PP} percentage point", oc.agree if oc else None))
     if kernel.get("registers") is not None or metrics.registers_per_thread is not None:
         r, mr = kernel.get("registers"), metrics.registers_per_thread
-        rows.append(_row(file, labs, name, "registers/thread", r, mr,
-                         None if r is None or mr is None else int(r) == int(mr), "equal"))
+        shown = None if r is None else max(int(r), NCU_REGISTER_FLOOR)
+        rows.append(_row(file, labs, name, "registers/thread", shown, mr,
+                         None if shown is None or mr is None else shown == int(mr),
+                         f"equal, ptxas's count raised to ncu's floor of {NCU_REGISTER_FLOOR}",
+                         note="" if r is None or int(r) >= NCU_REGISTER_FLOOR else f"ptxas: {int(r)}"))
     return rows
 
 

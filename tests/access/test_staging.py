@@ -57,8 +57,12 @@ def test_lab_sh3_on_the_unoptimized_variant_only(lab):
     found = sh3(lab)
     assert [(f.kernel, f.line) for f in found] == [("aat_simple", 64)]
     (f,) = found
-    assert f.rule == "SH3" and f.section == "BPG 9.2.3.3" and f.priority.name == "INFO"
+    # the access is G3's strided load: SH3 takes G3's priority and G3 is not reported for it
+    assert f.rule == "SH3" and f.section == "BPG 9.2.3.3" and f.priority.name == "HIGH"
+    assert any(e.fact == "supersedes" and e.value == "G3" for e in f.evidence)
     assert f.impact == pytest.approx(1 - 128 / 32768, abs=1e-4)
+    g3, problems = run_rules(AnalysisContext(source=lab), only=["G3"])
+    assert problems == [] and ("aat_simple", 64) not in {(g.kernel, g.line) for g in g3}
 
 
 def test_staged_loads_are_marked_with_their_tile(lab):

@@ -42,16 +42,21 @@ def test_global_sectors_agree_disagree_and_not_comparable():
     assert unmodelled.agree is None and "data-dependent" in unmodelled.reason
 
 
-def test_shared_wavefronts_use_the_model_wavefronts_and_derive_them_for_wide_words():
+def test_shared_wavefronts_use_the_model_wavefronts_and_only_derive_them_for_4_byte_words():
     rep = report(kernel("s", [access(7, "shared", "load", ways=32.0, waves=32.0),
                               access(8, "shared", "store", ways=1.0, waves=None, width=8)]))
-    # 8-byte store, conflict-free: two half-warp phases of one wavefront each
     checks = cross_check(rep, {"s": metrics("s", shared_ld_wavefronts_per_request=31.0,
                                             shared_st_wavefronts_per_request=1.0)})
     ld = _by(checks, "s", "shared load wavefronts/request")
     assert (ld.predicted, ld.agree, ld.line) == (32.0, True, 7)
+    # an old report's 8-byte store with ways only: its wavefronts are not established
     st = _by(checks, "s", "shared store wavefronts/request")
-    assert st.predicted == 2.0 and st.agree is False
+    assert st.predicted is None and st.agree is None
+    # 4-byte words: one warp per pass, so ways are wavefronts
+    rep4 = report(kernel("s", [access(8, "shared", "store", ways=2.0, waves=None, width=4)]))
+    st4 = _by(cross_check(rep4, {"s": metrics("s", shared_st_wavefronts_per_request=2.0)}), "s",
+              "shared store wavefronts/request")
+    assert (st4.predicted, st4.agree) == (2.0, True)
 
 
 def test_branch_efficiency_expectations():

@@ -71,10 +71,12 @@ def test_ratio_prediction_single_value_mean_and_mixed(vl):
     assert vl.ratio_prediction(same, "shared", "load") == (None, "no such access")
 
 
-def test_ratio_prediction_derives_wavefronts_from_ways_and_width(vl):
+def test_ratio_prediction_derives_wavefronts_from_ways_only_for_4_byte_words(vl):
     a = acc(3, "shared", "load", ways=2.0)
+    assert vl.ratio_prediction([a], "shared", "load")[0] == 2.0
     a["bytes_per_thread"] = 8
-    assert vl.ratio_prediction([a], "shared", "load")[0] == 4.0
+    value, how = vl.ratio_prediction([a], "shared", "load")
+    assert value is None and "not modelled" in how
 
 
 # ---- rows and agreement ---------------------------------------------------------------------
@@ -224,3 +226,23 @@ def test_plan_launches_every_pair_kernel_with_known_values(vl):
         for ln in plan.launches:
             vl.launch_args(params[ln.kernel], plan.values)  # raises on a missing value or unknown type
             assert ln.block == plan.block
+
+
+def test_registers_row_raises_ptxas_count_to_ncus_floor(vl):
+    few = by_q(vl.kernel_rows("f.cu", (1,), kern(regs=10), metrics(registers_per_thread=16.0)))["registers/thread"]
+    assert (few["predicted"], few["agree"], few["note"]) == (16, True, "ptxas: 10")
+    many = by_q(vl.kernel_rows("f.cu", (1,), kern(regs=27), metrics(registers_per_thread=27.0)))["registers/thread"]
+    assert (many["predicted"], many["agree"], many["note"]) == (27, True, "")
+    wrong = by_q(vl.kernel_rows("f.cu", (1,), kern(regs=27), metrics(registers_per_thread=32.0)))["registers/thread"]
+    assert wrong["agree"] is False
+
+
+def test_shared_rows_name_the_counter_they_compare(vl):
+    k = kern(accesses=[acc(3, "shared", "store", ways=1.0, waves=1.0)])
+    sass = metrics(shared_st_wavefronts_per_request=1.0, shared_wavefronts_source="sass",
+                   shared_st_wavefronts_per_request_l1tex=1.0854)
+    row = by_q(vl.kernel_rows("f.cu", (1,), k, sass))["shared store wavefronts/request"]
+    assert row["agree"] is True and "sass" in row["note"] and "1.0854" in row["note"]
+    old = metrics(shared_st_wavefronts_per_request=1.0854, shared_wavefronts_source="l1tex")
+    row = by_q(vl.kernel_rows("f.cu", (1,), k, old))["shared store wavefronts/request"]
+    assert row["agree"] is False and "contention" in row["note"]

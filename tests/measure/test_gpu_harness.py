@@ -28,6 +28,21 @@ def test_bench_kernel_verifies_and_times():
     assert not bad.verification["ok"]
 
 
+def test_event_floor_is_measured_and_subtracted():
+    from cudalens.measure.harness import bench_kernel
+
+    n = 1 << 20
+    args = [np.ones(n, np.float32), np.zeros(n, np.float32), np.float32(2.0), np.int32(n)]
+    r = bench_kernel(KERNELS, "scale", (n + 255) // 256, 256, args, **FAST)
+    floor = r.config["event_floor_s"]
+    assert 0 < floor < 20e-6 and r.config["timer"] == "events"
+    kept = [s for s in r.samples if not s.throttled]
+    assert all(s.seconds == pytest.approx(max(0.0, s.event_seconds - floor)) for s in kept)
+    raw = bench_kernel(KERNELS, "scale", (n + 255) // 256, 256, args, timer="events-raw", **FAST)
+    assert raw.config["event_floor_s"] == 0.0 and raw.config["timer"] == "events-raw"
+    assert all(s.seconds == s.event_seconds for s in raw.samples)
+
+
 def test_hot_mode_batches_launches():
     from cudalens.measure.harness import bench_kernel
 

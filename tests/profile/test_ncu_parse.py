@@ -63,3 +63,17 @@ def test_command_asks_for_base_units_and_every_metric():
     assert cmd[cmd.index("--metrics") + 1].split(",") == list(METRICS)
     assert cmd[cmd.index("-k") + 1] == "regex:^copy$"
     assert cmd[-2:] == ["python3", "x.py"]
+
+
+def test_shared_wavefronts_come_from_the_per_instruction_counters_when_captured():
+    from cudalens.profile.ncu import LaunchCounters, legacy_metrics
+
+    base = {"smsp__sass_inst_executed_op_shared_st.sum": 1000.0,
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": 1096.0}
+    old = legacy_metrics([LaunchCounters(1, "k", None, None, dict(base))])
+    assert old.shared_wavefronts_source == "l1tex" and old.shared_st_wavefronts_per_request == 1.096
+    new = legacy_metrics([LaunchCounters(1, "k", None, None, dict(
+        base, **{"smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum": 1000.0}))])
+    assert new.shared_wavefronts_source == "sass" and new.shared_st_wavefronts_per_request == 1.0
+    assert new.shared_st_wavefronts_per_request_l1tex == 1.096
+    assert legacy_metrics([LaunchCounters(1, "k", None, None, {})]).shared_wavefronts_source is None

@@ -27,11 +27,12 @@ def register(group: click.Group) -> None:
     @click.option("--cold/--hot", default=True, show_default=True,
                   help="cold: flush L2 (2x its size) before every launch; hot: batches of back-to-back launches.")
     @click.option("--batch", type=int, default=None, help="Launches per sample in hot mode (default: adaptive).")
-    @click.option("--timer", type=click.Choice(["events", "cupti", "auto"]), default="events", show_default=True,
-                  help="events: CUDA events around the launch (they include ~1.1-1.5 us of launch latency, so "
-                       "kernels under ~100 us read high); cupti: the kernel's own start/end from CUPTI activity "
-                       "records (on an H100 these read below ncu for tiny kernels and tracing slowed DRAM-bound "
-                       "kernels by ~7 %); auto: CUPTI when available, else events.")
+    @click.option("--timer", type=click.Choice(["events", "events-raw", "cupti", "auto"]), default="events", show_default=True,
+                  help="events: CUDA events around the launch, less the event floor (an empty event pair, "
+                       "measured at the start: ~1 us on an H100); events-raw: the event interval as it is; "
+                       "cupti: the kernel's own start/end from CUPTI activity records (on an H100 ~1.1 us "
+                       "below ncu for short kernels, and tracing slowed DRAM-bound kernels by ~7 %); "
+                       "auto: CUPTI when available, else events.")
     @click.option("--bytes-read", type=int, default=None, help="Bytes read per launch (default: from --arg roles).")
     @click.option("--bytes-written", type=int, default=None, help="Bytes written per launch (default: from --arg roles).")
     @click.option("--flops", type=float, default=0.0, help="Floating-point operations per launch.")

@@ -83,18 +83,22 @@ def ratio_agrees(predicted: float, measured: float) -> bool:
 
 
 _RATIO_TOL = f"±max({RATIO_REL_TOL:.0%} of predicted, {RATIO_ABS_TOL})"
-_PHASES = {8: 2, 16: 4}
-
-
 def shared_wavefronts_prediction(a: Mapping[str, Any]) -> float | None:
-    """Predicted wavefronts per request of one shared access (a report's access dict)."""
+    """Predicted wavefronts per request of one shared access (a report's access dict).
+
+    The model's ``wavefronts_per_request`` (at the compiled width where the compiler vectorized
+    the access). A report without it (written before the model gave wavefronts) still has the
+    bank-conflict ways: for 4-byte words one warp is served at once, so ways are wavefronts; for
+    wider words how the warp is split depends on the width and pattern (access/memory.py), so the
+    figure is not established from ways alone: None.
+    """
     if a.get("compiled_wavefronts_per_request") is not None:  # the compiler vectorized the load
         return float(a["compiled_wavefronts_per_request"])
     if a.get("wavefronts_per_request") is not None:
         return float(a["wavefronts_per_request"])
-    if a.get("bank_conflict_ways") is None:
+    if a.get("bank_conflict_ways") is None or (a.get("bytes_per_thread") or 4) != 4:
         return None
-    return float(a["bank_conflict_ways"]) * _PHASES.get(a.get("bytes_per_thread") or 4, 1)
+    return float(a["bank_conflict_ways"])
 
 
 def _ratio_check(kernel: Mapping[str, Any], space: str, op: str, counter_value: float | None,

@@ -11,9 +11,10 @@ analysis cannot know: which kernel takes the time, and what limits it. The order
 
 Measured impact, a number in [0, 1]:
 
-- memory findings (G1 G2 G3 G5 G8 SH2): wasted DRAM bytes share x the kernel's time share.
+- memory findings (G1 G2 G3 G5 G8 SH2 SH3): wasted DRAM bytes share x the kernel's time share.
   The waste share is 1 - gld_efficiency (or gst_efficiency, by the access's direction) from the
-  counters for the coalescing rules G1/G2/G3/G5; for the re-use rules G8/SH2 (whose waste is
+  counters for the coalescing rules G1/G2/G3/G5 and SH3 (a strided load staged through shared
+  memory); for the re-use rules G8/SH2 (whose waste is
   redundant re-reads, invisible to efficiency counters) and when counters are absent, it is the
   finding's static impact.
 - occupancy findings (E1 SH6 L2 L3): lost occupancy (1 - achieved occupancy, else theoretical)
@@ -37,8 +38,8 @@ from cudalens.guided.inputs import Measurement
 from cudalens.measure.throughput import Ceilings
 from cudalens.profile.ncu import LegacyMetrics
 
-MEMORY_RULES = frozenset({"G1", "G2", "G3", "G5", "G8", "SH2"})
-COALESCING_RULES = frozenset({"G1", "G2", "G3", "G5"})
+MEMORY_RULES = frozenset({"G1", "G2", "G3", "G5", "G8", "SH2", "SH3"})
+COALESCING_RULES = frozenset({"G1", "G2", "G3", "G5", "SH3"})
 OCCUPANCY_RULES = frozenset({"E1", "SH6", "L2", "L3"})
 #: Below this share of both ceilings a kernel counts as latency-bound.
 LATENCY_BOUND_UTILIZATION = 0.6

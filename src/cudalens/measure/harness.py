@@ -2,15 +2,21 @@
 
 How one sample is taken (NVBench's discipline, our implementation):
 
-1. cold mode only: write a buffer of twice the L2 size (cuMemsetD8Async) so the kernel's data is
+1. cold mode only: read a buffer of twice the L2 size (a flush kernel) so the kernel's data is
    no longer in L2;
 2. launch a tiny *blocking kernel* that spins until the host releases it (a flag in pinned host
    memory), so the following launches queue up on the GPU instead of trickling in at the speed of
    Python: the events then bracket GPU work only, not host launch overhead;
 3. record the start event, launch the kernel ``batch`` times (1 in cold mode; N in hot mode to
    amortize the event overhead), record the stop event, release the blocking kernel;
-4. wait for the stop event: the sample is elapsed time / batch; read the SM clock from NVML and
-   mark the sample throttled when it is below 75 % of the maximum SM clock.
+4. wait for the stop event: the sample is (elapsed time - event floor) / batch; read the SM clock
+   from NVML and mark the sample throttled when it is below 75 % of the maximum SM clock.
+
+The *event floor* is the median interval of an event pair with nothing between them, taken the
+same way before sampling starts. The events' own processing sits inside every interval; on an H100
+it is about 1 us, which made a 5 us kernel read 20 % longer than Nsight Compute's
+``gpu__time_duration`` of the same launches (benchmarks/results/h100/measure/timing_probe.json).
+``timer="events-raw"`` keeps the interval as it is; every sample keeps its raw interval anyway.
 
 The blocking kernel gives up after a timeout (it writes a flag); if that happens (e.g. ``fn``
 synchronizes with the device), the sample is discarded and blocking is switched off for the rest
@@ -38,6 +44,7 @@ from cudalens.measure.throughput import Ceilings, assess_throughput
 MAX_HOT_BATCH = 64
 HOT_BATCH_TARGET_S = 200e-6  # hot mode: launches per sample so one sample lasts about this long
 BLOCK_TIMEOUT_NS = 500_000_000  # the blocking kernel waits at most 0.5 s for the host
+FLOOR_SAMPLES = 31  # event pairs with nothing between them, for the event floor
 
 FLUSH_GRID, FLUSH_BLOCK = 1024, 512
 
@@ -202,6 +209,8 @@ class _Engine:
         self.blocking = True
         self.notes: list[str] = []
         self.kernel_clock = None
+        self.event_floor = 0.0  # seconds subtracted from every event interval (timer "events")
+        self.timer_name = "events-raw" if timer == "events-raw" else "events"
         if timer in ("auto", "cupti"):
             from cudalens.measure.kernel_clock import open_kernel_clock  # noqa: PLC0415
 
@@ -230,8 +239,9 @@ class _Engine:
     def _flag(self, i: int) -> ctypes.c_int:
         return ctypes.c_int.from_address(self.flags.ptr + 4 * i)
 
-    def sample(self, enqueue: Callable[[], None], batch: int, policy: SamplingPolicy) -> Sample:
-        cu, drv = self.cu, self.drv
+    def _interval(self, enqueue: Callable[[], None], batch: int) -> float:
+        """Seconds between the start and stop events around ``batch`` calls of ``enqueue``."""
+        cu = self.cu
         if self.flush is not None:
             cu.launch(self.flush_kernel, FLUSH_GRID, FLUSH_BLOCK,
                       [(self.flush.ptr, "u8"), (self.flush.nbytes // 16, "u8"), (self.flush_sink.ptr, "u8")],
@@ -249,9 +259,23 @@ class _Engine:
         finally:
             self.stop.record(self.stream)
             self._flag(0).value = 1
-        ms = cu.elapsed_ms(self.start, self.stop)
-        event_s = ms * 1e-3 / batch
-        seconds, timer = event_s, "events"
+        return cu.elapsed_ms(self.start, self.stop) * 1e-3
+
+    def measure_event_floor(self, samples: int = FLOOR_SAMPLES) -> float:
+        """The events' own share of every interval: the median interval of an event pair with
+        nothing between them, taken exactly as a sample is (flush, blocking kernel, events).
+
+        On an H100 this is about 1 us, and without subtracting it a 5 us kernel reads 20 % longer
+        than Nsight Compute's gpu__time_duration (benchmarks/results/h100/measure/timing_probe.json).
+        """
+        floor = float(np.median([self._interval(lambda: None, 1) for _ in range(samples)]))
+        self.event_floor = floor
+        return floor
+
+    def sample(self, enqueue: Callable[[], None], batch: int, policy: SamplingPolicy) -> Sample:
+        interval = self._interval(enqueue, batch)
+        event_s = interval / batch
+        seconds, timer = max(0.0, interval - self.event_floor) / batch, self.timer_name
         if self.kernel_clock is not None:
             from cudalens.measure.kernel_clock import user_kernel_seconds  # noqa: PLC0415
 
@@ -266,7 +290,7 @@ class _Engine:
                               "later samples include host launch gaps")
             throttled = True  # discard: launch gaps may be inside this sample
         return Sample(seconds=seconds, batch=batch, sm_clock_mhz=clock, throttled=throttled,
-                      event_seconds=event_s if timer == "cupti" else None, timer=timer)
+                      event_seconds=event_s, timer=timer)
 
 
 def _choose_batch(engine: _Engine, enqueue: Callable[[], None], policy: SamplingPolicy) -> int:
@@ -286,15 +310,19 @@ def _measure(
     policy: SamplingPolicy,
     clock: Callable[[], float],
     timer: str = "events",
-) -> tuple[Any, int, list[str]]:
+) -> tuple[Any, int, list[str], float]:
+    """Samples of ``enqueue``, the batch size, notes, and the event floor subtracted (seconds)."""
     engine = _Engine(ctx, info, stream_h, cold=(mode == "cold"), timer=timer)
     try:
+        if timer != "events-raw":
+            engine.measure_event_floor(FLOOR_SAMPLES // 3)  # warm-up of the empty pair, discarded
+            engine.measure_event_floor()
         if mode == "cold":
             n = 1
         else:
             n = batch or _choose_batch(engine, enqueue, policy)
         collected = collect(lambda: engine.sample(enqueue, n, policy), policy, clock)
-        return collected, n, engine.notes
+        return collected, n, engine.notes, engine.event_floor
     finally:
         engine.close()
 
@@ -330,14 +358,16 @@ def _finish(kernel: str, mode: str, info: DeviceInfo, config: dict[str, Any], co
                        verification=verification, code_hash=chash, notes=tuple(notes))
 
 
-TIMERS = ("auto", "cupti", "events")
+TIMERS = ("auto", "cupti", "events", "events-raw")
 
 
 def _check_timer(timer: str) -> str:
-    """``events`` (default): CUDA events around the launches. ``cupti``: the kernels' own activity
-    records (required); ``auto``: CUPTI when available, else events. See measure/kernel_clock.py for
-    what CUPTI timing measured on an H100: not closer to ncu than events, and it slowed DRAM-bound
-    kernels while tracing was on, so it is opt-in."""
+    """``events`` (default): CUDA events around the launches, less the event floor (the interval of
+    an event pair with nothing between them, measured at the start of the run). ``events-raw``: the
+    event interval as it is. ``cupti``: the kernels' own activity records (required); ``auto``: CUPTI
+    when available, else events. See measure/kernel_clock.py for what CUPTI timing measured on an
+    H100: about 1.1 us shorter than ncu's duration for short kernels, and it slowed DRAM-bound
+    kernels by 7 % while tracing was on, so it is opt-in."""
     if timer not in TIMERS:
         raise InputError(f"timer {timer!r}: choose from {', '.join(TIMERS)}")
     return timer
@@ -385,9 +415,10 @@ def bench(
     pol = _policy(policy, policy_overrides)
     with cu.device_context(device) as ctx:
         info = device_info(device)
-        collected, n, notes = _measure(ctx, info, fn, stream_h=stream_handle(stream), mode=mode,
-                                       batch=batch, policy=pol, clock=clock, timer=_check_timer(timer))
-    config = {"batch": n, "policy": pol.to_dict(), "stream": stream_handle(stream), "timer": _timer_used(collected)}
+        collected, n, notes, floor = _measure(ctx, info, fn, stream_h=stream_handle(stream), mode=mode,
+                                              batch=batch, policy=pol, clock=clock, timer=_check_timer(timer))
+    config = {"batch": n, "policy": pol.to_dict(), "stream": stream_handle(stream), "timer": _timer_used(collected),
+              "event_floor_s": floor}
     label = name or getattr(fn, "__name__", "callable")
     return _finish(label, mode, info, config, collected, notes, (bytes_read, bytes_written), flops,
                    ceilings, None, "")
@@ -557,8 +588,8 @@ def bench_kernel(
                     actual[idx] = out
                 verification = check_outputs(actual, expected, rtol, atol)
                 upload()
-            collected, n, notes = _measure(ctx, info, enqueue, stream_h=int(stream.handle), mode=mode,
-                                           batch=batch, policy=pol, clock=clock, timer=_check_timer(timer))
+            collected, n, notes, floor = _measure(ctx, info, enqueue, stream_h=int(stream.handle), mode=mode,
+                                                  batch=batch, policy=pol, clock=clock, timer=_check_timer(timer))
         finally:  # after a kernel fault the context is dead: cleanup errors must not hide the fault
             for res in [*reversed(buffers), kern]:
                 try:
@@ -569,7 +600,7 @@ def bench_kernel(
         "grid": list(g3), "block": list(b3), "shared_mem_bytes": shared_mem, "batch": n,
         "args": [s.text if s is not None else _describe(v) for v, s in zip(host, specs)],
         "roles": role_of, "options": opts, "source": origin, "policy": pol.to_dict(),
-        "timer": _timer_used(collected),
+        "timer": _timer_used(collected), "event_floor_s": floor,
     }
     return _finish(kernel_name, mode, info, config, collected, notes, (br, bw), flops, ceilings,
                    verification, code_hash(source))

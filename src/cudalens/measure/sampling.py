@@ -59,7 +59,10 @@ class SamplingPolicy:
 @dataclass(frozen=True)
 class Sample:
     """One timed sample: ``seconds`` is GPU time per launch (a batch's time divided by its size):
-    the kernels' own durations from CUPTI when ``timer == "cupti"``, else the CUDA-event interval.
+    the kernels' own durations from CUPTI when ``timer == "cupti"``; the CUDA-event interval less
+    the event floor (what an event pair with nothing between them measures) when ``"events"``;
+    the event interval as it is when ``"events-raw"``. ``event_seconds`` is always the raw event
+    interval per launch.
 
     ``sm_clock_mhz`` is the SM clock read right after the sample (None when NVML is not available);
     ``throttled`` marks a sample excluded from the statistics.
@@ -69,8 +72,8 @@ class Sample:
     batch: int = 1
     sm_clock_mhz: float | None = None
     throttled: bool = False
-    event_seconds: float | None = None  # the CUDA-event time per launch, when ``seconds`` is CUPTI's
-    timer: str = "events"  # "events" | "cupti" (kernel activity records)
+    event_seconds: float | None = None  # the raw CUDA-event interval per launch
+    timer: str = "events"  # "events" | "events-raw" | "cupti" (kernel activity records)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -33,7 +33,14 @@ METRICS: tuple[str, ...] = (
     "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
     "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct",
     "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct",
-    # shared memory: wavefronts, requests (instructions) and bank conflicts (SH1)
+    # shared memory: wavefronts, requests (instructions) and bank conflicts (SH1). The smsp__sass_
+    # wavefronts are counted per instruction from the addresses it accessed; the l1tex__ ones are
+    # the L1 data stage's own count, which also rises with global traffic sharing that stage (on
+    # an H100 a conflict-free tile store read 1.10 wavefronts per request at 16,384 blocks and
+    # 1.00 at 16: benchmarks/results/h100/shared_store_probe.json)
+    "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "smsp__sass_l1tex_pipe_lsu_wavefronts_mem_shared.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
     "smsp__sass_inst_executed_op_shared_ld.sum",
@@ -248,7 +255,7 @@ class LegacyMetrics:
     duration_s: float | None
     global_ld_sectors_per_request: float | None
     global_st_sectors_per_request: float | None
-    shared_ld_wavefronts_per_request: float | None
+    shared_ld_wavefronts_per_request: float | None  # per instruction from addresses (sass); else hardware
     shared_st_wavefronts_per_request: float | None
     shared_ld_bank_conflicts_per_request: float | None
     shared_st_bank_conflicts_per_request: float | None
@@ -265,6 +272,11 @@ class LegacyMetrics:
     l2_hit_rate: float | None  # percent
     occupancy_limits: dict[str, float | None] | None = None  # ncu's blocks/SM allowed by each limit
     registers_per_thread: float | None = None
+    #: where the shared wavefronts come from: "sass" (addresses per instruction) or "l1tex" (the L1
+    #: data stage's count, for captures without the sass metrics)
+    shared_wavefronts_source: str | None = None
+    shared_ld_wavefronts_per_request_l1tex: float | None = None
+    shared_st_wavefronts_per_request_l1tex: float | None = None
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -307,14 +319,22 @@ def legacy_metrics(launches: Sequence[LaunchCounters]) -> LegacyMetrics:
     if m("smsp__sass_branch_targets.sum") == 0:
         branch_eff = None  # no branch executed: ncu prints 0, but nothing was measured
     limits = {name: m(f"launch__occupancy_limit_{name}") for name in ("warps", "registers", "shared_mem", "blocks", "barriers")}
+    n_ld, n_st = m("smsp__sass_inst_executed_op_shared_ld.sum"), m("smsp__sass_inst_executed_op_shared_st.sum")
+    hw_ld = _ratio(m("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"), n_ld)
+    hw_st = _ratio(m("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"), n_st)
+    sass_ld = _ratio(m("smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"), n_ld)
+    sass_st = _ratio(m("smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum"), n_st)
+    sass_known = (m("smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum") is not None
+                  or m("smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum") is not None)
+    source = "sass" if sass_known else ("l1tex" if hw_ld is not None or hw_st is not None else None)
     return LegacyMetrics(
         kernel=launches[0].base_name,
         launches=len(launches),
         duration_s=duration,
         global_ld_sectors_per_request=_ratio(m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"), m("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")),
         global_st_sectors_per_request=_ratio(m("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"), m("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")),
-        shared_ld_wavefronts_per_request=_ratio(m("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"), m("smsp__sass_inst_executed_op_shared_ld.sum")),
-        shared_st_wavefronts_per_request=_ratio(m("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"), m("smsp__sass_inst_executed_op_shared_st.sum")),
+        shared_ld_wavefronts_per_request=sass_ld if sass_known else hw_ld,
+        shared_st_wavefronts_per_request=sass_st if sass_known else hw_st,
         shared_ld_bank_conflicts_per_request=_ratio(m("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"), m("smsp__sass_inst_executed_op_shared_ld.sum")),
         shared_st_bank_conflicts_per_request=_ratio(m("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"), m("smsp__sass_inst_executed_op_shared_st.sum")),
         gld_efficiency=m("smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct"),
@@ -330,6 +350,9 @@ def legacy_metrics(launches: Sequence[LaunchCounters]) -> LegacyMetrics:
         l2_hit_rate=m("lts__t_sector_hit_rate.pct"),
         occupancy_limits=limits if any(v is not None for v in limits.values()) else None,
         registers_per_thread=m("launch__registers_per_thread"),
+        shared_wavefronts_source=source,
+        shared_ld_wavefronts_per_request_l1tex=hw_ld,
+        shared_st_wavefronts_per_request_l1tex=hw_st,
     )
 
 

@@ -125,9 +125,15 @@ def strided(ctx: Any) -> Iterator[Finding]:
     Fix
     Swap the roles of the indices so threadIdx.x walks the contiguous dimension, store the data
     transposed, or load a tile coalesced into shared memory and read it strided from there.
+
+    Where the block as a whole reads a dense tile that shared memory could serve coalesced, SH3
+    reports the access instead, at this rule's priority: the guide points to shared memory as the
+    way out of strided access (BPG 9.2.1.4) and works it through in 9.2.3.3.
     """
+    staged_by_kernel: dict[int, set[str]] = {}
     for k, a in _accesses(ctx, "global"):
-        if _excess(a) and a.pattern and a.pattern.startswith("strided-"):
+        staged = staged_by_kernel.setdefault(id(k), _staged_arrays(k))
+        if _g3_applies(a) and not _sh3_applies(a, staged):
             yield _finding("G3", Priority.HIGH, "BPG 9.2.1.4", k, a.line,
                            f"global {a.op} of {a.array}[{a.index}] has lane stride {a.lane_stride} elements: "
                            f"{a.sectors_per_request:g} sectors per request instead of {a.ideal_sectors_per_request:g}",
@@ -245,6 +251,20 @@ def _modelled_kernels(ctx: Any) -> Iterator[Any]:
     return iter(kernels)
 
 
+def _g3_applies(a: Any) -> bool:
+    """A strided global access that fetches more sectors than it needs (G3's condition)."""
+    return _excess(a) and bool(a.pattern) and a.pattern.startswith("strided-")
+
+
+def _sh3_applies(a: Any, staged: set[str]) -> bool:
+    """A column-walking global load whose block reads a dense tile worth staging (SH3's condition)."""
+    st = a.staging or {}
+    return not (a.space != "global" or a.op != "load" or a.array in staged or not _excess(a)
+                or a.lane_stride is None or abs(a.lane_stride) < SH3_MIN_STRIDE or not st.get("sectors")
+                or st.get("used", 0) < SH3_MIN_USED
+                or st["sectors_staged"] > SH3_MAX_STAGED_SHARE * st["sectors"])
+
+
 def _staged_arrays(k: Any) -> set[str]:
     """Global arrays the kernel already copies into a ``__shared__`` tile with a unit lane stride."""
     return {a.array for a in k.accesses if a.space == "global" and a.op == "load" and a.stored_to
@@ -271,6 +291,12 @@ def strided_to_shared(ctx: Any) -> Iterator[Finding]:
     them in shared memory, and read them back in the column order the algorithm needs; shared
     memory has no sectors to waste, only banks (pad the tile against conflicts, SH1).
 
+    Priority
+    The catalog gives 9.2.3.3 no priority of its own, but the access it flags is the strided
+    access of BPG 9.2.1.4 (G3, high priority), and 9.2.1.4 names shared memory as the way to avoid
+    it. So when the access fetches more sectors than it needs at a non-unit stride, the finding
+    carries G3's high priority and replaces G3's finding for that access.
+
     Example
     ``for (int i = 0; i < 32; i++) sum += a[row * 32 + i] * a[col * 32 + i];`` with
     ``col = blockIdx.x * blockDim.x + threadIdx.x``: lanes read ``a`` 32 floats apart.
@@ -286,15 +312,14 @@ def strided_to_shared(ctx: Any) -> Iterator[Finding]:
         seen = set()
         for a in k.accesses:
             key = (a.line, a.array, a.index)
-            st = a.staging or {}
-            if (a.space != "global" or a.op != "load" or key in seen or a.array in staged or not _excess(a)
-                    or a.lane_stride is None or abs(a.lane_stride) < SH3_MIN_STRIDE or not st.get("sectors")
-                    or st.get("used", 0) < SH3_MIN_USED
-                    or st["sectors_staged"] > SH3_MAX_STAGED_SHARE * st["sectors"]):
+            if key in seen or not _sh3_applies(a, staged):
                 continue
             seen.add(key)
+            st = a.staging
             where = (f"over the loop at line {st['loop_line']}" if st.get("over") == "loop" else "in one pass")
-            yield _finding("SH3", Priority.INFO, "BPG 9.2.3.3", k, a.line,
+            # the strided access G3 would flag: this is the guide's remedy for it, at G3's priority
+            pri, supersedes = (Priority.HIGH, [Evidence(Layer.MODEL, "supersedes", "G3")]) if _g3_applies(a) else (Priority.INFO, [])
+            yield _finding("SH3", pri, "BPG 9.2.3.3", k, a.line,
                            f"global load of {a.array}[{a.index}] has lane stride {a.lane_stride} elements "
                            f"({a.sectors_per_request:g} sectors per request); the block's {st['requests']} requests "
                            f"{where} read a dense region of {st['sectors_staged']} sectors but fetch "
@@ -304,7 +329,7 @@ def strided_to_shared(ctx: Any) -> Iterator[Finding]:
                            1.0 - st["sectors_staged"] / st["sectors"],
                            "share of this load's sectors a coalesced shared-memory tile would not fetch",
                            _sector_evidence(a, k) + [Evidence(Layer.MODEL, "lane_stride", a.lane_stride)]
-                           + [Evidence(Layer.MODEL, f"staging.{name}", v) for name, v in st.items()])
+                           + [Evidence(Layer.MODEL, f"staging.{name}", v) for name, v in st.items()] + supersedes)
 
 
 @rule(id="SH1", name="shared-bank-conflicts", priority=Priority.INFO, section="BPG 9.2.3.1", layers="S M P L")
