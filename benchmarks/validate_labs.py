@@ -9,7 +9,8 @@ out and listed as such), this script
    rules, findings) with the file's macros only, exactly as tests/labs/test_lab_analyzer.py does;
 2. compiles the file once with the same nvcc and flags as the compiled layer, and launches every
    kernel of the plan once under one ``ncu`` session per file (benchmarks/_validate_driver.py, via
-   cuda.core; ``--cache-control all``, the metric set of ``cudalens.profile.ncu.METRICS``);
+   cuda.core; ``--cache-control all --clock-control none``, the metric set of
+   ``cudalens.profile.ncu.METRICS``);
 3. compares per kernel: global load/store sectors per request, shared load/store wavefronts per
    request, divergence (branch efficiency < 99 % iff a branch is predicted divergent, and the count of
    divergent branch targets > 0 iff so), theoretical occupancy and registers per thread;
@@ -23,8 +24,7 @@ request for affine accesses, so the kernel-wide average is exact), occupancy wit
 point, registers equal, divergence classes equal. The cross-check tolerance of guided.crosscheck is
 recorded next to it (``within_tolerance``).
 
-Never changes clocks or power settings itself (ncu applies its default clock control during the
-profiled launches only).
+Never changes clocks or power settings (ncu runs with --clock-control none).
 
 Usage (from the repo root):  PYTHONPATH=src python benchmarks/validate_labs.py [OUT_DIR] [--only FILE.cu ...]
                              PYTHONPATH=src python benchmarks/validate_labs.py --dry-run   (no GPU: predictions)
@@ -108,6 +108,7 @@ MB = 1 << 20
 def _plan() -> tuple[FilePlan, ...]:
     t_copy = 1 << 23          # threads of the copies
     t_work = 1 << 18          # threads of the arithmetic loops (about 2048 per SM on an H100)
+    t_loop = 128 * 256        # the loop-counter pair: about one block per SM
     t_div = 1 << 22
     n_big = 1 << 24
     m = 4096
@@ -130,10 +131,12 @@ def _plan() -> tuple[FilePlan, ...]:
                  tuple(Launch(k, _g(t_work // 256), B256) for k in
                        ("pow_square", "square_mul", "pow_third", "cbrt_call", "pow_base2", "exp2_call",
                         "sin_of_pi_x", "sinpi_call", "sin_plus_cos", "sincos_call", "recip_sqrt", "rsqrt_call"))),
-        FilePlan("intops.cu", (14,), B256, {"log2n": 6, "iters": 128, "n": 64, "stride": t_work},
-                 t_work * 64 * 4 + MB,
-                 tuple(Launch(k, _g(t_work // 256), B256) for k in
-                       ("divmod_var", "shift_mask", "loop_unsigned", "loop_signed"))),
+        FilePlan("intops.cu", (14,), B256, {"log2n": 6, "iters": 128},
+                 t_work * 4 + MB, tuple(Launch(k, _g(t_work // 256), B256) for k in ("divmod_var", "shift_mask"))),
+        FilePlan("intops.cu", (14,), B256, {"n": 512, "stride": t_loop}, t_loop * 512 * 4 + MB,
+                 tuple(Launch(k, _g(t_loop // 256), B256) for k in ("loop_unsigned", "loop_signed")),
+                 note="the loop-counter pair runs one 256-thread block per SM (128 blocks), as lab 14 does: "
+                      "latency-bound, where the loads each thread keeps in flight decide the time"),
         FilePlan("constant.cu", (19,), B256, {"iters": 256, "spread": 32}, t_work * 4 + MB,
                  tuple(Launch(k, _g(t_work // 256), B256) for k in ("const_read", "const_uniform", "const_divergent"))),
         FilePlan("localmem.cu", (20,), B256, {"words": 32, "iters": 64}, t_work * 4 + MB,
@@ -481,7 +484,7 @@ def _profile(plan: FilePlan, cubin: Path, params: Mapping[str, Any], work: Path,
     names = "|".join(spec["names"])
     cmd = ncu_command([sys.executable, str(DRIVER), str(plan_path)], kernel=f"regex:^({names})$",
                       launch_count=len(plan.launches), ncu=ncu)
-    cmd[1:1] = ["--cache-control", "all"]
+    cmd[1:1] = ["--cache-control", "all"]  # ncu_command already leaves the clocks alone
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
@@ -570,7 +573,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         loads = kernel_loads(report, counters) if counters else {}
         for n in plan.labs:
             lab = labs.get(n)
+            launched = {ln.kernel for ln in plan.launches}
             for pair in (lab.pairs if lab else ()):
+                if pair.bad not in launched or pair.good not in launched:
+                    continue  # a pair of this lab profiled by another plan of the same file
                 top = top_rule_check(fa.findings, pair.bad, pair.rule, loads, report)
                 bad_m, good_m = counters.get(pair.bad), counters.get(pair.good)
                 pairs.append(pair_row(n, lab.name, pair.bad, pair.good, pair.rule, top,
@@ -581,7 +587,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join(["PYTHONPATH=src", "python", *([os.path.relpath(sys.argv[0])] if sys.argv else []),
                              *(argv if argv is not None else sys.argv[1:])]),
-        "ncu_command": ncu_cmd, "ncu_flags": "--cache-control all, default clock control; one launch per kernel",
+        "ncu_command": ncu_cmd, "ncu_flags": "--cache-control all, --clock-control none; one launch per kernel",
         "exact_tolerances": {"ratio": EXACT_RATIO_TOL, "occupancy_pp": EXACT_OCCUPANCY_PP,
                              "branch_uniform_pct": BRANCH_UNIFORM_PCT},
         "plans": [{"file": p.file, "labs": list(p.labs), "block": list(p.block), "values": dict(p.values),

@@ -147,13 +147,19 @@ def measure_intops(runner: Any, quick: bool) -> Measured:
         k = runner.kernel("intops.cu", name)
         t = runner.time_kernel(k, threads // BLOCK, BLOCK, (out, np.int32(6), np.int32(iters)))
         rows.append({"rule": "I1", "kernel": name, "variant": label, "time_ms": t.ms})
-    loop_n = 16 if quick else 64
-    data = runner.alloc(threads * loop_n * 4 + 4096)
+    # I2: one block per SM (8 warps), so the loop is bound by memory latency and by how many loads
+    # each thread keeps in flight. That is where the counter's type shows: nvcc 13 unrolls the
+    # signed loop 16 times with a running pointer, the unsigned one 4 times with a 32-bit index
+    # recomputed and widened per load. With a full GPU of warps both loops are DRAM-bound and equal.
+    loop_threads = runner.info.sm_count * BLOCK
+    loop_n = 64 if quick else 512
+    data = runner.alloc(loop_threads * loop_n * 4 + 4096)
     for name, label, ctype in (("loop_unsigned", "unsigned counter", np.uint32), ("loop_signed", "signed counter", np.int32)):
         k = runner.kernel("intops.cu", name)
-        t = runner.time_kernel(k, threads // BLOCK, BLOCK, (out, data, ctype(loop_n), ctype(threads)))
+        t = runner.time_kernel(k, loop_threads // BLOCK, BLOCK, (out, data, ctype(loop_n), ctype(loop_threads)))
         rows.append({"rule": "I2", "kernel": name, "variant": label, "time_ms": t.ms})
-    return Measured(tuple(rows), {"threads": threads, "iterations": iters, "divisor": 64, "loop_trips": loop_n})
+    return Measured(tuple(rows), {"threads": threads, "iterations": iters, "divisor": 64, "loop_trips": loop_n,
+                                  "loop_threads": loop_threads})
 
 
 def verdict_intops(rows: Sequence[Row], params: Mapping[str, Any]) -> Verdict:

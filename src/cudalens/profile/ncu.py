@@ -128,8 +128,14 @@ def ncu_command(
     metrics: Iterable[str] = METRICS,
     ncu: str = "ncu",
 ) -> list[str]:
-    """The ncu command line that profiles ``program`` with the fixed metric set."""
-    cmd = [ncu, "--csv", "--page", "raw", "--print-units", "base", "--metrics", ",".join(metrics)]
+    """The ncu command line that profiles ``program`` with the fixed metric set.
+
+    ``--clock-control none``: ncu's default locks the GPU's clocks to their base values while it
+    profiles; we leave the clocks as the user has them, so counters and timings describe the same
+    GPU the harness measures.
+    """
+    cmd = [ncu, "--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none",
+           "--metrics", ",".join(metrics)]
     if kernel:
         cmd += ["-k", f"regex:^{kernel}$" if not kernel.startswith("regex:") else kernel]
     if launch_skip:
