@@ -1,15 +1,14 @@
 """Kernel durations from CUPTI's activity records: the GPU's own start and end timestamps of each
-kernel, the same source as Nsight Systems (and, up to its cache and clock control, Nsight Compute's
-``gpu__time_duration``).
+kernel, the same source as Nsight Systems.
 
-CUDA events bracket more than the kernel: between the start event and the kernel's first
-instruction the GPU front end still has to set the grid up, which on an H100 is a constant 1.1 to
-1.5 us, a 30 % error for a 3 us kernel (benchmarks/results/h100/measure/). The activity record has
-no such term, which made it worth trying; on the H100 (benchmarks/results/h100/measure_cupti_trial/)
-it did not land closer to ncu: 0.59 and 0.91 of ncu's duration for the 3 and 8 us kernels, and with
-tracing on, the 55 us and 223 us DRAM-bound kernels ran 5-7 % slower (their event times too) while
-the peers in the same run were unchanged. So it is opt-in (``timer="cupti"`` or ``"auto"``); the
-event time of every sample is kept beside it.
+CUDA events bracket more than the kernel: the events' own processing sits inside every interval,
+about 1.0-1.3 us on an H100. The harness's default timer subtracts it (the event floor, see
+measure/harness.py), which lands within 2 % of Nsight Compute's ``gpu__time_duration`` from 7.7 us
+up. The activity record has no event term, which made it worth trying, but on the H100
+(benchmarks/results/h100/measure/timing_probe.json) it spans less than ncu's duration does: 0.87 us
+for an empty kernel where ncu reports 2.0 us, 4.3 us for a 5.2 us kernel; and with tracing on,
+the 55 us and 223 us DRAM-bound kernels ran 7 % slower (their event times too). So it is opt-in
+(``timer="cupti"`` or ``"auto"``); the raw event time of every sample is kept beside it.
 
 Only kernels are timed this way: work that also copies memory must be timed with events
 (``timer="events"``), which is the default of :func:`cudalens.measure.bench`.
