@@ -139,7 +139,8 @@ def add_branch_sass(entry: dict[str, Any], k: Any, ck: Any) -> None:
     are neither a modelled branch nor a loop, typically math-library code inlined at a call
     (``powf``, ``sinf`` slow paths) whose divergence the source model cannot see. Branch
     instructions from inlined ``__device__`` functions of the file (lines outside the kernel) are
-    not judged.
+    not judged. A modelled branch whose line also calls the math library counts as unmodelled:
+    the branch instructions on that line are no longer the model's alone.
     """
     by_line = getattr(ck, "sass_by_line", None) or {}
     if not by_line:
@@ -147,8 +148,26 @@ def add_branch_sass(entry: dict[str, Any], k: Any, ck: Any) -> None:
     lines = {line for line, counts in by_line.items() if counts.get("branch")}
     for b in entry["branches"]:
         b["predicated"] = b["line"] not in lines
-    known = {b.line for b in k.branches} | {lp.line for lp in k.loops}
+    # a modelled branch or loop whose line also calls the math library shares that line's branch
+    # instructions with the library's own (e.g. ``if (c) v = sinf(x);``): they are not the model's
+    shared = {c.line for c in getattr(k, "calls", ()) if _math_library_call(c.name)}
+    known = ({b.line for b in k.branches} | {lp.line for lp in k.loops}) - shared
     entry["unmodelled_branch_lines"] = sorted(l for l in lines if k.line <= l <= k.end_line and l not in known)
+
+
+#: CUDA math-library functions (double names; the float ones add "f") whose inlined code may
+#: branch: range reductions and slow paths for large, small or special arguments.
+_MATH_LIBRARY = frozenset({
+    "sin", "cos", "tan", "sincos", "sinpi", "cospi", "sincospi", "asin", "acos", "atan", "atan2",
+    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "pow", "exp", "exp2", "exp10", "expm1",
+    "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "cbrt", "rcbrt", "hypot", "erf", "erfc",
+    "erfinv", "erfcinv", "lgamma", "tgamma", "fmod", "remainder", "remquo", "j0", "j1", "y0", "y1",
+})
+
+
+def _math_library_call(name: str) -> bool:
+    base = name[:-1] if name.endswith("f") and name[:-1] in _MATH_LIBRARY else name
+    return base in _MATH_LIBRARY
 
 
 def occupancy_at_launch(ck: Any, k: Any, model: SourceModel, cc: str) -> dict[str, Any] | None:

@@ -79,6 +79,18 @@ def test_counters_file_checks_the_predictions_against_the_h100_capture(capsys):
     assert d["counters"]["copy_stride2"]["gld_efficiency"] == pytest.approx(50, abs=1)
 
 
+def test_compiled_analysis_sees_the_math_library_on_the_branch_line(capsys):
+    # compiled (SASS with line info): the warp-aligned branch's line also calls sinf/cosf, whose
+    # inlined slow paths branch on the data; the model's "uniform" no longer covers that line, so
+    # the capture's 95 % is not a disagreement
+    assert main(["analyze", FIXTURE_CU, "--counters", FIXTURE_CSV, "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    aligned = _check(d, "branch_warp_aligned", "branch efficiency")
+    assert aligned["agree"] is None and "math library" in aligned["reason"]
+    assert not [f for f in d["findings"] if f["rule"] == "V1" and f["kernel"] == "branch_warp_aligned"]
+    assert _check(d, "branch_odd_even", "branch efficiency")["agree"] is True  # a divergent branch still decides
+
+
 def test_counters_file_text_report_has_first_steps_and_predicted_vs_measured(capsys):
     rc, out, _ = analyze(capsys, FIXTURE_CU, "--counters", FIXTURE_CSV)
     assert rc == 0
