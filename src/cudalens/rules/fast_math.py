@@ -36,12 +36,21 @@ INTRINSIC = {
 }
 
 
+#: The last source model asked about and its rewritten lines: I6 asks twice per analysis (its
+#: source and its compiled detector), and the rewrite rules read only the source.
+_last_rewrites: list[tuple[Any, frozenset[int]]] = []
+
+
 def lines_with_specific_rewrites(ctx: Any) -> set[int]:
+    src = getattr(ctx, "source", None)
+    if _last_rewrites and _last_rewrites[0][0] is src and src is not None:
+        return set(_last_rewrites[0][1])
     lines: set[int] = set()
     for rule_id in _SPECIFIC_REWRITES:
         spec = RULES.get(rule_id)
         if spec is not None:
             lines |= {f.line for f in spec.check(ctx) if f.line}
+    _last_rewrites[:] = [(src, frozenset(lines))]
     return lines
 
 
