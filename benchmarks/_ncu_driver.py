@@ -15,7 +15,7 @@ import numpy as np
 
 from cudalens.measure import cuda_util as cu
 from cudalens.measure.argspec import materialize, parse_args
-from cudalens.measure.harness import _FLUSH_SRC, FLUSH_BLOCK, FLUSH_GRID
+from cudalens.measure.harness import L2Flush
 
 
 def main(plan_path: str) -> int:
@@ -24,14 +24,8 @@ def main(plan_path: str) -> int:
     rng = np.random.default_rng(0)
     with cu.device_context(0) as ctx, cu.Stream() as stream:
         kernels = {}
-        flush = None
-        if plan.get("flush"):
-            l2 = cu.device_attribute(cu.cu_device(0), "L2_CACHE_SIZE")
-            flush = cu.DeviceBuffer(2 * l2)
-            sink = cu.DeviceBuffer(16)
-            cu.check(cu._driver().cuMemsetD8Async(flush.handle, 0, flush.nbytes, stream.handle), "cuMemsetD8Async")
-            flush_kernel = cu.compile_kernel(_FLUSH_SRC, "cudalens_l2_flush", ctx.cc, options=())
-            flush_args = [(flush.ptr, "u8"), (flush.nbytes // 16, "u8"), (sink.ptr, "u8")]
+        flush = (L2Flush(ctx, cu.device_attribute(cu.cu_device(0), "L2_CACHE_SIZE"), stream)
+                 if plan.get("flush") else None)
         for cfg in plan["configs"]:
             name = cfg["kernel"]
             if name not in kernels:
@@ -48,14 +42,13 @@ def main(plan_path: str) -> int:
                     packed.append((v, v.dtype.str))
             for _ in range(plan["launches"]):
                 if flush is not None:
-                    cu.launch(flush_kernel, FLUSH_GRID, FLUSH_BLOCK, flush_args, stream)
+                    flush.launch(stream)
                 cu.launch(kernels[name], tuple(cfg["grid"]), tuple(cfg["block"]), packed, stream)
             stream.synchronize()
             for b in bufs:
                 b.close()
         if flush is not None:
             flush.close()
-            sink.close()
     return 0
 
 

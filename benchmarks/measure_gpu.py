@@ -23,9 +23,7 @@ CUDA version, date and command), then prints a summary table.
 
 from __future__ import annotations
 
-import csv
 import datetime
-import io
 import json
 import os
 import shutil
@@ -43,7 +41,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "src"))
 from cudalens.measure import cuda_util as cu  # noqa: E402
 from cudalens.measure.argspec import materialize, parse_args  # noqa: E402
 from cudalens.measure.harness import _StreamRef, bench, bench_kernel, device_info  # noqa: E402
+from cudalens.errors import InputError  # noqa: E402
 from cudalens.measure.isolate import run_isolated  # noqa: E402
+from cudalens.profile.ncu import parse_csv  # noqa: E402
 
 T0 = time.monotonic()
 POLICY = dict(max_time_s=3.0, min_time_s=0.5)
@@ -96,41 +96,38 @@ class Prepared:
             b.close()
 
 
-def run_ncu(configs, out_dir, state="same"):
-    """ncu's gpu__time_duration of NCU_LAUNCHES launches per config; ``state``: "same" (the harness's
-    flush before every launch, ncu cache control off) or "all" (ncu's default cache control)."""
+def run_ncu(configs, out_dir, state="same", launches=NCU_LAUNCHES):
+    """ncu's gpu__time_duration of ``launches`` launches per config, clock control off. ``state``:
+    "same" (the harness's flush before every launch, ncu's cache control off: the launches the
+    harness times in cold mode), "all" (ncu's default cache control) or "hot" (neither)."""
     ncu = shutil.which("ncu")
     if ncu is None:
         return {"available": False, "reason": "ncu not on PATH"}
     plan = os.path.join(out_dir, f"ncu_plan_{state}.json")
-    json.dump({"source": KERNELS, "launches": NCU_LAUNCHES, "configs": configs, "flush": state == "same"},
+    json.dump({"source": KERNELS, "launches": launches, "configs": configs, "flush": state == "same"},
               open(plan, "w"))
     log = os.path.join(out_dir, f"ncu_raw_{state}.csv")
+    names = "|".join(sorted({c["kernel"] for c in configs}))
     cmd = [ncu, "--metrics", "gpu__time_duration.sum", "--csv", "--page", "raw", "--print-units", "base",
-           "--cache-control", "none" if state == "same" else "all", "--clock-control", "none",
-           "-k", "regex:^(scale|compute_loop)$",
+           "--cache-control", "all" if state == "all" else "none", "--clock-control", "none",
+           "-k", f"regex:^({names})$",
            "--log-file", log, sys.executable, os.path.join(HERE, "_ncu_driver.py"), plan]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(os.path.dirname(HERE), "src"),
                                                          os.environ.get("PYTHONPATH", "")]))
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=150, env=env)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=200, env=env)
     except subprocess.TimeoutExpired:
-        return {"available": True, "ok": False, "reason": "ncu timed out after 150 s", "command": cmd}
+        return {"available": True, "ok": False, "reason": "ncu timed out after 200 s", "command": cmd}
     res = {"available": True, "command": " ".join(cmd), "returncode": p.returncode,
            "stderr_tail": p.stderr[-2000:], "stdout_tail": p.stdout[-2000:]}
-    text = open(log).read() if os.path.exists(log) else p.stdout
-    times = []
-    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
-    if lines:
-        rows = list(csv.DictReader(io.StringIO("\n".join(lines))))
-        for r in rows:
-            v = (r.get("gpu__time_duration.sum") or "").replace(",", "")
-            try:
-                times.append((r.get("Kernel Name", ""), float(v) * 1e-9))  # base unit: ns
-            except ValueError:
-                continue  # the units row
-    res["ok"] = p.returncode == 0 and len(times) == NCU_LAUNCHES * len(configs)
-    res["per_config_s"] = [[t for _, t in times[i * NCU_LAUNCHES:(i + 1) * NCU_LAUNCHES]] for i in range(len(configs))]
+    try:
+        rows = parse_csv(open(log).read() if os.path.exists(log) else p.stdout, source=log)
+    except InputError:
+        rows = ()
+    times = [lc.metrics["gpu__time_duration.sum"] * 1e-9 for lc in rows  # base unit: ns
+             if lc.metrics.get("gpu__time_duration.sum") is not None]
+    res["ok"] = p.returncode == 0 and len(times) == launches * len(configs)
+    res["per_config_s"] = [times[i * launches:(i + 1) * launches] for i in range(len(configs))]
     res["medians_s"] = [float(np.median(x)) if x else None for x in res["per_config_s"]]
     return res
 

@@ -18,9 +18,7 @@ Writes OUTDIR/shared_store_probe.json and prints a table. Never changes clocks.
 
 from __future__ import annotations
 
-import csv
 import datetime
-import io
 import json
 import os
 import shutil
@@ -31,6 +29,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.join(os.path.dirname(HERE), "src")
 KERNELS = os.path.join(HERE, "shared_store_probe.cu")
 sys.path.insert(0, SRC)
+
+from cudalens.errors import InputError  # noqa: E402
+from cudalens.profile.ncu import parse_csv  # noqa: E402
 
 GRIDS = (16, 2048, 16384)
 #: kernel -> (wavefronts per store request the address model predicts, reads global memory)
@@ -96,15 +97,11 @@ def main(out_dir: str) -> int:
         cmd = [ncu, "--metrics", ",".join(metrics), "--csv", "--page", "raw", "--print-units", "base",
                "--clock-control", "none", "--log-file", log, sys.executable, os.path.join(HERE, "_ncu_driver.py"), plan]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
-        lines = [ln for ln in (open(log).read() if os.path.exists(log) else "").splitlines() if ln.startswith('"')]
-        recs = list(csv.DictReader(io.StringIO("\n".join(lines)))) if lines else []
-        vals = {}
-        if len(recs) >= 2:
-            for m in metrics:
-                try:
-                    vals[m] = float(recs[1].get(m, "").replace(",", ""))
-                except ValueError:
-                    vals[m] = None
+        try:
+            recs = parse_csv(open(log).read() if os.path.exists(log) else "", source=log)
+        except InputError:
+            recs = ()
+        vals = {m: recs[0].metrics.get(m) for m in metrics} if recs else {}
         row = {"kernel": cfg["kernel"], "grid": cfg["grid"][0], "returncode": p.returncode, "metrics": vals,
                "predicted_store_wavefronts_per_request": PROBES.get(cfg["kernel"], (None,))[0]}
         if p.returncode != 0 or not vals:

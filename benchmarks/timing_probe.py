@@ -17,12 +17,9 @@ Writes OUTDIR/timing_probe.json and prints a table. Never changes clocks.
 
 from __future__ import annotations
 
-import csv
 import datetime
-import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -84,38 +81,9 @@ def run_harness(out_dir: str, cfg_path: str) -> dict:
     return res
 
 
-def run_ncu(out_dir: str, cfgs: list[dict], state: str) -> dict:
-    ncu = shutil.which("ncu")
-    if ncu is None:
-        return {"error": "ncu not on PATH"}
-    plan = os.path.join(out_dir, f"ncu_plan_{state}.json")
-    json.dump({"source": KERNELS, "launches": NCU_LAUNCHES, "configs": cfgs, "flush": state == "same"}, open(plan, "w"))
-    log = os.path.join(out_dir, f"ncu_{state}.csv")
-    cmd = [ncu, "--metrics", "gpu__time_duration.sum", "--csv", "--page", "raw", "--print-units", "base",
-           "--cache-control", "all" if state == "all" else "none", "--clock-control", "none",
-           "-k", "regex:^(scale|compute_loop|empty_kernel)$", "--log-file", log,
-           sys.executable, os.path.join(HERE, "_ncu_driver.py"), plan]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")]))
-    t0 = time.monotonic()
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=200, env=env)
-    print(f"ncu {state}: {time.monotonic() - t0:.0f} s, exit {p.returncode}", flush=True)
-    text = open(log).read() if os.path.exists(log) else ""
-    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
-    times = []
-    for r in csv.DictReader(io.StringIO("\n".join(lines))) if lines else []:
-        try:
-            times.append(float((r.get("gpu__time_duration.sum") or "").replace(",", "")) * 1e-9)
-        except ValueError:
-            continue
-    n = NCU_LAUNCHES
-    per = [times[i * n:(i + 1) * n] for i in range(len(cfgs))]
-    return {"command": " ".join(cmd), "returncode": p.returncode, "stderr_tail": p.stderr[-800:],
-            "ok": len(times) == n * len(cfgs),
-            "medians_s": [float(np.median(x)) if x else None for x in per], "per_config_s": per}
-
-
 def main(out_dir: str) -> int:
     from cudalens.measure import cuda_util as cu
+    from measure_gpu import run_ncu
 
     os.makedirs(out_dir, exist_ok=True)
     sm = cu.device_attribute(cu.cu_device(0), "MULTIPROCESSOR_COUNT")
@@ -127,17 +95,17 @@ def main(out_dir: str) -> int:
     result = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "device": smi,
               "command": "PYTHONPATH=src python benchmarks/timing_probe.py OUTDIR", "policy": POLICY,
               "configs": cfgs, "harness": run_harness(out_dir, cfg_path),
-              "ncu": {s: run_ncu(out_dir, cfgs, s) for s in ("same", "all", "hot")}}
+              "ncu": {s: run_ncu(cfgs, out_dir, s, NCU_LAUNCHES) for s in ("same", "all", "hot")}}
     json.dump(result, open(os.path.join(out_dir, "timing_probe.json"), "w"), indent=1)
     cols = ["events-raw/cold", "cupti/cold", "events-raw/hot", "cupti/hot"]
-    print(f"{'config':16s}" + "".join(f"{c:>13s}" for c in cols) + "".join(f"{'ncu ' + s:>11s}" for s in ("same", "all", "hot"))
+    print(f"{'config':16s}" + "".join(f"{c:>16s}" for c in cols) + "".join(f"{'ncu ' + s:>11s}" for s in ("same", "all", "hot"))
           + f"{'ev(cupti)':>11s}")
     for i, c in enumerate(cfgs):
         row = f"{c['label']:16s}"
         for col in cols:
             h = result["harness"][col]
             v = h[i].get("median_s") if isinstance(h, list) else None
-            row += f"{v * 1e6:13.3f}" if v else f"{'-':>13s}"
+            row += f"{v * 1e6:16.3f}" if v else f"{'-':>16s}"
         for s in ("same", "all", "hot"):
             v = (result["ncu"][s].get("medians_s") or [None] * len(cfgs))[i]
             row += f"{v * 1e6:11.3f}" if v else f"{'-':>11s}"

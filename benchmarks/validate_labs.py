@@ -571,9 +571,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.extend(kernel_rows(plan.file, plan.labs, k, counters.get(ln.kernel), divergent.get(ln.kernel)))
         report = {"kernels": list(kernels.values())}
         loads = kernel_loads(report, counters) if counters else {}
+        launched = {ln.kernel for ln in plan.launches}
         for n in plan.labs:
             lab = labs.get(n)
-            launched = {ln.kernel for ln in plan.launches}
             for pair in (lab.pairs if lab else ()):
                 if pair.bad not in launched or pair.good not in launched:
                     continue  # a pair of this lab profiled by another plan of the same file

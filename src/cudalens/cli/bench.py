@@ -8,6 +8,7 @@ import click
 
 from cudalens.cli._common import echo_json, format_option
 from cudalens.errors import InputError
+from cudalens.measure.harness import TIMERS
 
 ARG_HELP = """Kernel argument, one per parameter, in order. Arrays: DTYPE[N][:INIT][@ROLE],
 e.g. float32[1048576]:rand, float32[2^20]:zeros@out; INIT is zeros|ones|rand|arange|empty|<number>
@@ -27,11 +28,11 @@ def register(group: click.Group) -> None:
     @click.option("--cold/--hot", default=True, show_default=True,
                   help="cold: flush L2 (2x its size) before every launch; hot: batches of back-to-back launches.")
     @click.option("--batch", type=int, default=None, help="Launches per sample in hot mode (default: adaptive).")
-    @click.option("--timer", type=click.Choice(["events", "events-raw", "cupti", "auto"]), default="events", show_default=True,
+    @click.option("--timer", type=click.Choice(TIMERS), default="events", show_default=True,
                   help="events: CUDA events around the launch, less the event floor (an empty event pair, "
                        "measured at the start: ~1 us on an H100); events-raw: the event interval as it is; "
-                       "cupti: the kernel's own start/end from CUPTI activity records (on an H100 ~1.1 us "
-                       "below ncu for short kernels, and tracing slowed DRAM-bound kernels by ~7 %); "
+                       "cupti: the kernel's own start/end from CUPTI activity records (on an H100 0.5-1.2 us "
+                       "below ncu for kernels under 10 us, and tracing slowed DRAM-bound kernels by ~7 %); "
                        "auto: CUPTI when available, else events.")
     @click.option("--bytes-read", type=int, default=None, help="Bytes read per launch (default: from --arg roles).")
     @click.option("--bytes-written", type=int, default=None, help="Bytes written per launch (default: from --arg roles).")

@@ -184,6 +184,35 @@ def stream_handle(stream: Any) -> int:
     raise InputError(f"cannot get a CUDA stream handle from {type(stream).__name__}")
 
 
+class L2Flush:
+    """Evicts everything from L2 by reading a buffer of twice its size (``launch``, on a stream).
+
+    The buffer is written once; from then on the flush only reads it, so the lines it leaves in L2
+    are clean and the timed kernel never pays for their write-back (a memset flush leaves dirty
+    lines: measured 2.8 % slow on a 229 us DRAM-bound kernel on an H100).
+    """
+
+    def __init__(self, ctx: Any, l2_bytes: int, stream: Any) -> None:
+        cu = _cu()
+        self.cu = cu
+        self.buffer = cu.DeviceBuffer(2 * l2_bytes)
+        self.sink = cu.DeviceBuffer(16)
+        cu.check(cu._driver().cuMemsetD8Async(self.buffer.handle, 0, self.buffer.nbytes, stream.handle),
+                 "cuMemsetD8Async(L2 flush buffer)")
+        self.kernel = cu.compile_kernel(_FLUSH_SRC, "cudalens_l2_flush", ctx.cc, options=())
+        self.args = [(self.buffer.ptr, "u8"), (self.buffer.nbytes // 16, "u8"), (self.sink.ptr, "u8")]
+
+    def launch(self, stream: Any) -> None:
+        self.cu.launch(self.kernel, FLUSH_GRID, FLUSH_BLOCK, self.args, stream)
+
+    def close(self) -> None:
+        for step in (self.buffer.close, self.sink.close, self.kernel.unload):
+            try:
+                step()
+            except Exception:  # noqa: BLE001 - a dead context after a fault; keep the first error
+                pass
+
+
 class _Engine:
     """Per-run GPU state: events, blocking kernel and flags, L2 flush buffer, NVML."""
 
@@ -194,16 +223,7 @@ class _Engine:
         self.start, self.stop = cu.Event(), cu.Event()
         self.flags = cu.PinnedHostBuffer(8)  # [release, timed_out]; UVA: host pointer works on device
         self.block_kernel = cu.compile_kernel(_BLOCKING_SRC, "cudalens_block_stream", ctx.cc, options=())
-        self.flush = cu.DeviceBuffer(2 * info.l2_bytes) if cold and info.l2_bytes else None
-        self.flush_kernel = None
-        if self.flush is not None:
-            # Written once; from then on the flush only reads it, so the lines it leaves in L2 are
-            # clean and the timed kernel never pays for their write-back (a memset flush leaves
-            # dirty lines: measured 2.8 % slow on a 229 us DRAM-bound kernel on an H100).
-            cu.check(self.drv.cuMemsetD8Async(self.flush.handle, 0, self.flush.nbytes, self.stream.handle),
-                     "cuMemsetD8Async(L2 flush buffer)")
-            self.flush_kernel = cu.compile_kernel(_FLUSH_SRC, "cudalens_l2_flush", ctx.cc, options=())
-            self.flush_sink = cu.DeviceBuffer(16)
+        self.flush = L2Flush(ctx, info.l2_bytes, self.stream) if cold and info.l2_bytes else None
         self.nvml = _Nvml.open(info.index)
         self.max_clock = info.max_sm_clock_mhz
         self.blocking = True
@@ -223,18 +243,16 @@ class _Engine:
     def close(self) -> None:
         if self.kernel_clock is not None:
             self.kernel_clock.close()
-        for res in (self.start, self.stop, self.flags, self.flush, getattr(self, "flush_sink", None)):
+        for res in (self.start, self.stop, self.flags, self.flush):
             if res is not None:
                 try:
                     res.close()
                 except Exception:  # noqa: BLE001 - a dead context after a fault; keep the first error
                     pass
-        for kernel in (self.block_kernel, self.flush_kernel):
-            try:
-                if kernel is not None:
-                    kernel.unload()
-            except Exception:  # noqa: BLE001
-                pass
+        try:
+            self.block_kernel.unload()
+        except Exception:  # noqa: BLE001
+            pass
 
     def _flag(self, i: int) -> ctypes.c_int:
         return ctypes.c_int.from_address(self.flags.ptr + 4 * i)
@@ -243,9 +261,7 @@ class _Engine:
         """Seconds between the start and stop events around ``batch`` calls of ``enqueue``."""
         cu = self.cu
         if self.flush is not None:
-            cu.launch(self.flush_kernel, FLUSH_GRID, FLUSH_BLOCK,
-                      [(self.flush.ptr, "u8"), (self.flush.nbytes // 16, "u8"), (self.flush_sink.ptr, "u8")],
-                      self.stream)
+            self.flush.launch(self.stream)
         if self.blocking:
             self._flag(0).value = 0
             self._flag(1).value = 0
@@ -261,13 +277,16 @@ class _Engine:
             self._flag(0).value = 1
         return cu.elapsed_ms(self.start, self.stop) * 1e-3
 
-    def measure_event_floor(self, samples: int = FLOOR_SAMPLES) -> float:
+    def measure_event_floor(self, samples: int = FLOOR_SAMPLES, warmup: int = FLOOR_SAMPLES // 3) -> float:
         """The events' own share of every interval: the median interval of an event pair with
-        nothing between them, taken exactly as a sample is (flush, blocking kernel, events).
+        nothing between them, taken exactly as a sample is (flush, blocking kernel, events), after
+        ``warmup`` pairs that are discarded.
 
         On an H100 this is about 1 us, and without subtracting it a 5 us kernel reads 20 % longer
         than Nsight Compute's gpu__time_duration (benchmarks/results/h100/measure/timing_probe.json).
         """
+        for _ in range(warmup):
+            self._interval(lambda: None, 1)
         floor = float(np.median([self._interval(lambda: None, 1) for _ in range(samples)]))
         self.event_floor = floor
         return floor
@@ -315,7 +334,6 @@ def _measure(
     engine = _Engine(ctx, info, stream_h, cold=(mode == "cold"), timer=timer)
     try:
         if timer != "events-raw":
-            engine.measure_event_floor(FLOOR_SAMPLES // 3)  # warm-up of the empty pair, discarded
             engine.measure_event_floor()
         if mode == "cold":
             n = 1
@@ -366,7 +384,7 @@ def _check_timer(timer: str) -> str:
     an event pair with nothing between them, measured at the start of the run). ``events-raw``: the
     event interval as it is. ``cupti``: the kernels' own activity records (required); ``auto``: CUPTI
     when available, else events. See measure/kernel_clock.py for what CUPTI timing measured on an
-    H100: about 1.1 us shorter than ncu's duration for short kernels, and it slowed DRAM-bound
+    H100: 0.5-1.2 us shorter than ncu's duration for kernels under 10 us, and it slowed DRAM-bound
     kernels by 7 % while tracing was on, so it is opt-in."""
     if timer not in TIMERS:
         raise InputError(f"timer {timer!r}: choose from {', '.join(TIMERS)}")

@@ -2,7 +2,7 @@
 kernel, the same source as Nsight Systems.
 
 CUDA events bracket more than the kernel: the events' own processing sits inside every interval,
-about 1.0-1.3 us on an H100. The harness's default timer subtracts it (the event floor, see
+0.96-1.34 us on an H100. The harness's default timer subtracts it (the event floor, see
 measure/harness.py), which lands within 2 % of Nsight Compute's ``gpu__time_duration`` from 7.7 us
 up. The activity record has no event term, which made it worth trying, but on the H100
 (benchmarks/results/h100/measure/timing_probe.json) it spans less than ncu's duration does: 0.87 us

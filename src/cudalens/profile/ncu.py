@@ -40,7 +40,6 @@ METRICS: tuple[str, ...] = (
     # 1.00 at 16: benchmarks/results/h100/shared_store_probe.json)
     "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
     "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
-    "smsp__sass_l1tex_pipe_lsu_wavefronts_mem_shared.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
     "smsp__sass_inst_executed_op_shared_ld.sum",
@@ -328,10 +327,10 @@ def legacy_metrics(launches: Sequence[LaunchCounters]) -> LegacyMetrics:
     n_ld, n_st = m("smsp__sass_inst_executed_op_shared_ld.sum"), m("smsp__sass_inst_executed_op_shared_st.sum")
     hw_ld = _ratio(m("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"), n_ld)
     hw_st = _ratio(m("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"), n_st)
-    sass_ld = _ratio(m("smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"), n_ld)
-    sass_st = _ratio(m("smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum"), n_st)
-    sass_known = (m("smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum") is not None
-                  or m("smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum") is not None)
+    sass_ld_total = m("smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum")
+    sass_st_total = m("smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum")
+    sass_ld, sass_st = _ratio(sass_ld_total, n_ld), _ratio(sass_st_total, n_st)
+    sass_known = sass_ld_total is not None or sass_st_total is not None
     source = "sass" if sass_known else ("l1tex" if hw_ld is not None or hw_st is not None else None)
     return LegacyMetrics(
         kernel=launches[0].base_name,
