@@ -1,12 +1,21 @@
-"""A content-addressed cache of compile results, so re-analysing an unchanged file is instant.
+"""A cache of compile results keyed by the exact files the compiler read, so re-analysing an
+unchanged file is instant and editing a header invalidates every file that includes it.
 
-The key hashes everything the result depends on: the file's bytes, the bytes of every
-``#include "..."`` it can reach (searched next to the including file and in ``-I`` folders;
-``<...>`` system headers are covered by the toolchain version instead), the defines and flags,
-the compute capability, the toolchain fingerprint (each tool's path and version) and this cache's
-format version. Entries are JSON files written atomically (a temporary file in the same folder,
-then ``os.replace``), so a crash leaves either the old entry or the new one, never half of one; an
-unreadable entry is treated as a miss.
+Two levels, as ccache's "direct mode" does:
+
+1. A **manifest**, keyed by what is known before compiling: the analyzed file's path, the flags
+   and defines, the compute capability, the toolchain fingerprint (each tool's path and version)
+   and this cache's format version. It records the dependency list the compiler reported for the
+   last compile (``nvcc -MD``: every file the preprocessor opened, the file itself included).
+2. A **result**, keyed by the manifest key plus a digest of every file on that list. Files of
+   the project are digested by content; files under the toolchain's folder or the system's
+   include folders by size and modification time (they change only with an install).
+
+A lookup reads the manifest, digests its files again and loads the result of that digest; a
+file that changed, vanished or was added to an include path read earlier changes the digest and
+makes the lookup miss. Entries are JSON files written atomically (a temporary file in the same
+folder, then ``os.replace``), so a crash leaves either the old entry or the new one; an
+unreadable entry is a miss.
 
 Location: ``$CUDALENS_CACHE_DIR``, else ``$XDG_CACHE_HOME/cudalens``, else ``~/.cache/cudalens``.
 """
@@ -19,10 +28,10 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
-FORMAT_VERSION = "2"  # 2: shared loads classed by width (lds.32/64/128)
-_INCLUDE_RE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
+FORMAT_VERSION = "3"  # 3: keyed by the compiler's dependency list (-MD)
+_STAT_ROOTS = ("/usr/include/", "/usr/lib/", "/usr/local/include/")
 
 
 def cache_dir() -> Path:
@@ -32,52 +41,63 @@ def cache_dir() -> Path:
     return Path(base) / "cudalens"
 
 
-def visible_includes(path: Path, include_dirs: Iterable[Path] = ()) -> list[Path]:
-    """Every quoted include reachable from ``path`` (recursively), in discovery order."""
-    dirs = list(include_dirs)
-    seen: set[Path] = set()
-    order: list[Path] = []
-    todo = [path]
-    while todo:
-        cur = todo.pop()
-        try:
-            data = cur.read_bytes()
-        except OSError:
-            continue
-        for name in _INCLUDE_RE.findall(data):
-            rel = name.decode(errors="replace")
-            for d in [cur.parent, *dirs]:
-                cand = (d / rel).resolve()
-                if cand.is_file():
-                    if cand not in seen:
-                        seen.add(cand)
-                        order.append(cand)
-                        todo.append(cand)
-                    break
-    return order
-
-
-def include_dirs_from_flags(flags: Iterable[str]) -> list[Path]:
-    out: list[Path] = []
-    flags = list(flags)
-    for i, f in enumerate(flags):
-        if f.startswith("-I") and len(f) > 2:
-            out.append(Path(f[2:]))
-        elif f in ("-I", "--include-path") and i + 1 < len(flags):
-            out.append(Path(flags[i + 1]))
+def parse_depfile(text: str, base: str | Path = ".") -> list[str]:
+    """The prerequisites of a make rule as ``nvcc -MD`` writes it (``out: a.cu b.h \\``),
+    resolved to real paths (links followed) relative to ``base``, in order, without repeats."""
+    body = text.replace("\\\n", " ").replace("\\\r\n", " ")
+    _, sep, rest = body.partition(": ")
+    if not sep:
+        return []
+    out: list[str] = []
+    for token in re.findall(r"(?:\\.|[^\s\\])+", rest):
+        name = re.sub(r"\\(.)", r"\1", token).replace("$$", "$")
+        full = os.path.realpath(os.path.join(str(base), name))
+        if full not in out:
+            out.append(full)
     return out
 
 
-def make_key(path: Path, flags: Iterable[str], cc: str, toolchain_fingerprint: str) -> str:
-    flags = list(flags)
+def manifest_key(path: str, flags: Iterable[str], cc: str, toolchain_fingerprint: str, extra: str = "") -> str:
     h = hashlib.sha256()
-    h.update(f"cudalens-compiled/{FORMAT_VERSION}\0{cc}\0{toolchain_fingerprint}\0".encode())
+    h.update(f"cudalens-compiled/{FORMAT_VERSION}\0{cc}\0{toolchain_fingerprint}\0{extra}\0".encode())
     h.update("\0".join(flags).encode() + b"\0")
-    h.update(str(path.resolve()).encode() + b"\0")  # line info records the absolute path
-    h.update(path.read_bytes())
-    for inc in visible_includes(path, include_dirs_from_flags(flags)):
-        h.update(b"\0" + str(inc).encode() + b"\0" + inc.read_bytes())
+    h.update(str(Path(path).resolve()).encode() + b"\0")  # line info records the absolute path
     return h.hexdigest()
+
+
+def deps_digest(key: str, deps: Sequence[str], stat_roots: Sequence[str] = ()) -> str | None:
+    """The digest of ``deps`` under manifest ``key``; None when a file cannot be read."""
+    h = hashlib.sha256(key.encode())
+    roots = tuple(_STAT_ROOTS) + tuple(stat_roots)
+    for dep in deps:
+        try:
+            if dep.startswith(roots):
+                st = os.stat(dep)
+                h.update(f"\0{dep}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+            else:
+                h.update(b"\0" + dep.encode() + b"\0" + hashlib.sha256(Path(dep).read_bytes()).digest())
+        except OSError:
+            return None
+    return h.hexdigest()
+
+
+def lookup(key: str, stat_roots: Sequence[str] = (), directory: Path | None = None) -> dict[str, Any] | None:
+    """The stored result for manifest ``key`` if every file it depends on is unchanged, else None."""
+    manifest = load(key, directory)
+    if not manifest or not isinstance(manifest.get("deps"), list):
+        return None
+    digest = deps_digest(key, manifest["deps"], stat_roots)
+    return load(digest, directory) if digest else None
+
+
+def record(key: str, deps: Sequence[str], entry: dict[str, Any], stat_roots: Sequence[str] = (),
+           directory: Path | None = None) -> None:
+    """Store ``entry`` for manifest ``key`` and dependency list ``deps`` (no-op if one is unreadable)."""
+    digest = deps_digest(key, deps, stat_roots)
+    if digest is None:
+        return
+    store(digest, entry, directory)
+    store(key, {"deps": list(deps)}, directory)
 
 
 def load(key: str, directory: Path | None = None) -> dict[str, Any] | None:

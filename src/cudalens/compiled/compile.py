@@ -2,8 +2,10 @@
 
 Steps (each a tool call; see toolchain.py for which copies are used):
 
-1. ``nvcc -cubin -arch=sm_XY -lineinfo -Xptxas -v [-DNAME=VALUE ...] [extra flags] file.cu``:
-   the cubin, and ptxas's resource report on stderr.
+1. ``nvcc -cubin -arch=sm_XY -lineinfo -Xptxas -v [extra flags] -MD tu.cu``, where ``tu.cu`` is a
+   wrapper in a private folder that defines the macros and includes the file (invocation.py: no
+   user text on nvcc's command line): the cubin, ptxas's resource report on stderr, and the list
+   of files the compiler read (the cache key, cache.py).
 2. ``cuobjdump --dump-resource-usage`` on the cubin: the same resources as the binary records them,
    plus constant bank 0, which CUDA 13's ptxas no longer prints. The two reports are cross-checked;
    any disagreement is kept in ``CompiledKernel.cross_check``.
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from cudalens.compiled import cache as _cache
+from cudalens.compiled import invocation
 from cudalens.compiled.model import CompiledKernel, CompileError, CompileResult, CompilerMessage, Resources
 from cudalens.compiled.names import base_name_from_demangled, base_name_from_mangled, demangle_all
 from cudalens.compiled.reports import parse_diagnostics, parse_ptxas_verbose, parse_resource_usage
@@ -53,9 +56,10 @@ def build_flags(cc: str, defines: Mapping[str, str | None] | Iterable[str] | Non
     return flags
 
 
-def _run(cmd: list[str], toolchain: Toolchain) -> subprocess.CompletedProcess:
+def _run(cmd: list[str], toolchain: Toolchain, cwd: str | None = None) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run(cmd, capture_output=True, text=True, env=toolchain.env(), timeout=600)
+        return subprocess.run(cmd, capture_output=True, text=True, env=toolchain.env(), timeout=600, cwd=cwd,
+                              errors="replace")
     except OSError as exc:
         raise ToolchainError(f"cannot run {cmd[0]}: {exc}") from exc
 
@@ -92,11 +96,22 @@ def compile_file(
     extra_flags: Iterable[str] = (),
     use_cache: bool = True,
     toolchain: Toolchain | None = None,
+    *,
+    through: str | Path | None = None,
+    where: str = "--nvcc-flag",
 ) -> CompileResult:
     """Compile ``path`` for ``cc`` and return its kernels' resources and SASS facts.
 
-    Raises InputError for a missing file, ToolchainError when a tool is missing or cannot run and
-    CompileError (with the compiler's messages as file/line/message) when the code does not compile.
+    nvcc never sees the user's file names or macro values on its command line: it compiles a
+    wrapper translation unit in a private folder (see :mod:`cudalens.compiled.invocation`).
+    ``through``: a translation unit that includes ``path`` (a header): that unit is compiled and
+    line attribution is kept for ``path``. A header compiled without ``through`` is compiled on its
+    own through the wrapper, never handed to nvcc as an input file. ``where`` names the origin of
+    ``extra_flags`` in the one-line error a refused flag gives.
+
+    Raises InputError for a missing file or a refused flag, ToolchainError when a tool is missing or
+    cannot run and CompileError (with the compiler's messages as file/line/message) when the code
+    does not compile.
     """
     from cudalens.hardware.table import normalize_cc
 
@@ -105,6 +120,9 @@ def compile_file(
     if not src.is_file():
         raise InputError(f"{path}: no such file")
     src = src.resolve()
+    unit = Path(through).resolve() if through is not None else src
+    if through is not None and not unit.is_file():
+        raise InputError(f"{through}: no such file")
     cc = normalize_cc(cc)
     tc = toolchain or discover()
     nvcc, cuobjdump, nvdisasm = tc.get("nvcc"), tc.get("cuobjdump"), tc.get("nvdisasm")
@@ -113,9 +131,10 @@ def compile_file(
     flags = build_flags(cc, defines, extra_flags)
 
     key = None
+    roots = tc.roots()
     if use_cache:
-        key = _cache.make_key(src, flags, cc, tc.fingerprint())
-        entry = _cache.load(key)
+        key = _cache.manifest_key(str(src), flags, cc, tc.fingerprint(), extra=str(unit))
+        entry = _cache.lookup(key, roots)
         if entry is not None:
             try:
                 return _from_entry(entry, tc, time.perf_counter() - t0)
@@ -123,20 +142,31 @@ def compile_file(
                 pass  # an entry of another shape: recompile and overwrite it
 
     with tempfile.TemporaryDirectory(prefix="cudalens-") as tmp:
+        inv = invocation.prepare(unit, tmp, flags, where=where)
         cubin = Path(tmp) / "out.cubin"
-        proc = _run([nvcc.path, *flags, str(src), "-o", str(cubin)], tc)
-        output = proc.stderr + proc.stdout
-        messages = parse_diagnostics(output)
+        depfile = Path(tmp) / "deps.d"
+        cmd = [nvcc.path, *inv.flags, "-MD", "-MF", str(depfile), str(inv.wrapper), "-o", str(cubin)]
+        proc = _run(cmd, tc, cwd=tmp)
+        output = inv.user_path(proc.stderr + proc.stdout)
+        messages = tuple(m for m in parse_diagnostics(output) if not _wrapper_noise(m))
         if proc.returncode != 0 or not cubin.exists():
             if not any(m.severity == "error" for m in messages):
                 tail = " ".join(output.strip().splitlines()[-3:]) or f"nvcc exited with {proc.returncode}"
                 messages = (*messages, CompilerMessage(None, None, tail, "error"))
-            raise CompileError(messages, " ".join([nvcc.path, *flags, str(src)]))
+            raise CompileError(messages, " ".join([nvcc.path, *flags, str(unit)]))
+        try:
+            deps = [d for d in _cache.parse_depfile(depfile.read_text(errors="replace"), tmp)
+                    if Path(d).name != invocation.WRAPPER or not d.startswith(str(Path(tmp).resolve()))]
+        except OSError:
+            deps = []
         env = tc.env()
         dump_p = subprocess.Popen([cuobjdump.path, "--dump-resource-usage", str(cubin)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         sass_p = subprocess.Popen([nvdisasm.path, "-gi", "-c", str(cubin)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         dump_out, dump_err = dump_p.communicate(timeout=600)
         sass_out, sass_err = sass_p.communicate(timeout=600)
+        # parsed while the private folder exists: line info of a file reached through a link names
+        # the link, which is matched to the analyzed file by its real path
+        sass = parse_nvdisasm(sass_out, str(src)) if sass_p.returncode == 0 else {}
     if sass_p.returncode != 0:
         raise ToolchainError(f"nvdisasm failed: {sass_err.strip()[:300]}")
     if dump_p.returncode != 0:
@@ -144,7 +174,6 @@ def compile_file(
 
     ptxas = parse_ptxas_verbose(output)
     dump = parse_resource_usage(dump_out)
-    sass = parse_nvdisasm(sass_out, str(src))
     demangled = demangle_all(sorted(ptxas), tc.demangler)
     major = int(cc.split(".")[0])
     kernels: dict[str, CompiledKernel] = {}
@@ -167,13 +196,20 @@ def compile_file(
         )
         name = base if base not in kernels else mangled  # overloads/templates: later ones by mangled name
         kernels[name] = kernel
-    result = CompileResult(str(src), cc, kernels, messages, tc, time.perf_counter() - t0, False, tuple(flags))
-    if use_cache and key is not None:
-        _cache.store(key, result.to_dict())
+    result = CompileResult(str(src), cc, kernels, messages, tc, time.perf_counter() - t0, False, tuple(flags),
+                           tuple(deps))
+    if use_cache and key is not None and deps:
+        _cache.record(key, deps, result.to_dict(), roots)
     return result
+
+
+def _wrapper_noise(m: CompilerMessage) -> bool:
+    """Messages about the generated wrapper itself (``In file included from .../tu.cu``)."""
+    return bool(m.file) and Path(m.file).name == invocation.WRAPPER and "cudalens-" in m.file
 
 
 def _from_entry(entry: dict, tc: Toolchain, seconds: float) -> CompileResult:
     kernels = {name: CompiledKernel.from_dict(d) for name, d in entry["kernels"].items()}
     errors = tuple(CompilerMessage(**m) for m in entry["errors"])
-    return CompileResult(entry["path"], entry["cc"], kernels, errors, tc, seconds, True, tuple(entry["flags"]))
+    return CompileResult(entry["path"], entry["cc"], kernels, errors, tc, seconds, True, tuple(entry["flags"]),
+                         tuple(entry.get("deps", ())))

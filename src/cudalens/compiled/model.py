@@ -142,6 +142,14 @@ class CompileResult:
     seconds: float
     cache_hit: bool
     flags: tuple[str, ...] = ()
+    deps: tuple[str, ...] = ()  # every file the preprocessor read (nvcc -MD), real paths
+
+    @property
+    def project_deps(self) -> tuple[str, ...]:
+        """The dependencies that belong to the project: not the toolchain's or the system's headers."""
+        from cudalens.compiled.toolchain import is_toolchain_file
+
+        return tuple(d for d in self.deps if not is_toolchain_file(d))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -150,6 +158,7 @@ class CompileResult:
             "flags": list(self.flags),
             "seconds": round(self.seconds, 4),
             "cache_hit": self.cache_hit,
+            "deps": list(self.deps),
             "errors": [m.to_dict() for m in self.errors],
             "kernels": {k: v.to_dict() for k, v in self.kernels.items()},
         }

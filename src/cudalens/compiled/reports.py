@@ -94,8 +94,8 @@ def parse_resource_usage(text: str) -> dict[str, dict[str, int]]:
     return out
 
 
-_FRONTEND_RE = re.compile(r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+)\): (?P<sev>error|warning|remark)[^:]*: (?P<msg>.*)$")
-_GCC_RE = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?:\d+:)? (?P<sev>error|warning|fatal error): (?P<msg>.*)$")
+_FRONTEND_RE = re.compile(r"^(?P<file>\S.*?)\((?P<line>\d+)\): (?P<sev>error|warning|remark)[^:]*: (?P<msg>.*)$")
+_GCC_RE = re.compile(r"^(?P<file>\S.*?):(?P<line>\d+):(?:\d+:)? (?P<sev>error|warning|fatal error): (?P<msg>.*)$")
 _PTXAS_FILE_RE = re.compile(r"^ptxas (?P<file>\S+), line (?P<line>\d+); (?P<sev>error|warning)\s*: (?P<msg>.*)$")
 _TOOL_RE = re.compile(r"^(?P<tool>ptxas|nvcc|nvlink|fatbinary|cicc)\s+(?P<sev>error|warning|fatal)\s*: (?P<msg>.*)$")
 

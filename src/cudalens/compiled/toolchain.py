@@ -95,6 +95,15 @@ class Toolchain:
             env["PATH"] = str(Path(nvcc.path).parent) + os.pathsep + env.get("PATH", "")
         return env
 
+    def roots(self) -> tuple[str, ...]:
+        """Folders whose files belong to the toolchain (each tool's CUDA root), with a trailing /."""
+        out = []
+        for tool in self.tools.values():
+            root = str(Path(tool.path).resolve().parent.parent) + os.sep
+            if root not in out:
+                out.append(root)
+        return tuple(out)
+
     def to_dict(self) -> dict[str, object]:
         return {
             "mode": self.mode,
@@ -116,6 +125,18 @@ def wheel_root() -> Path | None:
             if (root / "bin").is_dir():
                 return root
     return None
+
+
+def is_toolchain_file(path: str) -> bool:
+    """Whether ``path`` is a header of a CUDA toolkit, the NVIDIA wheels or the system, not the project's."""
+    roots = ["/usr/include/", "/usr/lib/", "/usr/local/include/", "/usr/local/cuda", "/opt/cuda"]
+    wheel = wheel_root()
+    if wheel is not None:
+        roots.append(str(wheel.parent) + os.sep)
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            roots.append(os.path.realpath(os.environ[var]) + os.sep)
+    return path.startswith(tuple(roots)) or "/site-packages/nvidia/" in path
 
 
 def _wheel_candidates() -> list[Path]:
