@@ -263,6 +263,9 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
         except Exception as exc:  # noqa: BLE001
             notes.append(f"could not confirm findings against the compiled code ({type(exc).__name__})")
     notes.extend(problems)
+    from cudalens.triage.impact import estimate
+
+    findings = estimate(findings, model)  # runs per thread, and priorities the guide leaves to the cost
     model = dataclasses.replace(model, problems=model.problems)
     return FileAnalysis(model, compiled, tuple(sort_findings(findings)), tuple(notes))
 

@@ -78,11 +78,22 @@ class Finding:
     impact_text: str | None = None
     evidence: tuple[Evidence, ...] = field(default_factory=tuple)
     status: str = "flagged"
+    column: int | None = None  # 1-based column of the construct on ``line``, where located
+    runs: float | None = None  # estimated executions per thread of the line (loop trip counts multiplied)
+
+    @property
+    def score(self) -> float | None:
+        """The ranking key within a priority: cost (``impact``) x how often the code runs."""
+        if self.impact is None:
+            return None
+        return self.impact * (self.runs if self.runs is not None else 1.0)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["priority"] = self.priority.value
         d["evidence"] = [e.to_dict() for e in self.evidence]
+        d["impact_estimate"] = {"cost": self.impact, "cost_measures": self.impact_text, "runs_per_thread": self.runs,
+                                "score": None if self.score is None else round(self.score, 6)}
         return d
 
 
@@ -99,14 +110,15 @@ def is_advisory(f: Finding) -> bool:
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:
     """Guide priority first (downgraded last), concrete before advisory, then larger estimated
-    impact, then file and line."""
+    impact weighted by how often the code runs (:attr:`Finding.score`), then file and line."""
     return sorted(
         findings,
         key=lambda f: (
             f.status == "downgraded",
             f.priority.rank,
             is_advisory(f),
-            -(f.impact if f.impact is not None else -1.0),
+            f.score is None,
+            -(f.score if f.score is not None else 0.0),
             f.file,
             f.line or 0,
             f.rule,

@@ -61,7 +61,10 @@ def _report(tmp_path) -> dict:
                                    "occupancy": 1.0, "limiters": ["warps"]}}],
         "findings": [finding.to_dict()],
         "cross_checks": [{"kernel": "k", "quantity": "global load sectors/request", "line": 3,
-                          "predicted": 8.0, "measured": 8.0, "agree": True}],
+                          "predicted": 8.0, "measured": 8.0, "agree": True, "unit": "sectors/request",
+                          "relation": "≈"},
+                         {"kernel": "k", "quantity": "branch efficiency", "line": None, "predicted": 99.0,
+                          "measured": 97.5, "agree": True, "unit": "%", "relation": "<"}],
         "roofline": {"kernel": "k", "peak_flops": 6.7e13, "peak_bandwidth_bytes_per_s": 3.35e12,
                      "arithmetic_intensity": 0.1, "achieved_flops": 2.0e11},
     }
@@ -88,7 +91,9 @@ def test_html_report_loads_cleanly_in_headless_chromium(tmp_path):
         assert page.locator("#finding-count").inner_text() == "1"
         assert page.locator(".occupancy-chart svg").count() == 1
         assert page.locator("#roofline svg").count() == 1
-        assert "8.00" in page.locator("#predicted-vs-measured").inner_text()
+        table = page.locator("#predicted-vs-measured").inner_text()
+        assert "8 sectors/request" in table  # the unit beside the number
+        assert "< 99 %" in table and "97.5 %" in table  # the relation of a bound, never a bare 99.00
         assert page.locator("pre.src .hit").inner_text().strip().startswith("3")
         assert page.evaluate("window.__cudalensErrors.length") == 0
         shot = tmp_path / "report.png"

@@ -3,6 +3,7 @@ launch and Nsight Compute counters into one report (text, JSON, HTML or SARIF)."
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 from typing import Any
@@ -65,6 +66,8 @@ def _parse_run(ctx: click.Context, spec: str) -> Any:
 
 
 def register(group: click.Group) -> None:
+    from cudalens.cli._triage import fail_on_option, triage_options
+
     @group.command("analyze")
     @click.argument("files", nargs=-1, required=True)
     @click.option("--block", "block", default=None, metavar="X[,Y[,Z]]",
@@ -73,18 +76,20 @@ def register(group: click.Group) -> None:
                   help="Value of a kernel parameter, template parameter or macro (repeatable). nvcc gets "
                        "-DNAME=VALUE only for names the file uses as macros or that are not parameter names.")
     @click.option("--cc", default="9.0", show_default=True, help="Target compute capability.")
-    @click.option("--fail-on", type=click.Choice(["high", "medium", "low"]), default=None,
-                  help="Exit 1 when findings at or above this priority exist.")
+    @fail_on_option
+    @triage_options
     @click.option("--no-compile", is_flag=True, help="Source-only analysis (skip nvcc).")
     @click.option("--run", "run", default=None, metavar="\"KERNEL --grid G --block B --arg ...\"", help=RUN_HELP)
     @click.option("--counters", "counters", is_flag=False, flag_value="run", default=None, metavar="[FILE.csv]",
                   help=COUNTERS_HELP)
-    @click.option("--format", "fmt", type=click.Choice(["text", "json", "html", "sarif"]), default="text",
-                  show_default=True, help="Output format.")
+    @click.option("--format", "fmt", type=click.Choice(["text", "concise", "github", "json", "html", "sarif"]),
+                  default="text", show_default=True,
+                  help="Output format (concise: path:line:col: RULE [priority] message; github: workflow annotations).")
     @click.option("-o", "--output", "output", default=None, type=click.Path(dir_okay=False),
                   help="Write the report to this file (default: standard output).")
     @click.pass_context
-    def analyze_cmd(ctx, files, block, defines, cc, fail_on, no_compile, run, counters, fmt, output):
+    def analyze_cmd(ctx, files, block, defines, cc, fail_on, select, ignore, baseline, write_baseline, min_impact,
+                    no_compile, run, counters, fmt, output):
         """Analyze CUDA files: warp access model, divergence, pattern rules, compiled facts.
 
         The access model evaluates blocks blockIdx=(0,0,0) and (1,0,0), assumes 256-byte aligned
@@ -112,13 +117,26 @@ def register(group: click.Group) -> None:
         run_spec = _parse_run(ctx, run) if run else None
         if counters == PROFILE_RUN and run_spec is None:
             raise InputError("--counters without a file profiles the --run launch: give --run, or --counters FILE.csv")
-        result = analyze(list(files), block=blk, defines=defs, cc=cc, compile=not no_compile)
+        from cudalens.cli._triage import build_options
+        from cudalens.cli._triage import write_baseline as save_baseline
+        from cudalens.triage import triage_analysis
+
+        options = build_options(list(files), tuple(select), tuple(ignore), baseline, min_impact)
+        raw = analyze(list(files), block=blk, defines=defs, cc=cc, compile=not no_compile)
+        if write_baseline:
+            chosen, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
+            save_baseline(write_baseline, chosen.findings, {fa.model.path: fa.model.text for fa in raw.files})
+        result, triaged = triage_analysis(raw, options)
         evidence = gather_evidence(result, run=run_spec, counters=counters) if (run_spec or counters) else None
         if evidence is not None:
             for note in evidence.notes:
                 click.echo(f"cudalens: {note}", err=True)
         merged = guided_report(result, evidence) if (evidence is not None or fmt != "json") else None
-        _emit(result, merged, fmt, output)
+        if merged is not None:
+            merged["suppressed"] = dict(triaged.suppressed)
+        if triaged.suppressed_total:
+            click.echo(f"cudalens: {triaged.summary()}", err=True)
+        _emit(result, merged, fmt, output, dict(triaged.suppressed))
         findings = merged["findings"] if merged is not None else None
         if fail_on and _fails(result, findings, Priority.parse(fail_on)):
             return 1
@@ -131,15 +149,22 @@ def _fails(result: Any, merged_findings: list[dict] | None, threshold: Priority)
     return any(Priority.parse(f["priority"]).rank <= threshold.rank for f in merged_findings)
 
 
-def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | None) -> None:
+def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | None,
+          suppressed: dict[str, int] | None = None) -> None:
     if fmt == "json":
-        data = merged if merged is not None else result.to_dict()
+        data = merged if merged is not None else {**result.to_dict(), "suppressed": dict(suppressed or {})}
         if output is None:
             echo_json(data)
         else:
             _write(output, json.dumps(data, indent=2, default=_default) + "\n")
         return
     assert merged is not None
+    if fmt in ("concise", "github"):
+        from cudalens.report.concise import concise_lines, github_lines
+
+        text = "\n".join((concise_lines if fmt == "concise" else github_lines)(_ranked(merged)))
+        _write(output, text + "\n") if output else (click.echo(text) if text else None)
+        return
     if fmt == "html":
         from cudalens.report.html import render_html
 
@@ -153,7 +178,8 @@ def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | No
         from cudalens.rules.validation import VALIDATION_RULES
 
         rules = {**load_all(), **VALIDATION_RULES}
-        log = to_sarif([finding_from_dict(f) for f in merged["findings"]], rules, root=".")
+        log = to_sarif([finding_from_dict(f) for f in merged["findings"]], rules)
+        log["runs"][0].setdefault("properties", {})["suppressed"] = dict(merged.get("suppressed") or {})
         text = json.dumps(log, indent=2)
         _write(output, text + "\n") if output else click.echo(text)
         return
@@ -162,17 +188,30 @@ def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | No
     from cudalens.report.terminal import render_analysis, render_guided
 
     if output is None:
-        console = Console()
+        console = _console()
         render_analysis(result, console, findings=_ranked(merged))
         render_guided(merged, console, notes=False)  # the notes went to stderr
         return
     try:
         with open(output, "w", encoding="utf-8") as fh:
-            console = Console(file=fh, width=120, force_terminal=False, color_system=None)
+            console = _console(fh)
             render_analysis(result, console, findings=_ranked(merged))
             render_guided(merged, console)
     except OSError as exc:
         raise InputError(f"{output}: cannot write ({exc.strerror})") from None
+
+
+def _console(file: Any = None) -> Any:
+    """A rich console for the report: the terminal's width on a TTY; piped or written to a file,
+    no width limit (a value is never cut or wrapped at 80 columns) and no colour codes."""
+    import sys
+
+    from rich.console import Console
+
+    stream = file if file is not None else sys.stdout
+    if file is None and stream.isatty():
+        return Console()
+    return Console(file=stream, width=100_000, soft_wrap=True, force_terminal=False, color_system=None)
 
 
 def _ranked(merged: dict[str, Any]) -> list[Any]:

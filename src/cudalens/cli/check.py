@@ -1,12 +1,17 @@
-"""`cudalens check DIR`: analyze every CUDA file of a directory, for CI.
+"""`cudalens check PATH...`: analyze CUDA files and directories, for CI and pre-commit.
 
-Finds every ``.cu`` and ``.cuh`` file under DIR (sorted, hidden directories and files skipped),
-analyzes them together and prints a compact summary per file, the analysis JSON, or a SARIF 2.1.0
-log for code-scanning tools. ``--fail-on`` turns findings at or above a priority into exit code 1.
+Each PATH is a file (analyzed as given) or a directory (every ``.cu`` and ``.cuh`` file under it,
+sorted, hidden directories and files skipped); ``--exclude GLOB`` leaves out matching paths.
+Prints a compact summary per file, one line per finding (``--format concise``, or ``github`` for
+workflow annotations), the analysis JSON, or a SARIF 2.1.0 log for code-scanning tools.
+``--select``/``--ignore``, suppression comments and ``--baseline`` choose what is reported (each
+finding left out is counted in the summary); ``--fail-on`` turns findings at or above a priority
+into exit code 1.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -35,6 +40,35 @@ def cuda_files(directory: str) -> list[str]:
     return sorted(found)
 
 
+def collect_paths(paths: list[str], exclude: tuple[str, ...] = ()) -> list[str]:
+    """The CUDA files named by ``paths`` (files as given, directories searched), minus those
+    matching an ``exclude`` glob (on the path as found, or on any of its directory names)."""
+    import fnmatch
+
+    def excluded(path: str) -> bool:
+        norm = path.replace(os.sep, "/")
+        parts = norm.split("/")
+        return any(fnmatch.fnmatch(norm, g) or fnmatch.fnmatch(norm, "*/" + g.lstrip("./"))
+                   or any(fnmatch.fnmatch(p, g) for p in parts) for g in exclude)
+
+    found: list[str] = []
+    for p in paths:
+        if os.path.isdir(p):
+            try:
+                found += [f for f in cuda_files(p) if not excluded(f)]
+            except InputError:
+                continue  # a directory without CUDA files is fine among others
+        elif os.path.isfile(p):
+            if not excluded(p):
+                found.append(p)
+        else:
+            raise InputError(f"{p}: no such file or directory")
+    found = list(dict.fromkeys(found))
+    if not found:
+        raise InputError(f"{', '.join(paths)}: no .cu or .cuh files found" + (" (after --exclude)" if exclude else ""))
+    return found
+
+
 def summary_lines(result) -> list[str]:
     """One header per file (finding counts by priority), then one line per finding."""
     lines = []
@@ -47,8 +81,8 @@ def summary_lines(result) -> list[str]:
         tally = ", ".join(f"{counts[p.value]} {p.value}" for p in Priority if p.value in counts) or "no findings"
         lines.append(f"{fa.model.path}: {tally}")
         for f in fa.findings:
-            where = f"{f.line:>5}" if f.line else "    -"
-            lines.append(f"  {where}  {f.priority.value:<10} {f.rule:<5} {f.message}")
+            where = f"{f.line}:{f.column or 1}" if f.line else "-"
+            lines.append(f"  {where:>8}  {f.priority.value:<10} {f.rule:<5} {f.message}")
         lines += [f"  note: {n}" for n in fa.notes]
     tally = ", ".join(f"{total[p.value]} {p.value}" for p in Priority if p.value in total) or "no findings"
     lines.append(f"{len(result.files)} file(s): {tally}")
@@ -56,43 +90,74 @@ def summary_lines(result) -> list[str]:
 
 
 def register(group: click.Group) -> None:
+    from cudalens.cli._triage import fail_on_option, triage_options
+
     @group.command("check")
-    @click.argument("directory", metavar="DIR")
-    @click.option("--fail-on", type=click.Choice(["high", "medium", "low"]), default=None,
-                  help="Exit 1 when findings at or above this priority exist.")
-    @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text",
-                  show_default=True, help="Output format (sarif: SARIF 2.1.0 for code scanning).")
+    @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+    @fail_on_option
+    @click.option("--format", "fmt", type=click.Choice(["text", "concise", "github", "json", "sarif"]),
+                  default="text", show_default=True,
+                  help="Output format (concise: path:line:col: RULE [priority] message; github: workflow "
+                       "annotations; sarif: SARIF 2.1.0 for code scanning).")
     @click.option("-o", "--output", default=None, metavar="FILE", help="Write the output to FILE instead of stdout.")
+    @click.option("--exclude", "exclude", multiple=True, metavar="GLOB",
+                  help="Leave out files whose path (or a directory name in it) matches GLOB (repeatable).")
+    @triage_options
     @click.option("--no-compile", is_flag=True, help="Source-only analysis (skip nvcc).")
     @click.option("--cc", default="9.0", show_default=True, help="Target compute capability.")
     @click.option("--define", "-D", "defines", multiple=True, metavar="NAME=VALUE",
                   help="Value of a kernel parameter, template parameter or macro (repeatable).")
-    def check_cmd(directory, fail_on, fmt, output, no_compile, cc, defines):
-        """Analyze every .cu/.cuh file under DIR; exit 1 with --fail-on when findings reach it."""
+    def check_cmd(paths, fail_on, fmt, output, exclude, select, ignore, baseline, write_baseline, min_impact,
+                  no_compile, cc, defines):
+        """Analyze the .cu/.cuh files named or under each PATH; exit 1 with --fail-on when findings reach it."""
         from cudalens.access.model import parse_defines
         from cudalens.analyze import analyze
+        from cudalens.cli._triage import build_options, fails
+        from cudalens.cli._triage import write_baseline as save_baseline
+        from cudalens.triage import triage_analysis
 
         try:
             defs = parse_defines(list(defines))
         except ValueError as exc:
             raise InputError(str(exc)) from None
-        result = analyze(cuda_files(directory), defines=defs, cc=cc, compile=not no_compile)
-        if fmt == "json":
-            text = json.dumps(result.to_dict(), indent=2, default=str)
-        elif fmt == "sarif":
-            from cudalens.report.sarif import to_sarif
-            from cudalens.rules.registry import load_all
-
-            text = json.dumps(to_sarif(result.findings, load_all(), root=directory), indent=2)
-        else:
-            text = "\n".join(summary_lines(result))
+        files = collect_paths(list(paths), tuple(exclude))
+        options = build_options(files, tuple(select), tuple(ignore), baseline, min_impact)
+        raw = analyze(files, defines=defs, cc=cc, compile=not no_compile)
+        if write_baseline:
+            selected, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
+            save_baseline(write_baseline, selected.findings, {fa.model.path: fa.model.text for fa in raw.files})
+        result, triaged = triage_analysis(raw, options)
+        text = render(result, triaged, fmt)
         if output:
             try:
                 Path(output).write_text(text + "\n", encoding="utf-8")
             except OSError as exc:
                 raise InputError(f"{output}: cannot write ({exc.strerror})") from None
-        else:
+        elif text:
             click.echo(text)
-        if fail_on and result.at_or_above(Priority.parse(fail_on)):
-            return 1
-        return 0
+        if fmt in ("concise", "github") and triaged.suppressed_total:
+            click.echo(f"cudalens: {triaged.summary()}", err=True)
+        return 1 if fails(result.findings, fail_on) else 0
+
+
+def render(result, triaged, fmt: str) -> str:
+    """The check report in ``fmt``; findings left out by triage are counted, never listed."""
+    if fmt == "json":
+        data = result.to_dict()
+        data["suppressed"] = dict(triaged.suppressed)
+        return json.dumps(data, indent=2, default=str)
+    if fmt == "sarif":
+        from cudalens.report.sarif import to_sarif
+        from cudalens.rules.registry import load_all
+
+        log = to_sarif(result.findings, load_all())
+        log["runs"][0].setdefault("properties", {})["suppressed"] = dict(triaged.suppressed)
+        return json.dumps(log, indent=2)
+    if fmt in ("concise", "github"):
+        from cudalens.report.concise import concise_lines, github_lines
+
+        return "\n".join((concise_lines if fmt == "concise" else github_lines)(result.findings))
+    lines = summary_lines(result)
+    if triaged.suppressed_total:
+        lines[-1] += f"; {triaged.summary()}"
+    return "\n".join(lines)

@@ -135,7 +135,7 @@ def as_ceilings(obj: Any, measurements: Sequence[Measurement] = ()) -> Ceilings 
 
 
 _FINDING_FIELDS = ("rule", "priority", "section", "kernel", "file", "line", "message", "fix", "impact",
-                   "impact_text", "evidence", "status")
+                   "impact_text", "evidence", "status", "column", "runs", "impact_estimate")
 
 
 def finding_from_dict(d: Mapping[str, Any]) -> Finding:
@@ -144,7 +144,8 @@ def finding_from_dict(d: Mapping[str, Any]) -> Finding:
     return Finding(rule=d["rule"], priority=Priority.parse(d["priority"]), section=d.get("section", ""),
                    kernel=d.get("kernel"), file=d.get("file", ""), line=d.get("line"), message=d.get("message", ""),
                    fix=d.get("fix", ""), impact=d.get("impact"), impact_text=d.get("impact_text"),
-                   evidence=evidence, status=d.get("status", "flagged"))
+                   evidence=evidence, status=d.get("status", "flagged"), column=d.get("column"),
+                   runs=d.get("runs"))
 
 
 def finding_to_dict(f: Finding, original: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -174,7 +174,7 @@ def rank_order(findings: Sequence[Finding], loads: Mapping[str, KernelLoad] | No
         updated = measured_impact(f, loads.get(f.kernel or ""), report)
         g = updated if updated is not None else f
         keyed.append(((g.status == "downgraded", g.priority.rank, is_advisory(g), updated is None,
-                       -(g.impact if g.impact is not None else -1.0), i), i, g))
+                       -(g.score if g.score is not None else -1.0), i), i, g))
     return [(i, g) for _, i, g in sorted(keyed, key=lambda t: t[0])]
 
 

@@ -50,6 +50,31 @@ def _fmt(value: Any, digits: int = 2) -> str:
     return str(value)
 
 
+def with_unit(value: Any, unit: str | None = None, relation: str | None = None) -> str:
+    """A predicted or measured number as a reader needs it: its relation (``< 99 %``; none for
+    "≈", an equality within tolerance) and its unit; 3 significant digits; "n/a" when absent."""
+    if value is None:
+        return "n/a"
+    text = f"{value:.3g}" if isinstance(value, float) else str(value)
+    if unit:
+        text += f" {unit}"
+    if relation and relation != "≈":
+        text = f"{relation} {text}"
+    return text
+
+
+def _impact(f: dict[str, Any]) -> str:
+    """The finding's impact estimate in words: cost share (what it measures) x runs per thread."""
+    cost = f.get("impact")
+    if cost is None:
+        return ""
+    text = f"{cost:.0%}" + (f" {f['impact_text']}" if f.get("impact_text") else "")
+    runs = f.get("runs")
+    if runs is not None:
+        text += f" · about {runs:g} run(s) per thread"
+    return f"<p class='sub'><b>Impact:</b> {_e(text)}</p>"
+
+
 def _excerpt(path: str, line: int | None, context: int = 2, cache: dict[str, list[str]] | None = None) -> str:
     if not line or not path or not os.path.exists(path):
         return ""
@@ -173,7 +198,7 @@ def render_html(report: dict[str, Any], title: str = "cudalens report") -> str:
             f"{_e(f['priority'])}</span> <b>{_e(f['rule'])}</b> · {_e(f.get('section'))} · "
             f"{_e(f.get('kernel') or 'host code')} · {where}"
             f"{' · ' + _e(f.get('status')) if f.get('status') not in (None, 'flagged') else ''}"
-            f"<p>{_e(f['message'])}</p><p><b>Fix:</b> {_e(f['fix'])}</p>"
+            f"<p>{_e(f['message'])}</p><p><b>Fix:</b> {_e(f['fix'])}</p>{_impact(f)}"
             f"{_excerpt(f.get('file', ''), f.get('line'), cache=cache)}</div>"
         )
     parts.append("</section>")
@@ -212,7 +237,8 @@ def render_html(report: dict[str, Any], title: str = "cudalens report") -> str:
             agree = c.get("agree")
             cls = "ok" if agree else ("bad" if agree is False else "")
             parts.append(f"<tr><td>{_e(c.get('kernel'))}</td><td>{_e(c.get('quantity'))}</td><td>{_e(c.get('line'))}</td>"
-                         f"<td>{_fmt(c.get('predicted'))}</td><td>{_fmt(c.get('measured'))}</td>"
+                         f"<td>{_e(with_unit(c.get('predicted'), c.get('unit'), c.get('relation')))}</td>"
+                         f"<td>{_e(with_unit(c.get('measured'), c.get('unit')))}</td>"
                          f"<td class='{cls}'>{_fmt(agree)}</td></tr>")
         parts.append("</table>")
     parts.append("</section>")

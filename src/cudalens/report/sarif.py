@@ -1,7 +1,10 @@
 """SARIF 2.1.0 output, so code-review tools (GitHub code scanning and others) can ingest findings.
 
 Levels: high -> error, medium and medium-low -> warning, low and info -> note. Locations are
-relative to a source root given by the caller (``%SRCROOT%``), so the log is portable.
+relative to a source root given by the caller (``%SRCROOT%``: by default the repository holding
+the working directory, else the working directory), so the log is portable and names no local
+absolute path. Each result carries ``partialFingerprints`` (the baseline fingerprint: rule, kernel,
+file name and normalized line text), so code-scanning tools track a finding across edits.
 """
 
 from __future__ import annotations
@@ -57,24 +60,48 @@ def _rule_descriptor(rule_id: str, spec: Any | None) -> dict[str, Any]:
     }
 
 
+def repository_root(start: str = ".") -> str:
+    """The nearest directory at or above ``start`` holding ``.git``; ``start`` itself when none."""
+    here = os.path.abspath(start)
+    probe = here
+    while True:
+        if os.path.exists(os.path.join(probe, ".git")):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return here
+        probe = parent
+
+
 def _uri(path: str, root: str) -> str:
+    """``path`` relative to ``root`` ('/' separators); never an absolute local path."""
     try:
         rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
-    except ValueError:  # another drive on Windows
-        rel = path
-    if rel.startswith(".."):
-        return os.path.abspath(path).replace(os.sep, "/")
+    except ValueError:  # another drive on Windows: the path as given, without its drive
+        rel = os.path.splitdrive(path)[1].lstrip("\\/")
     return rel.replace(os.sep, "/")
 
 
-def to_sarif(findings: Iterable[Finding], rules: dict[str, Any], root: str = ".") -> dict[str, Any]:
-    """Build one SARIF log (a dict ready for json.dump) with one run of cudalens."""
+def to_sarif(findings: Iterable[Finding], rules: dict[str, Any], root: str | None = None) -> dict[str, Any]:
+    """Build one SARIF log (a dict ready for json.dump) with one run of cudalens.
+
+    ``root``: the directory URIs are relative to (default :func:`repository_root` of the working
+    directory)."""
+    from cudalens.triage import SourceLines, locate_column
+    from cudalens.triage.baseline import fingerprint
+
+    root = repository_root() if root is None else root
+    lines = SourceLines()
     findings = list(findings)
     used = sorted({f.rule for f in findings} | set(rules))
     index = {rule_id: i for i, rule_id in enumerate(used)}
     results = []
     for f in findings:
         region: dict[str, Any] = {"startLine": f.line} if f.line else {}
+        text = lines.line(f.file, f.line)
+        column = f.column or (locate_column(f, text) if f.line else None)
+        if column:
+            region["startColumn"] = column
         location: dict[str, Any] = {
             "physicalLocation": {
                 "artifactLocation": {"uri": _uri(f.file, root), "uriBaseId": "%SRCROOT%"},
@@ -94,6 +121,7 @@ def to_sarif(findings: Iterable[Finding], rules: dict[str, Any], root: str = "."
                 "level": _LEVEL[f.priority],
                 "message": {"text": f"{f.message} Fix: {f.fix}"},
                 "locations": [location],
+                "partialFingerprints": {"cudalensFingerprint/v1": fingerprint(f, text)},
                 "properties": properties,
             }
         )
@@ -109,13 +137,9 @@ def to_sarif(findings: Iterable[Finding], rules: dict[str, Any], root: str = "."
                         "rules": [_rule_descriptor(r, rules.get(r)) for r in used],
                     }
                 },
-                "originalUriBaseIds": {"%SRCROOT%": {"uri": _root_uri(root)}},
+                "originalUriBaseIds": {"%SRCROOT%": {"description": {
+                    "text": "the repository root (or working directory) cudalens ran in"}}},
                 "results": results,
             }
         ],
     }
-
-
-def _root_uri(root: str) -> str:
-    path = os.path.abspath(root).replace(os.sep, "/")
-    return "file://" + (path if path.startswith("/") else "/" + path) + "/"

@@ -95,12 +95,12 @@ def _access_table(k: Any) -> Table:
     for col in ("line", "access", "space", "op", "B/thread", "sectors/req", "ideal", "bank ways", "pattern"):
         t.add_column(col, justify="right" if col not in ("access", "space", "op", "pattern") else "left")
     for a in k.accesses:
-        t.add_row(str(a.line), f"{a.array}[{a.index}]"[:40], a.space, a.op, _fmt(a.bytes_per_thread),
+        t.add_row(str(a.line), Text(f"{a.array}[{a.index}]"), a.space, a.op, _fmt(a.bytes_per_thread),
                   _fmt(a.sectors_per_request), _fmt(a.ideal_sectors_per_request),
                   _fmt(a.bank_conflict_ways if a.space == "shared" else a.distinct_addresses), a.pattern or "-")
     for b in k.branches:
         verdict = {True: "divergent", False: "uniform", None: "unknown"}[b.divergent]
-        t.add_row(str(b.line), f"if ({b.condition})"[:40], "branch", "", "", "", "", "", verdict)
+        t.add_row(str(b.line), Text(f"if ({b.condition})"), "branch", "", "", "", "", "", verdict)
     return t
 
 

@@ -1,0 +1,67 @@
+"""One line per finding, for editors, CI problem matchers and grep.
+
+``concise``: ``path:line:col: RULE [priority] message`` (ruff's and compilers' shape; a finding
+with no line gives ``path:1:1``). ``github``: GitHub Actions workflow commands
+(``::error file=...,line=...,col=...,title=...::message``), which the runner turns into annotations
+on the pull request. Paths are relative to ``root`` where the file lies under it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable
+
+from cudalens.findings import Finding, Priority
+
+_GITHUB_LEVEL = {Priority.HIGH: "error", Priority.MEDIUM: "warning", Priority.MEDIUM_LOW: "warning",
+                 Priority.LOW: "notice", Priority.INFO: "notice"}
+
+
+def display_path(path: str, root: str = ".") -> str:
+    """``path`` relative to ``root`` when it lies under it, else as given; '/' separators."""
+    if not path:
+        return "-"
+    try:
+        rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+    except ValueError:
+        rel = path
+    out = path if rel.startswith("..") else rel
+    return out.replace(os.sep, "/")
+
+
+def concise_line(f: Finding, root: str = ".") -> str:
+    return (f"{display_path(f.file, root)}:{f.line or 1}:{f.column or 1}: {f.rule} [{f.priority.value}] "
+            f"{_one_line(f.message)}")
+
+
+def by_place(findings: Iterable[Finding]) -> list[Finding]:
+    """File, line and column order (as compilers and ruff print)."""
+    return sorted(findings, key=lambda f: (f.file or "", f.line or 0, f.column or 0, f.rule))
+
+
+def concise_lines(findings: Iterable[Finding], root: str = ".") -> list[str]:
+    return [concise_line(f, root) for f in by_place(findings)]
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_lines(findings: Iterable[Finding], root: str = ".") -> list[str]:
+    out = []
+    for f in by_place(findings):
+        props = [f"file={_escape_property(display_path(f.file, root))}", f"line={f.line or 1}"]
+        if f.column:
+            props.append(f"col={f.column}")
+        props.append(f"title={_escape_property(f'cudalens {f.rule} [{f.priority.value}]')}")
+        message = f"{_one_line(f.message)} Fix: {_one_line(f.fix)}"
+        out.append(f"::{_GITHUB_LEVEL[f.priority]} {','.join(props)}::{_escape_data(message)}")
+    return out

@@ -1,0 +1,150 @@
+"""After the rules: what a user asked to see.
+
+:func:`triage` applies, in order, the rule selection (``--select``/``--ignore`` and the config's
+``select``/``ignore``), the suppression comments of each file (:mod:`.suppress`), a baseline
+(:mod:`.baseline`) and a minimum impact, and locates each kept finding's column. Nothing is
+dropped silently: every finding left out is counted under its reason in :attr:`Triaged.suppressed`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from cudalens.findings import Finding
+from cudalens.triage.baseline import Baseline, fingerprint
+from cudalens.triage.select import selected
+from cudalens.triage.suppress import Suppressions, parse_suppressions
+
+REASONS = ("ignored", "comment", "file-comment", "baseline", "min-impact")
+
+
+@dataclass(frozen=True)
+class TriageOptions:
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    baseline: Baseline | None = None
+    min_impact: float | None = None  # findings with a known score below this are left out
+
+
+@dataclass(frozen=True)
+class Triaged:
+    kept: tuple[Finding, ...]
+    suppressed: dict[str, int] = field(default_factory=dict)  # reason -> count
+
+    @property
+    def suppressed_total(self) -> int:
+        return sum(self.suppressed.values())
+
+    def summary(self) -> str:
+        """"3 suppressed (2 by comment, 1 by baseline)", or "" when none were."""
+        if not self.suppressed_total:
+            return ""
+        parts = ", ".join(f"{n} by {_WORD[r]}" for r, n in self.suppressed.items() if n)
+        return f"{self.suppressed_total} suppressed ({parts})"
+
+
+_WORD = {"ignored": "--ignore/--select", "comment": "comment", "file-comment": "ignore-file comment",
+         "baseline": "baseline", "min-impact": "--min-impact"}
+
+
+class SourceLines:
+    """The lines of each file, read once (findings name files; the analysis may hold their text)."""
+
+    def __init__(self, texts: dict[str, str] | None = None) -> None:
+        self._texts = dict(texts or {})
+        self._lines: dict[str, list[str]] = {}
+        self._supp: dict[str, Suppressions] = {}
+
+    def text(self, path: str) -> str:
+        if path not in self._texts:
+            try:
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    self._texts[path] = fh.read()
+            except OSError:
+                self._texts[path] = ""
+        return self._texts[path]
+
+    def line(self, path: str, number: int | None) -> str:
+        if path not in self._lines:
+            self._lines[path] = self.text(path).splitlines()
+        lines = self._lines[path]
+        return lines[number - 1] if number and 0 < number <= len(lines) else ""
+
+    def suppressions(self, path: str) -> Suppressions:
+        if path not in self._supp:
+            self._supp[path] = parse_suppressions(self.text(path))
+        return self._supp[path]
+
+
+_TOKEN = re.compile(r"`([^`]+)`|\b([A-Za-z_]\w*\[[^\]]*\])")
+
+
+def locate_column(f: Finding, line_text: str) -> int | None:
+    """1-based column of the construct a finding names on its line: the first backquoted text or
+    array subscript of its message found on the line, else the line's first non-blank character."""
+    if not line_text.strip():
+        return None
+    for m in _TOKEN.finditer(f.message):
+        token = m.group(1) or m.group(2)
+        for candidate in (token, token.split("(")[0].split("[")[0] + ("[" if m.group(2) else "")):
+            at = line_text.find(candidate) if candidate else -1
+            if at >= 0:
+                return at + 1
+    return len(line_text) - len(line_text.lstrip()) + 1
+
+
+def triage(findings: Iterable[Finding], options: TriageOptions | None = None,
+           sources: SourceLines | None = None) -> Triaged:
+    """The findings a user asked to see, with columns, and the count of the others by reason."""
+    opts = options or TriageOptions()
+    src = sources or SourceLines()
+    counts: Counter[str] = Counter()
+    kept: list[Finding] = []
+    for f in findings:
+        if not selected(f.rule, opts.select, opts.ignore):
+            counts["ignored"] += 1
+            continue
+        reason = src.suppressions(f.file).suppresses(f.rule, f.line) if f.file else None
+        if reason:
+            counts[reason] += 1
+            continue
+        kept.append(f)
+    if opts.baseline is not None:
+        new, known = opts.baseline.filter([(f, fingerprint(f, src.line(f.file, f.line))) for f in kept])
+        counts["baseline"] += len(known)
+        kept = new
+    if opts.min_impact is not None:
+        low = [f for f in kept if f.score is not None and f.score < opts.min_impact]
+        counts["min-impact"] += len(low)
+        kept = [f for f in kept if not (f.score is not None and f.score < opts.min_impact)]
+    out = []
+    for f in kept:
+        if f.column is None and f.line:
+            col = locate_column(f, src.line(f.file, f.line))
+            f = dataclasses.replace(f, column=col) if col else f
+        out.append(f)
+    return Triaged(tuple(out), {r: counts[r] for r in REASONS if counts[r]})
+
+
+def fingerprints(findings: Iterable[Finding], sources: SourceLines | None = None) -> list[tuple[Finding, str]]:
+    src = sources or SourceLines()
+    return [(f, fingerprint(f, src.line(f.file, f.line))) for f in findings]
+
+
+def triage_analysis(analysis: Any, options: TriageOptions | None = None) -> tuple[Any, Triaged]:
+    """``analysis`` (an Analysis of the pipeline) with each file's findings triaged, and the totals."""
+    src = SourceLines({fa.model.path: fa.model.text for fa in analysis.files})
+    files, kept, counts = [], [], Counter()
+    for fa in analysis.files:
+        t = triage(fa.findings, options, src)
+        files.append(dataclasses.replace(fa, findings=t.kept))
+        kept.extend(t.kept)
+        counts.update(t.suppressed)
+    return (dataclasses.replace(analysis, files=tuple(files)),
+            Triaged(tuple(kept), {r: counts[r] for r in REASONS if counts[r]}))
+
+

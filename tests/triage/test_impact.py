@@ -1,0 +1,34 @@
+"""Runs per thread from loop trip counts, and priorities the guide leaves to the cost."""
+
+from __future__ import annotations
+
+from cudalens.findings import Finding, Priority
+from cudalens.source.model import Loop
+from cudalens.triage.impact import UNKNOWN_TRIPS, derived_priority, trip_count
+
+
+def _loop(start, cond, step, line=1, end=5):
+    return Loop(line, end, "for", "i", "int", start, cond, step)
+
+
+def test_trip_counts_from_literals_and_defines():
+    assert trip_count(_loop("int i = 0", "i < 16", "++i")) == (16.0, "literal")
+    assert trip_count(_loop("int i = 0", "i <= 15", "i++")) == (16.0, "literal")
+    assert trip_count(_loop("int i = 0", "i < 32", "i += 4")) == (8.0, "literal")
+    assert trip_count(_loop("int k = 0", "k < TILE", "++k"), {"TILE": "32"}) == (32.0, "literal")
+    assert trip_count(_loop("int s = 128", "s > 0", "s >>= 1")) == (8.0, "literal")
+    assert trip_count(_loop("int i = 0", "i < n", "++i")) == (UNKNOWN_TRIPS, "assumed")
+    assert trip_count(_loop("int i = tid", "i < n", "i += blockDim.x * gridDim.x")) == (1.0, "grid-stride")
+
+
+def _f(rule, impact, runs, pri=Priority.INFO):
+    return Finding(rule, pri, "s", "k", "k.cu", 3, "m", "fix", impact=impact, runs=runs)
+
+
+def test_derived_priority_only_where_the_guide_gives_none():
+    assert derived_priority(_f("SH1", 0.97, 16.0), kernel_wide=False) is Priority.MEDIUM
+    assert derived_priority(_f("SH1", 0.97, 1.0), kernel_wide=False) is Priority.LOW
+    assert derived_priority(_f("E1", 0.75, 1.0), kernel_wide=True) is Priority.MEDIUM
+    assert derived_priority(_f("SH1", 0.1, 16.0), kernel_wide=False) is Priority.INFO
+    assert derived_priority(_f("I2", 0.9, 16.0, Priority.MEDIUM_LOW), kernel_wide=False) is Priority.MEDIUM_LOW
+    assert derived_priority(_f("E6", 0.9, 16.0), kernel_wide=True) is Priority.INFO  # advisory
