@@ -1,348 +1,44 @@
 """The benchmark harness on a real GPU: ``bench(fn)`` for any callable, ``bench_kernel(...)`` for CUDA C++.
 
-How one sample is taken (NVBench's discipline, our implementation):
+How one sample is taken, and why the kernel is treated as an adversary: see
+:mod:`cudalens.measure.engine`. What every result certifies: :mod:`cudalens.measure.certificate`.
 
-1. cold mode only: read a buffer of twice the L2 size (a flush kernel) so the kernel's data is
-   no longer in L2;
-2. launch a tiny *blocking kernel* that spins until the host releases it (a flag in pinned host
-   memory), so the following launches queue up on the GPU instead of trickling in at the speed of
-   Python: the events then bracket GPU work only, not host launch overhead;
-3. record the start event, launch the kernel ``batch`` times (1 in cold mode; N in hot mode to
-   amortize the event overhead), record the stop event, release the blocking kernel;
-4. wait for the stop event: the sample is (elapsed time - event floor) / batch; read the SM clock
-   from NVML and mark the sample throttled when it is below 75 % of the maximum SM clock.
+- ``bench(fn)``: ``fn`` enqueues GPU work on ``stream`` (PyTorch, CuPy, Numba, Triton, cuda.core
+  launches). With ``outputs=[...]`` (arrays with ``__cuda_array_interface__``) the outputs are
+  poisoned before a run ahead of the timed samples and again after them, and the two runs must
+  agree (or match ``reference``).
+- ``bench_kernel(source, "ns::kernel<float, 128>", ...)``: compiles the kernel by its C++ name
+  (:mod:`cudalens.measure.kernels`: NVRTC name expressions, else nvcc), uploads the arguments once
+  per buffer set (``rotate`` sets defeat caching by pointer), checks the outputs before and after
+  the timed samples, and times it.
 
-The *event floor* is the median interval of an event pair with nothing between them, taken the
-same way before sampling starts. The events' own processing sits inside every interval; on an H100
-it is about 1 us, which made a 5 us kernel read 20 % longer than Nsight Compute's
-``gpu__time_duration`` of the same launches (benchmarks/results/h100/measure/timing_probe.json).
-``timer="events-raw"`` keeps the interval as it is; every sample keeps its raw interval anyway.
-
-The blocking kernel gives up after a timeout (it writes a flag); if that happens (e.g. ``fn``
-synchronizes with the device), the sample is discarded and blocking is switched off for the rest
-of the run, which is reported in the result's notes.
+Adversarial checks are on by default; each is a keyword: ``reset_persisting``, ``recheck``,
+``speed_of_light``, ``detect_side_work`` (and ``rotate`` > 1 is opt-in). Timers and stopping
+criteria are objects (:mod:`cudalens.measure.timers`, :mod:`cudalens.measure.sampling`).
 
 Everything GPU-related is imported lazily; without a GPU, :class:`NoDeviceError` is raised.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import time
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from cudalens.errors import CudalensError, InputError, NoDeviceError
+from cudalens.errors import CudalensError, InputError
 from cudalens.measure.argspec import ArgSpec, materialize
+from cudalens.measure.certificate import build_certificate, compare_outputs, speed_of_light
+from cudalens.measure.devargs import ArgSets, device_array, first_run_check, poison, read_array
+from cudalens.measure.engine import (  # noqa: F401 - re-exported: the harness's public names
+    L2Flush, _cu, _Nvml, _StreamRef, device_info, measure, stream_handle,
+)
 from cudalens.measure.result import BenchResult, DeviceInfo, code_hash
-from cudalens.measure.sampling import Sample, SamplingPolicy, collect, is_throttled
+from cudalens.measure.sampling import SamplingPolicy
 from cudalens.measure.stats import summarize
 from cudalens.measure.throughput import Ceilings, assess_throughput
-
-MAX_HOT_BATCH = 64
-HOT_BATCH_TARGET_S = 200e-6  # hot mode: launches per sample so one sample lasts about this long
-BLOCK_TIMEOUT_NS = 500_000_000  # the blocking kernel waits at most 0.5 s for the host
-FLOOR_SAMPLES = 31  # event pairs with nothing between them, for the event floor
-
-FLUSH_GRID, FLUSH_BLOCK = 1024, 512
-
-# Reads the whole flush buffer (16-byte loads) to evict everything else from L2. The sum is written
-# only if it equals an impossible value, so the loads cannot be optimized away and nothing is
-# written in practice.
-_FLUSH_SRC = r"""
-extern "C" __global__ void cudalens_l2_flush(const int4* __restrict__ buf, unsigned long long n,
-                                             int* __restrict__ sink)
-{
-    int acc = 0;
-    for (unsigned long long k = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; k < n;
-         k += (unsigned long long)gridDim.x * blockDim.x) {
-        const int4 v = buf[k];
-        acc ^= v.x ^ v.y ^ v.z ^ v.w;
-    }
-    if (acc == 0x7f3a5c21) sink[0] = acc;
-}
-"""
-
-_BLOCKING_SRC = r"""
-extern "C" __global__ void cudalens_block_stream(volatile int* release, volatile int* timed_out,
-                                                 unsigned long long timeout_ns)
-{
-    unsigned long long start, now;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-    while (*release == 0) {
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-        if (now - start > timeout_ns) { *timed_out = 1; break; }
-    }
-}
-"""
-
-
-def _cu():
-    try:
-        from cudalens.measure import cuda_util  # noqa: PLC0415
-    except ImportError as exc:  # pragma: no cover - the shared helper is part of the package
-        raise NoDeviceError(f"GPU helpers unavailable ({exc})") from None
-    return cuda_util
-
-
-# ---------------------------------------------------------------------------- device facts
-
-def device_info(index: int = 0) -> DeviceInfo:
-    """Facts of device ``index`` from driver attributes (and NVML for the max SM clock)."""
-    cu = _cu()
-    drv = cu._driver()
-    dev = cu.cu_device(index)
-    attr = lambda name: cu.device_attribute(dev, name)  # noqa: E731
-    name = cu.check(drv.cuDeviceGetName(256, dev), "cuDeviceGetName")
-    name = name.split(b"\0", 1)[0].decode() if isinstance(name, bytes) else str(name)
-    mem_khz = attr("MEMORY_CLOCK_RATE")
-    bus = attr("GLOBAL_MEMORY_BUS_WIDTH")
-    theo = 2.0 * mem_khz * 1e3 * (bus / 8) / 1e9 if mem_khz and bus else None
-    nv = _Nvml.open(index)
-    return DeviceInfo(
-        name=name,
-        index=index,
-        cc=f"{attr('COMPUTE_CAPABILITY_MAJOR')}.{attr('COMPUTE_CAPABILITY_MINOR')}",
-        driver_version=nv.driver_version() if nv else "",
-        cuda_version=cu.version_text(cu.driver_version()),
-        sm_count=attr("MULTIPROCESSOR_COUNT"),
-        l2_bytes=attr("L2_CACHE_SIZE"),
-        mem_clock_mhz=mem_khz / 1e3,
-        bus_width_bits=bus,
-        max_sm_clock_mhz=nv.max_sm_clock() if nv else None,
-        theoretical_bandwidth_gbs=theo,
-    )
-
-
-class _Nvml:
-    """SM clock readings through nvidia-ml-py; ``open`` returns None when NVML is unusable."""
-
-    def __init__(self, mod: Any, handle: Any) -> None:
-        self.mod, self.handle = mod, handle
-
-    @classmethod
-    def open(cls, index: int) -> "_Nvml | None":
-        try:
-            import pynvml  # noqa: PLC0415
-
-            pynvml.nvmlInit()
-            cu = _cu()
-            bus_id = cu.check(cu._driver().cuDeviceGetPCIBusId(32, cu.cu_device(index)), "cuDeviceGetPCIBusId")
-            bus_id = bus_id.split(b"\0", 1)[0] if isinstance(bus_id, bytes) else bus_id
-            try:
-                handle = pynvml.nvmlDeviceGetHandleByPciBusId(bus_id)
-            except Exception:  # noqa: BLE001 - fall back to the index
-                handle = pynvml.nvmlDeviceGetHandleByIndex(index)
-            return cls(pynvml, handle)
-        except Exception:  # noqa: BLE001 - no NVML: clocks unknown, no throttle detection
-            return None
-
-    def sm_clock(self) -> float | None:
-        try:
-            return float(self.mod.nvmlDeviceGetClockInfo(self.handle, self.mod.NVML_CLOCK_SM))
-        except Exception:  # noqa: BLE001
-            return None
-
-    def max_sm_clock(self) -> float | None:
-        try:
-            return float(self.mod.nvmlDeviceGetMaxClockInfo(self.handle, self.mod.NVML_CLOCK_SM))
-        except Exception:  # noqa: BLE001
-            return None
-
-    def driver_version(self) -> str:
-        try:
-            v = self.mod.nvmlSystemGetDriverVersion()
-            return v.decode() if isinstance(v, bytes) else str(v)
-        except Exception:  # noqa: BLE001
-            return ""
-
-
-# ---------------------------------------------------------------------------- the timing engine
-
-class _StreamRef:
-    """A stream handle in the shape cuda_util expects (``.handle``)."""
-
-    def __init__(self, handle: Any) -> None:
-        self.handle = handle
-
-
-def stream_handle(stream: Any) -> int:
-    """Raw CUstream value of a PyTorch, CuPy or cuda.core stream, an int, or None (legacy default, 0)."""
-    if stream is None:
-        return 0
-    if isinstance(stream, int):
-        return stream
-    for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
-        if hasattr(stream, attr):
-            return int(getattr(stream, attr))
-    if hasattr(stream, "__cuda_stream__"):  # cuda.core and the CUDA stream protocol
-        return int(stream.__cuda_stream__()[1])
-    if hasattr(stream, "handle"):
-        return int(stream.handle)
-    raise InputError(f"cannot get a CUDA stream handle from {type(stream).__name__}")
-
-
-class L2Flush:
-    """Evicts everything from L2 by reading a buffer of twice its size (``launch``, on a stream).
-
-    The buffer is written once; from then on the flush only reads it, so the lines it leaves in L2
-    are clean and the timed kernel never pays for their write-back (a memset flush leaves dirty
-    lines: measured 2.8 % slow on a 229 us DRAM-bound kernel on an H100).
-    """
-
-    def __init__(self, ctx: Any, l2_bytes: int, stream: Any) -> None:
-        cu = _cu()
-        self.cu = cu
-        self.buffer = cu.DeviceBuffer(2 * l2_bytes)
-        self.sink = cu.DeviceBuffer(16)
-        cu.check(cu._driver().cuMemsetD8Async(self.buffer.handle, 0, self.buffer.nbytes, stream.handle),
-                 "cuMemsetD8Async(L2 flush buffer)")
-        self.kernel = cu.compile_kernel(_FLUSH_SRC, "cudalens_l2_flush", ctx.cc, options=())
-        self.args = [(self.buffer.ptr, "u8"), (self.buffer.nbytes // 16, "u8"), (self.sink.ptr, "u8")]
-
-    def launch(self, stream: Any) -> None:
-        self.cu.launch(self.kernel, FLUSH_GRID, FLUSH_BLOCK, self.args, stream)
-
-    def close(self) -> None:
-        for step in (self.buffer.close, self.sink.close, self.kernel.unload):
-            try:
-                step()
-            except Exception:  # noqa: BLE001 - a dead context after a fault; keep the first error
-                pass
-
-
-class _Engine:
-    """Per-run GPU state: events, blocking kernel and flags, L2 flush buffer, NVML."""
-
-    def __init__(self, ctx: Any, info: DeviceInfo, stream_h: int, cold: bool, timer: str = "events") -> None:
-        cu = _cu()
-        self.cu, self.drv = cu, cu._driver()
-        self.stream = _StreamRef(self.drv.CUstream(stream_h))
-        self.start, self.stop = cu.Event(), cu.Event()
-        self.flags = cu.PinnedHostBuffer(8)  # [release, timed_out]; UVA: host pointer works on device
-        self.block_kernel = cu.compile_kernel(_BLOCKING_SRC, "cudalens_block_stream", ctx.cc, options=())
-        self.flush = L2Flush(ctx, info.l2_bytes, self.stream) if cold and info.l2_bytes else None
-        self.nvml = _Nvml.open(info.index)
-        self.max_clock = info.max_sm_clock_mhz
-        self.blocking = True
-        self.notes: list[str] = []
-        self.kernel_clock = None
-        self.event_floor = 0.0  # seconds subtracted from every event interval (timer "events")
-        self.timer_name = "events-raw" if timer == "events-raw" else "events"
-        if timer in ("auto", "cupti"):
-            from cudalens.measure.kernel_clock import open_kernel_clock  # noqa: PLC0415
-
-            self.kernel_clock, why = open_kernel_clock()
-            if self.kernel_clock is None:
-                if timer == "cupti":
-                    raise CudalensError(f"timer 'cupti' asked for, but {why}")
-                self.notes.append(f"timed with CUDA events: {why}")
-
-    def close(self) -> None:
-        if self.kernel_clock is not None:
-            self.kernel_clock.close()
-        for res in (self.start, self.stop, self.flags, self.flush):
-            if res is not None:
-                try:
-                    res.close()
-                except Exception:  # noqa: BLE001 - a dead context after a fault; keep the first error
-                    pass
-        try:
-            self.block_kernel.unload()
-        except Exception:  # noqa: BLE001
-            pass
-
-    def _flag(self, i: int) -> ctypes.c_int:
-        return ctypes.c_int.from_address(self.flags.ptr + 4 * i)
-
-    def _interval(self, enqueue: Callable[[], None], batch: int) -> float:
-        """Seconds between the start and stop events around ``batch`` calls of ``enqueue``."""
-        cu = self.cu
-        if self.flush is not None:
-            self.flush.launch(self.stream)
-        if self.blocking:
-            self._flag(0).value = 0
-            self._flag(1).value = 0
-            cu.launch(self.block_kernel, 1, 1,
-                      [(self.flags.ptr, "u8"), (self.flags.ptr + 4, "u8"), (BLOCK_TIMEOUT_NS, "u8")],
-                      self.stream)
-        self.start.record(self.stream)
-        try:
-            for _ in range(batch):
-                enqueue()
-        finally:
-            self.stop.record(self.stream)
-            self._flag(0).value = 1
-        return cu.elapsed_ms(self.start, self.stop) * 1e-3
-
-    def measure_event_floor(self, samples: int = FLOOR_SAMPLES, warmup: int = FLOOR_SAMPLES // 3) -> float:
-        """The events' own share of every interval: the median interval of an event pair with
-        nothing between them, taken exactly as a sample is (flush, blocking kernel, events), after
-        ``warmup`` pairs that are discarded.
-
-        On an H100 this is about 1 us, and without subtracting it a 5 us kernel reads 20 % longer
-        than Nsight Compute's gpu__time_duration (benchmarks/results/h100/measure/timing_probe.json).
-        """
-        for _ in range(warmup):
-            self._interval(lambda: None, 1)
-        floor = float(np.median([self._interval(lambda: None, 1) for _ in range(samples)]))
-        self.event_floor = floor
-        return floor
-
-    def sample(self, enqueue: Callable[[], None], batch: int, policy: SamplingPolicy) -> Sample:
-        interval = self._interval(enqueue, batch)
-        event_s = interval / batch
-        seconds, timer = max(0.0, interval - self.event_floor) / batch, self.timer_name
-        if self.kernel_clock is not None:
-            from cudalens.measure.kernel_clock import user_kernel_seconds  # noqa: PLC0415
-
-            kernel_s = user_kernel_seconds(self.kernel_clock.drain(), batch)
-            if kernel_s is not None:
-                seconds, timer = kernel_s, "cupti"
-        clock = self.nvml.sm_clock() if self.nvml else None
-        throttled = is_throttled(clock, self.max_clock, policy.throttle_fraction)
-        if self.blocking and self._flag(1).value:
-            self.blocking = False
-            self.notes.append("the blocking kernel timed out (the work synchronized with the device?); "
-                              "later samples include host launch gaps")
-            throttled = True  # discard: launch gaps may be inside this sample
-        return Sample(seconds=seconds, batch=batch, sm_clock_mhz=clock, throttled=throttled,
-                      event_seconds=event_s, timer=timer)
-
-
-def _choose_batch(engine: _Engine, enqueue: Callable[[], None], policy: SamplingPolicy) -> int:
-    probe = [engine.sample(enqueue, 1, policy).seconds for _ in range(3)]
-    t = max(min(probe), 1e-7)
-    return int(min(MAX_HOT_BATCH, max(1, round(HOT_BATCH_TARGET_S / t))))
-
-
-def _measure(
-    ctx: Any,
-    info: DeviceInfo,
-    enqueue: Callable[[], None],
-    *,
-    stream_h: int,
-    mode: str,
-    batch: int | None,
-    policy: SamplingPolicy,
-    clock: Callable[[], float],
-    timer: str = "events",
-) -> tuple[Any, int, list[str], float]:
-    """Samples of ``enqueue``, the batch size, notes, and the event floor subtracted (seconds)."""
-    engine = _Engine(ctx, info, stream_h, cold=(mode == "cold"), timer=timer)
-    try:
-        if timer != "events-raw":
-            engine.measure_event_floor()
-        if mode == "cold":
-            n = 1
-        else:
-            n = batch or _choose_batch(engine, enqueue, policy)
-        collected = collect(lambda: engine.sample(enqueue, n, policy), policy, clock)
-        return collected, n, engine.notes, engine.event_floor
-    finally:
-        engine.close()
+from cudalens.measure.timers import TIMERS, make_timer  # noqa: F401 - TIMERS re-exported
 
 
 def _ceilings(info: DeviceInfo, extra: Ceilings | None) -> Ceilings:
@@ -359,8 +55,14 @@ def _ceilings(info: DeviceInfo, extra: Ceilings | None) -> Ceilings:
 
 def _finish(kernel: str, mode: str, info: DeviceInfo, config: dict[str, Any], collected: Any,
             notes: list[str], bytes_rw: tuple[int, int], flops: float, ceilings: Ceilings | None,
-            verification: dict[str, Any] | None, chash: str) -> BenchResult:
+            verification: dict[str, Any] | None, chash: str, *, engine: Mapping[str, Any],
+            checks: Mapping[str, Any], toolchain: Mapping[str, Any] | None, sol_check: bool,
+            rotate: int = 1) -> BenchResult:
     good = collected.kept_seconds
+    untrusted = [s for s in collected.samples if s.untrusted and not s.throttled]
+    if len(good) < 2 and len(untrusted) >= 2:
+        good = [s.seconds for s in untrusted]  # every sample saw side work: report, do not hide
+        notes = notes + ["every sample saw work elsewhere; the statistics use them all (suspect)"]
     if len(good) < 2:
         raise CudalensError(
             f"only {len(good)} usable samples of {len(collected.samples)} ({collected.throttled_count} "
@@ -371,23 +73,23 @@ def _finish(kernel: str, mode: str, info: DeviceInfo, config: dict[str, Any], co
     if bytes_rw[0] + bytes_rw[1] > 0 or flops > 0:
         thr = assess_throughput(summary.median, bytes_rw[0], bytes_rw[1], flops,
                                 _ceilings(info, ceilings), hot=(mode != "cold")).to_dict()
+    sol = None
+    if sol_check:
+        bw = (ceilings.theoretical_bandwidth_gbs if ceilings and ceilings.theoretical_bandwidth_gbs
+              else info.theoretical_bandwidth_gbs)
+        sol = speed_of_light(summary.median, bytes_rw[0] + bytes_rw[1], bw, mode=mode, l2_bytes=info.l2_bytes)
+    cert = build_certificate(mode=mode, engine=engine, samples=collected.samples, stop=collected.stop,
+                             summary=summary, device=info, toolchain=toolchain,
+                             outputs_before=checks.get("before"), outputs_after=checks.get("after"),
+                             sol=sol, rotate=rotate)
     return BenchResult(kernel=kernel, mode=mode, device=info, config=config, samples=collected.samples,
                        stop_reason=collected.stop, summary=summary, throughput=thr,
-                       verification=verification, code_hash=chash, notes=tuple(notes))
+                       verification=verification, code_hash=chash, notes=tuple(notes), certificate=cert)
 
 
-TIMERS = ("auto", "cupti", "events", "events-raw")
-
-
-def _check_timer(timer: str) -> str:
-    """``events`` (default): CUDA events around the launches, less the event floor (the interval of
-    an event pair with nothing between them, measured at the start of the run). ``events-raw``: the
-    event interval as it is. ``cupti``: the kernels' own activity records (required); ``auto``: CUPTI
-    when available, else events. See measure/kernel_clock.py for what CUPTI timing measured on an
-    H100: 0.5-1.2 us shorter than ncu's duration for kernels under 10 us, and it slowed DRAM-bound
-    kernels by 7 % while tracing was on, so it is opt-in."""
-    if timer not in TIMERS:
-        raise InputError(f"timer {timer!r}: choose from {', '.join(TIMERS)}")
+def _check_timer(timer: Any) -> Any:
+    """A timer name from ``TIMERS`` or a timer object (see measure/timers.py); InputError otherwise."""
+    make_timer(timer)
     return timer
 
 
@@ -414,32 +116,70 @@ def bench(
     flops: float = 0.0,
     ceilings: Ceilings | None = None,
     policy: SamplingPolicy | None = None,
-    timer: str = "events",
+    timer: Any = "events",
+    criterion: Any = None,
+    outputs: Sequence[Any] = (),
+    reference: Sequence[Any] | None = None,
+    rtol: float = 1e-5,
+    atol: float = 1e-8,
+    recheck: bool = True,
+    reset_persisting: bool = True,
+    speed_of_light: bool = True,
+    detect_side_work: bool = True,
     device: int = 0,
     clock: Callable[[], float] = time.perf_counter,
     **policy_overrides: Any,
 ) -> BenchResult:
-    """Time ``fn``, a callable that enqueues GPU work on ``stream`` (PyTorch, CuPy, Triton, cuda.core).
+    """Time ``fn``, a callable that enqueues GPU work on ``stream`` (PyTorch, CuPy, Numba, Triton,
+    cuda.core).
 
     ``stream``: the stream ``fn`` launches on (a torch/CuPy/cuda.core stream, a raw handle, or None
     for the legacy default stream that PyTorch and CuPy use unless told otherwise). ``mode``:
     ``"hot"`` (batches of calls between the events) or ``"cold"`` (L2 flushed before every call).
-    ``fn`` must not synchronize with the device; if it does, the harness notices and says so.
+    ``outputs``: device arrays ``fn`` writes (poisoned and compared before and after the timed
+    samples, against ``reference`` host arrays when given, else against the first run).
+    ``bytes_read``/``bytes_written``: compulsory DRAM traffic, for throughput and the speed-of-light
+    check. ``fn`` must not synchronize with the device; if it does, the harness notices and says so.
     Policy fields (``noise_target``, ``max_time_s``, ...) may be passed as keywords.
     """
     if mode not in ("hot", "cold"):
         raise InputError(f"mode must be 'hot' or 'cold', not {mode!r}")
     cu = _cu()
     pol = _policy(policy, policy_overrides)
+    views = [device_array(o) for o in outputs]
+    refs = None
+    if reference is not None:
+        if len(reference) != len(views):
+            raise InputError(f"reference has {len(reference)} arrays for {len(views)} outputs")
+        refs = {i: np.asarray(r) for i, r in enumerate(reference)}
+    checks: dict[str, Any] = {}
+
+    def checked_run() -> dict[int, np.ndarray]:
+        for ptr, nbytes, _, _ in views:
+            poison(cu, ptr, nbytes)
+        fn()
+        cu.check(cu._driver().cuCtxSynchronize(), "cuCtxSynchronize")
+        return {i: read_array(cu, *v) for i, v in enumerate(views)}
+
     with cu.device_context(device) as ctx:
         info = device_info(device)
-        collected, n, notes, floor = _measure(ctx, info, fn, stream_h=stream_handle(stream), mode=mode,
-                                              batch=batch, policy=pol, clock=clock, timer=_check_timer(timer))
+        first = None
+        if views and recheck:
+            first = checked_run()
+            checks["before"] = first_run_check(first, refs, rtol, atol)
+        collected, n, notes, rec = measure(
+            ctx, info, fn, stream_h=stream_handle(stream), mode=mode, batch=batch, policy=pol, clock=clock,
+            timer=_check_timer(timer), criterion=criterion, reset_persisting=reset_persisting,
+            detect_side_work=detect_side_work)
+        if first is not None:
+            checks["after"] = compare_outputs(checked_run(), refs if refs is not None else first, rtol, atol,
+                                              against="the reference" if refs is not None else "the first run's outputs")
     config = {"batch": n, "policy": pol.to_dict(), "stream": stream_handle(stream), "timer": _timer_used(collected),
-              "event_floor_s": floor}
+              "event_floor_s": rec["event_floor_s"]}
     label = name or getattr(fn, "__name__", "callable")
     return _finish(label, mode, info, config, collected, notes, (bytes_read, bytes_written), flops,
-                   ceilings, None, "")
+                   ceilings, checks.get("before"), "", engine=rec, checks=checks, toolchain=None,
+                   sol_check=speed_of_light)
 
 
 # ---------------------------------------------------------------------------- CUDA C++ kernels
@@ -493,22 +233,33 @@ def _expected(verify: Any, host_inputs: list[Any]) -> dict[int, np.ndarray] | No
 def check_outputs(actual: Mapping[int, np.ndarray], expected: Mapping[int, np.ndarray],
                   rtol: float, atol: float) -> dict[str, Any]:
     """Compare outputs with references: |a - e| <= atol + rtol * |e| elementwise (numpy.isclose)."""
-    per_arg = {}
-    ok = True
-    for idx, exp in expected.items():
-        got = np.asarray(actual[idx]).reshape(exp.shape) if exp.size == np.asarray(actual[idx]).size else actual[idx]
-        if np.shape(got) != exp.shape:
-            per_arg[str(idx)] = {"ok": False, "reason": f"shape {np.shape(got)} != {exp.shape}"}
-            ok = False
-            continue
-        close = np.isclose(got, exp, rtol=rtol, atol=atol, equal_nan=True)
-        bad = int(close.size - int(close.sum()))
-        diff = np.abs(got.astype(np.float64) - exp.astype(np.float64))
-        per_arg[str(idx)] = {"ok": bad == 0, "mismatches": bad, "elements": int(close.size),
-                             "max_abs_error": float(np.nanmax(diff)) if diff.size else 0.0}
-        ok = ok and bad == 0
-    return {"ok": ok, "rtol": rtol, "atol": atol, "rule": "|actual - expected| <= atol + rtol*|expected|",
-            "arguments": per_arg}
+    return compare_outputs(actual, expected, rtol, atol, against="the reference")
+
+
+def _split_options(options: Sequence[str], defines: Mapping[str, Any] | None, build: Any) -> Any:
+    from cudalens.measure.kernels import BuildContext  # noqa: PLC0415
+
+    base = BuildContext.of(build)
+    inc, dfs, flags = list(base.include_dirs), list(base.defines), list(base.flags)
+    for o in options:
+        if o.startswith("-I") and len(o) > 2:
+            inc.append(o[2:])
+        elif o.startswith("-D") and len(o) > 2:
+            dfs.append(o[2:])
+        elif o != "-O3":
+            flags.append(o)
+    dfs += [k if v is None else f"{k}={v}" for k, v in (defines or {}).items()]
+    return BuildContext(tuple(inc), tuple(dfs), tuple(flags), base.std)
+
+
+def _load(cu: Any, compiled: Any, name: str) -> Any:
+    """Load the cubin into the current context; the kernel by its lowered symbol."""
+    drv = cu._driver()
+    image = np.frombuffer(compiled.cubin, dtype=np.uint8)
+    module = cu.check(drv.cuModuleLoadData(image.ctypes.data), f"cuModuleLoadData({name})")
+    sym = compiled.symbol(name)
+    function = cu.check(drv.cuModuleGetFunction(module, sym.encode()), f"cuModuleGetFunction({name})")
+    return cu.Kernel(name, module, function, compiled.compiler)
 
 
 def bench_kernel(
@@ -521,6 +272,7 @@ def bench_kernel(
     *,
     defines: Mapping[str, Any] | None = None,
     options: Sequence[str] = (),
+    build: Any = None,
     verify: Any = None,
     rtol: float = 1e-5,
     atol: float = 1e-8,
@@ -532,24 +284,39 @@ def bench_kernel(
     flops: float = 0.0,
     ceilings: Ceilings | None = None,
     policy: SamplingPolicy | None = None,
-    timer: str = "events",
+    timer: Any = "events",
+    criterion: Any = None,
+    rotate: int = 1,
+    recheck: bool = True,
+    reset_persisting: bool = True,
+    speed_of_light: bool = True,
+    detect_side_work: bool = True,
+    compiler: str = "auto",
     device: int = 0,
     seed: int = 0,
     clock: Callable[[], float] = time.perf_counter,
     **policy_overrides: Any,
 ) -> BenchResult:
-    """Compile ``kernel_name`` (declared ``extern "C"``) with NVRTC, run it on copies of ``args``, time it.
+    """Compile ``kernel_name`` (any C++ name: ``saxpy``, ``ns::k<float, 128>``), run it on copies of
+    ``args``, check it, time it.
 
     ``args``: numpy arrays (copied to the device; the kernel gets a pointer), numpy scalars (their
     type is the C type: ``np.int32`` -> ``int``), or :class:`ArgSpec` from the CLI grammar.
+    ``build``: include directories, macros and flags (:class:`cudalens.measure.kernels.BuildContext`
+    or any record with those fields); ``options``/``defines`` add to it.
     ``verify``: ``{arg index: expected array}`` or a callable taking the host inputs and returning
-    one; the kernel is run once on fresh inputs and those outputs are compared (``rtol``/``atol``,
-    numpy.isclose). Verification failure does not stop the timing; it is in ``result.verification``.
+    one. Without it the outputs (roles out/inout) of a run after the timed samples are compared
+    with those of a run before them; outputs are poisoned before both runs (``recheck``).
     ``roles`` ("in"/"out"/"inout" per argument) decide the byte counts when ``bytes_read`` /
     ``bytes_written`` are not given: by default arrays are read, and verified arrays written.
+    ``rotate``: number of independent argument sets cycled through during timing.
     """
     if mode not in ("hot", "cold"):
         raise InputError(f"mode must be 'hot' or 'cold', not {mode!r}")
+    if rotate < 1:
+        raise InputError(f"rotate must be >= 1, got {rotate}")
+    from cudalens.measure.kernels import compile_named  # noqa: PLC0415
+
     source, origin = _read_source(source_or_path)
     host, specs = _host_args(args, seed)
     expected = _expected(verify, host)
@@ -558,70 +325,79 @@ def bench_kernel(
         v.nbytes for v, r in zip(host, role_of) if isinstance(v, np.ndarray) and r in ("in", "inout"))
     bw = bytes_written if bytes_written is not None else sum(
         v.nbytes for v, r in zip(host, role_of) if isinstance(v, np.ndarray) and r in ("out", "inout"))
-    opts = list(options) + [f"-D{k}" if v is None else f"-D{k}={v}" for k, v in (defines or {}).items()]
+    ctx_build = _split_options(options, defines, build)
     g = (grid,) if isinstance(grid, int) else tuple(grid)
     b = (block,) if isinstance(block, int) else tuple(block)
     g3 = tuple(g) + (1,) * (3 - len(g))
     b3 = tuple(b) + (1,) * (3 - len(b))
     pol = _policy(policy, policy_overrides)
+    out_idx = [i for i, r in enumerate(role_of) if r in ("out", "inout") and isinstance(host[i], np.ndarray)]
+    checks: dict[str, Any] = {}
     cu = _cu()
     with cu.device_context(device) as ctx:
         info = device_info(device)
+        compiled = compile_named(source, kernel_name, ctx.cc, build=ctx_build, origin=origin, compiler=compiler)
+        kern = _load(cu, compiled, kernel_name)
+        sets = None
+        stream = None
         try:
-            kern = cu.compile_kernel(source, kernel_name, ctx.cc, options=opts)
-        except cu.CudaCallError as exc:
-            if "NOT_FOUND" in str(exc):
-                raise InputError(f"kernel {kernel_name!r} not found in {origin}; declare it extern \"C\"") from None
-            raise
-        buffers = []
-        try:
-            packed = []
-            for v in host:
-                if isinstance(v, np.ndarray):
-                    buf = cu.DeviceBuffer(max(v.nbytes, 1))
-                    buffers.append(buf)
-                    packed.append((buf.ptr, "u8"))
-                else:
-                    packed.append((v, v.dtype.str))
+            sets = ArgSets(cu, host, rotate)
             stream = cu.Stream()
-            buffers.append(stream)
+            turn = [0]
 
-            def upload() -> None:
-                for v, (ptr, _) in zip(host, packed):
-                    if isinstance(v, np.ndarray) and v.nbytes:
-                        cu.check(cu._driver().cuMemcpyHtoD(ptr, v.ctypes.data, v.nbytes), "cuMemcpyHtoD")
+            def launch_set(k: int) -> None:
+                cu.launch(kern, g3, b3, sets.packed[k], stream, shared_mem)
 
             def enqueue() -> None:
-                cu.launch(kern, g3, b3, packed, stream, shared_mem)
+                launch_set(turn[0] % rotate)
+                turn[0] += 1
 
-            upload()
-            verification = None
-            if expected is not None:
-                enqueue()
+            def checked_run() -> dict[int, np.ndarray]:
+                sets.upload(0)
+                for i in out_idx:
+                    if role_of[i] == "out":
+                        poison(cu, sets.ptr(0, i), host[i].nbytes)
+                launch_set(0)
                 stream.synchronize()
-                actual = {}
-                for idx in expected:
-                    out = np.empty_like(host[idx])
-                    cu.check(cu._driver().cuMemcpyDtoH(out.ctypes.data, packed[idx][0], out.nbytes), "cuMemcpyDtoH")
-                    actual[idx] = out
-                verification = check_outputs(actual, expected, rtol, atol)
-                upload()
-            collected, n, notes, floor = _measure(ctx, info, enqueue, stream_h=int(stream.handle), mode=mode,
-                                                  batch=batch, policy=pol, clock=clock, timer=_check_timer(timer))
+                return {i: read_array(cu, sets.ptr(0, i), host[i].nbytes, host[i].dtype, host[i].shape)
+                        for i in (expected or out_idx)}
+
+            first = None
+            if expected is not None or (recheck and out_idx):
+                first = checked_run()
+                checks["before"] = first_run_check(first, expected, rtol, atol)
+                for k in range(rotate):
+                    sets.upload(k)
+            collected, n, notes, rec = measure(
+                ctx, info, enqueue, stream_h=int(stream.handle), mode=mode, batch=batch, policy=pol, clock=clock,
+                timer=_check_timer(timer), criterion=criterion, reset_persisting=reset_persisting,
+                detect_side_work=detect_side_work)
+            if first is not None and recheck:
+                checks["after"] = compare_outputs(
+                    checked_run(), expected if expected is not None else first, rtol, atol,
+                    against="the reference" if expected is not None else "the first run's outputs")
         finally:  # after a kernel fault the context is dead: cleanup errors must not hide the fault
-            for res in [*reversed(buffers), kern]:
+            for res in (stream, sets):
                 try:
-                    res.close() if hasattr(res, "close") else res.unload()
+                    if res is not None:
+                        res.close()
                 except Exception:  # noqa: BLE001
                     pass
+            try:
+                kern.unload()
+            except Exception:  # noqa: BLE001
+                pass
     config = {
         "grid": list(g3), "block": list(b3), "shared_mem_bytes": shared_mem, "batch": n,
         "args": [s.text if s is not None else _describe(v) for v, s in zip(host, specs)],
-        "roles": role_of, "options": opts, "source": origin, "policy": pol.to_dict(),
-        "timer": _timer_used(collected), "event_floor_s": floor,
+        "roles": role_of, "options": list(compiled.options), "source": origin, "policy": pol.to_dict(),
+        "timer": _timer_used(collected), "event_floor_s": rec["event_floor_s"], "rotate": rotate,
+        "symbol": compiled.symbol(kernel_name),
     }
+    verification = checks.get("before") if expected is not None else None
     return _finish(kernel_name, mode, info, config, collected, notes, (br, bw), flops, ceilings,
-                   verification, code_hash(source))
+                   verification, code_hash(source), engine=rec, checks=checks,
+                   toolchain=compiled.certificate(), sol_check=speed_of_light, rotate=rotate)
 
 
 def _describe(v: Any) -> str:

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from cudalens.measure.sampling import Sample
+from cudalens.measure.sampling import Sample, kept
 from cudalens.measure.stats import Summary
 
 
@@ -52,10 +52,15 @@ class BenchResult:
     verification: dict[str, Any] | None = None
     code_hash: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
+    certificate: dict[str, Any] | None = None  # see measure/certificate.py
+
+    @property
+    def suspect(self) -> bool:
+        return bool(self.certificate) and self.certificate.get("verdict") == "suspect"  # type: ignore[union-attr]
 
     @property
     def kept_seconds(self) -> list[float]:
-        return [s.seconds for s in self.samples if not s.throttled]
+        return kept(self.samples)
 
     @property
     def throttled_count(self) -> int:
@@ -74,6 +79,7 @@ class BenchResult:
             "code_hash": self.code_hash,
             "notes": list(self.notes),
             "throttled_samples": self.throttled_count,
+            "certificate": self.certificate,
             "samples": [s.to_dict() for s in self.samples],
         }
 
@@ -91,6 +97,7 @@ class BenchResult:
             verification=d.get("verification"),
             code_hash=d.get("code_hash", ""),
             notes=tuple(d.get("notes", ())),
+            certificate=d.get("certificate"),
         )
 
 

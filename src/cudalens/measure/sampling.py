@@ -73,7 +73,9 @@ class Sample:
     sm_clock_mhz: float | None = None
     throttled: bool = False
     event_seconds: float | None = None  # the raw CUDA-event interval per launch
-    timer: str = "events"  # "events" | "events-raw" | "cupti" (kernel activity records)
+    timer: str = "events"  # "events" | "events-raw" | "graph" | "cupti" (kernel activity records)
+    other_work_s: float | None = None  # wait for the rest of the context after the stop event
+    untrusted: str = ""  # why the sample is excluded besides throttling (e.g. work on another stream)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -87,8 +89,8 @@ def is_throttled(sm_clock_mhz: float | None, reference_mhz: float | None, fracti
 
 
 def kept(samples: Sequence[Sample]) -> list[float]:
-    """Seconds of the samples that count (not throttled)."""
-    return [s.seconds for s in samples if not s.throttled]
+    """Seconds of the samples that count (not throttled, not untrusted)."""
+    return [s.seconds for s in samples if not s.throttled and not s.untrusted]
 
 
 def stop_reason(samples: Sequence[Sample], elapsed_s: float, policy: SamplingPolicy) -> str | None:
@@ -109,6 +111,42 @@ def stop_reason(samples: Sequence[Sample], elapsed_s: float, policy: SamplingPol
     if len(samples) >= policy.max_samples:
         return "max_samples"
     return None
+
+
+class NoiseTarget:
+    """The default stopping criterion: :func:`stop_reason` under a :class:`SamplingPolicy`."""
+
+    name = "noise-target"
+
+    def __init__(self, policy: SamplingPolicy) -> None:
+        self.policy = policy
+
+    def stop(self, samples: Sequence[Sample], elapsed_s: float) -> str | None:
+        return stop_reason(samples, elapsed_s, self.policy)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "noise_target": self.policy.noise_target,
+                "min_samples": self.policy.min_samples, "min_time_s": self.policy.min_time_s,
+                "max_time_s": self.policy.max_time_s}
+
+
+class FixedSamples:
+    """Stop after exactly ``count`` trusted samples (or ``max_time_s`` of wall time)."""
+
+    name = "fixed"
+
+    def __init__(self, count: int, max_time_s: float = 60.0) -> None:
+        if count < 2:
+            raise ValueError("count must be at least 2")
+        self.count, self.max_time_s = int(count), float(max_time_s)
+
+    def stop(self, samples: Sequence[Sample], elapsed_s: float) -> str | None:
+        if len(kept(samples)) >= self.count:
+            return "count"
+        return "timeout" if elapsed_s >= self.max_time_s else None
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "count": self.count, "max_time_s": self.max_time_s}
 
 
 @dataclass(frozen=True)
@@ -134,18 +172,21 @@ def collect(
     clock: Callable[[], float],
     *,
     on_sample: Callable[[Sample], None] | None = None,
+    criterion: Any = None,
 ) -> Collected:
     """Take ``policy.warmup`` unrecorded samples, then samples until :func:`stop_reason` says stop.
 
     ``clock`` returns seconds (``time.perf_counter`` on a real run, a fake in tests). A sample that
-    is throttled must already be marked so by ``take_sample``.
+    is throttled must already be marked so by ``take_sample``. ``criterion``: any object with
+    ``stop(samples, elapsed_s) -> reason | None`` (default :class:`NoiseTarget` of ``policy``).
     """
+    crit = criterion if criterion is not None else NoiseTarget(policy)
     for _ in range(policy.warmup):
         take_sample()
     start = clock()
     samples: list[Sample] = []
     while True:
-        reason = stop_reason(samples, clock() - start, policy)
+        reason = crit.stop(samples, clock() - start)
         if reason is not None:
             return Collected(tuple(samples), reason, clock() - start)
         s = take_sample()
