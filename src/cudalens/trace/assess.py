@@ -1,0 +1,372 @@
+"""Assess a traced application: where the GPU time goes, what the transfers cost, what the trace flags.
+
+Pure functions on a :class:`~cudalens.trace.records.Trace`. Times are nanoseconds in the records and
+seconds in the facts. Every share is of the **traced span** (first to last GPU activity) unless it
+says otherwise; kernel time shares (``share``) are of the summed kernel time, the quantity Nsight
+Compute's ``gpu__time_duration`` sums give.
+
+Findings (each with its measured cost as ``impact``, a share of the traced span):
+
+* A1: the top kernels by time, with Amdahl's bound for speeding each one up (the APOD "assess"
+  step), and the GPU's idle share with its largest gaps (time the host kept the GPU waiting).
+* X1: host<->device copies repeated between kernel launches (the same size going over the bus
+  again and again), cost = their time. X2: many small copies (< 64 KiB), cost = their time minus
+  the time one batched copy of the same bytes would take at the link's theoretical bandwidth.
+  X3: copies from or to pageable host memory, cost = their time. X4: synchronous copies in the
+  kernel stream (the host waits and nothing overlaps), cost = the host time spent in them.
+* E8: runs of back-to-back kernels on one stream that each fill less than the GPU (fewer blocks
+  than multiprocessors): independent ones could run concurrently on separate streams; the trace
+  cannot establish independence, so these are flagged candidates.
+* M1: device allocations and frees repeated between kernel launches, cost = their host time.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from cudalens.assess.scaling import amdahl, amdahl_limit
+from cudalens.compiled.names import base_name_from_mangled
+from cudalens.findings import Evidence, Finding, Layer, Priority
+from cudalens.trace.records import CopyRecord, KernelRecord, Trace
+
+SMALL_COPY = 64 * 1024  # bytes; below this a copy is dominated by its fixed cost
+GAP_MIN_NS = 10_000  # idle intervals shorter than 10 us are not reported as gaps
+_REPEAT = 3  # a pattern seen at least this many times between launches counts as "in a loop"
+
+
+def kernel_base_name(name: str) -> str:
+    """The name as in the source: ``_Z9transposePfS_ii`` -> ``transpose``; ``void f<int>(int*)`` -> ``f``."""
+    if name.startswith("_Z"):
+        return base_name_from_mangled(name)
+    from cudalens.compiled.names import base_name_from_demangled  # noqa: PLC0415
+
+    return base_name_from_demangled(name) if "(" in name or "<" in name else name
+
+
+@dataclass(frozen=True)
+class KernelSummary:
+    name: str  # base name
+    symbol: str  # as CUPTI reported it
+    launches: int
+    total_s: float
+    share: float  # of all kernel time, 0..1
+    span_share: float  # of the traced span, 0..1
+    mean_s: float
+    min_s: float
+    max_s: float
+    grid: tuple[int, int, int]  # the most common launch configuration
+    block: tuple[int, int, int]
+    registers: int
+    static_shared: int
+    dynamic_shared: int
+    local_per_thread: int
+    streams: tuple[int, ...]
+    amdahl_2x: float  # application speedup if this kernel ran 2x faster
+    amdahl_limit: float | None  # ... if it took no time (None: unbounded)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["grid"], d["block"], d["streams"] = list(self.grid), list(self.block), list(self.streams)
+        return d
+
+
+@dataclass(frozen=True)
+class TransferSummary:
+    kind: str  # HtoD, DtoH, DtoD, memset, ...
+    host_memory: str | None  # pageable / pinned for host<->device, else None
+    count: int
+    bytes: int
+    total_s: float
+    achieved_gbps: float | None  # bytes / total time, 10^9 B/s
+    synchronous: int  # copies without the async flag
+    small: int  # copies below SMALL_COPY
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class AppFacts:
+    span_s: float
+    busy_s: float
+    busy_share: float
+    kernel_s: float
+    copy_s: float
+    set_s: float
+    launches: int
+    kernels: tuple[KernelSummary, ...]
+    transfers: tuple[TransferSummary, ...]
+    gaps: tuple[tuple[float, float], ...]  # (start offset s, length s) of the largest idle intervals
+    idle_s: float
+    api_counts: dict[str, int] = field(default_factory=dict)
+    api_time_s: dict[str, float] = field(default_factory=dict)
+    syncs: int = 0
+    ranges: tuple[dict[str, Any], ...] = ()
+    link_gbps: float | None = None  # theoretical host<->device bandwidth per direction
+    link: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["kernels"] = [k.to_dict() for k in self.kernels]
+        d["transfers"] = [t.to_dict() for t in self.transfers]
+        d["gaps"] = [{"start_s": a, "length_s": b} for a, b in self.gaps]
+        d["ranges"] = list(self.ranges)
+        return d
+
+
+def _union(intervals: list[tuple[int, int]]) -> tuple[int, list[tuple[int, int]]]:
+    """Total covered length and the uncovered gaps between first start and last end."""
+    if not intervals:
+        return 0, []
+    intervals = sorted(intervals)
+    busy, gaps = 0, []
+    cur_s, cur_e = intervals[0]
+    for s, e in intervals[1:]:
+        if s > cur_e:
+            busy += cur_e - cur_s
+            gaps.append((cur_e, s))
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    busy += cur_e - cur_s
+    return busy, gaps
+
+
+def summarize_kernels(kernels: Sequence[KernelRecord], span_ns: int) -> tuple[KernelSummary, ...]:
+    groups: dict[str, list[KernelRecord]] = defaultdict(list)
+    for k in kernels:
+        groups[k.name].append(k)
+    total = sum(k.duration_ns for k in kernels) or 1
+    out = []
+    for symbol, ks in groups.items():
+        t = sum(k.duration_ns for k in ks)
+        config, _ = Counter((k.grid, k.block, k.registers, k.static_shared, k.dynamic_shared,
+                             k.local_per_thread) for k in ks).most_common(1)[0]
+        span_share = min(t / span_ns, 1.0) if span_ns else 0.0
+        limit = amdahl_limit(span_share)
+        out.append(KernelSummary(
+            name=kernel_base_name(symbol), symbol=symbol, launches=len(ks), total_s=t * 1e-9, share=t / total,
+            span_share=span_share, mean_s=t / len(ks) * 1e-9, min_s=min(k.duration_ns for k in ks) * 1e-9,
+            max_s=max(k.duration_ns for k in ks) * 1e-9, grid=config[0], block=config[1], registers=config[2],
+            static_shared=config[3], dynamic_shared=config[4], local_per_thread=config[5],
+            streams=tuple(sorted({k.stream for k in ks})), amdahl_2x=amdahl(span_share, 2),
+            amdahl_limit=None if limit == float("inf") else limit))
+    return tuple(sorted(out, key=lambda s: (-s.total_s, s.name)))
+
+
+def summarize_transfers(trace: Trace) -> tuple[TransferSummary, ...]:
+    groups: dict[tuple[str, str | None], list[Any]] = defaultdict(list)
+    for c in trace.copies:
+        groups[(c.kind, c.host_side)].append(c)
+    for s in trace.sets:
+        groups[("memset", None)].append(s)
+    out = []
+    for (kind, host), recs in groups.items():
+        t = sum(r.duration_ns for r in recs)
+        b = sum(r.bytes for r in recs)
+        out.append(TransferSummary(kind, host, len(recs), b, t * 1e-9, (b / t) if t else None,
+                                   sum(1 for r in recs if not r.is_async), sum(1 for r in recs if r.bytes < SMALL_COPY)))
+    return tuple(sorted(out, key=lambda s: -s.total_s))
+
+
+def _ranges(trace: Trace) -> tuple[dict[str, Any], ...]:
+    groups: dict[str, list[int]] = defaultdict(list)
+    for r in trace.ranges:
+        key = r.name.rstrip("0123456789 ").strip() or r.name  # "step 0", "step 1" -> "step"
+        groups[key].append(r.end_ns - r.start_ns)
+    return tuple({"name": n, "count": len(v), "total_s": sum(v) * 1e-9, "mean_s": sum(v) / len(v) * 1e-9}
+                 for n, v in sorted(groups.items(), key=lambda kv: -sum(kv[1])))
+
+
+def app_facts(trace: Trace, *, link_gbps: float | None = None, link: str | None = None, gaps: int = 5) -> AppFacts:
+    recs = trace.gpu_records
+    if not recs:
+        return AppFacts(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, (), (), (), 0.0, link_gbps=link_gbps, link=link)
+    first = min(s for s, _ in recs)
+    span = max(e for _, e in recs) - first
+    busy, holes = _union(recs)
+    big = sorted((h for h in holes if h[1] - h[0] >= GAP_MIN_NS), key=lambda h: h[0] - h[1])[:gaps]
+    api_counts: Counter[str] = Counter(a.name.split("_v")[0] for a in trace.api)
+    api_time: dict[str, float] = defaultdict(float)
+    for a in trace.api:
+        api_time[a.name.split("_v")[0]] += a.duration_ns * 1e-9
+    return AppFacts(
+        span_s=span * 1e-9, busy_s=busy * 1e-9, busy_share=busy / span if span else 1.0,
+        kernel_s=sum(k.duration_ns for k in trace.kernels) * 1e-9,
+        copy_s=sum(c.duration_ns for c in trace.copies) * 1e-9, set_s=sum(s.duration_ns for s in trace.sets) * 1e-9,
+        launches=len(trace.kernels), kernels=summarize_kernels(trace.kernels, span),
+        transfers=summarize_transfers(trace),
+        gaps=tuple(((a - first) * 1e-9, (b - a) * 1e-9) for a, b in big), idle_s=(span - busy) * 1e-9,
+        api_counts=dict(api_counts), api_time_s=dict(api_time), syncs=len(trace.syncs), ranges=_ranges(trace),
+        link_gbps=link_gbps, link=link,
+    )
+
+
+# ------------------------------------------------------------------------------------------ findings
+
+
+def _f(rule: str, priority: Priority, section: str, program: str, message: str, fix: str, cost_s: float,
+       span_s: float, facts: tuple[tuple[str, Any], ...], kernel: str | None = None,
+       layer: Layer = Layer.RUNTIME) -> Finding:
+    impact = min(cost_s / span_s, 1.0) if span_s > 0 else None
+    return Finding(rule=rule, priority=priority, section=section, kernel=kernel, file=program, line=None,
+                   message=message, fix=fix, impact=impact, impact_text="of the traced GPU span (measured)",
+                   evidence=tuple(Evidence(layer, k, v) for k, v in facts), status="confirmed")
+
+
+def _between_launches(trace: Trace, times: list[int]) -> int:
+    """How many of ``times`` fall between two kernel launches (i.e. inside the launching phase)."""
+    if not trace.kernels:
+        return 0
+    lo, hi = trace.kernels[0].start_ns, trace.kernels[-1].end_ns
+    return sum(1 for t in times if lo <= t <= hi)
+
+
+def _us(s: float) -> str:
+    return f"{s * 1e6:.1f} us" if s < 1e-3 else f"{s * 1e3:.2f} ms"
+
+
+def findings(trace: Trace, facts: AppFacts, program: str, *, sm_count: int | None = None, top: int = 5,
+             min_share: float = 0.05) -> list[Finding]:
+    """The application-level findings of one trace (see the module docstring)."""
+    out: list[Finding] = []
+    span = facts.span_s
+    if not span:
+        return out
+    for k in facts.kernels[:top]:
+        if k.share < min_share:
+            break
+        limit = "unbounded" if k.amdahl_limit is None else f"{k.amdahl_limit:.2f}x"
+        out.append(_f("A1", Priority.HIGH, "BPG 3.1.1", program,
+                      f"kernel {k.name} takes {k.share:.1%} of the GPU's kernel time ({_us(k.total_s)} in "
+                      f"{k.launches} launches, {k.span_share:.1%} of the traced span): making it 2x faster speeds "
+                      f"the traced run up at most {k.amdahl_2x:.2f}x, removing it {limit} (Amdahl)",
+                      "work on this kernel first: see its own findings below", k.total_s, span,
+                      (("kernel_time_s", k.total_s), ("launches", k.launches), ("share_of_kernel_time", k.share)),
+                      kernel=k.name))
+    if facts.busy_share < 0.8 and facts.idle_s > 1e-3:
+        gaps = ", ".join(f"{_us(length)} at +{_us(start)}" for start, length in facts.gaps[:3])
+        out.append(_f("A1", Priority.HIGH, "BPG 3.1.1", program,
+                      f"the GPU is idle {1 - facts.busy_share:.0%} of the traced span ({_us(facts.idle_s)} of "
+                      f"{_us(span)}); largest gaps: {gaps or 'many short ones'}",
+                      "profile the host code between launches (cudalens assess hotspots); batch work into fewer, "
+                      "larger launches or CUDA graphs; move host work off the critical path",
+                      facts.idle_s, span, (("busy_share", facts.busy_share), ("idle_s", facts.idle_s))))
+    out += _transfer_findings(trace, facts, program)
+    out += _e8(trace, facts, program, sm_count)
+    out += _m1(trace, facts, program)
+    return out
+
+
+def _host_device(trace: Trace) -> list[CopyRecord]:
+    return [c for c in trace.copies if c.host_side is not None]
+
+
+def _transfer_findings(trace: Trace, facts: AppFacts, program: str) -> list[Finding]:
+    out: list[Finding] = []
+    span = facts.span_s
+    hd = _host_device(trace)
+    if not hd:
+        return out
+    link = facts.link_gbps
+    link_txt = f" ({facts.link}: {link:.1f} GB/s per direction)" if link and facts.link else ""
+    in_loop = [c for c in hd if _between_launches(trace, [c.start_ns])]
+    sizes = Counter((c.kind, c.bytes) for c in in_loop)
+    repeated = [c for c in in_loop if sizes[(c.kind, c.bytes)] >= _REPEAT]
+    if repeated:
+        t = sum(c.duration_ns for c in repeated) * 1e-9
+        b = sum(c.bytes for c in repeated)
+        out.append(_f("X1", Priority.HIGH, "BPG 9.1", program,
+                      f"{len(repeated)} host-device copies of repeated sizes run between kernel launches "
+                      f"({b / 1e6:.2f} MB, {_us(t)} of copy time): data crosses the bus on every iteration",
+                      "keep the data on the device across iterations; copy once before and once after the loop",
+                      t, span, (("copies", len(repeated)), ("bytes", b), ("copy_time_s", t))))
+    small = [c for c in hd if c.bytes < SMALL_COPY]
+    if len(small) >= 10:
+        t = sum(c.duration_ns for c in small) * 1e-9
+        b = sum(c.bytes for c in small)
+        ideal = b / (link * 1e9) if link else 0.0
+        achieved = b / t / 1e9 if t else 0.0
+        out.append(_f("X2", Priority.INFO, "BPG 9.1", program,
+                      f"{len(small)} small host-device copies (< {SMALL_COPY // 1024} KiB; median "
+                      f"{sorted(c.bytes for c in small)[len(small) // 2]} B) take {_us(t)} and move {b / 1e3:.1f} kB "
+                      f"at {achieved:.2f} GB/s{link_txt}: each pays the fixed cost of a transfer",
+                      "batch them: gather the data into one buffer and copy it once", max(t - ideal, 0.0), span,
+                      (("copies", len(small)), ("bytes", b), ("achieved_gbps", achieved), ("link_gbps", link))))
+    pageable = [c for c in hd if c.host_side == "pageable"]
+    if pageable:
+        t = sum(c.duration_ns for c in pageable) * 1e-9
+        b = sum(c.bytes for c in pageable)
+        pinned = [c for c in hd if c.host_side == "pinned"]
+        pin_bw = (sum(c.bytes for c in pinned) / sum(c.duration_ns for c in pinned)) if pinned and \
+            sum(c.duration_ns for c in pinned) else None
+        extra = f"; pinned copies in this run reached {pin_bw:.2f} GB/s" if pin_bw else ""
+        out.append(_f("X3", Priority.INFO, "BPG 9.1.1", program,
+                      f"{len(pageable)} copies use pageable host memory ({b / 1e6:.2f} MB in {_us(t)}, "
+                      f"{(b / t / 1e9) if t else 0:.2f} GB/s{link_txt}{extra}): the driver stages them through a "
+                      "pinned buffer and cannot overlap them with kernels",
+                      "allocate the host buffers with cudaMallocHost / cudaHostAlloc (cupyx.empty_pinned, "
+                      "tensor.pin_memory()) and copy asynchronously", t, span,
+                      (("copies", len(pageable)), ("bytes", b), ("copy_time_s", t))))
+    sync = [c for c in hd if not c.is_async and _between_launches(trace, [c.start_ns])]
+    if len(sync) >= _REPEAT:
+        corr = {c.correlation for c in sync}
+        host_t = sum(a.duration_ns for a in trace.api if a.correlation in corr) * 1e-9
+        t = host_t or sum(c.duration_ns for c in sync) * 1e-9
+        out.append(_f("X4", Priority.INFO, "BPG 9.1.2", program,
+                      f"{len(sync)} synchronous host-device copies between kernel launches: the host waits "
+                      f"{_us(t)} in them and no copy overlaps a kernel",
+                      "use cudaMemcpyAsync on a non-default stream from pinned memory and overlap copies with "
+                      "independent kernels (staged copy/execute)", t, span,
+                      (("copies", len(sync)), ("host_wait_s", host_t or None))))
+    return out
+
+
+def _e8(trace: Trace, facts: AppFacts, program: str, sm_count: int | None) -> list[Finding]:
+    if not sm_count or len(trace.kernels) < 2:
+        return []
+    by_stream: dict[int, list[KernelRecord]] = defaultdict(list)
+    for k in trace.kernels:
+        by_stream[k.stream].append(k)
+    if len(by_stream) > 1:
+        return []  # the program already uses several streams
+    runs, cur = [], []
+    for k in trace.kernels:
+        blocks = k.grid[0] * k.grid[1] * k.grid[2]
+        if blocks < sm_count:
+            cur.append(k)
+        else:
+            if len(cur) >= 2:
+                runs.append(cur)
+            cur = []
+    if len(cur) >= 2:
+        runs.append(cur)
+    serial = [k for run in runs for k in run]
+    if len(serial) < 4:
+        return []
+    t = sum(k.duration_ns for k in serial) * 1e-9
+    names = Counter(kernel_base_name(k.name) for k in serial).most_common(3)
+    return [_f("E8", Priority.INFO, "BPG 10.5", program,
+               f"{len(serial)} launches in {len(runs)} back-to-back runs on one stream each fill fewer blocks than "
+               f"the {sm_count} multiprocessors ({_us(t)}; mostly {', '.join(n for n, _ in names)}): where they are "
+               "independent they could run concurrently",
+               "launch independent kernels on separate non-default streams (or merge them into one launch)",
+               t / 2, span, (("launches", len(serial)), ("kernel_time_s", t), ("sm_count", sm_count)))]
+
+
+def _m1(trace: Trace, facts: AppFacts, program: str) -> list[Finding]:
+    allocs = [a for a in trace.api if ("Malloc" in a.name or "Free" in a.name) and "Host" not in a.name
+              and "Async" not in a.name]
+    inside = [a for a in allocs if _between_launches(trace, [a.start_ns])]
+    if len(inside) < 2 * _REPEAT:
+        return []
+    t = sum(a.duration_ns for a in inside) * 1e-9
+    kinds = Counter(a.name.split("_v")[0] for a in inside)
+    return [_f("M1", Priority.INFO, "BPG 9.3", program,
+               f"{len(inside)} device allocations/frees between kernel launches "
+               f"({', '.join(f'{n} {k}' for k, n in kinds.most_common())}) take {_us(t)} of host time, and "
+               "cudaFree synchronizes the device",
+               "allocate once before the loop and reuse the buffers, or use a pool (cudaMallocAsync / the "
+               "framework's caching allocator)", t, facts.span_s, (("calls", len(inside)), ("host_time_s", t)))]

@@ -1,0 +1,229 @@
+"""Per-kernel evidence for a traced application: source, occupancy at the traced launch, counters.
+
+* **Source**: kernel source strings in the program's own Python files (a CuPy ``RawKernel`` /
+  ``RawModule`` ``code=`` string, a PyTorch ``load_inline`` source) are found with :mod:`ast`; each
+  is written to a ``.cu`` file padded so that its line numbers are those of the Python file, and the
+  findings point back at the Python file. CUDA files passed with ``--source`` are analyzed as they
+  are. Kernels are matched by base name.
+* **Compiled code at the traced launch**: registers, static and dynamic shared memory and local
+  memory per thread come from the trace itself (CUPTI records what the launch used); the
+  occupancy calculator gives the theoretical occupancy of that configuration.
+* **Counters**: Nsight Compute on one launch of each top kernel (``-k`` on its base name, launch
+  skip so the first, warm-up launch is not the one profiled), the project's metric set.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from cudalens.findings import Evidence, Finding, Layer, Priority
+from cudalens.trace.assess import KernelSummary
+
+_KERNEL_DECL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?"
+                          r"([A-Za-z_]\w*)\s*[(<]")
+_KERNEL_DECL_TEMPLATE = re.compile(r"__global__\s+void\s+([A-Za-z_]\w*)")
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    kernel: str
+    file: str  # where the user wrote it (a .py file or a .cu file)
+    first_line: int  # line of the file where the source text starts
+    text: str
+    origin: str  # "python string" or "cuda file"
+
+
+def sources_in_python(path: str) -> list[KernelSource]:
+    """Every string constant with a ``__global__`` kernel in ``path``, one entry per kernel it defines."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            tree = ast.parse(fh.read(), filename=path)
+    except (OSError, SyntaxError, ValueError):
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "__global__" in node.value:
+            for name in dict.fromkeys(_KERNEL_DECL.findall(node.value) + _KERNEL_DECL_TEMPLATE.findall(node.value)):
+                out.append(KernelSource(name, os.path.abspath(path), node.lineno, node.value, "python string"))
+    return out
+
+
+def sources_in_cuda(path: str) -> list[KernelSource]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return []
+    names = dict.fromkeys(_KERNEL_DECL.findall(text) + _KERNEL_DECL_TEMPLATE.findall(text))
+    return [KernelSource(n, os.path.abspath(path), 1, text, "cuda file") for n in names]
+
+
+def find_sources(python_files: Sequence[str], cuda_files: Sequence[str]) -> dict[str, KernelSource]:
+    found: dict[str, KernelSource] = {}
+    for p in cuda_files:
+        for s in sources_in_cuda(p):
+            found.setdefault(s.kernel, s)
+    for p in python_files:
+        for s in sources_in_python(p):
+            found.setdefault(s.kernel, s)
+    return found
+
+
+def materialize(src: KernelSource, directory: str) -> str:
+    """A .cu file for the analyzer whose line numbers equal the user's file's."""
+    if src.origin == "cuda file":
+        return src.file
+    path = os.path.join(directory, f"{os.path.basename(src.file)}.{src.first_line}.cu")
+    if not os.path.exists(path):
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write("\n" * (src.first_line - 1) + src.text)
+    return path
+
+
+def occupancy_at_trace(k: KernelSummary, cc: str) -> dict[str, Any] | None:
+    """Theoretical occupancy of the traced launch configuration (registers and shared memory as launched)."""
+    from cudalens.occupancy.calculator import calculate  # noqa: PLC0415
+
+    threads = k.block[0] * k.block[1] * k.block[2]
+    if threads < 1:
+        return None
+    try:
+        r = calculate(cc, threads, k.registers, k.dynamic_shared, static_shared_mem=k.static_shared)
+    except Exception:  # noqa: BLE001 - a configuration the calculator rejects: no occupancy fact
+        return None
+    return {"occupancy": r.occupancy, "active_blocks_per_sm": r.active_blocks_per_sm,
+            "active_warps_per_sm": r.active_warps_per_sm, "limiters": sorted(r.limiters),
+            "threads_per_block": threads, "registers_per_thread": k.registers,
+            "static_shared_bytes": k.static_shared, "dynamic_shared_bytes": k.dynamic_shared,
+            "local_bytes_per_thread": k.local_per_thread}
+
+
+def trace_kernel_findings(k: KernelSummary, occ: dict[str, Any] | None, program: str,
+                          sm_count: int | None) -> list[Finding]:
+    """What the trace alone establishes about one kernel: occupancy at its launch, a grid too small."""
+    out = []
+    if occ and occ["occupancy"] < 0.5:
+        out.append(Finding(
+            rule="E1", priority=Priority.INFO, section="BPG 10.1", kernel=k.name, file=program, line=None,
+            message=(f"theoretical occupancy {occ['occupancy']:.0%} at the traced launch ({occ['threads_per_block']} "
+                     f"threads/block, {k.registers} registers/thread, {k.static_shared + k.dynamic_shared} B shared; "
+                     f"limited by {', '.join(occ['limiters']) or '-'})"),
+            fix="reduce the limiting resource (registers: __launch_bounds__ or -maxrregcount; shared memory: "
+                "smaller tiles) or change the block size (cudalens occupancy)",
+            impact=k.span_share, impact_text="the kernel's share of the traced span (upper bound)",
+            evidence=(Evidence(Layer.RUNTIME, "launch configuration (CUPTI)", occ),
+                      Evidence(Layer.MODEL, "theoretical occupancy", occ["occupancy"]))))
+    blocks = k.grid[0] * k.grid[1] * k.grid[2]
+    if sm_count and blocks < sm_count and k.share >= 0.05:
+        out.append(Finding(
+            rule="E2", priority=Priority.INFO, section="BPG 10.3", kernel=k.name, file=program, line=None,
+            message=f"the grid has {blocks} blocks for {sm_count} multiprocessors: part of the GPU has no work",
+            fix="use more, smaller blocks (at least one per multiprocessor, better several)",
+            impact=k.span_share * (1 - blocks / sm_count), impact_text="idle multiprocessors x the kernel's span share",
+            evidence=(Evidence(Layer.RUNTIME, "grid blocks", blocks), Evidence(Layer.RUNTIME, "sm_count", sm_count))))
+    return out
+
+
+def counter_findings(k: KernelSummary, m: Any, program: str) -> list[Finding]:
+    """Findings from one kernel's Nsight Compute counters (LegacyMetrics), for kernels without source."""
+    out = []
+
+    def add(rule: str, pri: Priority, section: str, msg: str, fix: str, waste: float | None, fact: str,
+            value: Any) -> None:
+        out.append(Finding(rule=rule, priority=pri, section=section, kernel=k.name, file=program, line=None,
+                           message=msg, fix=fix, impact=None if waste is None else waste * k.span_share,
+                           impact_text="wasted share x the kernel's span share",
+                           evidence=(Evidence(Layer.PROFILER, fact, value),), status="confirmed"))
+
+    eff = [e for e in (m.gld_efficiency, m.gst_efficiency) if e is not None]
+    if eff and min(eff) < 60:
+        add("G1", Priority.HIGH, "BPG 9.2.1",
+            f"global memory efficiency {min(eff):.0f}% (Nsight Compute: load {m.gld_efficiency or 0:.0f}%, store "
+            f"{m.gst_efficiency or 0:.0f}%; {m.global_ld_sectors_per_request or 0:.1f} sectors per load request)",
+            "make consecutive threads access consecutive addresses (coalescing)", 1 - min(eff) / 100,
+            "gld/gst efficiency (%)", eff)
+    conflicts = max(m.shared_ld_bank_conflicts_per_request or 0, m.shared_st_bank_conflicts_per_request or 0)
+    if conflicts >= 0.5:
+        add("SH1", Priority.INFO, "BPG 9.2.3.1", f"{conflicts:.1f} shared-memory bank conflicts per request",
+            "pad the shared array or change the index so a warp's words fall in distinct banks", None,
+            "bank conflicts per request", conflicts)
+    if m.branch_efficiency is not None and m.branch_efficiency < 90:
+        add("D1", Priority.HIGH, "BPG 12.1", f"branch efficiency {m.branch_efficiency:.0f}% (divergent branches)",
+            "make branch conditions uniform across each warp", 1 - m.branch_efficiency / 100,
+            "branch efficiency (%)", m.branch_efficiency)
+    if m.achieved_occupancy is not None and m.theoretical_occupancy and \
+            m.achieved_occupancy < 0.6 * m.theoretical_occupancy:
+        add("E1", Priority.INFO, "BPG 10.1",
+            f"achieved occupancy {m.achieved_occupancy:.0%} of a theoretical {m.theoretical_occupancy:.0%}",
+            "look for load imbalance or a tail effect (too few blocks per wave)", None, "achieved occupancy",
+            m.achieved_occupancy)
+    return out
+
+
+def static_findings(src: KernelSource, k: KernelSummary, cc: str, workdir: str,
+                    counters: Sequence[Any] | None = None, defines: dict[str, Any] | None = None) -> tuple[list[Finding], dict[str, Any] | None, list[str]]:
+    """The analyzer's findings for one kernel of its source, at the traced block; with counters merged
+    (cross-checks) when given. Returns (findings, the kernel's analysis entry, notes)."""
+    from cudalens.analyze import analyze_file, _finding_dict  # noqa: PLC0415
+
+    path = materialize(src, workdir)
+    notes: list[str] = []
+    try:
+        fa = analyze_file(path, block=tuple(k.block), cc=cc, defines=defines or {})
+    except Exception as exc:  # noqa: BLE001 - the static layer is optional evidence
+        return [], None, [f"{k.name}: static analysis failed ({type(exc).__name__}: {str(exc)[:120]})"]
+    notes += [f"{k.name}: {n}" for n in fa.notes]
+    mine = [f for f in fa.findings if f.kernel == k.name]
+    from cudalens.analyze import Analysis  # noqa: PLC0415
+
+    report = Analysis((fa,), cc, tuple(k.block)).to_dict()
+    entry = next((e for e in report["kernels"] if e["name"] == k.name), None)
+    report["kernels"] = [entry] if entry else []
+    report["findings"] = [_finding_dict(f) for f in mine]
+    checks: list[dict[str, Any]] = []
+    if counters:
+        from cudalens.guided.inputs import finding_from_dict  # noqa: PLC0415
+        from cudalens.guided.merge import merge_guided  # noqa: PLC0415
+
+        try:
+            merged = merge_guided(report, counters=tuple(counters))
+            mine = [finding_from_dict(d) for d in merged["findings"]]
+            checks = merged.get("cross_checks", [])
+        except Exception as exc:  # noqa: BLE001
+            notes.append(f"{k.name}: counters not merged ({type(exc).__name__}: {str(exc)[:120]})")
+    if src.origin == "python string":
+        mine = [dataclasses.replace(f, file=src.file) for f in mine]
+        for c in checks:
+            c["file"] = src.file
+    if entry is not None:
+        entry = dict(entry, file=src.file, cross_checks=checks)
+    return mine, entry, notes
+
+
+_SAME_PROBLEM = {"G1": {"G1", "G2", "G3", "SH3"}, "SH1": {"SH1"}, "D1": {"D1"}, "E1": {"E1"}}
+
+
+def place_counter_findings(found: list[Finding], static: list[Finding], entry: dict[str, Any] | None,
+                           src: KernelSource) -> list[Finding]:
+    """Counter findings of a kernel with source: dropped where a static finding names the same problem
+    (the cross-check speaks for it), else placed on the source: a global-memory finding on the first
+    global access the model could not call coalesced, the others on the kernel's declaration."""
+    have = {f.rule for f in static}
+    out = []
+    decl = (entry or {}).get("line") or src.first_line
+    for f in found:
+        if have & _SAME_PROBLEM.get(f.rule, {f.rule}):
+            continue
+        line = decl
+        if f.rule == "G1":
+            for a in (entry or {}).get("accesses", []):
+                if a.get("space") == "global" and a.get("pattern") not in ("coalesced", "broadcast"):
+                    line = a.get("line") or decl
+                    break
+        out.append(dataclasses.replace(f, file=src.file, line=line))
+    return out
