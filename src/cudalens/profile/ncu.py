@@ -108,7 +108,10 @@ class LaunchCounters:
 
 
 def find_ncu() -> str | None:
-    """ncu on PATH, or in the usual CUDA locations."""
+    """ncu on PATH, or in the usual CUDA locations; ``CUDALENS_NCU`` names one (``none``: act as if absent)."""
+    chosen = os.environ.get("CUDALENS_NCU")
+    if chosen:
+        return None if chosen.lower() == "none" else (shutil.which(chosen) or None)
     found = shutil.which("ncu")
     if found:
         return found
