@@ -1,0 +1,254 @@
+"""The warp access model on the compiled code: per (kernel, source line, quantity) predictions from
+the PTX of each instantiated kernel (cudalens.compiled.ptx), evaluated for the 32 lanes of every
+warp of the chosen blocks (cudalens.access.ptx_run).
+
+Quantities, per source line (the innermost ``.loc`` of the instructions, which is where Nsight
+Compute attributes their SASS): ``global load``/``global store`` sectors per request, ``shared
+load``/``shared store`` wavefronts per request (the measured rule of cudalens.access.memory),
+and for each conditional branch the share of warp executions whose lanes split.
+
+- **Templates and helpers** are evaluated as instantiated and inlined: the PTX has them so.
+- **Parameters**: values the caller knows (launch site, ``--define``) are used. A scalar parameter
+  nobody gives is tried at each of :data:`PLAUSIBLE` (and pointers are 256-byte aligned buffers);
+  a quantity equal for all values is reported as that number, else as a range with its condition.
+- **Loaded values**: an address the same for all lanes of a warp yields a warp-uniform value. The
+  kernel is run with two different synthetic values for every load; a quantity that differs
+  between them depends on loaded data and is null with the load's line. An address or a branch
+  built from values loaded per lane makes the quantities it reaches null, naming that load.
+- **Loops** run for their real trip count up to ``loop_cap`` iterations per entry; the figure
+  covers the iterations run, ``iteration_invariant`` says whether every execution gave the same.
+
+Facts are frozen; :func:`evaluate` is pure (numpy work only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from cudalens.access.ptx_exec import Launch, basic_blocks
+from cudalens.access.ptx_run import run
+from cudalens.compiled.ptx import Function, PtxModule
+
+PLAUSIBLE = (256, 1000, 4096)
+LAYER = "compiled-ptx"
+QUANTITIES = {("global", "load"): "global load sectors/request", ("global", "store"): "global store sectors/request",
+              ("shared", "load"): "shared load wavefronts/request",
+              ("shared", "store"): "shared store wavefronts/request"}
+
+
+@dataclass(frozen=True)
+class LinePrediction:
+    kernel: str
+    file: str
+    line: int
+    quantity: str
+    value: float | None  # None: see ``reason`` (or the range)
+    low: float | None = None
+    high: float | None = None
+    condition: str = ""  # for a range: which values give which
+    reason: str = ""  # why null
+    instructions: int = 0
+    requests: int = 0  # warp requests in the evaluated blocks
+    ideal: float | None = None  # ideal sectors (wavefronts) per request
+    threads_per_request: float | None = None
+    iteration_invariant: bool | None = None
+    width: int | None = None  # bytes per lane (the widest instruction of the line)
+    layer: str = LAYER
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class KernelEvaluation:
+    kernel: str
+    block: tuple[int, int, int]
+    grid: tuple[int, int, int]
+    blocks_evaluated: int
+    predictions: tuple[LinePrediction, ...]
+    complete: bool
+    notes: tuple[str, ...] = ()
+    loops: tuple[dict, ...] = field(default=())  # {"line", "iterations", "cut"}
+
+
+def _files(module: PtxModule) -> Mapping[int, str]:
+    return module.files
+
+
+def control_dependent(fn: Function) -> dict[int, set[int]]:
+    """Branch instruction index -> the instruction indices whose execution it decides (control
+    dependence on the basic-block graph, from post-dominators)."""
+    blocks = basic_blocks(fn)
+    nb = len(blocks)
+    start_of = {s: k for k, (s, _e) in enumerate(blocks)}
+    succ: list[set[int]] = []
+    for k, (s, e) in enumerate(blocks):
+        last = fn.instructions[e - 1]
+        out: set[int] = set()
+        if last.base == "bra":
+            t = start_of.get(fn.labels.get(last.operands[0].strip(), -1)) if last.operands else None
+            if t is not None:
+                out.add(t)
+            if last.pred:
+                out.add(k + 1)
+        elif last.base not in ("ret", "exit") or last.pred:
+            out.add(k + 1)
+        succ.append({x if x < nb else nb for x in out} or {nb})
+    exit_node = nb
+    pdom: list[set[int]] = [set(range(nb + 1)) for _ in range(nb)] + [{exit_node}]
+    changed = True
+    while changed:
+        changed = False
+        for k in range(nb - 1, -1, -1):
+            inter = set.intersection(*(pdom[s] for s in succ[k])) if succ[k] else set()
+            new = inter | {k}
+            if new != pdom[k]:
+                pdom[k], changed = new, True
+    ipdom: dict[int, int] = {}
+    for k in range(nb):
+        strict = pdom[k] - {k}
+        ipdom[k] = next((c for c in strict if all(c in pdom[o] or o == c for o in strict)), exit_node)
+    out_map: dict[int, set[int]] = {}
+    for k, (s, e) in enumerate(blocks):
+        last = fn.instructions[e - 1]
+        if last.base != "bra" or not last.pred:
+            continue
+        dep: set[int] = set()
+        for sblk in succ[k]:
+            node = sblk
+            seen = 0
+            while node != ipdom[k] and node != exit_node and seen <= nb:
+                dep.add(node)
+                node = ipdom.get(node, exit_node)
+                seen += 1
+        out_map[last.index] = {i for b in dep for i in range(*blocks[b])}
+    return out_map
+
+
+def _line_groups(module: PtxModule, fn: Function, res) -> dict[tuple[str, int, str], list]:
+    groups: dict[tuple[str, int, str], list] = {}
+    for idx, rec in res.mem.items():
+        q = QUANTITIES.get((rec.space, rec.op))
+        ins = fn.instructions[idx]
+        if q is None or ins.loc is None:
+            continue
+        groups.setdefault((module.files.get(ins.loc.file, ""), ins.loc.line, q), []).append(rec)
+    return groups
+
+
+def _taint_from_control(fn: Function, res, cd: dict[int, set[int]]) -> dict[int, tuple[int, str]]:
+    out: dict[int, tuple[int, str]] = {}
+    for bidx, br in res.branches.items():
+        if br.taint < 1:
+            continue
+        line = fn.instructions[bidx].loc.line if fn.instructions[bidx].loc else 0
+        for i in cd.get(bidx, ()):
+            if i in res.mem and out.get(i, (0, ""))[0] < br.taint:
+                out[i] = (br.taint, f"runs under a condition (line {line}) on a {br.why or 'loaded value'}")
+    return out
+
+
+def _values(module: PtxModule, fn: Function, res, cd) -> dict[tuple[str, int, str], dict[str, Any]]:
+    ctl = _taint_from_control(fn, res, cd)
+    out = {}
+    for key, recs in _line_groups(module, fn, res).items():
+        req = sum(r.requests for r in recs)
+        taint, why = 0, ""
+        for r in recs:
+            for t, w in ((r.taint, r.why), ctl.get(r.index, (0, ""))):
+                if t > taint:
+                    taint, why = t, w
+        if req == 0:
+            out[key] = {"value": None, "reason": "not executed by the evaluated warps", "taint": taint, "req": 0}
+            continue
+        glob = recs[0].space == "global"
+        num = sum(r.sectors if glob else r.wavefronts for r in recs)
+        ideal = sum(r.ideal if glob else r.ideal_wavefronts for r in recs)
+        calls = [v for r in recs for v in r.per_call]
+        out[key] = {"value": round(num / req, 4), "ideal": round(ideal / req, 4), "taint": taint, "why": why,
+                    "req": req, "n": len(recs), "threads": round(sum(r.lanes for r in recs) / req, 3),
+                    "inv": len(set(calls)) <= 1 if calls else None, "width": max(r.width for r in recs)}
+    return out
+
+
+def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid: tuple[int, int, int],
+             params: Mapping[int, Any] | None = None, blocks: tuple[tuple[int, int, int], ...] | None = None,
+             loop_cap: int = 32, max_steps: int = 40000) -> KernelEvaluation:
+    """Predictions per (source line, quantity) for ``fn`` launched with ``block`` x ``grid``.
+
+    ``params``: known parameter values by position (ints/floats; pointer parameters may be left
+    out: they get distinct 256-byte aligned buffers). A scalar parameter left out is tried at
+    each of :data:`PLAUSIBLE`. ``blocks``: the blocks to evaluate (default: 0 and 1 along x).
+    """
+    params = dict(params or {})
+    scalars = [k for k, p in enumerate(fn.params) if k not in params and not _is_pointer_param(fn, k)]
+    blocks = blocks or tuple(b for b in ((0, 0, 0), (1, 0, 0)) if b[0] < grid[0])
+    cd = control_dependent(fn)
+    trials = [{**params, **{k: v for k in scalars}} for v in (PLAUSIBLE if scalars else (None,))]
+    runs = []
+    for seed in (1, 2):
+        for values in trials:
+            res = run(module, fn, Launch(grid, block, blocks, {k: v for k, v in values.items() if v is not None},
+                                         seed, loop_cap, max_steps))
+            runs.append((seed, values, res, _values(module, fn, res, cd)))
+        if seed == 1 and not any(v.get("taint") == 1 for v in runs[0][3].values()) and not any(
+                b.taint == 1 for b in runs[0][2].branches.values()):
+            break  # nothing depends on a loaded value: a second seed would give the same
+    base = runs[0]
+    preds = []
+    names = [fn.params[k].name.rsplit("_param_", 1)[-1] for k in scalars]
+    for key, v in sorted(base[3].items()):
+        file, line, q = key
+        common = dict(kernel=fn.name, file=file, line=line, quantity=q, instructions=v.get("n", 0),
+                      requests=v.get("req", 0), ideal=v.get("ideal"), threads_per_request=v.get("threads"),
+                      iteration_invariant=v.get("inv"), width=v.get("width"))
+        if v["value"] is None:
+            preds.append(LinePrediction(value=None, reason=v["reason"], **common))
+            continue
+        if v["taint"] >= 2:
+            preds.append(LinePrediction(value=None, reason=f"depends on a {v['why']}", **common))
+            continue
+        seeds = {r[0]: r[3].get(key, {}).get("value") for r in runs if r[1] == base[1]}
+        if len(set(seeds.values())) > 1:
+            preds.append(LinePrediction(value=None, reason=f"depends on the {v['why']}", **common))
+            continue
+        by_value = {tuple(sorted((k, r[1][k]) for k in scalars)): r[3].get(key, {}).get("value") for r in runs
+                    if r[0] == 1}
+        vals = [x for x in by_value.values() if x is not None]
+        if len(set(vals)) <= 1:
+            cond = (f"the same for {', '.join('param ' + n for n in names)} = {', '.join(map(str, PLAUSIBLE))}"
+                    if scalars else "")
+            preds.append(LinePrediction(value=v["value"], condition=cond, **common))
+        else:
+            cond = "; ".join(f"{dict((names[scalars.index(k)], x) for k, x in kv)}: {val}" for kv, val in by_value.items())
+            preds.append(LinePrediction(value=None, low=min(vals), high=max(vals), condition=cond,
+                                        reason="varies with parameters nobody gave", **common))
+    res = base[2]
+    loops = tuple({"line": fn.instructions[i].loc.line if fn.instructions[i].loc else 0, "iterations": n,
+                   "cut": i in res.truncated} for i, n in sorted(res.back_edges.items()))
+    notes = []
+    if not res.complete:
+        notes.append(f"stopped after {res.steps} instruction steps: figures cover the part executed")
+    if res.unmodelled:
+        notes.append("not modelled: " + ", ".join(f"{k} x{v}" for k, v in sorted(res.unmodelled.items())))
+    if res.calls:
+        notes.append(f"{res.calls} call(s) to functions not inlined: their results are treated as per-lane data")
+    return KernelEvaluation(fn.name, block, grid, len(blocks), tuple(preds), res.complete, tuple(notes), loops)
+
+
+def _is_pointer_param(fn: Function, k: int) -> bool:
+    """A parameter the kernel converts to a global address (cvta) or addresses memory through."""
+    name = fn.params[k].name
+    regs = {ins.operands[0] for ins in fn.instructions if ins.base == "ld" and "param" in ins.parts
+            and len(ins.operands) == 2 and ins.operands[1].strip("[]").split("+")[0] == name}
+    if fn.params[k].is_array or fn.params[k].size != 8:
+        return fn.params[k].is_array
+    for ins in fn.instructions:
+        if ins.base == "cvta" and len(ins.operands) == 2 and ins.operands[1] in regs:
+            return True
+        if ins.base in ("ld", "st") and "param" not in ins.parts:
+            tok = ins.operands[1] if ins.base == "ld" else ins.operands[0]
+            if tok.strip("[]").split("+")[0] in regs:
+                return True
+    return False

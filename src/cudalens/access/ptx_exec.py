@@ -1,0 +1,277 @@
+"""Execute one PTX kernel for every lane of a set of thread blocks at once (numpy), as the warps would.
+
+Lanes: the emulated blocks laid out one after another, each padded to whole warps (the hardware's
+warp formation: linear thread id ``x + X*(y + Y*z)``). Every register holds one int64 or float64
+per lane and a *taint*: 0 (follows from thread/block indices, parameters and constants), 1 (uses a
+value loaded from an address that is the same for all lanes of each warp: a warp-uniform symbol,
+given synthetic values per trial) or 2 (uses a value loaded per lane, or something not modelled).
+Memory is not modelled: a load yields a synthetic value derived from its address and the trial's
+seed, so a quantity that depends on loaded data shows up as a difference between trials.
+
+Control flow: the basic block with the lowest position that has waiting lanes runs next, with
+those lanes (min-PC scheduling; reconverges structured code, including loops). A conditional
+branch splits the lanes; a loop's back edge is followed at most ``loop_cap`` times per entry of
+the loop, after which the lanes leave through the block after the branch (the quantities of the
+first iterations, with the trip count and whether it was cut recorded).
+
+Pure: :func:`run` takes a parsed function and a launch and returns frozen per-instruction records.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from cudalens.compiled.ptx import Function, Instruction, PtxModule, type_bytes
+
+WARP = 32
+SHARED_BASE = 1 << 48  # generic address of shared offset 0
+PARAM_BASE = 1 << 40  # global buffers: parameter k at (k + 1) << 36
+_M32 = 0xFFFFFFFF
+
+
+class _NotModelled(Exception):
+    pass
+
+
+@dataclass
+class Val:
+    a: np.ndarray
+    taint: int = 0
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Launch:
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    blocks: tuple[tuple[int, int, int], ...]  # the blocks emulated
+    params: Mapping[int, Any]  # param index -> int/float value; pointers get distinct aligned buffers
+    seed: int = 1
+    loop_cap: int = 32
+    max_steps: int = 40000
+
+
+@dataclass
+class MemRecord:
+    """One memory instruction's executions, summed over warps (per warp request)."""
+
+    index: int
+    space: str
+    op: str
+    width: int  # bytes per lane (vector width x element size)
+    requests: int = 0  # warp executions (warps with a lane at the instruction)
+    sectors: float = 0.0
+    ideal: float = 0.0
+    wavefronts: float = 0.0
+    ideal_wavefronts: float = 0.0
+    lanes: int = 0  # predicate-on lanes summed over requests
+    taint: int = 0
+    why: str = ""
+    per_call: list = field(default_factory=list)  # per execution group: sectors (or wavefronts) per request
+
+
+@dataclass
+class BranchRecord:
+    index: int
+    requests: int = 0
+    divergent: int = 0
+    taint: int = 0
+    why: str = ""
+
+
+@dataclass
+class RunResult:
+    mem: dict[int, MemRecord]
+    branches: dict[int, BranchRecord]
+    back_edges: dict[int, int]  # back-edge instruction -> times taken (summed over entries)
+    truncated: set[int]  # back edges whose loops were cut at loop_cap
+    steps: int
+    complete: bool
+    unmodelled: dict[str, int]
+    calls: int
+
+
+def basic_blocks(fn: Function) -> list[tuple[int, int]]:
+    """(start, end) instruction ranges: a block starts at a label or after a branch/exit."""
+    starts = {0} | {i for i in fn.labels.values() if i < len(fn.instructions)}
+    for ins in fn.instructions:
+        if ins.base in ("bra", "ret", "exit", "brx"):
+            starts.add(ins.index + 1)
+    starts = sorted(s for s in starts if s < len(fn.instructions))
+    return [(s, (starts[k + 1] if k + 1 < len(starts) else len(fn.instructions))) for k, s in enumerate(starts)]
+
+
+def _imm(tok: str) -> int | float | None:
+    t = tok.strip()
+    try:
+        if t.startswith(("0f", "0F")) and len(t) == 10:
+            return struct.unpack(">f", bytes.fromhex(t[2:]))[0]
+        if t.startswith(("0d", "0D")) and len(t) == 18:
+            return struct.unpack(">d", bytes.fromhex(t[2:]))[0]
+        if t.lower().startswith(("0x", "-0x")):
+            return int(t.rstrip("U"), 16)
+        return int(t.rstrip("U"))
+    except ValueError:
+        try:
+            return float(t)
+        except ValueError:
+            return None
+
+
+def _as(v: np.ndarray, typ: str) -> np.ndarray:
+    """Interpret raw lane values as PTX type ``typ``."""
+    k, bits = typ[0], typ[1:]
+    if k == "f":
+        return v.astype(np.float64)
+    if v.dtype.kind == "f":
+        v = np.where(np.isfinite(v), v, 0).astype(np.int64)
+    if bits in ("64", "") or not bits.isdigit():
+        return v.astype(np.int64)
+    n = int(bits)
+    m = (1 << n) - 1
+    u = v.astype(np.int64) & m
+    if k == "s":
+        u = np.where(u >= (1 << (n - 1)), u - (1 << n), u)
+    return u
+
+
+def _store_as(v: np.ndarray, typ: str) -> np.ndarray:
+    if typ.startswith("f"):
+        return np.asarray(v, dtype=np.float64)
+    return _as(np.asarray(v), "u" + typ[1:] if typ[1:].isdigit() and typ[1:] != "64" else "s64")
+
+
+_TYPES = {"b8", "b16", "b32", "b64", "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "f16", "f32", "f64", "pred",
+          "b128", "bf16", "f16x2", "bf16x2"}
+
+
+def _types(ins: Instruction) -> list[str]:
+    return [p for p in ins.parts[1:] if p in _TYPES]
+
+
+class Machine:
+    def __init__(self, module: PtxModule, fn: Function, launch: Launch) -> None:
+        self.fn, self.launch = fn, launch
+        bx, by, bz = launch.block
+        nthr = bx * by * bz
+        self.nw = -(-nthr // WARP)
+        per = self.nw * WARP
+        self.T = per * len(launch.blocks)
+        tid = np.tile(np.arange(per), len(launch.blocks))
+        self.valid = tid < nthr
+        self.special: dict[str, np.ndarray] = {
+            "%tid.x": tid % bx, "%tid.y": (tid // bx) % by, "%tid.z": tid // (bx * by),
+            "%laneid": tid % WARP, "%warpid": tid // WARP,
+        }
+        for i, c in enumerate("xyz"):
+            self.special[f"%ntid.{c}"] = np.full(self.T, launch.block[i])
+            self.special[f"%nctaid.{c}"] = np.full(self.T, launch.grid[i])
+            self.special[f"%ctaid.{c}"] = np.repeat([b[i] for b in launch.blocks], per)
+        self.special["%nwarpid"] = np.full(self.T, self.nw)
+        self.regs: dict[str, Val] = {}
+        self.symbols: dict[str, int] = {}
+        off = 0
+        for d in [*module.globals, *fn.locals]:
+            if d.space != "shared":
+                if d.space in ("global", "const"):
+                    self.symbols[d.name] = PARAM_BASE + (1 << 35) + len(self.symbols) * (1 << 24)
+                continue
+            if d.size is None:
+                continue
+            off = -(-off // max(d.align, 1)) * max(d.align, 1)
+            self.symbols[d.name] = off  # shared-window address; cvta.shared makes it generic
+            off += d.size
+        for d in [*module.globals, *fn.locals]:
+            if d.space == "shared" and d.size is None:
+                off = -(-off // 16) * 16
+                self.symbols[d.name] = off
+        self.params: dict[str, tuple[int, Any]] = {}
+        for k, p in enumerate(fn.params):
+            v = launch.params.get(k)
+            if v is None:
+                v = ("ptr", PARAM_BASE + ((k + 1) << 36))
+            self.params[p.name] = (k, v)
+        self.mem: dict[int, MemRecord] = {}
+        self.branches: dict[int, BranchRecord] = {}
+        self.unmodelled: dict[str, int] = {}
+        self.calls = 0
+
+    # ---------------------------------------------------------------- operands
+    def read(self, tok: str, typ: str) -> Val:
+        tok = tok.strip()
+        neg = tok.startswith("!")
+        if neg:
+            tok = tok[1:]
+        if tok in self.regs:
+            v = self.regs[tok]
+            out = Val(_as(v.a, typ) if typ != "pred" else v.a, v.taint, v.why)
+        elif tok in self.special:
+            out = Val(self.special[tok].astype(np.int64))
+        elif tok in self.symbols:
+            out = Val(np.full(self.T, self.symbols[tok], dtype=np.int64))
+        elif tok.startswith("%"):
+            if tok.startswith(("%clock", "%globaltimer", "%smid", "%nsmid", "%lanemask", "%dynamic_smem", "%total_smem",
+                               "%envreg", "%pm")):
+                return Val(np.zeros(self.T, dtype=np.int64), 2, f"special register {tok}")
+            out = Val(np.zeros(self.T, dtype=np.int64))  # never written: 0
+        else:
+            c = _imm(tok)
+            if c is None:
+                return Val(np.zeros(self.T, dtype=np.int64), 2, f"operand {tok} not modelled")
+            arr = np.full(self.T, c, dtype=np.float64 if isinstance(c, float) or typ.startswith("f") else np.int64)
+            out = Val(arr)
+        if neg:
+            out = Val((out.a == 0).astype(np.int64), out.taint, out.why)
+        return out
+
+    def write(self, tok: str, val: Val, typ: str, mask: np.ndarray) -> None:
+        tok = tok.strip()
+        new = _store_as(val.a, typ) if typ != "pred" else (np.asarray(val.a) != 0).astype(np.int64)
+        old = self.regs.get(tok)
+        if old is None or mask.all():
+            self.regs[tok] = Val(np.broadcast_to(new, (self.T,)).copy(), val.taint, val.why)
+            return
+        a = np.where(mask, new, old.a if old.a.dtype == new.dtype else old.a.astype(new.dtype))
+        t = val.taint if val.taint >= old.taint else old.taint
+        self.regs[tok] = Val(a, t, val.why if val.taint >= old.taint else old.why)
+
+    def address(self, tok: str) -> tuple[Val, str | None]:
+        """[reg+off] / [sym+off] / [param] -> (address, param name when a param)."""
+        inner = tok.strip()[1:-1].replace(" ", "")
+        off = 0
+        base = inner
+        for sep in ("+", "-"):
+            if sep in inner[1:]:
+                b, o = inner.rsplit(sep, 1)
+                if _imm(o) is not None:
+                    base, off = b, int(_imm(o)) * (1 if sep == "+" else -1)
+                    break
+        if base in self.params:
+            return Val(np.full(self.T, off, dtype=np.int64)), base
+        if base in self.symbols:
+            return Val(np.full(self.T, self.symbols[base] + off, dtype=np.int64)), None
+        v = self.read(base, "s64")
+        return Val(v.a + off, v.taint, v.why), None
+
+
+_CMP: dict[str, Callable[[Any, Any], Any]] = {
+    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+    "lo": np.less, "ls": np.less_equal, "hi": np.greater, "hs": np.greater_equal,
+    "equ": np.equal, "neu": np.not_equal, "ltu": np.less, "leu": np.less_equal, "gtu": np.greater,
+    "geu": np.greater_equal, "num": lambda a, b: np.isfinite(a) & np.isfinite(b),
+    "nan": lambda a, b: ~(np.isfinite(a) & np.isfinite(b)),
+}
+
+
+def _merge(*vals: Val) -> tuple[int, str]:
+    worst = max(vals, key=lambda v: v.taint)
+    return worst.taint, worst.why
+
+
+def loc_line(ins: Instruction) -> int:
+    return ins.loc.line if ins.loc else 0
+

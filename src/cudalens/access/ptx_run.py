@@ -1,0 +1,295 @@
+"""Run a PTX kernel on the lane machine (cudalens.access.ptx_exec): memory instructions (with the
+warp-level sector and wavefront counts of every execution), warp shuffles and votes, and the
+min-PC scheduler over basic blocks (see ptx_exec's docstring for the rules)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cudalens.access import memory as M
+from cudalens.access.ptx_alu import alu
+from cudalens.access.ptx_exec import (SHARED_BASE, WARP, BranchRecord, Launch, Machine, MemRecord, RunResult, Val,
+                                      _NotModelled, _types, basic_blocks)
+from cudalens.compiled.ptx import Function, Instruction, PtxModule, type_bytes
+
+_NOOPS = {"bar", "barrier", "membar", "fence", "nanosleep", "prefetch", "prefetchu", "pmevent", "trap", "brkpt",
+          "griddepcontrol", "elect", "setmaxnreg", "discard", "applypriority", "createpolicy", "cp"}
+_SYNTHETIC_MOD = 61
+
+
+def _space(ins: Instruction) -> str | None:
+    for s in ("global", "shared", "const", "local", "param"):
+        if s in ins.parts:
+            return s
+    return None
+
+
+def _width(ins: Instruction) -> tuple[int, int, str]:
+    """(vector length, element bytes, element type)."""
+    vec = 4 if "v4" in ins.parts else 2 if "v2" in ins.parts else 8 if "v8" in ins.parts else 1
+    ts = _types(ins)
+    typ = ts[-1] if ts else "b32"
+    return vec, type_bytes(typ) or 4, typ
+
+
+def _synthetic(addr: np.ndarray, seed: int, typ: str) -> np.ndarray:
+    h = ((addr >> 2) * 2654435761 + seed * 7919) % _SYNTHETIC_MOD
+    return h.astype(np.float64) if typ.startswith("f") else h.astype(np.int64)
+
+
+def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active: np.ndarray, present: np.ndarray,
+            width: int, extra_taint: tuple[int, str] = (0, "")) -> None:
+    rec = m.mem.get(ins.index)
+    if rec is None:
+        rec = m.mem[ins.index] = MemRecord(ins.index, space, op, width)
+    rows_present = present.reshape(-1, WARP).any(axis=1)
+    if not rows_present.any():
+        return
+    a = addr.a.reshape(-1, WARP)[rows_present]
+    act = active.reshape(-1, WARP)[rows_present]
+    n = int(rows_present.sum())
+    rec.requests += n
+    rec.lanes += int(act.sum())
+    for t, w in ((addr.taint, addr.why), extra_taint):
+        if t > rec.taint:
+            rec.taint, rec.why = t, w
+    if space == "global":
+        s, i = M.global_sectors(a, act, width)
+        rec.sectors += float(s.sum())
+        rec.ideal += float(i.sum())
+        rec.per_call.append(round(float(s.sum()) / n, 4))
+    elif space == "shared":
+        _ways, wv, iw = M.shared_wavefronts(a, act, width)
+        rec.wavefronts += float(wv.sum())
+        rec.ideal_wavefronts += float(iw.sum())
+        rec.per_call.append(round(float(wv.sum()) / n, 4))
+
+
+def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray, ptaint: tuple[int, str]) -> None:
+    op = ins.base
+    o = ins.operands
+    vec, eb, typ = _width(ins)
+    space = _space(ins)
+    if op in ("ld", "ldu") and space == "param":
+        addr, pname = m.address(o[1])
+        k, v = m.params.get(pname, (None, 0)) if pname else (None, 0)
+        off = int(addr.a[0]) if addr.a.size else 0
+        if isinstance(v, tuple) and v[0] == "ptr":
+            val = v[1] + off
+        elif isinstance(v, (bytes, bytearray)):
+            val = int.from_bytes(bytes(v[off:off + eb]).ljust(eb, b"\0"), "little")
+        elif v is None:
+            val = 0
+        else:
+            val = v
+        dsts = [d.strip() for d in o[0].strip("{}").split(",")]
+        for d in dsts:
+            m.write(d, Val(np.full(m.T, val, dtype=np.float64 if typ.startswith("f") else np.int64)), typ, mask)
+        return
+    mem_tok = o[1] if op in ("ld", "ldu") else o[0]
+    addr, _ = m.address(mem_tok)
+    if space is None:  # generic: shared window or global, by value
+        sh = (addr.a >= SHARED_BASE) & (addr.a < SHARED_BASE + (1 << 32))
+        sel = mask & m.valid
+        space = "shared" if sel.any() and bool(sh[sel].all()) else "global"
+    if space == "shared":
+        addr = Val(np.where(addr.a >= SHARED_BASE, addr.a - SHARED_BASE, addr.a), addr.taint, addr.why)
+    line = ins.loc.line if ins.loc else 0
+    if space in ("global", "shared", "const", "local"):
+        _record(m, ins, space, "load" if op in ("ld", "ldu") else "store", addr, mask & m.valid, present & m.valid,
+                vec * eb, ptaint)
+    if op in ("ld", "ldu"):
+        sel = mask & m.valid
+        rows = addr.a.reshape(-1, WARP)
+        act = sel.reshape(-1, WARP)
+        first = np.where(act, rows, 0).max(axis=1, keepdims=True)
+        uniform = bool(((rows == first) | ~act).all())
+        taint = max(addr.taint, 1 if uniform else 2)
+        why = addr.why if addr.taint >= (1 if uniform else 2) else (
+            f"{'warp-uniform ' if uniform else 'per-lane '}value loaded at line {line}")
+        dsts = [d.strip() for d in o[0].strip("{}").split(",")]
+        for k, d in enumerate(dsts):
+            m.write(d, Val(_synthetic(addr.a + k * eb, m.launch.seed, typ), taint, why), typ, mask)
+
+
+def _shfl(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
+    o = ins.operands
+    dst = o[0].split("|")
+    a, b, c = m.read(o[1], "b32"), m.read(o[2], "u32"), m.read(o[3], "u32")
+    lane = m.special["%laneid"]
+    seg = (c.a >> 8) & 0x1F
+    min_lane = lane & seg
+    max_lane = min_lane | (c.a & 0x1F & ~seg)
+    mode = next(p for p in ins.parts if p in ("up", "down", "bfly", "idx"))
+    if mode == "up":
+        j = lane - b.a
+        ok = j >= min_lane
+    elif mode == "down":
+        j = lane + b.a
+        ok = j <= max_lane
+    elif mode == "bfly":
+        j = lane ^ b.a
+        ok = j <= max_lane
+    else:
+        j = min_lane | (b.a & ~seg)
+        ok = j <= max_lane
+    j = np.where(ok, j, lane) & 31
+    src = (np.arange(m.T) // WARP) * WARP + j
+    t = max(a.taint, b.taint, c.taint)
+    m.write(dst[0], Val(a.a[src], t, a.why or b.why), "b32", mask)
+    if len(dst) > 1:
+        m.write(dst[1], Val(ok.astype(np.int64), max(b.taint, c.taint)), "pred", mask)
+
+
+def _vote(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
+    o = ins.operands
+    p = m.read(o[1], "pred") if len(o) > 1 else Val(np.ones(m.T, dtype=np.int64))
+    act = (mask & m.valid).reshape(-1, WARP)
+    v = (p.a != 0).reshape(-1, WARP) & act
+    if "ballot" in ins.parts:
+        bits = (v.astype(np.int64) << np.arange(WARP)).sum(axis=1)
+        r = np.repeat(bits, WARP)
+        m.write(o[0], Val(r, p.taint, p.why), "b32", mask)
+        return
+    if "all" in ins.parts:
+        r = np.repeat((v | ~act).all(axis=1), WARP)
+    elif "any" in ins.parts:
+        r = np.repeat(v.any(axis=1), WARP)
+    else:
+        r = np.repeat((v == v[:, :1]).all(axis=1) | ~act.any(axis=1), WARP)
+    m.write(o[0], Val(r.astype(np.int64), p.taint, p.why), "pred", mask)
+
+
+def _taint_dsts(m: Machine, ins: Instruction, mask: np.ndarray, why: str) -> None:
+    if not ins.operands:
+        return
+    first = ins.operands[0].strip("()")
+    if ins.base == "call":
+        first = ins.operands[0].strip("()") if ins.operands[0].startswith("(") else ""
+    for d in first.strip("{}").split(","):
+        d = d.strip().split("|")[0]
+        if d.startswith("%"):
+            m.write(d, Val(np.zeros(m.T, dtype=np.int64), 2, why), "s64", mask)
+
+
+def _step(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
+    present = mask
+    ptaint = (0, "")
+    if ins.pred:
+        p = m.read(ins.pred, "pred")
+        mask = mask & (p.a != 0)
+        ptaint = (p.taint, p.why)
+    op = ins.base
+    if op in ("ld", "ldu", "st"):
+        _memory(m, ins, mask, present, ptaint)
+    elif op == "shfl":
+        _shfl(m, ins, mask)
+    elif op == "vote":
+        _vote(m, ins, mask)
+    elif op == "activemask":
+        act = (mask & m.valid).reshape(-1, WARP)
+        m.write(ins.operands[0], Val(np.repeat((act.astype(np.int64) << np.arange(WARP)).sum(axis=1), WARP)), "b32",
+                mask)
+    elif op in ("atom", "red"):
+        space = _space(ins) or "global"
+        addr, _ = m.address(ins.operands[1] if op == "atom" else ins.operands[0])
+        m.mem.setdefault(ins.index, MemRecord(ins.index, f"atomic-{space}", "atomic", _width(ins)[1]))
+        if op == "atom":
+            _taint_dsts(m, ins, mask, f"atomic result at line {ins.loc.line if ins.loc else 0}")
+    elif op == "mbarrier":
+        if "try_wait" in ins.parts or "test_wait" in ins.parts:
+            m.write(ins.operands[0], Val(np.ones(m.T, dtype=np.int64)), "pred", mask)
+    elif op in _NOOPS:
+        if op == "cp" and "async" in ins.parts and "bulk" not in ins.parts and len(ins.operands) >= 3:
+            src, _ = m.address(ins.operands[1])
+            size = int(ins.operands[2]) if ins.operands[2].isdigit() else 16
+            _record(m, ins, "global", "load", src, mask & m.valid, present & m.valid, size, ptaint)
+        return
+    elif op == "call":
+        m.calls += 1
+        _taint_dsts(m, ins, mask, "result of a call the model does not follow")
+    elif op in ("tex", "tld4", "suld", "sust", "suq", "txq", "ldmatrix", "stmatrix", "wgmma", "mma", "wmma", "match",
+                "redux", "isspacep", "istypep", "getctarank", "mapa", "tensormap", "stackrestore", "stacksave",
+                "alloca", "dp4a", "dp2a", "cvt.pack"):
+        m.unmodelled[op] = m.unmodelled.get(op, 0) + 1
+        _taint_dsts(m, ins, mask, f"{op} not modelled")
+    else:
+        try:
+            alu(m, ins, mask)
+        except (_NotModelled, KeyError, ValueError, IndexError, StopIteration, TypeError, OverflowError):
+            m.unmodelled[ins.opcode] = m.unmodelled.get(ins.opcode, 0) + 1
+            _taint_dsts(m, ins, mask, f"{ins.opcode} not modelled")
+
+
+def run(module: PtxModule, fn: Function, launch: Launch) -> RunResult:
+    """Execute ``fn`` for ``launch.blocks`` and return what every memory instruction and branch did."""
+    m = Machine(module, fn, launch)
+    blocks = basic_blocks(fn)
+    start_of = {s: k for k, (s, _e) in enumerate(blocks)}
+    block_of_label = {lab: start_of.get(i) for lab, i in fn.labels.items()}
+    pending: dict[int, np.ndarray] = {0: m.valid.copy()} if blocks else {}
+    counts: dict[int, int] = {}
+    back_taken: dict[int, int] = {}
+    truncated: set[int] = set()
+    steps = 0
+    complete = True
+
+    def send(k: int, lanes: np.ndarray) -> None:
+        if k >= len(blocks) or not lanes.any():
+            return
+        pending[k] = pending[k] | lanes if k in pending else lanes
+
+    while pending:
+        k = min(pending)
+        mask = pending.pop(k)
+        s, e = blocks[k]
+        steps += e - s
+        if steps > launch.max_steps:
+            complete = False
+            break
+        last = fn.instructions[e - 1]
+        for ins in fn.instructions[s:e]:
+            if ins is last and ins.base in ("bra", "ret", "exit", "brx"):
+                break
+            _step(m, ins, mask)
+        if last.base in ("ret", "exit"):
+            if last.pred:
+                p = m.read(last.pred, "pred")
+                send(k + 1, mask & ~(p.a != 0))
+            continue
+        if last.base != "bra":
+            send(k + 1, mask)
+            continue
+        target = block_of_label.get(last.operands[0].strip()) if last.operands else None
+        if target is None:
+            complete = False
+            continue
+        if last.pred:
+            p = m.read(last.pred, "pred")
+            taken = mask & (p.a != 0)
+            rec = m.branches.setdefault(last.index, BranchRecord(last.index))
+            act = (mask & m.valid).reshape(-1, WARP)
+            tk = (taken & m.valid).reshape(-1, WARP)
+            live = act.any(axis=1)
+            ntk = tk.sum(axis=1)
+            rec.requests += int(live.sum())
+            rec.divergent += int(((ntk > 0) & (ntk < act.sum(axis=1))).sum())
+            if p.taint > rec.taint:
+                rec.taint, rec.why = p.taint, p.why
+        else:
+            taken = mask
+        fall = mask & ~taken
+        if target <= k and taken.any():  # a loop's back edge
+            if counts.get(last.index, 0) >= launch.loop_cap:
+                truncated.add(last.index)
+                send(k + 1, taken)
+                taken = np.zeros_like(taken)
+            else:
+                counts[last.index] = counts.get(last.index, 0) + 1
+                back_taken[last.index] = back_taken.get(last.index, 0) + 1
+                for other in list(counts):
+                    if other != last.index and blocks[target][0] <= other < last.index:
+                        counts[other] = 0
+        send(target, taken)
+        send(k + 1, fall)
+    return RunResult(m.mem, m.branches, back_taken, truncated, steps, complete, m.unmodelled, m.calls)

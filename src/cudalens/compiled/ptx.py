@@ -1,0 +1,345 @@
+"""PTX as the compiler produced it: one record per instantiated kernel, its instructions with their
+source locations (``-lineinfo``), registers, shared/local declarations and basic blocks.
+
+``nvcc -ptx -lineinfo`` writes ``.loc FILE LINE COL`` before the instructions of each source
+position; for inlined code (``__device__`` helpers, library wrappers) the directive carries
+``inlined_at FILE LINE COL`` of the call. Every instruction keeps the innermost location (what
+Nsight Compute attributes its SASS to) and the chain of call sites, so a result can be reported at
+the first line of the chain that lies in the user's own files (:func:`user_location`).
+
+Pure parsing: :func:`parse_ptx` takes the text and returns frozen records.
+:func:`compile_ptx` runs the project's nvcc (toolchain.py) with an argument list, never a shell.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from cudalens.errors import InputError, ToolchainError
+
+
+@dataclass(frozen=True)
+class Loc:
+    """A source position: file index (of the module's ``.file`` table), line, and the call sites it
+    was inlined into (innermost first)."""
+
+    file: int
+    line: int
+    inlined_at: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class Instruction:
+    index: int
+    opcode: str  # full dotted opcode: "ld.global.nc.v4.f32"
+    operands: tuple[str, ...]  # as written; vectors keep their braces: "{%f1, %f2}"
+    pred: str | None = None  # "%p1" or "!%p1"
+    loc: Loc | None = None
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        return tuple(self.opcode.split("."))
+
+    @property
+    def base(self) -> str:
+        return self.opcode.split(".", 1)[0]
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str  # ".u64", ".u32", ".f32", ".b8" ...
+    size: int  # bytes
+    align: int
+    is_array: bool = False  # ".b8 name[N]": a struct or array passed by value
+
+
+@dataclass(frozen=True)
+class SharedDecl:
+    name: str
+    size: int | None  # bytes; None for ``.extern .shared`` (dynamic shared memory)
+    align: int
+    space: str = "shared"  # "shared" | "local" | "const" | "global"
+
+
+@dataclass(frozen=True)
+class Function:
+    name: str  # mangled
+    is_entry: bool
+    params: tuple[Param, ...]
+    instructions: tuple[Instruction, ...]
+    labels: Mapping[str, int]  # label -> index of the instruction that follows it
+    locals: tuple[SharedDecl, ...] = ()  # .local/.shared declared inside the body
+    maxntid: tuple[int, ...] | None = None
+    reqntid: tuple[int, ...] | None = None
+    minnctapersm: int | None = None
+
+
+@dataclass(frozen=True)
+class PtxModule:
+    files: Mapping[int, str]
+    functions: tuple[Function, ...]
+    globals: tuple[SharedDecl, ...] = ()  # module-level .shared/.const/.global declarations
+    target: str = ""
+
+    @property
+    def entries(self) -> tuple[Function, ...]:
+        return tuple(f for f in self.functions if f.is_entry)
+
+    def function(self, name: str) -> Function | None:
+        return next((f for f in self.functions if f.name == name), None)
+
+
+_TYPE_BYTES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2, "b32": 4, "u32": 4,
+               "s32": 4, "f32": 4, "b64": 8, "u64": 8, "s64": 8, "f64": 8, "pred": 1, "f16x2": 4, "bf16x2": 4,
+               "b128": 16}
+
+
+def type_bytes(t: str) -> int | None:
+    return _TYPE_BYTES.get(t.lstrip("."))
+
+
+_FILE_RE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"')
+_LOC_RE = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)(.*)$")
+_INL_RE = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)")
+_ENTRY_RE = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+|\.extern\s+)?(\.entry|\.func)\s+(?:\([^)]*\)\s*)?([\w$.]+)")
+_PARAM_RE = re.compile(r"\.param\s+(?:\.align\s+(\d+)\s+)?(\.\w+)\s+([\w$]+)(?:\[(\d+)\])?")
+_DECL_RE = re.compile(r"^\s*(?:\.extern\s+)?(?:\.visible\s+|\.global\s+)?\.(shared|local|const|global)\s+"
+                      r"(?:\.align\s+(\d+)\s+)?(\.\w+)\s+([\w$]+)((?:\[\d*\])*)")
+_DIRECTIVE_RE = re.compile(r"^\s*\.(maxntid|reqntid|minnctapersm)\s+([\d,\s]+)")
+_LABEL_RE = re.compile(r"^\s*([\w$]+):\s*$")
+
+
+def _split_operands(text: str) -> tuple[str, ...]:
+    out, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return tuple(out)
+
+
+def _decl(m: re.Match, is_extern: bool) -> SharedDecl:
+    space, align, typ, name, dims = m.groups()
+    size: int | None = type_bytes(typ) or 1
+    for d in re.findall(r"\[(\d*)\]", dims or ""):
+        size = None if (d == "" or size is None) else size * int(d)
+    if is_extern:
+        size = None
+    return SharedDecl(name, size, int(align) if align else (type_bytes(typ) or 1), space)
+
+
+def parse_ptx(text: str) -> PtxModule:
+    """Parse a PTX module (the subset nvcc emits) into functions, instructions and locations."""
+    files: dict[int, str] = {}
+    functions: list[Function] = []
+    globals_: list[SharedDecl] = []
+    target = ""
+    lines = text.splitlines()
+    i, n = 0, len(lines)
+    while i < n:
+        line = lines[i].split("//", 1)[0]
+        s = line.strip()
+        fm = _FILE_RE.match(line)
+        if fm:
+            files[int(fm.group(1))] = fm.group(2)
+            i += 1
+            continue
+        if s.startswith(".target"):
+            target = s.split()[1] if len(s.split()) > 1 else ""
+        em = _ENTRY_RE.match(line)
+        if em and not s.endswith(";"):
+            fn, i = _parse_function(lines, i, em.group(1) == ".entry", em.group(2))
+            if fn is not None:
+                functions.append(fn)
+            continue
+        dm = _DECL_RE.match(line)
+        if dm and s.endswith(";") and not s.startswith((".visible .func", ".extern .func")):
+            globals_.append(_decl(dm, s.startswith(".extern")))
+        i += 1
+    return PtxModule(files, tuple(functions), tuple(globals_), target)
+
+
+def _parse_function(lines: list[str], i: int, is_entry: bool, name: str) -> tuple[Function | None, int]:
+    header: list[str] = []
+    n = len(lines)
+    while i < n and "{" not in lines[i].split("//", 1)[0]:
+        header.append(lines[i].split("//", 1)[0])
+        i += 1
+        if header and header[-1].strip().endswith(";"):  # a declaration without a body
+            return None, i
+    if i >= n:
+        return None, i
+    head = " ".join(header)
+    # the opening line may also carry directives before the brace
+    head += " " + lines[i].split("{", 1)[0]
+    params = []
+    for m in _PARAM_RE.finditer(head.split(name, 1)[1] if name in head else head):
+        align, typ, pname, count = m.groups()
+        size = (type_bytes(typ) or 1) * (int(count) if count else 1)
+        params.append(Param(pname, typ, size, int(align) if align else (type_bytes(typ) or 1), count is not None))
+    dirs: dict[str, tuple[int, ...]] = {}
+    for m in re.finditer(r"\.(maxntid|reqntid|minnctapersm)\s+([\d,\s]+)", head):
+        dirs[m.group(1)] = tuple(int(x) for x in m.group(2).replace(" ", "").split(",") if x)
+    i += 1
+    depth = 1
+    instrs: list[Instruction] = []
+    labels: dict[str, int] = {}
+    local_decls: list[SharedDecl] = []
+    loc: Loc | None = None
+    parent: dict[tuple[int, int, int], tuple[int, int, int]] = {}  # inlined position -> its call site
+    pending = ""
+    while i < n and depth > 0:
+        raw = lines[i].split("//", 1)[0]
+        i += 1
+        s = raw.strip()
+        if not s:
+            continue
+        if s == "{":
+            depth += 1
+            continue
+        if s == "}":
+            depth -= 1
+            continue
+        lm = _LOC_RE.match(raw)
+        if lm:
+            here = (int(lm.group(1)), int(lm.group(2)), int(lm.group(3)))
+            chain: list[tuple[int, int]] = []
+            site = next(((int(a), int(b), int(c)) for a, b, c in _INL_RE.findall(lm.group(4))), None)
+            if site is not None:
+                parent[here] = site
+            while site is not None and len(chain) < 32:
+                chain.append(site[:2])
+                site = parent.get(site)
+            loc = Loc(here[0], here[1], tuple(chain))
+            continue
+        lab = _LABEL_RE.match(raw)
+        if lab:
+            labels[lab.group(1)] = len(instrs)
+            continue
+        dm = _DIRECTIVE_RE.match(raw)
+        if dm:
+            dirs[dm.group(1)] = tuple(int(x) for x in dm.group(2).replace(" ", "").split(",") if x)
+            continue
+        if s.startswith("."):
+            d = _DECL_RE.match(raw)
+            if d and d.group(1) in ("shared", "local"):
+                local_decls.append(_decl(d, s.startswith(".extern")))
+            continue
+        pending += " " + s
+        if not pending.rstrip().endswith(";"):
+            continue
+        stmt, pending = pending.strip().rstrip(";").strip(), ""
+        pred = None
+        if stmt.startswith("@"):
+            pred, stmt = stmt[1:].split(None, 1)
+        parts = stmt.split(None, 1)
+        opcode = parts[0]
+        operands = _split_operands(parts[1]) if len(parts) > 1 else ()
+        instrs.append(Instruction(len(instrs), opcode, operands, pred, loc))
+    return Function(name, is_entry, tuple(params), tuple(instrs), labels, tuple(local_decls),
+                    dirs.get("maxntid"), dirs.get("reqntid"),
+                    dirs["minnctapersm"][0] if "minnctapersm" in dirs else None), i
+
+
+def is_system_file(path: str) -> bool:
+    """A header of the CUDA toolkit or the C++ library (not the user's code)."""
+    p = path.replace("\\", "/")
+    return any(m in p for m in ("/nvidia/cu1", "/cuda/include/", "/cuda-", "/include/crt/", "/cccl/", "/usr/include/",
+                                "/usr/lib/gcc", "/targets/x86_64-linux/include"))
+
+
+def user_location(loc: Loc | None, files: Mapping[int, str]) -> tuple[str, int] | None:
+    """The first position of ``loc``'s chain (innermost first) that lies in a user's file."""
+    if loc is None:
+        return None
+    chain = [(loc.file, loc.line), *loc.inlined_at]
+    for f, ln in chain:
+        path = files.get(f, "")
+        if path and not is_system_file(path):
+            return path, ln
+    f, ln = chain[-1]
+    return files.get(f, ""), ln
+
+
+# ---------------------------------------------------------------------------------------- compiling
+
+
+@dataclass(frozen=True)
+class PtxBuild:
+    path: str
+    ptx: str
+    flags: tuple[str, ...]
+    seconds: float
+    module: PtxModule = field(compare=False, repr=False, default=None)  # type: ignore[assignment]
+
+
+def ptx_flags(cc: str, defines: Mapping[str, str | None] | Iterable[str] | None = None,
+              extra_flags: Iterable[str] = ()) -> list[str]:
+    """nvcc flags for the PTX the access model reads: ``-ptx -lineinfo -arch=sm_XY`` plus the
+    build's defines and flags (the same ones the cubin is built with, minus the cubin options)."""
+    from cudalens.compiled.compile import build_flags
+
+    base = build_flags(cc, defines, extra_flags)
+    out, skip = [], False
+    for f in base:
+        if skip:
+            skip = False
+            continue
+        if f == "-cubin":
+            continue
+        if f == "-Xptxas":
+            skip = True
+            continue
+        out.append(f)
+    return ["-ptx", *out]
+
+
+def compile_ptx(path: str | Path, cc: str = "9.0", defines: Mapping[str, str | None] | Iterable[str] | None = None,
+                extra_flags: Iterable[str] = (), toolchain=None) -> PtxBuild:
+    """``nvcc -ptx -lineinfo`` of one translation unit with the project's toolchain.
+
+    Raises InputError for a missing file, ToolchainError when nvcc is missing, and
+    :class:`cudalens.compiled.model.CompileError` when the code does not compile.
+    """
+    import time
+
+    from cudalens.compiled.model import CompileError, CompilerMessage
+    from cudalens.compiled.reports import parse_diagnostics
+    from cudalens.compiled.toolchain import discover
+
+    src = Path(path)
+    if not src.is_file():
+        raise InputError(f"{path}: no such file")
+    tc = toolchain or discover()
+    nvcc = tc.get("nvcc")
+    flags = ptx_flags(cc, defines, extra_flags)
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="cudalens-ptx-") as tmp:
+        out = Path(tmp) / "out.ptx"
+        try:
+            proc = subprocess.run([nvcc.path, *flags, str(src.resolve()), "-o", str(out)], capture_output=True,
+                                  text=True, env=tc.env(), timeout=600)
+        except OSError as exc:
+            raise ToolchainError(f"cannot run {nvcc.path}: {exc}") from exc
+        if proc.returncode != 0 or not out.exists():
+            messages = parse_diagnostics(proc.stderr + proc.stdout)
+            if not any(m.severity == "error" for m in messages):
+                tail = " ".join((proc.stderr + proc.stdout).strip().splitlines()[-3:]) or "nvcc failed"
+                messages = (*messages, CompilerMessage(None, None, tail, "error"))
+            raise CompileError(messages, " ".join([nvcc.path, *flags, str(src)]))
+        text = out.read_text(errors="replace")
+    return PtxBuild(str(src), text, tuple(flags), time.perf_counter() - t0, parse_ptx(text))
