@@ -13,6 +13,7 @@ not be traced (no driver, no GPU, CUPTI unavailable); the program exited with a 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import sys
@@ -160,7 +161,6 @@ def build_report(argv: Sequence[str], run: TracedRun, trace: Trace, opts: Option
         entry: dict[str, Any] = {"name": k.name, "symbol": k.symbol}
         occ = kern.occupancy_at_trace(k, cc)
         entry["occupancy"] = occ
-        findings += kern.trace_kernel_findings(k, occ, program, device.get("sm_count"))
         launches = None
         if opts.counters and i < opts.counters_top and counters_note is None:
             launches, why = kernel_counters(argv, k, opts.ncu_timeout)
@@ -184,6 +184,10 @@ def build_report(argv: Sequence[str], run: TracedRun, trace: Trace, opts: Option
             found, analysis, more = kern.static_findings(src, k, cc, workdir, launches, dict(opts.defines))
             notes += more
             findings += found + kern.place_counter_findings(from_counters, found, analysis, src)
+            # occupancy and grid size from the trace: advice only where the user can change the kernel
+            findings += [dataclasses.replace(f, file=src.file, line=(analysis or {}).get("line") or src.first_line)
+                         for f in kern.trace_kernel_findings(k, occ, program, device.get("sm_count"))
+                         if f.rule not in {g.rule for g in found}]
             entry["source"] = {"file": src.file, "line": src.first_line, "origin": src.origin}
             entry["analysis"] = analysis
         else:
@@ -228,10 +232,14 @@ def build_report(argv: Sequence[str], run: TracedRun, trace: Trace, opts: Option
 
 
 def profile_application(argv: Sequence[str], opts: Options, *, stdout: IO[str] | None = None) -> dict[str, Any]:
-    run = run_traced(argv, duration=opts.duration, launch_limit=opts.launch_limit, keep=opts.keep_trace,
-                     stdout=stdout)
-    trace = check_run(run)
-    return build_report(argv, run, trace, opts, device_facts(opts.cc))
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the device query overlaps the program's run
+        device = pool.submit(device_facts, opts.cc)
+        run = run_traced(argv, duration=opts.duration, launch_limit=opts.launch_limit, keep=opts.keep_trace,
+                         stdout=stdout)
+        trace = check_run(run)
+        return build_report(argv, run, trace, opts, device.result())
 
 
 def report_from_trace(trace: Trace, argv: Sequence[str], opts: Options, *, exit_status: int = 0,

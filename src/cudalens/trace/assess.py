@@ -1,11 +1,14 @@
 """Assess a traced application: where the GPU time goes, what the transfers cost, what the trace flags.
 
 Pure functions on a :class:`~cudalens.trace.records.Trace`. Times are nanoseconds in the records and
-seconds in the facts. Every share is of the **traced span** (first to last GPU activity) unless it
-says otherwise; kernel time shares (``share``) are of the summed kernel time, the quantity Nsight
+seconds in the facts. Every share is of the **assessed span** unless it says otherwise: from the start
+of the first NVTX range to the end of the last when the program marks its work with NVTX (a training
+loop's steps), else from the first kernel's start to the last GPU activity's end (so start-up before
+the first kernel -- imports, library loading, initial uploads -- does not dilute the shares). Kernel
+time shares (``share``) are of the summed kernel time of the whole trace, the quantity Nsight
 Compute's ``gpu__time_duration`` sums give.
 
-Findings (each with its measured cost as ``impact``, a share of the traced span):
+Findings (each with its measured cost as ``impact``, a share of the assessed span):
 
 * A1: the top kernels by time, with Amdahl's bound for speeding each one up (the APOD "assess"
   step), and the GPU's idle share with its largest gaps (time the host kept the GPU waiting).
@@ -31,6 +34,7 @@ from cudalens.compiled.names import base_name_from_mangled
 from cudalens.findings import Evidence, Finding, Layer, Priority
 from cudalens.trace.records import CopyRecord, KernelRecord, Trace
 
+X1_MIN_BYTES = 256 * 1024  # repeated copies below this in total and below 1 % of the span: see X4 instead
 SMALL_COPY = 64 * 1024  # bytes; below this a copy is dominated by its fixed cost
 GAP_MIN_NS = 10_000  # idle intervals shorter than 10 us are not reported as gaps
 _REPEAT = 3  # a pattern seen at least this many times between launches counts as "in a loop"
@@ -52,7 +56,7 @@ class KernelSummary:
     launches: int
     total_s: float
     share: float  # of all kernel time, 0..1
-    span_share: float  # of the traced span, 0..1
+    span_share: float  # of the assessed span, 0..1
     mean_s: float
     min_s: float
     max_s: float
@@ -106,6 +110,8 @@ class AppFacts:
     ranges: tuple[dict[str, Any], ...] = ()
     link_gbps: float | None = None  # theoretical host<->device bandwidth per direction
     link: str | None = None
+    window: str = ""  # how the assessed span was chosen
+    trace_span_s: float = 0.0  # first to last GPU activity of the whole trace
 
     def to_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
@@ -134,7 +140,22 @@ def _union(intervals: list[tuple[int, int]]) -> tuple[int, list[tuple[int, int]]
     return busy, gaps
 
 
-def summarize_kernels(kernels: Sequence[KernelRecord], span_ns: int) -> tuple[KernelSummary, ...]:
+def _clip(s: int, e: int, window: tuple[int, int]) -> int:
+    return max(0, min(e, window[1]) - max(s, window[0]))
+
+
+def assessed_window(trace: Trace) -> tuple[tuple[int, int], str]:
+    """(start, end) in ns of the span the shares are of, and how it was chosen."""
+    if trace.ranges:
+        return ((min(r.start_ns for r in trace.ranges), max(r.end_ns for r in trace.ranges)),
+                f"NVTX ranges ({len(trace.ranges)})")
+    recs = trace.gpu_records
+    start = trace.kernels[0].start_ns if trace.kernels else min(s for s, _ in recs)
+    return (start, max(e for _, e in recs)), "first kernel to last GPU activity"
+
+
+def summarize_kernels(kernels: Sequence[KernelRecord], span_ns: int,
+                      window: tuple[int, int] | None = None) -> tuple[KernelSummary, ...]:
     groups: dict[str, list[KernelRecord]] = defaultdict(list)
     for k in kernels:
         groups[k.name].append(k)
@@ -144,7 +165,8 @@ def summarize_kernels(kernels: Sequence[KernelRecord], span_ns: int) -> tuple[Ke
         t = sum(k.duration_ns for k in ks)
         config, _ = Counter((k.grid, k.block, k.registers, k.static_shared, k.dynamic_shared,
                              k.local_per_thread) for k in ks).most_common(1)[0]
-        span_share = min(t / span_ns, 1.0) if span_ns else 0.0
+        in_window = sum(_clip(k.start_ns, k.end_ns, window) for k in ks) if window else t
+        span_share = min(in_window / span_ns, 1.0) if span_ns else 0.0
         limit = amdahl_limit(span_share)
         out.append(KernelSummary(
             name=kernel_base_name(symbol), symbol=symbol, launches=len(ks), total_s=t * 1e-9, share=t / total,
@@ -184,9 +206,13 @@ def app_facts(trace: Trace, *, link_gbps: float | None = None, link: str | None 
     recs = trace.gpu_records
     if not recs:
         return AppFacts(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, (), (), (), 0.0, link_gbps=link_gbps, link=link)
-    first = min(s for s, _ in recs)
-    span = max(e for _, e in recs) - first
-    busy, holes = _union(recs)
+    window, how = assessed_window(trace)
+    first, span = window[0], window[1] - window[0]
+    clipped = [(max(s, window[0]), min(e, window[1])) for s, e in recs if e > window[0] and s < window[1]]
+    busy, holes = _union(clipped)
+    if clipped:  # idle time at the window's edges (an NVTX range that starts before its first kernel)
+        lo, hi = min(s for s, _ in clipped), max(e for _, e in clipped)
+        holes = ([(window[0], lo)] if lo > window[0] else []) + holes + ([(hi, window[1])] if hi < window[1] else [])
     big = sorted((h for h in holes if h[1] - h[0] >= GAP_MIN_NS), key=lambda h: h[0] - h[1])[:gaps]
     api_counts: Counter[str] = Counter(a.name.split("_v")[0] for a in trace.api)
     api_time: dict[str, float] = defaultdict(float)
@@ -196,11 +222,12 @@ def app_facts(trace: Trace, *, link_gbps: float | None = None, link: str | None 
         span_s=span * 1e-9, busy_s=busy * 1e-9, busy_share=busy / span if span else 1.0,
         kernel_s=sum(k.duration_ns for k in trace.kernels) * 1e-9,
         copy_s=sum(c.duration_ns for c in trace.copies) * 1e-9, set_s=sum(s.duration_ns for s in trace.sets) * 1e-9,
-        launches=len(trace.kernels), kernels=summarize_kernels(trace.kernels, span),
+        launches=len(trace.kernels), kernels=summarize_kernels(trace.kernels, span, window),
         transfers=summarize_transfers(trace),
         gaps=tuple(((a - first) * 1e-9, (b - a) * 1e-9) for a, b in big), idle_s=(span - busy) * 1e-9,
         api_counts=dict(api_counts), api_time_s=dict(api_time), syncs=len(trace.syncs), ranges=_ranges(trace),
-        link_gbps=link_gbps, link=link,
+        link_gbps=link_gbps, link=link, window=how,
+        trace_span_s=(max(e for _, e in recs) - min(s for s, _ in recs)) * 1e-9,
     )
 
 
@@ -212,7 +239,7 @@ def _f(rule: str, priority: Priority, section: str, program: str, message: str, 
        layer: Layer = Layer.RUNTIME) -> Finding:
     impact = min(cost_s / span_s, 1.0) if span_s > 0 else None
     return Finding(rule=rule, priority=priority, section=section, kernel=kernel, file=program, line=None,
-                   message=message, fix=fix, impact=impact, impact_text="of the traced GPU span (measured)",
+                   message=message, fix=fix, impact=impact, impact_text="of the assessed span (measured)",
                    evidence=tuple(Evidence(layer, k, v) for k, v in facts), status="confirmed")
 
 
@@ -222,6 +249,20 @@ def _between_launches(trace: Trace, times: list[int]) -> int:
         return 0
     lo, hi = trace.kernels[0].start_ns, trace.kernels[-1].end_ns
     return sum(1 for t in times if lo <= t <= hi)
+
+
+def _bytes(b: float) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if b >= size:
+            return f"{b / size:.2f} {unit}"
+    return f"{b:.0f} B"
+
+
+def _throughout(trace: Trace, times: list[int]) -> bool:
+    """True when ``times`` fall in each third of the kernel phase: a steady loop, not a warm-up."""
+    lo, hi = trace.kernels[0].start_ns, trace.kernels[-1].end_ns
+    third = (hi - lo) / 3 or 1
+    return {min(int((t - lo) / third), 2) for t in times if lo <= t <= hi} == {0, 1, 2}
 
 
 def _us(s: float) -> str:
@@ -241,15 +282,15 @@ def findings(trace: Trace, facts: AppFacts, program: str, *, sm_count: int | Non
         limit = "unbounded" if k.amdahl_limit is None else f"{k.amdahl_limit:.2f}x"
         out.append(_f("A1", Priority.HIGH, "BPG 3.1.1", program,
                       f"kernel {k.name} takes {k.share:.1%} of the GPU's kernel time ({_us(k.total_s)} in "
-                      f"{k.launches} launches, {k.span_share:.1%} of the traced span): making it 2x faster speeds "
-                      f"the traced run up at most {k.amdahl_2x:.2f}x, removing it {limit} (Amdahl)",
+                      f"{k.launches} launches, {k.span_share:.1%} of the assessed span): making it 2x faster speeds "
+                      f"that span up at most {k.amdahl_2x:.2f}x, removing it {limit} (Amdahl)",
                       "work on this kernel first: see its own findings below", k.total_s, span,
                       (("kernel_time_s", k.total_s), ("launches", k.launches), ("share_of_kernel_time", k.share)),
                       kernel=k.name))
     if facts.busy_share < 0.8 and facts.idle_s > 1e-3:
         gaps = ", ".join(f"{_us(length)} at +{_us(start)}" for start, length in facts.gaps[:3])
         out.append(_f("A1", Priority.HIGH, "BPG 3.1.1", program,
-                      f"the GPU is idle {1 - facts.busy_share:.0%} of the traced span ({_us(facts.idle_s)} of "
+                      f"the GPU is idle {1 - facts.busy_share:.0%} of the assessed span ({_us(facts.idle_s)} of "
                       f"{_us(span)}); largest gaps: {gaps or 'many short ones'}",
                       "profile the host code between launches (cudalens assess hotspots); batch work into fewer, "
                       "larger launches or CUDA graphs; move host work off the critical path",
@@ -275,12 +316,12 @@ def _transfer_findings(trace: Trace, facts: AppFacts, program: str) -> list[Find
     in_loop = [c for c in hd if _between_launches(trace, [c.start_ns])]
     sizes = Counter((c.kind, c.bytes) for c in in_loop)
     repeated = [c for c in in_loop if sizes[(c.kind, c.bytes)] >= _REPEAT]
-    if repeated:
-        t = sum(c.duration_ns for c in repeated) * 1e-9
-        b = sum(c.bytes for c in repeated)
+    t = sum(c.duration_ns for c in repeated) * 1e-9
+    b = sum(c.bytes for c in repeated)
+    if repeated and (b >= X1_MIN_BYTES or t >= 0.01 * span):
         out.append(_f("X1", Priority.HIGH, "BPG 9.1", program,
                       f"{len(repeated)} host-device copies of repeated sizes run between kernel launches "
-                      f"({b / 1e6:.2f} MB, {_us(t)} of copy time): data crosses the bus on every iteration",
+                      f"({_bytes(b)}, {_us(t)} of copy time): data crosses the bus on every iteration",
                       "keep the data on the device across iterations; copy once before and once after the loop",
                       t, span, (("copies", len(repeated)), ("bytes", b), ("copy_time_s", t))))
     small = [c for c in hd if c.bytes < SMALL_COPY]
@@ -291,7 +332,7 @@ def _transfer_findings(trace: Trace, facts: AppFacts, program: str) -> list[Find
         achieved = b / t / 1e9 if t else 0.0
         out.append(_f("X2", Priority.INFO, "BPG 9.1", program,
                       f"{len(small)} small host-device copies (< {SMALL_COPY // 1024} KiB; median "
-                      f"{sorted(c.bytes for c in small)[len(small) // 2]} B) take {_us(t)} and move {b / 1e3:.1f} kB "
+                      f"{sorted(c.bytes for c in small)[len(small) // 2]} B) take {_us(t)} and move {_bytes(b)} "
                       f"at {achieved:.2f} GB/s{link_txt}: each pays the fixed cost of a transfer",
                       "batch them: gather the data into one buffer and copy it once", max(t - ideal, 0.0), span,
                       (("copies", len(small)), ("bytes", b), ("achieved_gbps", achieved), ("link_gbps", link))))
@@ -300,11 +341,11 @@ def _transfer_findings(trace: Trace, facts: AppFacts, program: str) -> list[Find
         t = sum(c.duration_ns for c in pageable) * 1e-9
         b = sum(c.bytes for c in pageable)
         pinned = [c for c in hd if c.host_side == "pinned"]
-        pin_bw = (sum(c.bytes for c in pinned) / sum(c.duration_ns for c in pinned)) if pinned and \
-            sum(c.duration_ns for c in pinned) else None
+        pin_b, pin_t = sum(c.bytes for c in pinned), sum(c.duration_ns for c in pinned)
+        pin_bw = pin_b / pin_t if pin_b >= X1_MIN_BYTES and pin_t else None
         extra = f"; pinned copies in this run reached {pin_bw:.2f} GB/s" if pin_bw else ""
         out.append(_f("X3", Priority.INFO, "BPG 9.1.1", program,
-                      f"{len(pageable)} copies use pageable host memory ({b / 1e6:.2f} MB in {_us(t)}, "
+                      f"{len(pageable)} copies use pageable host memory ({_bytes(b)} in {_us(t)}, "
                       f"{(b / t / 1e9) if t else 0:.2f} GB/s{link_txt}{extra}): the driver stages them through a "
                       "pinned buffer and cannot overlap them with kernels",
                       "allocate the host buffers with cudaMallocHost / cudaHostAlloc (cupyx.empty_pinned, "
@@ -353,14 +394,14 @@ def _e8(trace: Trace, facts: AppFacts, program: str, sm_count: int | None) -> li
                f"the {sm_count} multiprocessors ({_us(t)}; mostly {', '.join(n for n, _ in names)}): where they are "
                "independent they could run concurrently",
                "launch independent kernels on separate non-default streams (or merge them into one launch)",
-               t / 2, span, (("launches", len(serial)), ("kernel_time_s", t), ("sm_count", sm_count)))]
+               t / 2, facts.span_s, (("launches", len(serial)), ("kernel_time_s", t), ("sm_count", sm_count)))]
 
 
 def _m1(trace: Trace, facts: AppFacts, program: str) -> list[Finding]:
     allocs = [a for a in trace.api if ("Malloc" in a.name or "Free" in a.name) and "Host" not in a.name
               and "Async" not in a.name]
     inside = [a for a in allocs if _between_launches(trace, [a.start_ns])]
-    if len(inside) < 2 * _REPEAT:
+    if len(inside) < 2 * _REPEAT or not _throughout(trace, [a.start_ns for a in inside]):
         return []
     t = sum(a.duration_ns for a in inside) * 1e-9
     kinds = Counter(a.name.split("_v")[0] for a in inside)

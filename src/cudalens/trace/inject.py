@@ -65,22 +65,32 @@ def _cache_dir() -> Path:
     return Path(xdg) / "cudalens" / "inject"
 
 
-def _cuda_h_dirs(include: str) -> list[str]:
-    dirs = [include]
-    if not os.path.exists(os.path.join(include, "cuda.h")):
-        for root in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
-            if root and os.path.exists(os.path.join(root, "include", "cuda.h")):
-                dirs.append(os.path.join(root, "include"))
-                break
-        else:
-            try:
-                from cudalens.compiled.toolchain import find_toolchain  # noqa: PLC0415
+def _toolkit_roots() -> list[str]:
+    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        roots.append(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))))
+    roots.append("/usr/local/cuda")
+    return [r for r in dict.fromkeys(roots) if r and os.path.isdir(os.path.join(r, "include"))]
 
-                inc = getattr(find_toolchain(), "include_dirs", None) or []
-                dirs += [d for d in inc if os.path.exists(os.path.join(d, "cuda.h"))][:1]
-            except Exception:  # noqa: BLE001
-                pass
-    return dirs
+
+def include_candidates(include: str) -> list[list[str]]:
+    """Include-directory sets to try, most self-consistent first: a toolkit's own headers (cupti.h
+    and cuda.h of one release), then the headers beside the CUPTI library with a toolkit's for the
+    rest (a Python package's include folder may hold cupti.h without CUDA's crt/ headers)."""
+    sets: list[list[str]] = []
+    for root in _toolkit_roots():
+        dirs = [d for d in (os.path.join(root, "extras", "CUPTI", "include"), os.path.join(root, "include"))
+                if os.path.isdir(d)]
+        if any(os.path.exists(os.path.join(d, "cupti_activity.h")) for d in dirs):
+            sets.append(dirs)
+    sets.append([include] + [os.path.join(r, "include") for r in _toolkit_roots()])
+    sets.append([include])
+    out: list[list[str]] = []
+    for s in sets:
+        if s not in out:
+            out.append(s)
+    return out
 
 
 def build(timeout: float = 120.0) -> str:
@@ -106,17 +116,21 @@ def build(timeout: float = 120.0) -> str:
     src_path = out_dir / f"inject-{key}.c"
     src_path.write_bytes(source)
     tmp = out_dir / f".{target.name}.{os.getpid()}"
-    incs = [arg for d in _cuda_h_dirs(include) for arg in ("-I", d)]
     libdir = os.path.dirname(lib)
-    cmd = [cc, "-shared", "-fPIC", "-O2", *incs, str(src_path), "-o", str(tmp), lib,
-           f"-Wl,-rpath,{libdir}", "-lpthread"]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ToolchainError(f"building the tracing library failed: {exc}") from None
-    if proc.returncode != 0:
-        first = next((ln for ln in proc.stderr.splitlines() if "error" in ln), proc.stderr.strip()[:200])
-        raise ToolchainError(f"building the tracing library with {cc} failed: {first}")
+    errors = []
+    for dirs in include_candidates(include):
+        incs = [arg for d in dirs for arg in ("-I", d)]
+        cmd = [cc, "-shared", "-fPIC", "-O2", *incs, str(src_path), "-o", str(tmp), lib,
+               f"-Wl,-rpath,{libdir}", "-lpthread"]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise ToolchainError(f"building the tracing library failed: {exc}") from None
+        if proc.returncode == 0:
+            break
+        errors.append(next((ln for ln in proc.stderr.splitlines() if "error" in ln), proc.stderr.strip()[:200]))
+    else:
+        raise ToolchainError(f"building the tracing library with {cc} failed: {errors[0] if errors else '?'}")
     os.replace(tmp, target)
     return str(target)
 
