@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 
 import pytest
 
@@ -30,3 +31,59 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+# --------------------------------------------------------------------------------------------
+# The suite leaves the user's home alone: every test runs with HOME, XDG_CACHE_HOME and the
+# cudalens cache pointed at a private temporary directory of the session (shared by the tests,
+# so compiled kernels stay cached between them). Subprocesses inherit the same environment.
+# At the end of the session the real home is compared with its state at the start; any file
+# the suite added there fails the run.
+
+_REAL_HOME = os.path.expanduser("~")
+_WATCHED = (".cudalens", ".cache/cudalens", ".cache/ms-playwright", ".cupy", ".nv")
+
+
+def _home_snapshot() -> dict[str, tuple[str, ...]]:
+    names = os.listdir(_REAL_HOME) if os.path.isdir(_REAL_HOME) else []
+    out = {"": tuple(sorted(n for n in names if "cudalens" in n.lower()))}
+    for rel in _WATCHED:
+        top = os.path.join(_REAL_HOME, rel)
+        files = []
+        for dirpath, _dirs, names in os.walk(top):
+            files.extend(os.path.relpath(os.path.join(dirpath, n), top) for n in names)
+        out[rel] = tuple(sorted(files))
+    return out
+
+
+def pytest_sessionstart(session):
+    session.config._cudalens_home_before = _home_snapshot()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    before = getattr(session.config, "_cudalens_home_before", None)
+    if before is None:
+        return
+    after = _home_snapshot()
+    added = {k: sorted(set(after[k]) - set(before.get(k, ()))) for k in after}
+    added = {k: v for k, v in added.items() if v}
+    if added:
+        where = "; ".join(f"{os.path.join(_REAL_HOME, k)}: {', '.join(v[:5])}" for k, v in added.items())
+        session.config.get_terminal_writer().line(f"ERROR: the test suite wrote into the user's home: {where}", red=True)
+        session.exitstatus = 1
+
+
+@pytest.fixture(scope="session")
+def _private_home(tmp_path_factory):
+    root = tmp_path_factory.mktemp("home")
+    (root / ".cache").mkdir()
+    return root
+
+
+@pytest.fixture(autouse=True)
+def _no_user_home(_private_home, monkeypatch):
+    """HOME, XDG_CACHE_HOME and CUDALENS_CACHE_DIR point into the session's temporary home."""
+    monkeypatch.setenv("HOME", str(_private_home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(_private_home / ".cache"))
+    monkeypatch.setenv("CUDALENS_CACHE_DIR", str(_private_home / ".cache" / "cudalens"))
+    yield

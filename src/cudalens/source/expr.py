@@ -23,6 +23,8 @@ macros, loop variables).
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Any, Callable, Mapping
 
 Expr = tuple
@@ -129,39 +131,102 @@ def node_text(node: Any) -> str:
 
 
 def parse_number(text: str) -> int | float | None:
-    """A C number literal as a Python number (suffixes u, l, f dropped), or None."""
+    """A C number literal as a Python number (suffixes u, l, f dropped), or None.
+
+    None also for what C cannot hold: an integer beyond 64 bits, or a floating literal that
+    overflows to infinity (``1e400``). Integers from 2**63 to 2**64-1 (``0xffffffffffffffffull``)
+    keep their 64-bit pattern as a signed value, the representation every integer here has.
+    """
     t = text.strip().replace("'", "")
     low = t.lower()
     try:
         if low.startswith("0x"):
-            return int(low.rstrip("ul"), 16)
+            return _literal_int(int(low.rstrip("ul"), 16))
         if low.startswith("0b"):
-            return int(low.rstrip("ul")[2:], 2)
-        is_float = any(ch in low for ch in ".e") and not low.startswith("0x")
-        if is_float or low.endswith("f") and not low.startswith("0x"):
-            return float(low.rstrip("fl"))
+            return _literal_int(int(low.rstrip("ul")[2:], 2))
+        is_float = any(ch in low for ch in ".e")
+        if is_float or low.endswith("f"):
+            v = float(low.rstrip("fl"))
+            return v if math.isfinite(v) else None
         core = low.rstrip("ul")
         if len(core) > 1 and core.startswith("0") and core.isdigit():
-            return int(core, 8)
-        return int(core)
+            return _literal_int(int(core, 8))
+        if len(core) > 20:
+            return None
+        return _literal_int(int(core))
     except ValueError:
         return None
+
+
+def _literal_int(v: int) -> int | None:
+    return wrap(v) if 0 <= v < 1 << 64 else None
+
+
+def wrap(v: int) -> int:
+    """An integer reduced to a 64-bit two's complement value (C's widest integer type)."""
+    v &= _MASK64
+    return v - (1 << 64) if v >> 63 else v
+
+
+_MASK64 = (1 << 64) - 1
+
+#: Expressions deeper or larger than this become unknown ("nesting too deep"): every recursive
+#: function over expressions (here, in :mod:`cudalens.access.lanes`, in the rules) stays far from
+#: Python's recursion limit, and a chain of self-referencing assignments (``x = x + x;`` repeated)
+#: cannot grow an expression exponentially.
+MAX_DEPTH = 100
+MAX_SIZE = 2000
+
+
+def too_big(e: Expr) -> bool:
+    """True when ``e`` is deeper than :data:`MAX_DEPTH` or has more than :data:`MAX_SIZE` nodes
+    (iterative, stops at the first excess: at most MAX_SIZE steps even on shared sub-expressions)."""
+    stack = [(e, 1)]
+    size = 0
+    while stack:
+        x, d = stack.pop()
+        size += 1
+        if size > MAX_SIZE or d > MAX_DEPTH:
+            return True
+        tag = x[0]
+        if tag == "b":
+            stack.append((x[2], d + 1))
+            stack.append((x[3], d + 1))
+        elif tag == "u":
+            stack.append((x[2], d + 1))
+        elif tag == "t":
+            stack.extend(((x[1], d + 1), (x[2], d + 1), (x[3], d + 1)))
+        elif tag == "f":
+            stack.extend((a, d + 1) for a in x[2])
+    return False
+
+
+def bounded(e: Expr) -> Expr:
+    """``e``, or an unknown when it is too deep or too large to model (see :func:`too_big`)."""
+    return unknown("nesting too deep") if e[0] in ("b", "u", "t", "f") and too_big(e) else e
 
 
 Resolver = Callable[[str], Expr]
 
 
 def from_node(node: Any, resolve: Resolver, on_subscript: Callable[[Any], Expr] | None = None,
-              on_call: Callable[[Any], Expr] | None = None) -> Expr:
+              on_call: Callable[[Any], Expr] | None = None, _depth: int = 0) -> Expr:
     """Build an expression from a tree-sitter expression node.
 
     ``resolve(name)`` maps an identifier to an expression (a local variable's current definition,
     a symbol for a parameter or macro, or an unknown). ``on_subscript`` and ``on_call`` let the
-    caller decide what a load or a call means (default: unknown).
+    caller decide what a load or a call means (default: unknown). Syntax nested deeper than
+    :data:`MAX_DEPTH`, and results larger than :data:`MAX_SIZE`, are unknown ("nesting too deep").
     """
     if node is None:
         return unknown("missing")
+    if _depth > MAX_DEPTH:
+        return unknown("nesting too deep")
     t = node.type
+
+    def sub(n: Any) -> Expr:
+        return from_node(n, resolve, on_subscript, on_call, _depth + 1)
+
     if t == "number_literal":
         v = parse_number(node_text(node))
         return num(v) if v is not None else unknown("number")
@@ -171,46 +236,46 @@ def from_node(node: Any, resolve: Resolver, on_subscript: Callable[[Any], Expr] 
         txt = node_text(node)
         return num(ord(txt[1])) if len(txt) == 3 else unknown("char")
     if t == "identifier":
-        return resolve(node_text(node))
+        return bounded(resolve(node_text(node)))
     if t == "field_expression":
         base = node.child_by_field_name("argument")
         field = node.child_by_field_name("field")
         name = f"{node_text(base)}.{node_text(field)}"
         if name in BUILTINS:
             return ("v", name)
-        return resolve(name)
+        return bounded(resolve(name))
     if t == "parenthesized_expression":
         inner = [c for c in node.named_children if c.type != "comment"]
-        return from_node(inner[-1], resolve, on_subscript, on_call) if inner else unknown("empty")
+        return sub(inner[-1]) if inner else unknown("empty")
     if t == "binary_expression":
         op = node_text(node.child_by_field_name("operator"))
         if op not in _BINARY:
             return unknown(f"operator {op}")
-        left = from_node(node.child_by_field_name("left"), resolve, on_subscript, on_call)
-        right = from_node(node.child_by_field_name("right"), resolve, on_subscript, on_call)
+        left = sub(node.child_by_field_name("left"))
+        right = sub(node.child_by_field_name("right"))
         return fold(("b", op, left, right))
     if t == "unary_expression":
         op = node_text(node.child_by_field_name("operator"))
-        arg = from_node(node.child_by_field_name("argument"), resolve, on_subscript, on_call)
+        arg = sub(node.child_by_field_name("argument"))
         if op == "+":
             return arg
         if op in ("-", "!", "~"):
             return fold(("u", op, arg))
         return unknown(f"unary {op}")
     if t == "conditional_expression":
-        c = from_node(node.child_by_field_name("condition"), resolve, on_subscript, on_call)
-        a = from_node(node.child_by_field_name("consequence"), resolve, on_subscript, on_call)
-        b = from_node(node.child_by_field_name("alternative"), resolve, on_subscript, on_call)
-        return ("t", c, a, b)
+        c = sub(node.child_by_field_name("condition"))
+        a = sub(node.child_by_field_name("consequence"))
+        b = sub(node.child_by_field_name("alternative"))
+        return bounded(("t", c, a, b))
     if t == "cast_expression":
-        return from_node(node.child_by_field_name("value"), resolve, on_subscript, on_call)
+        return sub(node.child_by_field_name("value"))
     if t == "comma_expression":
-        return from_node(node.child_by_field_name("right"), resolve, on_subscript, on_call)
+        return sub(node.child_by_field_name("right"))
     if t == "subscript_expression":
-        return on_subscript(node) if on_subscript else unknown("load")
+        return bounded(on_subscript(node)) if on_subscript else unknown("load")
     if t == "call_expression":
         if on_call is not None:
-            return on_call(node)
+            return bounded(on_call(node))
         return unknown("call")
     if t == "sizeof_expression":
         return unknown("sizeof")
@@ -218,51 +283,89 @@ def from_node(node: Any, resolve: Resolver, on_subscript: Callable[[Any], Expr] 
 
 
 def fold(e: Expr) -> Expr:
-    """Fold constant sub-expressions (keeps expressions small)."""
+    """Fold constant sub-expressions (keeps expressions small), in C's arithmetic.
+
+    An operation C leaves undefined or that has no finite value (division by zero, a shift by a
+    negative count or by 64 or more, a bit operation on a floating value, an infinite or NaN
+    result) is left unfolded; evaluating it later raises :class:`Unknown`. The result is bounded
+    (:func:`bounded`).
+    """
     tag = e[0]
     if tag == "b" and e[2][0] == "n" and e[3][0] == "n":
         try:
             return num(apply_binary(e[1], e[2][1], e[3][1]))
-        except (ZeroDivisionError, ValueError, OverflowError):
+        except Unknown:
             return e
     if tag == "u" and e[2][0] == "n":
-        v = e[2][1]
-        if e[1] == "-":
-            return num(-v)
-        if e[1] == "!":
-            return num(int(not v))
-        if e[1] == "~" and isinstance(v, int):
-            return num(~v)
-    return e
+        try:
+            return num(apply_unary(e[1], e[2][1]))
+        except Unknown:
+            return e
+    return bounded(e)
+
+
+def _is_float(v: Any) -> bool:
+    return isinstance(v, float)
+
+
+def _finite(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        raise Unknown("not a finite number")
+    return v
 
 
 def _cdiv(a: Any, b: Any) -> Any:
-    if isinstance(a, float) or isinstance(b, float):
-        return a / b
+    if b == 0:
+        raise Unknown("division by zero")
+    if _is_float(a) or _is_float(b):
+        return float(a) / float(b)
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b >= 0) else -q
 
 
-def apply_binary(op: str, a: Any, b: Any) -> Any:
-    """One binary operation on Python scalars, with C's truncating division."""
-    if op == "+":
-        return a + b
+def apply_unary(op: str, v: Any) -> Any:
+    """``-``, ``!``, ``~`` on one value, in C's arithmetic (64-bit integers wrap)."""
     if op == "-":
-        return a - b
+        return -v if _is_float(v) else wrap(-v)
+    if op == "!":
+        return int(not v)
+    if op == "~" and not _is_float(v):
+        return wrap(~v)
+    raise Unknown(f"unary {op}")
+
+
+def apply_binary(op: str, a: Any, b: Any) -> Any:
+    """One binary operation on Python scalars with C semantics; raises :class:`Unknown` where C has
+    no defined finite value.
+
+    Integers are 64-bit two's complement and wrap; an operand that is floating makes the operation
+    floating (the integer is converted first, as C does); ``/`` and ``%`` on integers truncate
+    toward zero; shifts, ``%`` and bit operations need integers, and a shift count between 0 and 63.
+    """
+    if isinstance(a, bool):
+        a = int(a)
+    if isinstance(b, bool):
+        b = int(b)
+    fl = _is_float(a) or _is_float(b)
+    if op in ("<<", ">>", "&", "|", "^", "%") and fl:
+        raise Unknown(f"operator {op} on a floating value")
+    if fl:
+        a, b = float(a), float(b)
+    if op == "+":
+        return _finite(a + b) if fl else wrap(a + b)
+    if op == "-":
+        return _finite(a - b) if fl else wrap(a - b)
     if op == "*":
-        return a * b
+        return _finite(a * b) if fl else wrap(a * b)
     if op == "/":
-        if b == 0:
-            raise ZeroDivisionError
-        return _cdiv(a, b)
+        q = _cdiv(a, b)
+        return _finite(q) if fl else wrap(q)
     if op == "%":
-        if b == 0:
-            raise ZeroDivisionError
-        return a - _cdiv(a, b) * b
-    if op == "<<":
-        return a << b
-    if op == ">>":
-        return a >> b
+        return wrap(a - _cdiv(a, b) * b)
+    if op in ("<<", ">>"):
+        if not 0 <= b < 64:
+            raise Unknown(f"shift by {b}")
+        return wrap(a << b) if op == "<<" else a >> b
     if op == "&":
         return a & b
     if op == "|":
@@ -285,53 +388,62 @@ def apply_binary(op: str, a: Any, b: Any) -> Any:
         return int(bool(a) and bool(b))
     if op == "||":
         return int(bool(a) or bool(b))
-    raise ValueError(op)
+    raise Unknown(f"operator {op}")
 
 
-def eval_scalar(e: Expr, values: Mapping[str, Any]) -> Any:
-    """Evaluate to a Python number; raises :class:`Unknown` for anything not determined."""
+def eval_scalar(e: Expr, values: Mapping[str, Any], _depth: int = 0) -> Any:
+    """Evaluate to a Python number; raises :class:`Unknown` for anything not determined.
+
+    Symbols take their values from ``values``: numbers, or expressions (a macro's definition),
+    followed at most :data:`MAX_DEPTH` levels deep (``#define A B`` with ``#define B A`` is unknown).
+    """
     tag = e[0]
     if tag == "n":
         return e[1]
     if tag == "v":
-        if e[1] in values:
-            v = values[e[1]]
-            if isinstance(v, tuple):  # a macro given as an expression
-                return eval_scalar(v, values)
-            return v
-        raise Unknown(e[1])
+        if e[1] not in values:
+            raise Unknown(e[1])
+        v = values[e[1]]
+        if isinstance(v, tuple):  # a macro given as an expression
+            if _depth > MAX_DEPTH:
+                raise Unknown("recursive definition")
+            return eval_scalar(v, values, _depth + 1)
+        return _scalar(v, e[1])
     if tag == "b":
-        a = eval_scalar(e[2], values)
+        a = eval_scalar(e[2], values, _depth)
         if e[1] == "&&" and not a:
             return 0
         if e[1] == "||" and a:
             return 1
-        b = eval_scalar(e[3], values)
-        try:
-            return apply_binary(e[1], a, b)
-        except (ZeroDivisionError, ValueError, OverflowError, TypeError) as exc:
-            raise Unknown(f"{type(exc).__name__}") from None
+        b = eval_scalar(e[3], values, _depth)
+        return apply_binary(e[1], a, b)
     if tag == "u":
-        v = eval_scalar(e[2], values)
-        if e[1] == "-":
-            return -v
-        if e[1] == "!":
-            return int(not v)
-        if e[1] == "~" and isinstance(v, int):
-            return ~v
-        raise Unknown("unary")
+        return apply_unary(e[1], eval_scalar(e[2], values, _depth))
     if tag == "t":
-        return eval_scalar(e[2] if eval_scalar(e[1], values) else e[3], values)
+        return eval_scalar(e[2] if eval_scalar(e[1], values, _depth) else e[3], values, _depth)
     if tag == "f":
-        args = [eval_scalar(a, values) for a in e[2]]
+        args = [eval_scalar(a, values, _depth) for a in e[2]]
         name = e[1]
         if name in ("min", "umin", "llmin") and len(args) == 2:
             return min(args)
         if name in ("max", "umax", "llmax") and len(args) == 2:
             return max(args)
         if name == "abs" and len(args) == 1:
-            return abs(args[0])
+            return apply_unary("-", args[0]) if args[0] < 0 else args[0]
         if name in ("__mul24", "__umul24") and len(args) == 2:
-            return args[0] * args[1]
+            return apply_binary("*", args[0], args[1])
         raise Unknown(f"call {name}")
     raise Unknown(e[1] if len(e) > 1 else "unknown")
+
+
+def _scalar(v: Any, name: str) -> int | float:
+    """A value given for a symbol as a Python int or a finite float (numpy scalars included)."""
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, int):
+        return wrap(v)
+    if isinstance(v, numbers.Integral):
+        return wrap(int(v))
+    if isinstance(v, numbers.Real) and math.isfinite(float(v)):
+        return float(v)
+    raise Unknown(name)
