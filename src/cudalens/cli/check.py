@@ -7,6 +7,20 @@ workflow annotations), the analysis JSON, or a SARIF 2.1.0 log for code-scanning
 ``--select``/``--ignore``, suppression comments and ``--baseline`` choose what is reported (each
 finding left out is counted in the summary); ``--fail-on`` turns findings at or above a priority
 into exit code 1.
+
+Files are compiled in parallel (``-j N``, default: every core), with a progress bar when standard
+error is a terminal. The build context (``-I``, ``--nvcc-flag``, ``--compile-commands``,
+``[tool.cudalens]``) is the one ``analyze`` uses. Headers are compiled through a listed file that
+includes them (or alone through a generated wrapper), never handed to nvcc on their own.
+
+Failures, for CI:
+
+* a file that cannot be read or is not CUDA C++ is reported on standard error as one line; the
+  other files are analyzed and reported, and the exit code is 2 at the end;
+* a file that does not compile is analyzed source-only; its note (and, for the one-line and
+  machine formats, a ``PATH: compile-error: FIRST ERROR`` line on standard error) gives the
+  compiler's first error; ``--strict`` makes any compile error exit 1 (the same code as
+  ``--fail-on``), so a CI job cannot pass on code that no longer builds.
 """
 
 from __future__ import annotations
@@ -80,16 +94,22 @@ def summary_lines(result) -> list[str]:
             total[f.priority.value] = total.get(f.priority.value, 0) + 1
         tally = ", ".join(f"{counts[p.value]} {p.value}" for p in Priority if p.value in counts) or "no findings"
         lines.append(f"{fa.model.path}: {tally}")
+        if fa.compile_error:
+            lines.append(f"  compile-error: {fa.compile_error}")
         for f in fa.findings:
             where = f"{f.line}:{f.column or 1}" if f.line else "-"
             lines.append(f"  {where:>8}  {f.priority.value:<10} {f.rule:<5} {f.message}")
-        lines += [f"  note: {n}" for n in fa.notes]
+        lines += [f"  note: {n}" for n in fa.notes if not n.startswith("not compiled (CompileError")]
     tally = ", ".join(f"{total[p.value]} {p.value}" for p in Priority if p.value in total) or "no findings"
-    lines.append(f"{len(result.files)} file(s): {tally}")
+    broken = sum(1 for fa in result.files if fa.compile_error)
+    failed = len(getattr(result, "failed", ()))
+    extra = (f"; {broken} not compiled (compile-error)" if broken else "") + (f"; {failed} not analyzed" if failed else "")
+    lines.append(f"{len(result.files)} file(s): {tally}{extra}")
     return lines
 
 
 def register(group: click.Group) -> None:
+    from cudalens.cli._build import build_options as build_context_options
     from cudalens.cli._triage import fail_on_option, triage_options
 
     @group.command("check")
@@ -107,8 +127,12 @@ def register(group: click.Group) -> None:
     @click.option("--cc", default="9.0", show_default=True, help="Target compute capability.")
     @click.option("--define", "-D", "defines", multiple=True, metavar="NAME=VALUE",
                   help="Value of a kernel parameter, template parameter or macro (repeatable).")
+    @build_context_options
+    @click.option("-j", "--jobs", "jobs", type=click.IntRange(1, 1024), default=None,
+                  help="Files compiled at the same time (default: every core).")
+    @click.option("--strict", is_flag=True, help="Exit 1 when a file does not compile (compile-error).")
     def check_cmd(paths, fail_on, fmt, output, exclude, select, ignore, baseline, write_baseline, min_impact,
-                  no_compile, cc, defines):
+                  no_compile, cc, defines, include_dirs, nvcc_flags, compile_commands, no_config, jobs, strict):
         """Analyze the .cu/.cuh files named or under each PATH; exit 1 with --fail-on when findings reach it."""
         from cudalens.access.model import parse_defines
         from cudalens.analyze import analyze
@@ -120,9 +144,14 @@ def register(group: click.Group) -> None:
             defs = parse_defines(list(defines))
         except ValueError as exc:
             raise InputError(str(exc)) from None
+        from cudalens.cli._build import make_build
+
         files = collect_paths(list(paths), tuple(exclude))
         options = build_options(files, tuple(select), tuple(ignore), baseline, min_impact)
-        raw = analyze(files, defines=defs, cc=cc, compile=not no_compile)
+        build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config)
+        with _progress(len(files)) as progress:
+            raw = analyze(files, defines=defs, cc=cc, compile=not no_compile, build=build,
+                          jobs=jobs or os.cpu_count() or 1, keep_going=True, progress=progress)
         if write_baseline:
             selected, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
             save_baseline(write_baseline, selected.findings, {fa.model.path: fa.model.text for fa in raw.files})
@@ -137,7 +166,45 @@ def register(group: click.Group) -> None:
             click.echo(text)
         if fmt in ("concise", "github") and triaged.suppressed_total:
             click.echo(f"cudalens: {triaged.summary()}", err=True)
-        return 1 if fails(result.findings, fail_on) else 0
+        broken = [(fa.model.path, fa.compile_error) for fa in result.files if fa.compile_error]
+        if fmt != "text":
+            for path, error in broken:
+                click.echo(f"{path}: compile-error: {error}", err=True)
+        for _path, reason in result.failed:
+            click.echo(f"cudalens: {reason}", err=True)
+        if result.failed:
+            return 2
+        return 1 if fails(result.findings, fail_on) or (strict and broken) else 0
+
+
+class _progress:
+    """A progress bar on standard error when it is a terminal; nothing otherwise."""
+
+    def __init__(self, total: int) -> None:
+        import sys
+
+        self.total = total
+        self.bar = None
+        if sys.stderr.isatty() and total > 1:
+            from rich.console import Console
+            from rich.progress import Progress
+
+            self.bar = Progress(console=Console(stderr=True), transient=True)
+
+    def __enter__(self):
+        if self.bar is None:
+            return None
+        self.bar.start()
+        task = self.bar.add_task("analyzing", total=self.total)
+
+        def advance(done: int, total: int, path: str) -> None:
+            self.bar.update(task, completed=done, description=os.path.basename(path))
+
+        return advance
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.stop()
 
 
 def render(result, triaged, fmt: str) -> str:

@@ -1,0 +1,37 @@
+"""Build-context options shared by `analyze`, `check` and `bench`: -I, --nvcc-flag,
+--compile-commands, --no-config (the configuration is ``[tool.cudalens]``, see cudalens.project)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+import click
+
+
+def build_options(fn: Callable) -> Callable:
+    """Decorate a click command with the build-context options (parameters ``include_dirs``,
+    ``nvcc_flags``, ``compile_commands``, ``no_config``)."""
+    options = [
+        click.option("-I", "--include-dir", "include_dirs", multiple=True, metavar="DIR",
+                     help="Include folder for the compiler and for the project headers the model reads (repeatable)."),
+        click.option("--nvcc-flag", "nvcc_flags", multiple=True, metavar="FLAG",
+                     help="A flag passed to nvcc as given, e.g. --nvcc-flag=-std=c++17 (repeatable). Flags holding "
+                          "shell characters are refused; -D/-I values are passed safely."),
+        click.option("--compile-commands", "compile_commands", default=None, metavar="FILE",
+                     help="compile_commands.json (CMake CMAKE_EXPORT_COMPILE_COMMANDS, Bear): each listed file is "
+                          "compiled with its own recorded flags."),
+        click.option("--no-config", "no_config", is_flag=True,
+                     help="Ignore [tool.cudalens] in pyproject.toml / cudalens.toml."),
+    ]
+    for opt in reversed(options):
+        fn = opt(fn)
+    return fn
+
+
+def make_build(paths: Iterable[str], include_dirs: Iterable[str] = (), nvcc_flags: Iterable[str] = (),
+               compile_commands: str | None = None, no_config: bool = False) -> Any:
+    """The BuildContext for ``paths`` from the options (InputError names a bad one)."""
+    from cudalens.project import build_context
+
+    return build_context(list(paths), include_dirs=list(include_dirs), nvcc_flags=list(nvcc_flags),
+                         compile_commands=compile_commands, use_config=not no_config)

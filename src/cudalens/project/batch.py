@@ -1,0 +1,105 @@
+"""Analysing many files: compiles in parallel, headers through the units that include them, and
+one bad file reported without stopping the others.
+
+Order of work (the result lists files in the order given):
+
+1. every file is parsed once on the calling thread (tree-sitter parsers are not shared between
+   threads), which gives the macros its compile needs (:func:`cudalens.analyze.compiler_defines`);
+2. translation units are compiled ``jobs`` at a time in worker threads (nvcc runs in its own
+   processes, so the threads only wait);
+3. a header (``.cuh``, ``.h``, ...) is compiled through the first of the given translation units
+   whose dependency list (``nvcc -MD``) holds it, so its templates are instantiated as the project
+   uses them and its findings point into its own lines; a header no unit includes is compiled
+   through the generated wrapper alone (never handed to nvcc as an input file);
+4. each file's model and rules run on the calling thread as its compile completes.
+
+A file that cannot be read or is not CUDA C++ raises :class:`~cudalens.errors.InputError`, or with
+``keep_going`` is listed as ``(path, reason)`` and skipped. A file that does not compile is not a
+failure: it is analyzed source-only, with the compiler's first error in its notes.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from cudalens.errors import CudalensError, InputError
+from cudalens.project.context import is_header
+
+Progress = Callable[[int, int, str], None]
+
+
+def _reason(path: str, exc: BaseException) -> str:
+    if isinstance(exc, OSError):
+        return f"{path}: cannot read ({exc.strerror or type(exc).__name__})"
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text if Path(path).name in text else f"{path}: {text}"
+
+
+def analyze_files(paths: list[str], *, block: tuple[int, int, int] | None, defines: Mapping[str, Any], cc: str,
+                  compile: bool, build: Any, jobs: int = 1, keep_going: bool = False,
+                  progress: Progress | None = None) -> tuple[list[Any], list[tuple[str, str]]]:
+    """(FileAnalysis per analysable file, [(path, reason)] of the others)."""
+    from cudalens.analyze import _compile, analyze_file, compiler_defines
+    from cudalens.hardware.table import limits
+    from cudalens.source.parse import parse_file
+
+    cc = limits(cc).cc
+    order = list(dict.fromkeys(paths))
+    failed: dict[str, str] = {}
+
+    def fail(path: str, exc: BaseException) -> None:
+        if not keep_going:
+            if isinstance(exc, OSError):
+                raise InputError(_reason(path, exc)) from None
+            raise exc
+        failed[path] = _reason(path, exc)
+
+    futures: dict[str, Future] = {}
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="cudalens-compile") if compile else None
+    try:
+        if pool is not None:
+            compile_defs: dict[str, dict[str, Any]] = {}
+            for p in order:
+                try:
+                    predefined = tuple(build.header_macros(p).items()) if build is not None else ()
+                    compile_defs[p] = compiler_defines(parse_file(p, predefined), defines)
+                except (CudalensError, OSError) as exc:
+                    fail(p, exc)
+            units = [p for p in order if p in compile_defs and not is_header(p)]
+            for p in units:
+                futures[p] = pool.submit(_compile, str(p), cc, compile_defs[p], build)
+            for p in order:
+                if p in compile_defs and is_header(p):
+                    futures[p] = pool.submit(_compile_header, p, units, futures, cc, compile_defs[p], build)
+        done: list[Any] = []
+        for i, p in enumerate(order):
+            if p not in failed:
+                try:
+                    outcome = futures[p].result() if p in futures else None
+                    done.append(analyze_file(p, block=block, defines=defines, cc=cc, compile=compile, build=build,
+                                             compiled_outcome=outcome))
+                except (CudalensError, OSError) as exc:
+                    fail(p, exc)
+            if progress is not None:
+                progress(i + 1, len(order), p)
+        return done, [(p, failed[p]) for p in order if p in failed]
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _compile_header(header: str, units: list[str], futures: dict[str, Future], cc: str, defines: Mapping[str, Any],
+                    build: Any) -> tuple[Any | None, list[str]]:
+    """Compile ``header`` through the first unit that includes it (units are queued before headers,
+    so waiting on them cannot deadlock the pool)."""
+    from cudalens.analyze import _compile
+
+    real = str(Path(header).resolve())
+    for unit in units:
+        result, _notes = futures[unit].result()
+        if result is not None and real in result.deps:
+            compiled, notes = _compile(header, cc, defines, build, through=unit)
+            return compiled, [f"compiled through {unit}, which includes it", *notes]
+    return _compile(header, cc, defines, build)

@@ -1,0 +1,155 @@
+"""The build context: how the project builds each file, the same for analyze, check and bench.
+
+Sources, later ones added after earlier ones (so a command-line flag comes last and wins):
+
+1. the configuration (``[tool.cudalens]``, see :mod:`cudalens.project.config`),
+2. ``--compile-commands FILE`` (or the config's ``compile-commands``): the file's own recorded flags,
+3. ``-I DIR``, ``-D NAME=VALUE`` and ``--nvcc-flag FLAG`` given on the command line.
+
+Besides the compiler's flags, the context tells the source model what the compiler would see of
+the project's own headers: :meth:`BuildContext.header_macros` collects the object-like macros and
+integral constants of every project header a file includes (found with the same include paths,
+recursively; the toolkit's and the system's headers are not read).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Iterable, Mapping
+
+from cudalens.errors import InputError
+from cudalens.project.compile_commands import Entry, load_compile_commands
+from cudalens.project.config import Config, find_config
+
+HEADER_SUFFIXES = (".cuh", ".h", ".hpp", ".hh", ".hxx", ".inl", ".inc")
+_INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(["<])([^">\n]+)[">]', re.MULTILINE)
+_DEFINE_RE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])[ \t]*(.*?)[ \t]*$", re.MULTILINE)
+_CONST_RE = re.compile(
+    r"^[ \t]*(?:static[ \t]+|inline[ \t]+)*(?:constexpr|const)[ \t]+(?:static[ \t]+)?"
+    r"(?:unsigned[ \t]+|signed[ \t]+)?(?:int|long|short|size_t|unsigned|int32_t|uint32_t|int64_t|uint64_t|auto)"
+    r"[ \t]+([A-Za-z_]\w*)[ \t]*=[ \t]*([^;{}\n]+);", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """Include folders, macros and flags for compiling (and modelling) the project's files."""
+
+    include_dirs: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()  # NAME or NAME=VALUE, from the config
+    flags: tuple[str, ...] = ()  # further nvcc flags (config nvcc-flags, then --nvcc-flag)
+    commands: Mapping[str, Entry] = field(default_factory=lambda: MappingProxyType({}))
+    compile_commands: str | None = None
+    config: Config = field(default_factory=Config)
+
+    def entry(self, path: str | Path) -> Entry | None:
+        """The compile_commands entry of ``path``, if it has one."""
+        return self.commands.get(str(Path(path).resolve()))
+
+    def nvcc_flags(self, path: str | Path) -> tuple[str, ...]:
+        """The flags ``path`` is compiled with (before cudalens' own -arch/-cubin/-lineinfo)."""
+        entry = self.entry(path)
+        return (*(entry.flags if entry else ()), *(f"-I{d}" for d in self.include_dirs),
+                *(f"-D{d}" for d in self.defines), *self.flags)
+
+    def search_dirs(self, path: str | Path) -> tuple[str, ...]:
+        """The include folders of ``path``'s compile (-I and -isystem, in order)."""
+        out: list[str] = []
+        flags = list(self.nvcc_flags(path))
+        for i, f in enumerate(flags):
+            if f in ("-I", "-isystem") and i + 1 < len(flags):
+                out.append(flags[i + 1])
+            elif f.startswith("-I") and len(f) > 2:
+                out.append(f[2:])
+            elif f.startswith("-isystem") and len(f) > 8:
+                out.append(f[8:])
+        return tuple(out)
+
+    def project_includes(self, path: str | Path) -> list[str]:
+        """Every project header ``path`` includes, directly or not, in first-inclusion order:
+        ``"x"`` searched next to the including file, then in the include folders; ``<x>`` in the
+        include folders only. Headers of the toolkit or the system are not followed."""
+        return self._walk(path)[1]
+
+    def header_macros(self, path: str | Path) -> dict[str, str]:
+        """Object-like macros and integral constants of the project headers ``path`` includes, in
+        the preprocessor's order (a later definition wins), then the configuration's ``defines``,
+        as macro text for the source model. Conditional compilation is not evaluated."""
+        out: dict[str, str] = {}
+        for _header, text in self._walk(path)[0]:
+            for m in sorted([*_CONST_RE.finditer(text), *_DEFINE_RE.finditer(text)], key=lambda m: m.start()):
+                value = m.group(2).split("//", 1)[0].split("/*", 1)[0].strip()
+                out[m.group(1)] = value
+        for d in self.defines:  # the configuration's -D, as the compiler gets them
+            name, eq, value = d.partition("=")
+            out[name] = value if eq else "1"
+        return out
+
+    def _walk(self, path: str | Path) -> tuple[list[tuple[str, str]], list[str]]:
+        """([(header, a stretch of its text between two includes)] in the order the preprocessor
+        reads them, [headers in first-inclusion order]); each header is read once (include guards,
+        #pragma once)."""
+        from cudalens.compiled.toolchain import is_toolchain_file
+
+        dirs = [Path(d) for d in self.search_dirs(path)]
+        start = Path(path).resolve()
+        seen: set[str] = {str(start)}
+        out: list[tuple[str, str]] = []
+        order: list[str] = []
+
+        def visit(cur: Path, record: bool) -> None:
+            try:
+                text = re.sub(r"\\\r?\n", " ", cur.read_bytes().decode("utf-8", "replace"))
+            except OSError:
+                return
+            pos = 0
+            for m in _INCLUDE_RE.finditer(text):
+                if record:
+                    out.append((str(cur), text[pos:m.start()]))
+                pos = m.end()
+                kind, rel = m.group(1), m.group(2)
+                for d in ([cur.parent] if kind == '"' else []) + dirs:
+                    cand = d / rel
+                    if cand.is_file():
+                        real = str(cand.resolve())
+                        if real not in seen and not is_toolchain_file(real) and len(seen) < 500:
+                            seen.add(real)
+                            order.append(real)
+                            visit(Path(real), True)
+                        break
+            if record:
+                out.append((str(cur), text[pos:]))
+
+        visit(start, False)
+        return out, order
+
+
+def build_context(paths: Iterable[str | Path] = (), *, include_dirs: Iterable[str] = (), defines: Iterable[str] = (),
+                  nvcc_flags: Iterable[str] = (), compile_commands: str | None = None,
+                  use_config: bool = True) -> BuildContext:
+    """The context for analysing ``paths``: the configuration found from the first of them, then
+    the compile commands, then the command line's values."""
+    first = next(iter(paths), ".")
+    config = find_config(first) if use_config else Config()
+    dirs = [*config.include_dirs()]
+    for d in include_dirs:
+        if not os.path.isdir(d):
+            raise InputError(f"-I {d}: no such directory")
+        dirs.append(str(Path(d).resolve()))
+    cc_file = compile_commands or config.compile_commands()
+    commands = load_compile_commands(cc_file) if cc_file else {}
+    return BuildContext(
+        include_dirs=tuple(dict.fromkeys(dirs)),
+        defines=(*config.defines(), *defines),
+        flags=(*config.nvcc_flags(), *nvcc_flags),
+        commands=MappingProxyType(commands),
+        compile_commands=cc_file,
+        config=config,
+    )
+
+
+def is_header(path: str | Path) -> bool:
+    return str(path).endswith(HEADER_SUFFIXES)
