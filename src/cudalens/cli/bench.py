@@ -6,8 +6,9 @@ import os
 
 import click
 
+from cudalens.cli._build import build_options, make_build
 from cudalens.cli._common import echo_json, format_option
-from cudalens.errors import InputError
+from cudalens.errors import InputError, NoDeviceError
 from cudalens.measure.harness import TIMERS
 
 ARG_HELP = """Kernel argument, one per parameter, in order. Arrays: DTYPE[N][:INIT][@ROLE],
@@ -19,9 +20,21 @@ Scalars: DTYPE=VALUE, e.g. int32=1048576. DTYPE: int8..int64, uint8..uint64, flo
 def register(group: click.Group) -> None:
     @group.command("bench")
     @click.argument("source", type=click.Path(dir_okay=False))
-    @click.option("--kernel", "kernel", required=True, help='Kernel name (declared extern "C").')
-    @click.option("--grid", required=True, help="Grid size in blocks: G or G,G or G,G,G.")
-    @click.option("--block", required=True, help="Block size in threads: B or B,B or B,B,B.")
+    @click.option("--kernel", "kernel", required=True,
+                  help="Kernel name: extern \"C\" or any C++ name, e.g. 'ns::reduce<float, 256>' (may use {AXIS}).")
+    @click.option("--grid", required=True, help="Grid size in blocks: G or G,G or G,G,G (with axes: '{n}/{block}').")
+    @click.option("--block", required=True, help="Block size in threads: B or B,B or B,B,B (may use {AXIS}).")
+    @build_options
+    @click.option("--axis", "axes", multiple=True,
+                  help="Sweep axis NAME=V1,V2 or NAME=START:STOP:STEP (xK multiplies), e.g. n=2^20:2^26:x4; "
+                       "{NAME} is replaced in --kernel/--arg/--grid/--block and -DNAME=value is defined.")
+    @click.option("-o", "--out", "out", default=None,
+                  help="Write PREFIX.json (all results), and for sweeps PREFIX.csv and PREFIX.md.")
+    @click.option("--rotate", default=1, show_default=True, help="Independent argument sets cycled through.")
+    @click.option("--no-recheck", is_flag=True, help="Do not poison and re-check the outputs after timing.")
+    @click.option("--no-persisting-reset", is_flag=True, help="Cold mode: do not reset persisting L2 lines.")
+    @click.option("--no-sol", is_flag=True, help="Do not mark results below the DRAM speed of light suspect.")
+    @click.option("--no-side-work", is_flag=True, help="Do not check for work on other streams.")
     @click.option("--arg", "args", multiple=True, help=ARG_HELP)
     @click.option("--shared-mem", default=0, show_default=True, help="Dynamic shared memory per block (bytes).")
     @click.option("-D", "--define", "defines", multiple=True, help="Preprocessor macro NAME or NAME=VALUE.")
@@ -46,9 +59,10 @@ def register(group: click.Group) -> None:
     @click.option("--db", default=None, help="History database (default ~/.cudalens/history.db).")
     @click.option("--no-save", is_flag=True, help="Do not store the run in the history database.")
     @format_option
-    def bench_cmd(source, kernel, grid, block, args, shared_mem, defines, cold, batch, timer, bytes_read,
-                  bytes_written, flops, noise, min_samples, min_time, max_time, timeout, device, db,
-                  no_save, fmt):
+    def bench_cmd(source, kernel, grid, block, include_dirs, nvcc_flags, compile_commands, no_config, axes, out, rotate, no_recheck,
+                  no_persisting_reset, no_sol, no_side_work, args, shared_mem, defines, cold, batch, timer,
+                  bytes_read, bytes_written, flops, noise, min_samples, min_time, max_time, timeout, device,
+                  db, no_save, fmt):
         """Time KERNEL from SOURCE (a .cu file); adaptive sampling, all samples kept.
 
         The measurement runs in a child process: a kernel that faults or hangs is reported
@@ -57,8 +71,10 @@ def register(group: click.Group) -> None:
         Example: cudalens bench copy.cu --kernel copy --grid 4096 --block 256
         --arg float32[1048576]:rand --arg float32[1048576]:zeros --arg int32=1048576
         """
-        from cudalens.measure.argspec import parse_args, parse_dims  # noqa: PLC0415
+        from cudalens.measure import axes as ax  # noqa: PLC0415
+        from cudalens.measure.argspec import parse_args  # noqa: PLC0415
         from cudalens.measure.isolate import run_isolated  # noqa: PLC0415
+        from cudalens.measure.kernels import parse_kernel_names  # noqa: PLC0415
         from cudalens.measure.result import BenchResult  # noqa: PLC0415
         from cudalens.measure.sampling import SamplingPolicy  # noqa: PLC0415
         from cudalens.measure.stats import parse_percent  # noqa: PLC0415
@@ -67,36 +83,85 @@ def register(group: click.Group) -> None:
             raise InputError(f"{source}: no such CUDA source file")
         with open(source, encoding="utf-8") as fh:
             text = fh.read()
-        specs = parse_args(args)  # InputError names the bad --arg
-        g, b = parse_dims(grid, "grid"), parse_dims(block, "block")
         try:
             policy = SamplingPolicy(noise_target=parse_percent(noise), min_samples=min_samples,
                                     min_time_s=min_time, max_time_s=max_time,
                                     max_samples=max(10_000, min_samples))
         except ValueError as exc:
             raise InputError(str(exc)) from None
-        define_map = {}
-        for d in defines:
-            name, _, value = d.partition("=")
-            define_map[name] = value if value else None
-        request = {
-            "source": text, "origin": source, "kernel": kernel, "grid": list(g), "block": list(b),
-            "shared_mem": shared_mem, "args": [s.text for s in specs], "mode": "cold" if cold else "hot",
-            "batch": batch, "defines": define_map, "bytes_read": bytes_read, "bytes_written": bytes_written,
-            "flops": flops, "policy": policy.to_dict(), "device": device, "timer": timer,
-        }
-        result = BenchResult.from_dict(run_isolated(request, timeout_s=timeout))
-        run_id = None
-        if not no_save:
-            from cudalens.measure.history import save  # noqa: PLC0415
+        if rotate < 1:
+            raise InputError(f"--rotate {rotate}: must be at least 1")
+        build = make_build([source], include_dirs, nvcc_flags, compile_commands, no_config)
+        build_flags = list(build.nvcc_flags(source))
+        cells = ax.grid(ax.parse_axes(axes)) if axes else [{}]
+        plans = []
+        for cell in cells:  # every cell is validated before anything runs
+            name = ax.substitute(kernel, cell, "--kernel")
+            parse_kernel_names(name)
+            specs = parse_args([ax.substitute(a, cell, "--arg") for a in args])  # InputError names the bad --arg
+            g, b = ax.dims_expr(grid, cell, "grid"), ax.dims_expr(block, cell, "block")
+            define_map = {}
+            for d in defines:
+                dname, _, value = d.partition("=")
+                define_map[dname] = value if value else None
+            define_map.update(cell)
+            plans.append((cell, {
+                "source": text, "origin": source, "kernel": name, "grid": list(g), "block": list(b),
+                "shared_mem": shared_mem, "args": [s.text for s in specs], "mode": "cold" if cold else "hot",
+                "batch": batch, "defines": define_map, "bytes_read": bytes_read, "bytes_written": bytes_written,
+                "flops": flops, "policy": policy.to_dict(), "device": device, "timer": timer, "rotate": rotate,
+                "options": build_flags,
+                "switches": {"recheck": not no_recheck, "reset_persisting": not no_persisting_reset,
+                             "speed_of_light": not no_sol, "detect_side_work": not no_side_work},
+            }))
+        results, rows = [], []
+        for cell, request in plans:
+            try:
+                result = BenchResult.from_dict(run_isolated(request, timeout_s=timeout))
+            except (InputError, NoDeviceError):
+                raise
+            except Exception as exc:  # noqa: BLE001 - a sweep reports a failing cell and goes on
+                if not axes:
+                    raise
+                rows.append(ax.row(cell, None, str(exc)))
+                results.append({"cell": cell, "error": str(exc)})
+                continue
+            run_id = None
+            if not no_save:
+                from cudalens.measure.history import save  # noqa: PLC0415
 
-            run_id = save(result, db)
-        if fmt == "json":
+                run_id = save(result, db)
             data = result.to_dict()
             data["run_id"] = run_id
-            echo_json(data)
-            return
-        _render(result, run_id)
+            if axes:
+                data["cell"] = cell
+            results.append(data)
+            rows.append(ax.row(cell, data))
+            if fmt != "json":
+                _render(result, run_id)
+        if out:
+            _write_outputs(out, results, rows if axes else [])
+        if fmt == "json":
+            echo_json(results if axes else results[0])
+        elif axes:
+            click.echo(ax.to_markdown(rows), nl=False)
+
+
+def _write_outputs(prefix: str, results: list, rows: list) -> None:
+    import json  # noqa: PLC0415
+
+    from cudalens.measure import axes as ax  # noqa: PLC0415
+
+    try:
+        with open(prefix + ".json", "w", encoding="utf-8") as fh:
+            json.dump(results if rows else results[0], fh, indent=1)
+        if rows:
+            with open(prefix + ".csv", "w", encoding="utf-8") as fh:
+                fh.write(ax.to_csv(rows))
+            with open(prefix + ".md", "w", encoding="utf-8") as fh:
+                fh.write(ax.to_markdown(rows))
+    except OSError as exc:
+        raise InputError(f"--out {prefix}: {exc.strerror}") from None
 
 
 def _fmt_time(seconds: float) -> str:
@@ -132,6 +197,17 @@ def _render(result, run_id) -> None:
         t.add_row("FLOP rate", f"{thr['gflops']:.1f} GFLOP/s")
     if run_id is not None:
         t.add_row("history run id", str(run_id))
+    cert = result.certificate or {}
+    if cert:
+        ck = cert.get("checks", {})
+        passed = [k for k, v in ck.items() if v.get("checked") and v.get("ok")]
+        t.add_row("certificate", f"{cert.get('verdict')}; checks passed: {', '.join(passed) or 'none'}")
+        clk = cert.get("clocks", {})
+        if clk.get("sm_mhz_first") is not None:
+            t.add_row("SM / mem clock (first, last)", f"{clk['sm_mhz_first']:.0f}/{clk.get('mem_mhz_first') or 0:.0f}, "
+                      f"{clk.get('sm_mhz_last') or 0:.0f}/{clk.get('mem_mhz_last') or 0:.0f} MHz")
     con.print(t)
+    for reason in cert.get("reasons", []):
+        con.print(f"[red]suspect:[/red] {reason}")
     for w in list(thr.get("warnings", [])) + list(result.notes):
         con.print(f"[yellow]warning:[/yellow] {w}")

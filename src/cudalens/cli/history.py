@@ -40,22 +40,23 @@ def register(group: click.Group) -> None:
         Console().print(t)
 
     @group.command("compare")
-    @click.argument("run_a", type=int)
-    @click.argument("run_b", type=int)
+    @click.argument("run_a")
+    @click.argument("run_b")
     @click.option("--db", default=None, help=_DB_HELP)
     @click.option("--fail-if-slower", default=None,
                   help="Exit 1 when B is SLOWER and its median is more than this much above A's (e.g. 5%).")
     @format_option
     def compare_cmd(run_a, run_b, db, fail_if_slower, fmt):
-        """Compare run B against run A: ratio of medians and a verdict.
+        """Compare B against A: ratio of medians and a verdict. A and B are history run ids or result
+        files (a result, a sweep's list, or a pytest-plugin store); sweeps are matched by kernel and cell.
 
         Verdict rule: each median gets a seeded bootstrap 95 % confidence interval; B is SLOWER when
         its interval lies wholly above A's, FASTER when wholly below, SAME when they overlap.
         With --fail-if-slower X, the exit status is 1 when the verdict is SLOWER and
         median(B)/median(A) - 1 > X; otherwise 0.
         """
-        from cudalens.measure.history import load_run  # noqa: PLC0415
-        from cudalens.measure.stats import compare, fails_threshold, parse_percent  # noqa: PLC0415
+        from cudalens.measure.comparison import compare_results, load_results  # noqa: PLC0415
+        from cudalens.measure.stats import parse_percent  # noqa: PLC0415
 
         threshold = None
         if fail_if_slower is not None:
@@ -63,28 +64,21 @@ def register(group: click.Group) -> None:
                 threshold = parse_percent(fail_if_slower)
             except ValueError as exc:
                 raise InputError(f"--fail-if-slower: {exc}") from None
-        a, b = load_run(run_a, db), load_run(run_b, db)
-        cmp = compare(a.kept_seconds, b.kept_seconds)
-        failed = threshold is not None and fails_threshold(cmp, threshold)
-        notes = []
-        if a.kernel != b.kernel:
-            notes.append(f"different kernels: {a.kernel} vs {b.kernel}")
-        if a.device.name != b.device.name:
-            notes.append(f"different devices: {a.device.name} vs {b.device.name}")
-        if a.mode != b.mode:
-            notes.append(f"different modes: {a.mode} vs {b.mode}")
+        res = compare_results(load_results(run_a, db), load_results(run_b, db), threshold)
         if fmt == "json":
-            d = cmp.to_dict()
-            d.update({"run_a": run_a, "run_b": run_b, "threshold": threshold, "failed": failed, "notes": notes})
-            echo_json(d)
+            top = dict(res["rows"][0]) if res["single"] and res["rows"] else {}
+            echo_json({**top, "run_a": run_a, "run_b": run_b, "threshold": threshold, **res})
         else:
-            click.echo(f"A = run {run_a} ({a.kernel}, {a.mode}): median {_us(cmp.median_a)} us, "
-                       f"95% CI {_us(cmp.ci_a[0])} .. {_us(cmp.ci_a[1])} us")
-            click.echo(f"B = run {run_b} ({b.kernel}, {b.mode}): median {_us(cmp.median_b)} us, "
-                       f"95% CI {_us(cmp.ci_b[0])} .. {_us(cmp.ci_b[1])} us")
-            click.echo(f"ratio B/A = {cmp.ratio:.4f} ({cmp.slower_by * 100:+.2f} %): {cmp.verdict}")
-            for n in notes:
-                click.echo(f"note: {n}")
+            for r in res["rows"]:
+                click.echo(f"{r['key']}: A {r['median_a_us']:.3f} us (noise {r['noise_a_pct']:.2f} %), "
+                           f"B {r['median_b_us']:.3f} us (noise {r['noise_b_pct']:.2f} %), "
+                           f"diff {r['diff_pct']:+.2f} %: {r['verdict']}"
+                           + (f" [suspect: {', '.join(r['suspect'])}]" if r["suspect"] else ""))
+                for n in r["notes"]:
+                    click.echo(f"note: {n}")
+            for side in ("only_a", "only_b"):
+                if res[side]:
+                    click.echo(f"only in {side[-1].upper()}: {', '.join(res[side])}")
             if threshold is not None:
-                click.echo(f"{'FAIL' if failed else 'pass'}: threshold {threshold * 100:.2f} % slower")
-        return 1 if failed else 0
+                click.echo(f"{'FAIL' if res['failed'] else 'pass'}: threshold {threshold * 100:.2f} % slower")
+        return 1 if res["failed"] else 0

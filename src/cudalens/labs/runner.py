@@ -2,14 +2,13 @@
 
 Labs never touch CUDA directly. They ask a *runner* to compile a kernel file, allocate buffers,
 time launches and time a handful of host-side operations (copies, allocation loops, streams).
-Everything timing-related lives behind :meth:`CudaRunner.time_kernel`, so it can later be
-switched to the shared harness in ``cudalens.measure`` without touching any lab.
+Kernel timing goes through the shared harness (:func:`cudalens.measure.harness.bench`): cold
+samples (persisting-L2 reset and an L2 flush before every launch), the event floor subtracted,
+throttled samples and samples with work left on other streams excluded, adaptive sample count.
+The L2-window lab times hot without the persisting reset (the window is what it measures).
 
 The real runner uses ``cuda.core`` (NVRTC compilation for the device's own architecture,
-launches, events with timing enabled) and ``cuda.bindings.runtime`` for host memory, copies,
-stream attributes and allocation. Timing discipline: one warm-up launch, then launches are
-batched so that each timed sample lasts at least ~0.2 ms, the median of N samples is kept
-(all samples are returned too).
+launches) and ``cuda.bindings.runtime`` for host memory, copies, stream attributes and allocation.
 """
 
 from __future__ import annotations
@@ -76,6 +75,7 @@ class Timing:
     ms: float
     samples: tuple[float, ...] = ()
     batch: int = 1
+    certificate: dict | None = field(default=None, compare=False)  # the harness's, for kernel timings
 
     @property
     def spread(self) -> float:
@@ -200,7 +200,9 @@ class CudaRunner:
     samples: int = 20
     min_sample_ms: float = 0.2
     device_id: int = 0
+    max_time_s: float = 1.0
     info: DeviceInfo = field(init=False)
+    certificates: list = field(init=False, default_factory=list)
 
     def __post_init__(self) -> None:
         try:
@@ -309,20 +311,11 @@ class CudaRunner:
         self.release()
 
     # ---- timing ---------------------------------------------------------------------------
-    def _events_ms(self, issue, batch: int) -> float:
-        from cuda.core import EventOptions
-        opts = EventOptions(timing_enabled=True)
-        e0 = self._stream.record(options=opts)
-        for _ in range(batch):
-            issue()
-        e1 = self._stream.record(options=opts)
-        e1.sync()
-        return (e1 - e0) / batch
-
     def time_kernel(self, kernel: Any, grid: Any, block: Any, args: Sequence[Any],
-                    shared_mem: int = 0) -> Timing:
-        """Median time of one launch in ms (the one place to switch to cudalens.measure)."""
+                    shared_mem: int = 0, *, mode: str = "cold", reset_persisting: bool = True) -> Timing:
+        """Median time of one launch in ms, measured by the harness (see the module docstring)."""
         from cuda.core import LaunchConfig, launch
+        from cudalens.measure.harness import bench  # noqa: PLC0415
         cfg = LaunchConfig(grid=grid, block=block, shmem_size=int(shared_mem))
 
         def issue() -> None:
@@ -330,10 +323,12 @@ class CudaRunner:
 
         issue()
         self._stream.sync()
-        first = self._events_ms(issue, 1)
-        batch = max(1, min(200, int(self.min_sample_ms / max(first, 1e-4))))
-        samples = tuple(self._events_ms(issue, batch) for _ in range(self.samples))
-        return Timing(statistics.median(samples), samples, batch)
+        r = bench(issue, stream=self._stream, mode=mode, name=getattr(kernel, "name", "lab kernel"),
+                  reset_persisting=reset_persisting, device=self.device_id, noise_target=0.01,
+                  min_samples=max(2, self.samples // 2), min_time_s=0.05, max_time_s=self.max_time_s, warmup=2)
+        samples = tuple(x * 1e3 for x in r.kept_seconds)
+        self.certificates.append(r.certificate or {})
+        return Timing(r.summary.median * 1e3, samples, int(r.config.get("batch", 1)), r.certificate)
 
     def _host_timed(self, issue, repeats: int | None = None) -> Timing:
         """Median wall time (ms) of issue() followed by a device synchronize."""
@@ -489,7 +484,7 @@ class CudaRunner:
             attr_id = getattr(rt.cudaStreamAttrID, "cudaStreamAttributeAccessPolicyWindow")
         _ck(rt.cudaStreamSetAttribute(s, attr_id, attr))
         try:
-            return self.time_kernel(kernel, grid, block, args)
+            return self.time_kernel(kernel, grid, block, args, mode="hot", reset_persisting=False)
         finally:
             w.num_bytes = 0
             w.hitRatio = 0.0
@@ -500,4 +495,4 @@ class CudaRunner:
 
 def open_runner(quick: bool = False) -> CudaRunner:
     """The real runner, or NoDeviceError with a one-line reason."""
-    return CudaRunner(samples=7 if quick else 20)
+    return CudaRunner(samples=7 if quick else 20, max_time_s=0.3 if quick else 1.0)

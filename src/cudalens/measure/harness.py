@@ -240,16 +240,18 @@ def _split_options(options: Sequence[str], defines: Mapping[str, Any] | None, bu
     from cudalens.measure.kernels import BuildContext  # noqa: PLC0415
 
     base = BuildContext.of(build)
-    inc, dfs, flags = list(base.include_dirs), list(base.defines), list(base.flags)
+    inc, dfs, flags, std = list(base.include_dirs), list(base.defines), list(base.flags), base.std
     for o in options:
-        if o.startswith("-I") and len(o) > 2:
+        if o.startswith(("-std=", "--std=")):
+            std = o.split("=", 1)[1]
+        elif o.startswith("-I") and len(o) > 2:
             inc.append(o[2:])
         elif o.startswith("-D") and len(o) > 2:
             dfs.append(o[2:])
         elif o != "-O3":
             flags.append(o)
     dfs += [k if v is None else f"{k}={v}" for k, v in (defines or {}).items()]
-    return BuildContext(tuple(inc), tuple(dfs), tuple(flags), base.std)
+    return BuildContext(tuple(inc), tuple(dfs), tuple(flags), std)
 
 
 def _load(cu: Any, compiled: Any, name: str) -> Any:
@@ -292,6 +294,7 @@ def bench_kernel(
     speed_of_light: bool = True,
     detect_side_work: bool = True,
     compiler: str = "auto",
+    compiled: Any = None,
     device: int = 0,
     seed: int = 0,
     clock: Callable[[], float] = time.perf_counter,
@@ -310,6 +313,8 @@ def bench_kernel(
     ``roles`` ("in"/"out"/"inout" per argument) decide the byte counts when ``bytes_read`` /
     ``bytes_written`` are not given: by default arrays are read, and verified arrays written.
     ``rotate``: number of independent argument sets cycled through during timing.
+    ``compiled``: a :class:`cudalens.measure.kernels.NamedCubin` already holding the kernel (from
+    :func:`~cudalens.measure.kernels.compile_named`): no compilation here (sweeps, tuners).
     """
     if mode not in ("hot", "cold"):
         raise InputError(f"mode must be 'hot' or 'cold', not {mode!r}")
@@ -336,7 +341,8 @@ def bench_kernel(
     cu = _cu()
     with cu.device_context(device) as ctx:
         info = device_info(device)
-        compiled = compile_named(source, kernel_name, ctx.cc, build=ctx_build, origin=origin, compiler=compiler)
+        if compiled is None:
+            compiled = compile_named(source, kernel_name, ctx.cc, build=ctx_build, origin=origin, compiler=compiler)
         kern = _load(cu, compiled, kernel_name)
         sets = None
         stream = None

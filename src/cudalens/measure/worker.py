@@ -33,7 +33,8 @@ def run_request(req: dict[str, Any]) -> dict[str, Any]:
         batch=req.get("batch"), bytes_read=req.get("bytes_read"), bytes_written=req.get("bytes_written"),
         flops=float(req.get("flops") or 0.0), ceilings=ceilings,
         policy=SamplingPolicy(**req["policy"]) if req.get("policy") else None, device=int(req.get("device", 0)),
-        timer=req.get("timer", "events"),
+        timer=req.get("timer", "events"), options=tuple(req.get("options") or ()), roles=req.get("roles"),
+        rotate=int(req.get("rotate", 1)), **dict(req.get("switches") or {}),
     )
     d = result.to_dict()
     d["config"]["source"] = req.get("origin", d["config"].get("source"))

@@ -1,0 +1,37 @@
+"""Child process: the adversarial suite through NVBench's Python package (cuda-bench), defaults.
+
+Usage: python3 _adv_cuda_bench.py OUT.json
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import cuda.bench as cb  # noqa: E402
+
+import adversaries as A  # noqa: E402
+from cudalens.measure import cuda_util as cu  # noqa: E402
+
+
+def main() -> int:
+    with cu.device_context(0) as ctx:
+        mod = A.Module(ctx.cc)
+        objs = []
+        for cls, n in A.SUITE:
+            adv = cls(mod, n)
+            objs.append(adv)
+
+            def one(state, adv=adv):
+                state.add_global_memory_reads(adv.bytes_read)
+                state.add_global_memory_writes(adv.bytes_written)
+                state.exec(lambda launch: adv.run(launch.get_stream().__cuda_stream__()[1]))
+
+            one.__name__ = adv.kind.replace("-", "_")
+            cb.register(one)
+        cb.run_all_benchmarks([sys.argv[0], "--json", sys.argv[1]])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
