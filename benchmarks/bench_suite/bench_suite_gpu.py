@@ -29,8 +29,8 @@ from cudalens.measure.harness import bench, bench_kernel  # noqa: E402
 from cudalens.measure.kernels import BuildContext, compile_named  # noqa: E402
 from cudalens.profile.ncu import parse_csv  # noqa: E402
 
-POLICY = dict(noise_target=0.005, min_samples=20, min_time_s=0.3, max_time_s=4.0)
-NCU_LAUNCHES = 20
+POLICY = dict(noise_target=0.005, min_samples=20, min_time_s=0.3, max_time_s=2.0)
+NCU_LAUNCHES = 10
 
 
 def env_with_src():

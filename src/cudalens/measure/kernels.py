@@ -180,7 +180,7 @@ def _nvrtc(source: str, names: Sequence[str], arch: str, build: BuildContext, or
         obj = Program(source, "c++", options=opts).compile("cubin", name_expressions=list(names))
     except Exception as exc:  # noqa: BLE001 - NVRTC's compile log is in the message
         raise ToolchainError(f"NVRTC could not compile {origin}: {str(exc).strip()[-1500:]}") from None
-    lowered = obj.symbol_mapping
+    lowered = getattr(obj, "symbol_mapping", None) or getattr(obj, "_sym_map", {})  # cuda.core < 0.4: private
     symbols = {normalize_name(n): (lowered[n].decode() if isinstance(lowered[n], bytes) else lowered[n])
                for n in names}
     flags = [f"-arch={arch}", f"-std={build.std}", *(f"-I{i}" for i in build.include_dirs),
@@ -248,8 +248,13 @@ def _nvcc(source: str, names: Sequence[str], arch: str, build: BuildContext, ori
         src, out = os.path.join(tmp, "kernel.cu"), os.path.join(tmp, "kernel.cubin")
         with open(src, "w", encoding="utf-8") as fh:
             fh.write(f'#line 1 "{origin}"\n' + source + _instantiation_lines(names))
-        cmd = [tool.path, "-cubin", *flags, "-o", out, src]
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=600)
+        from cudalens.compiled.invocation import nvcc_command  # noqa: PLC0415
+
+        work = os.path.join(tmp, "w")
+        os.mkdir(work)
+        # -D/-I values go into a wrapper file, never onto nvcc's command line (nvcc uses a shell)
+        cmd, _ = nvcc_command(tool.path, src, work, ["-cubin", *flags], out, where="build context")
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=600, env=tc.env())
         if proc.returncode != 0:
             bad = sorted({int(i) for i in re.findall(r"__cudalens_keep_(\d+)", proc.stderr)})
             if bad:
