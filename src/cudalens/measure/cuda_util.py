@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -302,22 +301,10 @@ def _nvrtc_cubin(source: str, name: str, arch: str, options: Sequence[str]) -> b
 
 
 def find_nvcc() -> str | None:
-    """nvcc from $CUDA_HOME/bin, the nvidia-cuda-nvcc wheel, or PATH (in that order)."""
-    candidates = []
-    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-    if home:
-        candidates.append(os.path.join(home, "bin", "nvcc"))
-    try:
-        import nvidia  # noqa: PLC0415
+    """nvcc as cudalens.compiled.toolchain finds it (the one finder: wheels first)."""
+    from cudalens.compiled.toolchain import find_nvcc as _find  # noqa: PLC0415
 
-        for base in getattr(nvidia, "__path__", []):
-            candidates.append(os.path.join(base, "cu13", "bin", "nvcc"))
-    except ImportError:
-        pass
-    for path in candidates:
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
-    return shutil.which("nvcc")
+    return _find()
 
 
 def _nvcc_cubin(source: str, name: str, arch: str, options: Sequence[str]) -> tuple[bytes, str]:
@@ -325,10 +312,15 @@ def _nvcc_cubin(source: str, name: str, arch: str, options: Sequence[str]) -> tu
     if nvcc is None:
         raise ToolchainError("neither NVRTC (libnvrtc) nor nvcc was found to compile a kernel")
     with tempfile.TemporaryDirectory(prefix="cudalens_") as tmp:
-        src, out = os.path.join(tmp, f"{name}.cu"), os.path.join(tmp, f"{name}.cubin")
+        from cudalens.compiled.invocation import nvcc_command  # noqa: PLC0415
+
+        src, out = os.path.join(tmp, "kernel.cu"), os.path.join(tmp, "kernel.cubin")
         with open(src, "w") as fh:
             fh.write(source)
-        cmd = [nvcc, "-cubin", f"-arch={arch}", *options, "-o", out, src]
+        work = os.path.join(tmp, "w")
+        os.mkdir(work)
+        # -D/-I values go into a wrapper file, never onto nvcc's command line (nvcc uses a shell)
+        cmd, _ = nvcc_command(nvcc, src, work, ["-cubin", f"-arch={arch}", *options], out, where="-D")
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise ToolchainError(f"nvcc could not compile {name}: {proc.stderr.strip()[-2000:]}")
