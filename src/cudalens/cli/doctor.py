@@ -13,7 +13,8 @@ def register(group: click.Group) -> None:
                   help="Tool preference (default: $CUDALENS_TOOLCHAIN or auto).")
     @format_option
     def doctor(mode: str | None, fmt: str) -> None:
-        """Show the CUDA toolchain (path, version, origin), the GPU and driver, and Nsight Compute."""
+        """Show the CUDA toolchain (path, version, origin), the header families nvcc finds (and the
+        command that adds a missing one), the GPU and driver, and Nsight Compute."""
         from rich.console import Console
         from rich.table import Table
 
@@ -36,6 +37,12 @@ def register(group: click.Group) -> None:
         table.add_row("demangler", "", "", tc["demangler"] or "[yellow]none[/yellow]")
         table.add_row("host compiler", "", "", tc["host_compiler"] or "[red]none[/red]")
         console.print(table)
+        headers = Table(title="CUDA headers (what nvcc finds)")
+        for col in ("family", "header", "from", "fix"):
+            headers.add_column(col)
+        for family, h in data["headers"].items():
+            headers.add_row(family, h["header"], h["from"] or "[red]missing[/red]", h["fix"] or "")
+        console.print(headers)
         gpu = data["gpu"]
         if gpu["available"]:
             for d in gpu["devices"]:

@@ -197,3 +197,14 @@ def _include_line(real: Path, work: Path, links: list[tuple[str, str]], name: st
     os.symlink(real, link)
     links.append((str(link), str(real)))
     return f'#include "{link.name}"'
+
+
+def nvcc_command(nvcc: str, source: str | Path, workdir: str | Path, flags: Iterable[str], output: str | Path,
+                 *, where: str = "flag") -> tuple[list[str], SafeInvocation]:
+    """The argument list that compiles ``source`` with ``flags`` into ``output`` through the wrapper
+    (for callers that run nvcc themselves: ``-D``/``-I`` values never reach its command line).
+    ``workdir`` must be a fresh private folder; ``output`` a plain path in it."""
+    inv = prepare(source, workdir, flags, where=where)
+    if not is_plain(str(output)):
+        raise ToolchainError(f"output path {str(output)!r} is not plain")
+    return [nvcc, *inv.flags, str(inv.wrapper), "-o", str(output)], inv

@@ -212,6 +212,13 @@ def discover(mode: str | None = None) -> Toolchain:
     return Toolchain(chosen, tools, demangler, host)
 
 
+def find_nvcc(mode: str | None = None) -> str | None:
+    """The nvcc cudalens uses (the one finder: the pinned wheel first, then a system CUDA; see the
+    module docstring), or None. Run it with :meth:`Toolchain.env` so it finds its own ptxas."""
+    tool = discover(mode).tools.get("nvcc")
+    return tool.path if tool is not None else None
+
+
 def find_ncu() -> str | None:
     """Nsight Compute's command-line profiler, if installed (PATH, CUDA_HOME, /usr/local/cuda)."""
     return shutil.which("ncu") or _find("ncu", _system_candidates())

@@ -122,21 +122,10 @@ class Runner(Protocol):
 
 
 def find_nvcc() -> str | None:
-    """nvcc from PATH, CUDA_HOME, /usr/local/cuda or the nvidia-cuda-nvcc wheel."""
-    import os
-    import shutil
-    import sys
-    from pathlib import Path
-    found = shutil.which("nvcc")
-    if found:
-        return found
-    candidates = [Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "bin" / "nvcc"]
-    for base in map(Path, sys.path):
-        candidates.append(base / "nvidia" / "cu13" / "bin" / "nvcc")
-    for c in candidates:
-        if c.is_file():
-            return str(c)
-    return None
+    """nvcc as cudalens.compiled.toolchain finds it (the one finder: wheels first)."""
+    from cudalens.compiled.toolchain import find_nvcc as _find
+
+    return _find()
 
 
 def nvcc_flags(cc: tuple[int, int], defines: Sequence[str] = (), fast_math: bool = False,
