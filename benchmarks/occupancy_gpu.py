@@ -29,7 +29,6 @@ import datetime as _dt
 import json
 import os
 import platform
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -154,20 +153,13 @@ def summary_table(groups: dict[str, dict[str, int]]) -> str:
 
 
 def find_nvcc() -> str:
-    """nvcc from PATH, else from the nvidia-cuda-nvcc wheel."""
-    found = shutil.which("nvcc")
-    if found:
-        return found
-    try:
-        import nvidia  # namespace package of the CUDA wheels
+    """nvcc as cudalens finds it (compiled.toolchain: the pinned wheel first, then a system CUDA)."""
+    from cudalens.compiled.toolchain import find_nvcc as _find
 
-        for root in nvidia.__path__:
-            candidate = Path(root) / "cu13" / "bin" / "nvcc"
-            if candidate.is_file():
-                return str(candidate)
-    except ImportError:
-        pass
-    raise SystemExit("nvcc not found on PATH or in the nvidia-cuda-nvcc wheel")
+    found = _find()
+    if found is None:
+        raise SystemExit("nvcc not found (pip install nvidia-cuda-nvcc, or a CUDA toolkit)")
+    return found
 
 
 # ------------------------------------------------------------------ GPU parts
