@@ -46,19 +46,19 @@ def profile_cmd(duration, launch_limit, counters, top, counters_top, sources, de
                 trace_file, command) -> int:
     """Trace COMMAND (a CUDA binary or `python script.py`), assess where its GPU time goes, and give each top
     kernel's findings from every evidence available. Put `--` before the command."""
-    from cudalens.trace.app import Options, profile_application, report_from_trace  # noqa: PLC0415
+    from cudalens.trace.app import Options, profile_application, report_from_trace
 
     if not command:
         raise click.UsageError("no command given: cudalens profile [OPTIONS] -- COMMAND [ARGS]")
     if top < 1 or counters_top < 0:
         raise click.BadParameter("must be at least 1", param_hint="--top")
-    from cudalens.access.model import parse_defines  # noqa: PLC0415
+    from cudalens.access.model import parse_defines
 
     pairs = tuple(parse_defines(list(defines)).items()) if defines else ()
     opts = Options(defines=pairs, duration=duration, launch_limit=launch_limit, counters=counters, top=top,
                    counters_top=counters_top, sources=tuple(sources), cc=cc, keep_trace=keep_trace)
     if trace_file:
-        from cudalens.trace.records import parse_file  # noqa: PLC0415
+        from cudalens.trace.records import parse_file
 
         report = report_from_trace(parse_file(trace_file), command, opts)
     else:
@@ -68,17 +68,17 @@ def profile_cmd(duration, launch_limit, counters, top, counters_top, sources, de
     if fmt == "json":
         _write(json.dumps(report, indent=2), output)
     elif fmt == "sarif":
-        from cudalens.report.profile_html import sarif_log  # noqa: PLC0415
+        from cudalens.report.profile_html import sarif_log
 
         _write(json.dumps(sarif_log(report), indent=2), output)
     elif fmt == "html":
-        from cudalens.report.profile_html import render_html  # noqa: PLC0415
+        from cudalens.report.profile_html import render_html
 
         _write(render_html(report), output)
     else:
-        from rich.console import Console  # noqa: PLC0415
+        from rich.console import Console
 
-        from cudalens.report.profile_terminal import render_profile  # noqa: PLC0415
+        from cudalens.report.profile_terminal import render_profile
 
         if output:
             with open(output, "w", encoding="utf-8") as fh:

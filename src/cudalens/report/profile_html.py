@@ -97,9 +97,9 @@ exit status {report['exit_status']} · {report['wall_s']:.2f} s wall · <span id
 
 def sarif_log(report: dict[str, Any]) -> dict[str, Any]:
     """SARIF 2.1.0 with the findings that have a source line."""
-    from cudalens.guided.inputs import finding_from_dict  # noqa: PLC0415
-    from cudalens.report.sarif import to_sarif  # noqa: PLC0415
-    from cudalens.rules.registry import load_all  # noqa: PLC0415
+    from cudalens.guided.inputs import finding_from_dict
+    from cudalens.report.sarif import to_sarif
+    from cudalens.rules.registry import load_all
 
     located = [finding_from_dict(f) for f in report["findings"] if f.get("line")]
     rules = {f.rule for f in located}

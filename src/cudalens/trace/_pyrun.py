@@ -54,7 +54,7 @@ def _clean(text: str) -> str:
     return text.replace("\t", " ").replace("\n", " ").replace("\r", " ")
 
 
-def _lines(cupti, w: _Writer, activities) -> list[str]:  # noqa: ANN001 - cupti is a module
+def _lines(cupti, w: _Writer, activities) -> list[str]:
     kinds = cupti.ActivityKind
     out = []
     for a in activities:
@@ -98,7 +98,7 @@ def _lines(cupti, w: _Writer, activities) -> list[str]:  # noqa: ANN001 - cupti 
 _KINDS = ("CONCURRENT_KERNEL", "MEMCPY", "MEMSET", "RUNTIME", "SYNCHRONIZATION", "MARKER")
 
 
-def _start(w: _Writer):  # noqa: ANN202
+def _start(w: _Writer):
     """Enable CUPTI activity; returns the cupti module, or None after writing why not."""
     try:
         from cupti import cupti
@@ -106,10 +106,10 @@ def _start(w: _Writer):  # noqa: ANN202
         w.info("error", f"no-cupti: CUPTI for Python (cupti-python) does not load: {type(exc).__name__}: {exc}")
         return None
 
-    def requested():  # noqa: ANN202
+    def requested():
         return 8 << 20, 0
 
-    def completed(activities) -> None:  # noqa: ANN001
+    def completed(activities) -> None:
         lines = _lines(cupti, w, activities)
         if lines:
             with w.lock:
@@ -120,7 +120,7 @@ def _start(w: _Writer):  # noqa: ANN202
         for name in _KINDS:
             try:
                 cupti.activity_enable(getattr(cupti.ActivityKind, name))
-            except Exception as exc:  # noqa: BLE001 - e.g. MARKER without NVTX injection
+            except Exception as exc:
                 if name in ("CONCURRENT_KERNEL", "MEMCPY"):
                     raise
                 w.info("note", f"activity {name} not enabled ({type(exc).__name__})")
@@ -156,7 +156,7 @@ def main(argv: list[str]) -> int:
         return 0
     status = 0
 
-    def on_term(signum, frame):  # noqa: ANN001, ARG001
+    def on_term(signum, frame):
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, on_term)

@@ -15,16 +15,16 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
-import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import IO, Any, Sequence
+from typing import IO, Any
 
 from cudalens import __version__
 from cudalens.errors import CudalensError, NoDeviceError
 from cudalens.findings import Finding, sort_findings
-from cudalens.trace import assess, kernels as kern
+from cudalens.trace import assess
+from cudalens.trace import kernels as kern
 from cudalens.trace.records import Trace
 from cudalens.trace.run import TracedRun, is_python_program, run_traced
 
@@ -82,7 +82,7 @@ def device_facts(cc: str | None) -> dict[str, Any]:
     """Name, compute capability, multiprocessors and the PCIe link of device 0 (what can be read)."""
     out: dict[str, Any] = {"name": None, "cc": cc, "sm_count": None, "link": None, "link_gbps": None}
     try:
-        from cudalens.hardware.live import query_device  # noqa: PLC0415
+        from cudalens.hardware.live import query_device
 
         rep = query_device(0)
         out.update(name=rep.name, cc=cc or rep.cc, sm_count=rep.value("sm_count"),
@@ -98,21 +98,13 @@ def device_facts(cc: str | None) -> dict[str, Any]:
     return out
 
 
-def ncu_program(argv: Sequence[str]) -> list[str]:
-    return [sys.executable, *argv] if argv[0].endswith(".py") else list(argv)
-
-
 def kernel_counters(argv: Sequence[str], k: assess.KernelSummary, timeout: float) -> tuple[Any, str | None]:
-    """Nsight Compute counters of one launch of kernel ``k`` (the second when it ran more than once)."""
-    from cudalens.profile.ncu import CountersUnavailable, parse_csv, run_ncu  # noqa: PLC0415
+    """Nsight Compute counters (and source page) of one launch of kernel ``k``, or why there are none."""
+    from cudalens.profile.ncu import CountersUnavailable
+    from cudalens.trace.counters import profile_kernel
 
-    if not re.fullmatch(r"[A-Za-z0-9_$.]+", k.symbol):
-        return None, f"{k.name}: its name cannot be matched exactly by ncu"
-    program = ["--kernel-name-base", "mangled", *ncu_program(argv)]
     try:
-        text = run_ncu(program, kernel=f"regex:^{k.symbol}$", launch_skip=1 if k.launches > 1 else 0,
-                       launch_count=1, timeout=timeout)
-        return parse_csv(text, source=f"ncu on {k.name}"), None
+        return profile_kernel(argv, k.symbol, k.launches, timeout), None
     except CountersUnavailable as exc:
         return None, str(exc)
     except CudalensError as exc:
@@ -163,12 +155,17 @@ def build_report(argv: Sequence[str], run: TracedRun, trace: Trace, opts: Option
         entry["occupancy"] = occ
         launches = None
         if opts.counters and i < opts.counters_top and counters_note is None:
-            launches, why = kernel_counters(argv, k, opts.ncu_timeout)
-            if launches:
+            got, why = kernel_counters(argv, k, opts.ncu_timeout)
+            if got and got.launches:
+                launches = got.launches
                 counters_mode = "counters"
-                from cudalens.profile.ncu import legacy_metrics  # noqa: PLC0415
+                from cudalens.profile.ncu import legacy_metrics
+                from cudalens.trace.counters import line_rows
 
                 entry["counters"] = legacy_metrics(launches).to_dict()
+                entry["source_lines"] = line_rows(got.lines, k.symbol)[:20]
+                if got.note:
+                    notes.append(f"{k.name}: {got.note}")
             elif why:
                 if "ERR_NVGPUCTRPERM" in why or "not found" in why:
                     counters_note = why  # the same for every kernel: stop asking
@@ -177,7 +174,7 @@ def build_report(argv: Sequence[str], run: TracedRun, trace: Trace, opts: Option
         src = sources.get(k.name)
         from_counters = []
         if launches:
-            from cudalens.profile.ncu import legacy_metrics  # noqa: PLC0415
+            from cudalens.profile.ncu import legacy_metrics
 
             from_counters = kern.counter_findings(k, legacy_metrics(launches), program)
         if src is not None:
@@ -192,7 +189,7 @@ def build_report(argv: Sequence[str], run: TracedRun, trace: Trace, opts: Option
             entry["analysis"] = analysis
         else:
             entry["source"] = None
-            findings += from_counters
+            findings += kern.place_on_measured_lines(from_counters, entry.get("source_lines") or [])
         entries.append(entry)
     if opts.counters and counters_note:
         notes.append(f"counters not read, trace only: {counters_note}")
@@ -232,7 +229,7 @@ def build_report(argv: Sequence[str], run: TracedRun, trace: Trace, opts: Option
 
 
 def profile_application(argv: Sequence[str], opts: Options, *, stdout: IO[str] | None = None) -> dict[str, Any]:
-    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+    from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=1) as pool:  # the device query overlaps the program's run
         device = pool.submit(device_facts, opts.cc)

@@ -26,8 +26,9 @@ Findings (each with its measured cost as ``impact``, a share of the assessed spa
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from cudalens.assess.scaling import amdahl, amdahl_limit
 from cudalens.compiled.names import base_name_from_mangled
@@ -44,7 +45,7 @@ def kernel_base_name(name: str) -> str:
     """The name as in the source: ``_Z9transposePfS_ii`` -> ``transpose``; ``void f<int>(int*)`` -> ``f``."""
     if name.startswith("_Z"):
         return base_name_from_mangled(name)
-    from cudalens.compiled.names import base_name_from_demangled  # noqa: PLC0415
+    from cudalens.compiled.names import base_name_from_demangled
 
     return base_name_from_demangled(name) if "(" in name or "<" in name else name
 

@@ -18,8 +18,9 @@ import ast
 import dataclasses
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from cudalens.findings import Evidence, Finding, Layer, Priority
 from cudalens.trace.assess import KernelSummary
@@ -87,7 +88,7 @@ def materialize(src: KernelSource, directory: str) -> str:
 
 def occupancy_at_trace(k: KernelSummary, cc: str) -> dict[str, Any] | None:
     """Theoretical occupancy of the traced launch configuration (registers and shared memory as launched)."""
-    from cudalens.occupancy.calculator import calculate  # noqa: PLC0415
+    from cudalens.occupancy.calculator import calculate
 
     threads = k.block[0] * k.block[1] * k.block[2]
     if threads < 1:
@@ -169,7 +170,7 @@ def static_findings(src: KernelSource, k: KernelSummary, cc: str, workdir: str,
                     counters: Sequence[Any] | None = None, defines: dict[str, Any] | None = None) -> tuple[list[Finding], dict[str, Any] | None, list[str]]:
     """The analyzer's findings for one kernel of its source, at the traced block; with counters merged
     (cross-checks) when given. Returns (findings, the kernel's analysis entry, notes)."""
-    from cudalens.analyze import analyze_file, _finding_dict  # noqa: PLC0415
+    from cudalens.analyze import _finding_dict, analyze_file
 
     path = materialize(src, workdir)
     notes: list[str] = []
@@ -179,7 +180,7 @@ def static_findings(src: KernelSource, k: KernelSummary, cc: str, workdir: str,
         return [], None, [f"{k.name}: static analysis failed ({type(exc).__name__}: {str(exc)[:120]})"]
     notes += [f"{k.name}: {n}" for n in fa.notes]
     mine = [f for f in fa.findings if f.kernel == k.name]
-    from cudalens.analyze import Analysis  # noqa: PLC0415
+    from cudalens.analyze import Analysis
 
     report = Analysis((fa,), cc, tuple(k.block)).to_dict()
     entry = next((e for e in report["kernels"] if e["name"] == k.name), None)
@@ -187,8 +188,8 @@ def static_findings(src: KernelSource, k: KernelSummary, cc: str, workdir: str,
     report["findings"] = [_finding_dict(f) for f in mine]
     checks: list[dict[str, Any]] = []
     if counters:
-        from cudalens.guided.inputs import finding_from_dict  # noqa: PLC0415
-        from cudalens.guided.merge import merge_guided  # noqa: PLC0415
+        from cudalens.guided.inputs import finding_from_dict
+        from cudalens.guided.merge import merge_guided
 
         try:
             merged = merge_guided(report, counters=tuple(counters))
@@ -227,3 +228,16 @@ def place_counter_findings(found: list[Finding], static: list[Finding], entry: d
                     break
         out.append(dataclasses.replace(f, file=src.file, line=line))
     return out
+
+
+def place_on_measured_lines(found: list[Finding], lines: list[dict[str, Any]]) -> list[Finding]:
+    """Counter findings of a kernel without analyzed source: a global-memory finding goes to the line whose
+    loads or stores fetch the most sectors beyond the ideal (ncu's source page, -lineinfo builds), when
+    that file exists here."""
+    worst = next((r for r in lines if r["space"] == "global" and r.get("sectors_per_request")
+                  and r.get("ideal_sectors_per_request") is not None
+                  and r["sectors_per_request"] > r["ideal_sectors_per_request"] + 0.5 and os.path.exists(r["file"])),
+                 None)
+    if worst is None:
+        return found
+    return [dataclasses.replace(f, file=worst["file"], line=worst["line"]) if f.rule == "G1" else f for f in found]

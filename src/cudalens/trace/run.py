@@ -34,8 +34,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import IO, Sequence
+from typing import IO
 
 from cudalens.errors import InputError
 from cudalens.trace import inject
@@ -82,7 +83,7 @@ def _split_python(argv: Sequence[str]) -> tuple[str, list[str], list[str]]:
 
 
 def _package_root() -> str:
-    import cudalens  # noqa: PLC0415
+    import cudalens
 
     return os.path.dirname(os.path.dirname(os.path.abspath(cudalens.__file__)))
 
