@@ -144,7 +144,7 @@ def main() -> int:
     loop = re.compile(r"steps, last loss [-0-9.]+, ([0-9.]+) s")
     alone, traced = [], []
     steps = "30"
-    for _ in range(5):
+    for _ in range(4):
         rc, txt, dt = sh([py, "examples/profile/torch_train.py", steps], 120)
         m = loop.search(txt)
         alone.append({"rc": rc, "wall_s": dt, "loop_s": float(m.group(1)) if m else None})
