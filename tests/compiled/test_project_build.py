@@ -94,3 +94,13 @@ def test_a_header_nothing_includes_compiles_through_the_wrapper(wheel_toolchain,
     header.write_text("#pragma once\n__global__ void lonely(float *a) { a[threadIdx.x] *= 2.0f; }\n")
     result = compile_file(header, "9.0", None, (), False, wheel_toolchain)
     assert "lonely" in result.kernels and 2 in result.kernels["lonely"].sass_by_line
+
+
+def test_analyze_a_header_alone_goes_through_the_unit_that_instantiates_it(wheel_toolchain, capsys):
+    code = main(["analyze", str(EXAMPLE / "include" / "tiles" / "common.cuh"), "--compile-commands", str(CC_JSON),
+                 "--format", "json", "--no-config"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert "scale.cu (compile_commands.json)" in data["files"][0]["notes"][0]
+    (kernel,) = data["kernels"]
+    assert kernel["name"] == "scale_rows" and kernel["resources"]["registers"] > 0

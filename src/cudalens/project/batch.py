@@ -8,9 +8,10 @@ Order of work (the result lists files in the order given):
 2. translation units are compiled ``jobs`` at a time in worker threads (nvcc runs in its own
    processes, so the threads only wait);
 3. a header (``.cuh``, ``.h``, ...) is compiled through the first of the given translation units
-   whose dependency list (``nvcc -MD``) holds it, so its templates are instantiated as the project
-   uses them and its findings point into its own lines; a header no unit includes is compiled
-   through the generated wrapper alone (never handed to nvcc as an input file);
+   whose dependency list (``nvcc -MD``) holds it, else through a unit of compile_commands.json that
+   includes it, so its templates are instantiated as the project uses them and its findings point
+   into its own lines; a header no unit includes is compiled through the generated wrapper alone
+   (never handed to nvcc as an input file);
 4. each file's model and rules run on the calling thread as its compile completes.
 
 A file that cannot be read or is not CUDA C++ raises :class:`~cudalens.errors.InputError`, or with
@@ -20,6 +21,7 @@ failure: it is analyzed source-only, with the compiler's first error in its note
 
 from __future__ import annotations
 
+import re
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -102,4 +104,21 @@ def _compile_header(header: str, units: list[str], futures: dict[str, Future], c
         if result is not None and real in result.deps:
             compiled, notes = _compile(header, cc, defines, build, through=unit)
             return compiled, [f"compiled through {unit}, which includes it", *notes]
+    # not among the given files: a unit of compile_commands.json that includes it (its include
+    # graph read from the sources with its own include folders)
+    kernels = set(re.findall(r"__global__[^;{(]*?\b([A-Za-z_]\w*)\s*\(", _read(real)))
+    candidates = [u for u in (build.commands if build is not None else {}) if real in build.project_includes(u)]
+    # first the units that name one of the header's kernels (they instantiate its templates)
+    candidates.sort(key=lambda u: not any(k in _read(u) for k in kernels))
+    for unit in candidates[:3]:
+        compiled, notes = _compile(header, cc, defines, build, through=unit)
+        if compiled is not None:
+            return compiled, [f"compiled through {unit} (compile_commands.json), which includes it", *notes]
     return _compile(header, cc, defines, build)
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
