@@ -345,7 +345,7 @@ def cli_check(data: bytes, timeout: float) -> dict[str, Any]:
         env = {**os.environ, "HOME": tmp, "XDG_CACHE_HOME": os.path.join(tmp, "cache")}
         try:
             p = subprocess.run([sys.executable, "-m", "cudalens", "analyze", "--no-compile", "--format", "json", path],
-                               capture_output=True, timeout=timeout, env=env, cwd=tmp)
+                               capture_output=True, timeout=timeout, env=env, cwd=tmp, check=False)
         except subprocess.TimeoutExpired:
             return {"ok": False, "why": "timeout"}
     err = p.stderr.decode("utf-8", "replace").strip()

@@ -37,6 +37,10 @@ def test_save_list_load_roundtrip(tmp_path):
 
 def test_unknown_run_and_foreign_file(tmp_path):
     db = str(tmp_path / "h.db")
+    with pytest.raises(InputError, match="no history database"):  # a read never creates the file
+        history.load_run(7, db)
+    assert not os.path.exists(db)
+    history.connect(db).close()
     with pytest.raises(InputError, match="no run with id 7"):
         history.load_run(7, db)
     junk = tmp_path / "junk.db"

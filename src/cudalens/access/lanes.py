@@ -133,4 +133,6 @@ def per_thread(value: Any, nthreads: int) -> np.ndarray:
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)) or not np.all(arr == np.floor(arr)):
             raise E.Unknown("non-integer index")
+        if not np.all(np.abs(arr) < 2.0**63):
+            raise E.Unknown("index beyond 64 bits")
     return np.broadcast_to(arr.astype(np.int64), (nthreads,)).copy()

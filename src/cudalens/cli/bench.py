@@ -30,32 +30,32 @@ def register(group: click.Group) -> None:
                        "{NAME} is replaced in --kernel/--arg/--grid/--block and -DNAME=value is defined.")
     @click.option("-o", "--out", "out", default=None,
                   help="Write PREFIX.json (all results), and for sweeps PREFIX.csv and PREFIX.md.")
-    @click.option("--rotate", default=1, show_default=True, help="Independent argument sets cycled through.")
+    @click.option("--rotate", default=1, show_default=True, type=click.IntRange(min=1), help="Independent argument sets cycled through.")
     @click.option("--no-recheck", is_flag=True, help="Do not poison and re-check the outputs after timing.")
     @click.option("--no-persisting-reset", is_flag=True, help="Cold mode: do not reset persisting L2 lines.")
     @click.option("--no-sol", is_flag=True, help="Do not mark results below the DRAM speed of light suspect.")
     @click.option("--no-side-work", is_flag=True, help="Do not check for work on other streams.")
     @click.option("--arg", "args", multiple=True, help=ARG_HELP)
-    @click.option("--shared-mem", default=0, show_default=True, help="Dynamic shared memory per block (bytes).")
+    @click.option("--shared-mem", default=0, show_default=True, type=click.IntRange(min=0), help="Dynamic shared memory per block (bytes).")
     @click.option("-D", "--define", "defines", multiple=True, help="Preprocessor macro NAME or NAME=VALUE.")
     @click.option("--cold/--hot", default=True, show_default=True,
                   help="cold: flush L2 (2x its size) before every launch; hot: batches of back-to-back launches.")
-    @click.option("--batch", type=int, default=None, help="Launches per sample in hot mode (default: adaptive).")
+    @click.option("--batch", type=click.IntRange(min=1), default=None, help="Launches per sample in hot mode (default: adaptive).")
     @click.option("--timer", type=click.Choice(TIMERS), default="events", show_default=True,
                   help="events: CUDA events around the launch, less the event floor (an empty event pair, "
                        "measured at the start: ~1 us on an H100); events-raw: the event interval as it is; "
                        "cupti: the kernel's own start/end from CUPTI activity records (on an H100 0.5-1.2 us "
                        "below ncu for kernels under 10 us, and tracing slowed DRAM-bound kernels by ~7 %); "
                        "auto: CUPTI when available, else events.")
-    @click.option("--bytes-read", type=int, default=None, help="Bytes read per launch (default: from --arg roles).")
-    @click.option("--bytes-written", type=int, default=None, help="Bytes written per launch (default: from --arg roles).")
-    @click.option("--flops", type=float, default=0.0, help="Floating-point operations per launch.")
+    @click.option("--bytes-read", type=click.IntRange(min=0), default=None, help="Bytes read per launch (default: from --arg roles).")
+    @click.option("--bytes-written", type=click.IntRange(min=0), default=None, help="Bytes written per launch (default: from --arg roles).")
+    @click.option("--flops", type=click.FloatRange(min=0), default=0.0, help="Floating-point operations per launch.")
     @click.option("--noise", default="0.5%", show_default=True, help="Stop when stdev/mean of the samples is below this.")
-    @click.option("--min-samples", default=10, show_default=True)
-    @click.option("--min-time", default=0.5, show_default=True, help="Minimum sampling time (s).")
-    @click.option("--max-time", default=10.0, show_default=True, help="Stop sampling after this many seconds.")
-    @click.option("--timeout", default=120.0, show_default=True, help="Kill the measurement after this many seconds.")
-    @click.option("--device", default=0, show_default=True, help="CUDA device index.")
+    @click.option("--min-samples", default=10, show_default=True, type=click.IntRange(min=1))
+    @click.option("--min-time", default=0.5, show_default=True, type=click.FloatRange(min=0), help="Minimum sampling time (s).")
+    @click.option("--max-time", default=10.0, show_default=True, type=click.FloatRange(min=0, min_open=True), help="Stop sampling after this many seconds.")
+    @click.option("--timeout", default=120.0, show_default=True, type=click.FloatRange(min=0, min_open=True), help="Kill the measurement after this many seconds.")
+    @click.option("--device", default=0, show_default=True, type=click.IntRange(min=0), help="CUDA device index.")
     @click.option("--db", default=None, help="History database (default ~/.cudalens/history.db).")
     @click.option("--no-save", is_flag=True, help="Do not store the run in the history database.")
     @format_option
@@ -81,8 +81,8 @@ def register(group: click.Group) -> None:
 
         if not os.path.isfile(source):
             raise InputError(f"{source}: no such CUDA source file")
-        with open(source, encoding="utf-8") as fh:
-            text = fh.read()
+        with open(source, "rb") as fh:  # bytes as the compiler reads them; non-UTF-8 bytes survive the round trip
+            text = fh.read().decode("utf-8", "surrogateescape")
         try:
             policy = SamplingPolicy(noise_target=parse_percent(noise), min_samples=min_samples,
                                     min_time_s=min_time, max_time_s=max_time,

@@ -18,7 +18,8 @@ def register(group: click.Group) -> None:
     @group.command("history")
     @click.option("--db", default=None, help=_DB_HELP)
     @click.option("--kernel", default=None, help="Only runs of this kernel.")
-    @click.option("--limit", default=50, show_default=True, help="At most this many runs, newest first.")
+    @click.option("--limit", default=50, show_default=True, type=click.IntRange(min=1),
+                  help="At most this many runs, newest first.")
     @format_option
     def history_cmd(db, kernel, limit, fmt):
         """List stored benchmark runs, newest first (times in microseconds)."""

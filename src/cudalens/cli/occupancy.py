@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from cudalens.cli._common import echo_json, format_option
+from cudalens.errors import InputError
 from cudalens.occupancy import LIMIT_NAMES, device_for, what_if
 from cudalens.occupancy.blocksize import max_potential_block_size
 from cudalens.occupancy.calculator import CACHE_CONFIGS, as_count
@@ -50,6 +51,7 @@ def occupancy_cmd(cc, threads, registers, shared_mem, static_shared_mem, carveou
                   barriers, sms, plot_file, fmt):
     """Occupancy of a launch: blocks, warps, limiter(s) and where it steps up or down."""
     dev = device_for(cc)
+    _check_limits(dev, threads, registers, shared_mem, static_shared_mem)
     common = dict(static_shared_mem=static_shared_mem, carveout=carveout,
                   cache_config=cache_config, block_barriers=barriers)
     w = what_if(dev, threads, registers, shared_mem, **common)
@@ -111,6 +113,24 @@ def occupancy_cmd(cc, threads, registers, shared_mem, static_shared_mem, carveou
     con.print(f"Max potential block size: {best.block_size} threads; minimum grid {grid}.")
     if plot_file:
         con.print(f"Charts written to {plot_file}")
+
+
+def _check_limits(dev, threads, registers, shared_mem, static_shared_mem) -> None:
+    """Reject, before any computation, a launch no GPU of ``dev``'s compute capability accepts,
+    naming the limit (the what-if tables would otherwise be built around an impossible block)."""
+    checks = (
+        ("--threads", as_count("--threads", threads, minimum=1), dev.max_threads_per_block,
+         "threads per block"),
+        ("--registers", as_count("--registers", registers, minimum=0), dev.max_regs_per_thread,
+         "registers per thread"),
+        ("--shared-mem", as_count("--shared-mem", shared_mem), dev.smem_per_block_optin,
+         "bytes of dynamic shared memory per block (the opt-in maximum)"),
+        ("--static-shared-mem", as_count("--static-shared-mem", static_shared_mem), dev.smem_per_block,
+         "bytes of static shared memory per block"),
+    )
+    for option, value, limit, what in checks:
+        if value > limit:
+            raise InputError(f"{option} {value}: more than the {limit} {what} of CC {dev.cc}")
 
 
 def register(group: click.Group) -> None:

@@ -90,7 +90,7 @@ def init_driver() -> None:
         raise NoDeviceError(f"cuda.bindings is not installed ({exc})") from None
     except Exception as exc:  # noqa: BLE001 - e.g. DynamicLibNotFoundError for libcuda.so
         raise NoDeviceError(
-            f"no NVIDIA driver found ({type(exc).__name__}); this command needs a GPU"
+            "no NVIDIA driver found (the driver library libcuda could not be loaded); this command needs a GPU"
         ) from None
     if int(status) != 0:
         code, name, _ = _status_name(status)
@@ -282,7 +282,7 @@ class Kernel:
 def _nvrtc_cubin(source: str, name: str, arch: str, options: Sequence[str]) -> bytes:
     from cuda.bindings import nvrtc  # noqa: PLC0415
 
-    prog = check(nvrtc.nvrtcCreateProgram(source.encode(), f"{name}.cu".encode(), 0, [], []),
+    prog = check(nvrtc.nvrtcCreateProgram(source.encode("utf-8", "surrogateescape"), f"{name}.cu".encode(), 0, [], []),
                  "nvrtcCreateProgram")
     try:
         opts = [f"--gpu-architecture={arch}".encode(), *(o.encode() for o in options)]

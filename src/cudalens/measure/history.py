@@ -87,12 +87,26 @@ class RunRow:
         return dict(self.__dict__)
 
 
-def connect(path: str | None = None) -> sqlite3.Connection:
-    """Open (and create or migrate) the history database; InputError when it is not one of ours."""
+def connect(path: str | None = None, *, create: bool = True) -> sqlite3.Connection:
+    """Open (and create or migrate) the history database; InputError when it is not one of ours.
+
+    ``create=False`` (every read): a database that does not exist is an InputError, and neither
+    the file nor its folder is created.
+    """
     path = path or default_db_path()
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    conn = sqlite3.connect(path, timeout=10.0, isolation_level=None)  # explicit transactions only
+    if not create:
+        if not os.path.isfile(path):
+            raise InputError(f"{path}: no history database there (nothing has been stored yet)")
+    else:
+        folder = os.path.dirname(os.path.abspath(path))
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"{folder}: cannot create the history folder ({exc.strerror})") from None
+    try:
+        conn = sqlite3.connect(path, timeout=10.0, isolation_level=None)  # explicit transactions only
+    except sqlite3.Error as exc:
+        raise InputError(f"{path}: cannot open the history database ({exc})") from None
     try:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA foreign_keys=ON")
@@ -174,15 +188,19 @@ def list_runs(path: str | None = None, *, kernel: str | None = None, limit: int 
         sql += " WHERE kernel = ?"
         params = (kernel,)
     sql += " ORDER BY id DESC"
+    if limit is not None and int(limit) < 1:
+        raise InputError(f"limit {limit}: must be at least 1")
     if limit:
         sql += f" LIMIT {int(limit)}"
-    with closing(connect(path)) as conn:
+    if path is None and not os.path.isfile(default_db_path()):
+        return []  # nothing stored yet under the default path: an empty history, nothing created
+    with closing(connect(path, create=False)) as conn:
         return list(_rows(conn, sql, params))
 
 
 def load_run(run_id: int, path: str | None = None) -> BenchResult:
     """The full stored result of run ``run_id``; InputError when there is no such run."""
-    with closing(connect(path)) as conn:
+    with closing(connect(path, create=False)) as conn:
         row = conn.execute("SELECT result_json FROM runs WHERE id = ?", (int(run_id),)).fetchone()
     if row is None:
         raise InputError(f"no run with id {run_id} in {path or default_db_path()}")
@@ -191,12 +209,12 @@ def load_run(run_id: int, path: str | None = None) -> BenchResult:
 
 def load_samples(run_id: int, path: str | None = None) -> list[tuple[float, bool]]:
     """(seconds, throttled) of every sample of run ``run_id``, in order."""
-    with closing(connect(path)) as conn:
+    with closing(connect(path, create=False)) as conn:
         return [(float(s), bool(t)) for s, t in conn.execute(
             "SELECT seconds, throttled FROM samples WHERE run_id = ? ORDER BY idx", (int(run_id),))]
 
 
 def integrity_check(path: str | None = None) -> str:
     """SQLite's own verdict on the file: 'ok' when it is intact."""
-    with closing(connect(path)) as conn:
+    with closing(connect(path, create=False)) as conn:
         return str(conn.execute("PRAGMA integrity_check").fetchone()[0])

@@ -273,37 +273,37 @@ class Const:
 
 
 def parse_number(s: str) -> Const | None:
-    """Parse a C/C++ number literal, keeping whether it is int, float or double."""
-    t = s.replace("'", "").strip()
-    low = t.lower()
-    try:
-        if low.startswith("0x"):
-            return Const(int(low.rstrip("ul"), 16), "int")
-        is_fp = ("." in low or "e" in low) and not low.startswith("0x")
-        if is_fp or low.endswith("f") and not low.startswith("0x"):
-            if low.endswith("f"):
-                return Const(float(low[:-1]), "float")
-            if low.endswith("l"):
-                return Const(float(low[:-1]), "double")
-            return Const(float(low), "double")
-        digits = low.rstrip("ul")
-        if len(digits) > 1 and digits.startswith("0") and digits.isdigit():
-            return Const(int(digits, 8), "int")
-        return Const(int(digits), "int")
-    except ValueError:
+    """Parse a C/C++ number literal, keeping whether it is int, float or double.
+
+    None for what C cannot hold (an integer beyond 64 bits, a floating literal that overflows);
+    the value itself comes from :func:`cudalens.source.expr.parse_number` (one number reader).
+    """
+    from cudalens.source.expr import parse_number as number
+
+    low = s.replace("'", "").strip().lower()
+    v = number(low)
+    if v is None:
         return None
+    if isinstance(v, int):
+        return Const(v, "int")
+    return Const(v, "float" if low.endswith("f") and not low.startswith("0x") else "double")
 
 
 _RANKS = {"int": 0, "float": 1, "double": 2}
 
 
-def const_eval(node: Node | None, names: dict[str, Const] | None = None) -> Const | None:
+def const_eval(node: Node | None, names: dict[str, Const] | None = None, _depth: int = 0) -> Const | None:
     """Fold a constant expression with C semantics (int division truncates), or None.
 
-    ``names`` maps identifiers (macros such as M_PI) to known constants.
+    ``names`` maps identifiers (macros such as M_PI) to known constants. Arithmetic is
+    :func:`cudalens.source.expr.apply_binary`'s: 64-bit integers wrap, an operation without a
+    finite defined value (division by zero, a shift out of range, an overflow to infinity) is None,
+    and so is an expression nested deeper than ``cudalens.source.expr.MAX_DEPTH``.
     """
+    from cudalens.source import expr as E
+
     node = strip_parens(node)
-    if node is None:
+    if node is None or _depth > E.MAX_DEPTH:
         return None
     t = node.type
     if t == "number_literal":
@@ -316,13 +316,13 @@ def const_eval(node: Node | None, names: dict[str, Const] | None = None) -> Cons
         return Const(_SIZEOF[key], "int") if key in _SIZEOF else None
     if t == "unary_expression":
         op = text(node.child_by_field_name("operator"))
-        v = const_eval(node.child_by_field_name("argument"), names)
+        v = const_eval(node.child_by_field_name("argument"), names, _depth + 1)
         if v is None or op not in {"-", "+"}:
             return None
-        return Const(-v.value if op == "-" else v.value, v.kind)
+        return Const(E.apply_unary("-", v.value) if op == "-" else v.value, v.kind)
     if t == "cast_expression":
         ty = text(node.child_by_field_name("type")).strip()
-        v = const_eval(node.child_by_field_name("value"), names)
+        v = const_eval(node.child_by_field_name("value"), names, _depth + 1)
         if v is None:
             return None
         if ty in {"float"}:
@@ -330,36 +330,22 @@ def const_eval(node: Node | None, names: dict[str, Const] | None = None) -> Cons
         if ty in {"double"}:
             return Const(float(v.value), "double")
         if ty in {"int", "long", "unsigned", "unsigned int", "size_t"}:
+            if isinstance(v.value, float) and not abs(v.value) < 2.0**63:
+                return None  # out of range (or NaN): undefined in C
             return Const(int(v.value), "int")
         return None
     if t == "binary_expression":
         op = text(node.child_by_field_name("operator"))
-        a = const_eval(node.child_by_field_name("left"), names)
-        b = const_eval(node.child_by_field_name("right"), names)
-        if a is None or b is None:
+        a = const_eval(node.child_by_field_name("left"), names, _depth + 1)
+        b = const_eval(node.child_by_field_name("right"), names, _depth + 1)
+        if a is None or b is None or op not in {"+", "-", "*", "/", "<<"}:
             return None
         kind = a.kind if _RANKS[a.kind] >= _RANKS[b.kind] else b.kind
-        x, y = a.value, b.value
+        x, y = (float(a.value), float(b.value)) if kind != "int" else (a.value, b.value)
         try:
-            if op == "+":
-                v = x + y
-            elif op == "-":
-                v = x - y
-            elif op == "*":
-                v = x * y
-            elif op == "/":
-                if kind == "int":
-                    q = abs(int(x)) // abs(int(y))
-                    v = q if (x >= 0) == (y >= 0) else -q
-                else:
-                    v = x / y
-            elif op == "<<" and kind == "int":
-                v = int(x) << int(y)
-            else:
-                return None
-        except (ZeroDivisionError, ValueError, OverflowError):
+            return Const(E.apply_binary(op, x, y), kind)
+        except E.Unknown:
             return None
-        return Const(v, kind)
     return None
 
 

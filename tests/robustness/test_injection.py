@@ -1,0 +1,105 @@
+"""File names are data, never shell: names with ``$(...)``, backticks, ``;``, quotes, ``|``, ``&``,
+spaces and a newline are analyzed, checked and benchmarked, and none of their payloads runs.
+
+Every payload would create a file named ``pwned_*`` (in the working directory of whatever shell
+ran it). The commands run in ``tmp_path`` with the compiler enabled (nvcc passes its input's name
+through a shell, so this is where an unsafe name would execute); afterwards no ``pwned_*`` file
+may exist anywhere under ``tmp_path``, in the repository or in the temporary directory.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+KERNEL = 'extern "C" __global__ void k(float *a) { a[threadIdx.x * 2] = 1.0f; }\n'
+
+NAMES = [
+    "k$(touch pwned_dollar).cu",
+    "k`touch pwned_tick`.cu",
+    "k;touch pwned_semi;.cu",
+    "k';touch pwned_squote;'.cu",
+    'k";touch pwned_dquote;".cu',
+    "k|touch pwned_pipe.cu",
+    "k&touch pwned_amp&.cu",
+    "k with spaces $(touch pwned_space).cu",
+    "k\ntouch pwned_newline\n.cu",
+    "-k $(touch pwned_dash).cu",
+]
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _pwned(tmp: Path) -> list[str]:
+    found = []
+    for where in (tmp, REPO, Path(tempfile.gettempdir()), Path.home()):
+        found += glob.glob(str(where / "**" / "pwned_*"), recursive=True) if where == tmp else \
+            glob.glob(str(where / "pwned_*"))
+    return found
+
+
+def _cli(args: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cudalens", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "PYTHONUNBUFFERED": "1"}, check=False)
+
+
+@pytest.fixture
+def hostile(tmp_path) -> tuple[Path, list[Path]]:
+    src = tmp_path / "src"
+    src.mkdir()
+    files = []
+    for name in NAMES:
+        p = src / name
+        p.write_text(KERNEL)
+        files.append(p)
+    assert not _pwned(tmp_path)
+    return src, files
+
+
+def test_analyze_runs_no_file_name(hostile, tmp_path):
+    _src, files = hostile
+    p = _cli(["analyze", "--format", "json", *map(str, files)], cwd=tmp_path)
+    assert not _pwned(tmp_path), "a file name was executed by a shell"
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "Traceback" not in p.stderr
+
+    report = json.loads(p.stdout)
+    assert len(report["files"]) == len(NAMES)
+    assert sorted(f["path"] for f in report["files"]) == sorted(map(str, files))
+    if _has_nvcc():  # the names really went through the compiler
+        assert all(f["compiled"] for f in report["files"]), report["files"]
+
+
+def _has_nvcc() -> bool:
+    try:
+        from cudalens.compiled.toolchain import discover
+
+        return discover().tools.get("nvcc") is not None
+    except Exception:  # noqa: BLE001 - no toolchain: the test still checks that nothing ran
+        return False
+
+
+def test_check_runs_no_file_name(hostile, tmp_path):
+    src, _files = hostile
+    p = _cli(["check", str(src), "--format", "sarif"], cwd=tmp_path)
+    assert not _pwned(tmp_path), "a file name was executed by a shell"
+    assert p.returncode in (0, 1), p.stderr[-2000:]
+    assert "Traceback" not in p.stderr
+
+
+def test_bench_runs_no_file_name(hostile, tmp_path):
+    _src, files = hostile
+    for f in files:
+        p = _cli(["bench", str(f), "--kernel", "k", "--grid", "1", "--block", "32", "--no-save"], cwd=tmp_path,
+                 timeout=300)
+        assert not _pwned(tmp_path), f"{f.name!r} was executed by a shell"
+        assert "Traceback" not in p.stderr
+        if p.returncode != 0:  # no GPU here: one clean line, exit 2
+            assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr[-2000:]
