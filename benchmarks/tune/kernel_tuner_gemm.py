@@ -1,0 +1,68 @@
+"""The same space through kernel_tuner (brute force, its defaults: 7 iterations averaged, no L2 flush).
+
+    python3 benchmarks/tune/kernel_tuner_gemm.py OUTDIR [TAG]
+
+kernel_tuner needs the block size as a tunable parameter: block_size_x is added with the
+restriction block_size_x == (BM/TM)*(BN/TN), which leaves exactly the same 295 configurations.
+Tunable parameters are not #defined (defines={}), since they are the kernel's template parameters;
+the kernel is compiled by name expression ("gemm<64,128,...>") through CuPy. The output of every
+configuration is checked against numpy's product (kernel_tuner's ``answer``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gemm_space as G
+
+
+def main() -> None:
+    out = sys.argv[1]
+    tag = sys.argv[2] if len(sys.argv) > 2 else ""
+    import kernel_tuner
+
+    with open(G.SOURCE) as fh:
+        src = fh.read()
+    rng = np.random.default_rng(0)
+    a = rng.random(G.M * G.K, dtype=np.float32)
+    b = rng.random(G.K * G.N, dtype=np.float32)
+    c = np.zeros(G.M * G.N, dtype=np.float32)
+    args = [np.int32(G.M), np.int32(G.N), np.int32(G.K), np.float32(1), a, b, np.float32(0), c]
+    ref = (a.reshape(G.M, G.K).astype(np.float64) @ b.reshape(G.K, G.N).astype(np.float64)).astype(np.float32).ravel()
+    params = dict(G.VALUES)
+    params["block_size_x"] = [32, 64, 128, 256, 512, 1024]
+    restrictions = ["block_size_x == (BM//TM)*(BN//TN)", "(BM*BK) % block_size_x == 0", "(BN*BK) % block_size_x == 0",
+                    "BM % TM == 0", "BN % TN == 0"]
+    t0 = time.perf_counter()
+    results, env = kernel_tuner.tune_kernel(
+        "gemm<BM,BN,BK,TM,TN>", src, (G.N, G.M), args, params, restrictions=restrictions, grid_div_x=["BN"],
+        grid_div_y=["BM"], lang="cupy", defines={"kernel_tuner": 1}, answer=[None] * 7 + [ref], atol=5e-2,
+        strategy="brute_force", verbose=False, quiet=True, cache=os.path.join(out, f"kt_cache{tag}.json"))
+    wall = time.perf_counter() - t0
+    ok = [r for r in results if isinstance(r.get("time"), (int, float))]
+    ok.sort(key=lambda r: r["time"])
+    keyf = lambda r: ",".join(f"{k}={r[k]}" for k in G.VALUES)
+    summary = {
+        "tool": "kernel_tuner", "version": kernel_tuner.__version__ if hasattr(kernel_tuner, "__version__") else "",
+        "strategy": "brute_force", "configurations_measured": len(results), "valid": len(ok),
+        "invalid": [{"config": keyf(r), "time": str(r.get("time"))} for r in results if r not in ok][:50],
+        "best": keyf(ok[0]) if ok else None, "best_time_ms": ok[0]["time"] if ok else None,
+        "top5": [{"config": keyf(r), "time_ms": r["time"], "times_ms": r.get("times")} for r in ok[:5]],
+        "wall_seconds": round(wall, 3), "all": {keyf(r): r["time"] for r in ok},
+        "device": env.get("device_name"), "iterations": env.get("iterations"),
+        "script": "benchmarks/tune/kernel_tuner_gemm.py",
+    }
+    with open(os.path.join(out, f"kernel_tuner{tag}.json"), "w") as fh:
+        json.dump(summary, fh, indent=1, default=str)
+    print(f"kernel_tuner{tag}: {len(results)} measured ({len(ok)} valid), best {summary['best']} "
+          f"{summary['best_time_ms']} ms, wall {wall:.1f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

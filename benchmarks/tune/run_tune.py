@@ -1,0 +1,71 @@
+"""Tune examples/tune/gemm.cu with cudalens on this machine's GPU(s); one JSON per strategy.
+
+    python3 benchmarks/tune/run_tune.py OUTDIR exhaustive guided optuna   # local, GPU 0
+    python3 benchmarks/tune/run_tune.py OUTDIR --ray exhaustive            # through Ray, every GPU
+    python3 benchmarks/tune/run_tune.py OUTDIR --seed=1 --tag=_rep guided  # a repeat: a new session
+
+Each JSON holds the session summary (best configuration, top-5 with confidence intervals and
+bootstrap P(fastest), pruning counts, configurations measured, wall time) and every measured
+configuration's median, so compare.py can check the winners against the exhaustive run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gemm_space as G
+
+from cudalens.tune import (
+    make_space,
+    store,
+    tune,
+)
+
+
+def main() -> None:
+    out, rest = sys.argv[1], sys.argv[2:]
+    ray = None
+    if "--ray" in rest:
+        ray = "auto"
+        rest.remove("--ray")
+    tag, seed = "", 0
+    for a in list(rest):
+        if a.startswith("--tag="):
+            tag = a.split("=", 1)[1]
+            rest.remove(a)
+        elif a.startswith("--seed="):
+            seed = int(a.split("=", 1)[1])
+            rest.remove(a)
+    db = os.environ.get("TUNE_DB", "/tmp/cudalens-tune.db")
+    cache = os.environ.get("TUNE_CACHE", "/tmp/cudalens-tune-cache")
+    os.makedirs(out, exist_ok=True)
+    space = make_space(G.VALUES, G.RESTRICTIONS, G.CONSTANTS)
+    for strategy in rest:
+        t0 = time.perf_counter()
+        events: list[str] = []
+        rep = tune(G.SOURCE, G.KERNEL, space, grid=G.GRID, block=G.BLOCK, args=G.ARGS, strategy=strategy, db=db,
+                   policy=G.POLICY, flops=G.FLOPS, ray=ray, cache_dir=cache, on_event=events.append, seed=seed)
+        wall = time.perf_counter() - t0
+        rows = store.results(db, rep["session_id"])
+        rep["all_results"] = {k: {"status": r.status, "median_s": r.median_s, "ci_low_s": r.ci_low_s,
+                                  "ci_high_s": r.ci_high_s, "reason": r.reason, "predicted_cost": r.predicted_cost,
+                                  "worker": r.worker, "seq": r.seq} for k, r in rows.items()}
+        rep["wall_seconds_total"] = round(wall, 3)
+        rep["ray"] = ray
+        rep["events"] = events
+        rep["script"] = "benchmarks/tune/run_tune.py"
+        name = f"cudalens_{strategy}{'_ray' if ray else ''}{tag}.json"
+        with open(os.path.join(out, name), "w") as fh:
+            json.dump(rep, fh, indent=1, default=str)
+        best = rep["best"] or {}
+        print(f"{strategy}{' (ray)' if ray else ''}: measured {rep['measured']} of {rep['configurations']}, pruned "
+              f"{rep['pruned']}, best {best.get('config')} {best.get('median_s')}, stop: {rep['stop_reason']}, "
+              f"wall {wall:.1f} s, compile {rep['compile_seconds']} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

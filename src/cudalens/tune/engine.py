@@ -1,0 +1,227 @@
+"""The tuning loop: compile every configuration (CPU, in parallel), let the models prune and order
+them, measure what the strategy asks for, store each result as it comes, resume where a killed run
+stopped. The GPU side is a runner (runners.py) in this process, or Ray actors (ray_backend.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cudalens.errors import InputError
+from cudalens.tune import expr as E
+from cudalens.tune import store
+from cudalens.tune.build import BuildFacts, KernelSpec, build_all, jobs_for
+from cudalens.tune.prune import (
+    AccessFacts,
+    Launch,
+    Verdict,
+    access_facts,
+    decide,
+    rank_survivors,
+)
+from cudalens.tune.runners import MeasureItem, Outcome, RunnerSpec
+from cudalens.tune.space import Config, Space
+from cudalens.tune.strategies import Strategy, make_strategy
+
+
+@dataclass(frozen=True)
+class TuneSpec:
+    """One tuning problem. ``grid``/``block``: up to three expressions each; ``shared``: dynamic
+    shared memory in bytes (an expression)."""
+
+    source: str
+    kernel: str
+    space: Space
+    grid: tuple[str, ...]
+    block: tuple[str, ...]
+    shared: str = "0"
+    cc: str = "9.0"
+    flags: tuple[str, ...] = ()
+    strategy: str = "guided"
+    max_fraction: float = 0.5
+    patience: int | None = None
+    min_gain: float = 0.01
+    seed: int = 0
+    keep_spills: bool = False
+    min_occupancy: float | None = None
+    sm_count: int = 132
+    reference: str | None = None  # config key whose outputs are the reference (default: the first survivor)
+    use_access_model: bool = True
+
+    def identity(self, runner: RunnerSpec, device_name: str) -> dict[str, Any]:
+        src = Path(self.source)
+        digest = hashlib.sha256(src.read_bytes()).hexdigest()[:16] if src.is_file() else ""
+        return {"source": str(src.resolve()), "source_sha": digest, "kernel": self.kernel, "space": self.space.to_dict(),
+                "grid": list(self.grid), "block": list(self.block), "shared": self.shared, "cc": self.cc,
+                "flags": list(self.flags), "strategy": self.strategy, "max_fraction": self.max_fraction,
+                "patience": self.patience, "min_gain": self.min_gain, "seed": self.seed,
+                "keep_spills": self.keep_spills, "min_occupancy": self.min_occupancy, "reference": self.reference,
+                "runner": {"kind": runner.kind, "args": list(runner.args), "mode": runner.mode, "policy": runner.policy,
+                           "timer": runner.timer, "seed": runner.seed, "rtol": runner.rtol, "atol": runner.atol},
+                "device": device_name}
+
+
+def _dims(exprs: Sequence[str], env: dict[str, int], what: str) -> tuple[int, int, int]:
+    if not 1 <= len(exprs) <= 3:
+        raise InputError(f"--{what} takes one to three expressions, got {len(exprs)}")
+    vals = [E.parse(x, set(env), what=f"--{what}").integer(env, f"--{what}") for x in exprs]
+    return tuple(vals + [1] * (3 - len(vals)))  # type: ignore[return-value]
+
+
+def launch_for(spec: TuneSpec, config: Config) -> tuple[Launch | None, str | None]:
+    env = spec.space.env(config)
+    try:
+        return Launch(_dims(spec.grid, env, "grid"), _dims(spec.block, env, "block"),
+                      E.parse(spec.shared, set(env), what="--shared").integer(env, "--shared")), None
+    except InputError as exc:
+        return None, str(exc)
+
+
+def check_expressions(spec: TuneSpec) -> None:
+    """Parse --grid/--block/--shared once against the space's names: bad text fails before any compile."""
+    names = set(spec.space.names) | {c for c, _ in spec.space.constants}
+    for what, exprs in (("grid", spec.grid), ("block", spec.block), ("shared", (spec.shared,))):
+        if not 1 <= len(exprs) <= 3:
+            raise InputError(f"--{what} takes one to three expressions, got {len(exprs)}")
+        for x in exprs:
+            E.parse(x, names, what=f"--{what}")
+
+
+@dataclass
+class Progress:
+    """Counts as the run goes (for the CLI's progress line and the report)."""
+
+    configs: int = 0
+    compiled: int = 0
+    pruned: int = 0
+    measured: int = 0
+    resumed: int = 0
+    failed: int = 0
+    events: list[str] = field(default_factory=list)
+
+
+def verdicts_for(spec: TuneSpec, configs: list[Config], facts: dict[str, BuildFacts]) -> dict[str, Verdict]:
+    """The models' decision for every configuration (pure given the compiled facts)."""
+    model = None
+    kname = KernelSpec.parse(spec.kernel).name
+    if spec.use_access_model:
+        try:
+            from cudalens.source.parse import parse_file
+
+            model = parse_file(spec.source)
+        except Exception:  # noqa: BLE001 - no source model: the access predictions are simply absent
+            model = None
+    out = {}
+    for c in configs:
+        launch, err = launch_for(spec, c)
+        acc: AccessFacts | None = None
+        if model is not None and launch is not None and facts[c.key].ok:
+            acc = access_facts(model, kname, launch.block, spec.space.env(c))
+        out[c.key] = decide(facts[c.key], launch, cc=spec.cc, sm_count=spec.sm_count, launch_error=err,
+                            keep_spills=spec.keep_spills, min_occupancy=spec.min_occupancy, access=acc)
+    return out
+
+
+def item_for(facts: BuildFacts, launch: Launch) -> MeasureItem:
+    cubin = Path(facts.cubin_path).read_bytes() if facts.cubin_path else b""
+    return MeasureItem(facts.config_key, facts.instance, facts.mangled, cubin, launch.grid, launch.block,
+                       launch.shared_bytes)
+
+
+@dataclass
+class Prepared:
+    """Everything decided before the first measurement."""
+
+    spec: TuneSpec
+    session_id: int
+    resumed: bool
+    configs: list[Config]
+    facts: dict[str, BuildFacts]
+    verdicts: dict[str, Verdict]
+    strategy: Strategy
+    done: dict[str, store.ResultRow]
+    reference: str | None
+    compile_seconds: float
+
+
+def prepare(spec: TuneSpec, runner: RunnerSpec, device_name: str, db: str | None, *, workers: int | None = None,
+            cache_dir: str | None = None, builder: Callable[..., dict[str, BuildFacts]] | None = None,
+            progress: Progress | None = None) -> Prepared:
+    check_expressions(spec)
+    if not Path(spec.source).is_file():
+        raise InputError(f"{spec.source}: no such file")
+    progress = progress or Progress()
+    session_id, resumed = store.open_session(db, spec.identity(runner, device_name))
+    configs = list(spec.space.configs())
+    if not configs:
+        raise InputError("no configuration satisfies the restrictions")
+    progress.configs = len(configs)
+    t0 = time.perf_counter()
+    jobs = jobs_for(spec.source, KernelSpec.parse(spec.kernel), configs, spec.space.env, spec.cc, spec.flags, cache_dir)
+    facts = (builder or build_all)(jobs, workers)
+    progress.compiled = sum(1 for f in facts.values() if f.ok)
+    compile_s = time.perf_counter() - t0
+    verdicts = verdicts_for(spec, configs, facts)
+    pruned = [(k, v.reason or "") for k, v in verdicts.items() if v.pruned]
+    store.record_many_pruned(db, session_id, pruned)
+    progress.pruned = len(pruned)
+    survivors = rank_survivors(list(verdicts.values()))
+    strategy = make_strategy(spec.strategy, survivors, {p.name: p.values for p in spec.space.params}, len(configs),
+                             max_fraction=spec.max_fraction, patience=spec.patience, min_gain=spec.min_gain,
+                             seed=spec.seed)
+    done = store.results(db, session_id)
+    for key, row in done.items():  # replay, in stored order, so the strategy continues where it stopped
+        if row.status in ("measured", "wrong", "failed") and key in strategy.verdicts:
+            strategy.tell(key, row.median_s if row.status == "measured" else None)
+            progress.resumed += 1
+    alive = {v.config_key for v in survivors}
+    reference = spec.reference or next((c.key for c in configs if c.key in alive), None)
+    if spec.reference and spec.reference not in alive:
+        raise InputError(f"--reference {spec.reference!r} is not a configuration that survives the models")
+    return Prepared(spec, session_id, resumed, configs, facts, verdicts, strategy, done, reference, compile_s)
+
+
+def store_outcome(db: str | None, prep: Prepared, out: Outcome) -> bool:
+    v = prep.verdicts.get(out.config_key)
+    return store.record(db, prep.session_id, out.config_key, out.status, reason=out.reason, result=out.result,
+                        predicted=v.predicted_cost if v else None, worker=out.worker)
+
+
+def _tell(prep: Prepared, out: Outcome) -> None:
+    prep.strategy.tell(out.config_key, out.result.summary.median if out.status == "measured" and out.result else None)
+
+
+def run_local(prep: Prepared, runner_spec: RunnerSpec, db: str | None, *, runner: Any = None,
+              progress: Progress | None = None, on_outcome: Callable[[Outcome], None] | None = None) -> Progress:
+    """Measure on one GPU in this process until the strategy is finished."""
+    progress = progress or Progress()
+    own = runner is None
+    runner = runner or runner_spec.make(0)
+    try:
+        if prep.reference and not prep.strategy.finished:
+            ref = prep.facts[prep.reference]
+            runner.set_reference(item_for(ref, launch_for(prep.spec, Config.from_key(prep.reference))[0]))
+        while not prep.strategy.finished:
+            keys = prep.strategy.ask(1)
+            if not keys:
+                break
+            key = keys[0]
+            launch, _ = launch_for(prep.spec, Config.from_key(key))
+            out = runner.measure(item_for(prep.facts[key], launch))
+            out = Outcome(out.config_key, out.status, out.reason, out.result, out.worker or f"local:{os.getpid()}")
+            if store_outcome(db, prep, out):
+                progress.measured += out.status != "failed"
+                progress.failed += out.status == "failed"
+            _tell(prep, out)
+            if on_outcome:
+                on_outcome(out)
+    finally:
+        if own:
+            runner.close()
+    return progress

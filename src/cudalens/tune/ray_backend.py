@@ -1,0 +1,181 @@
+"""The sweep on many GPUs through Ray (the optional extra ``cudalens[ray]``): no scheduler of ours.
+
+* **Compilation** runs as Ray tasks on CPU workers (``num_cpus=1`` each); a task returns the facts
+  and the cubin's bytes, which the driver keeps in its own compile cache (so the workers may be on
+  other nodes).
+* **Measurement** runs on one actor per GPU (``num_gpus=1``: Ray sets ``CUDA_VISIBLE_DEVICES``, so
+  the actor's device 0 is its GPU). Each actor makes its runner once, computes the reference
+  configuration's outputs on its own GPU, and measures the configurations the driver hands it.
+* The **driver** asks the strategy for as many configurations as there are idle actors, stores each
+  result in the history database as it arrives (one transaction each), and tells the strategy.
+* A **dead worker** (its process killed, its node lost) raises ``RayActorError`` for the call in
+  flight: that configuration goes back to the strategy's queue and is handed out first, and a new
+  actor takes the freed GPU. A configuration that kills ``max_attempts`` workers is stored as failed.
+
+``address``: ``"auto"`` joins the running cluster (``ray start --head`` beforehand) and starts a
+local one when there is none; any other text is a cluster address (``ray://host:10001`` or
+``host:6379``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from cudalens.errors import InputError
+from cudalens.tune.build import BuildFacts, BuildJob, _atomic_write, build_one
+from cudalens.tune.engine import (
+    Prepared,
+    Progress,
+    _tell,
+    item_for,
+    launch_for,
+    store_outcome,
+)
+from cudalens.tune.runners import Outcome, RunnerSpec
+from cudalens.tune.space import Config
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise InputError("--ray needs Ray: pip install 'cudalens[ray]' (without --ray the tuner runs locally)") from None
+    return ray
+
+
+def init(address: str | None, **kwargs: Any) -> Any:
+    """Connect to (or start) a Ray cluster; returns the ray module."""
+    ray = _ray()
+    if ray.is_initialized():
+        return ray
+    opts = {"include_dashboard": False, "log_to_driver": False, **kwargs}
+    if address in (None, "", "local"):
+        ray.init(**opts)
+    elif address == "auto":
+        try:
+            ray.init(address="auto", **opts)
+        except ConnectionError:
+            ray.init(**opts)
+    else:
+        ray.init(address=address, **opts)
+    return ray
+
+
+def _compile_task(fn: Callable[[BuildJob], BuildFacts], job: BuildJob) -> tuple[dict[str, Any], bytes]:
+    facts = fn(job)
+    data = Path(facts.cubin_path).read_bytes() if facts.ok and facts.cubin_path and Path(facts.cubin_path).exists() else b""
+    return facts.to_dict(), data
+
+
+def ray_builder(fn: Callable[[BuildJob], BuildFacts] = build_one, cache_dir: str | None = None):
+    """A ``builder`` for :func:`cudalens.tune.engine.prepare` that compiles on Ray CPU workers."""
+
+    def build(jobs: Sequence[BuildJob], workers: int | None = None) -> dict[str, BuildFacts]:
+        ray = _ray()
+        task = ray.remote(num_cpus=1)(_compile_task)
+        refs = [task.remote(fn, j) for j in jobs]
+        out: dict[str, BuildFacts] = {}
+        for d, data in ray.get(refs):
+            f = BuildFacts.from_dict(d)
+            if f.ok and data:
+                local = Path(f.cubin_path)
+                if not local.exists():
+                    local = Path(cache_dir or os.path.join(os.getcwd(), ".cudalens-tune")) / "ray" / f"{Path(f.cubin_path).name}"
+                    _atomic_write(local, data)
+                    f = BuildFacts.from_dict({**d, "cubin_path": str(local)})
+            out[f.config_key] = f
+        return out
+
+    return build
+
+
+class _Worker:
+    """The GPU actor's body (wrapped with ray.remote(num_gpus=1) at run time)."""
+
+    def __init__(self, spec: RunnerSpec) -> None:
+        self.runner = spec.make(0)
+        self.name = f"ray:{os.uname().nodename}:gpu{os.environ.get('CUDA_VISIBLE_DEVICES', '?')}:pid{os.getpid()}"
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.runner.describe(), "worker": self.name}
+
+    def set_reference(self, item: Any) -> bool:
+        self.runner.set_reference(item)
+        return True
+
+    def measure(self, item: Any) -> Outcome:
+        out = self.runner.measure(item)
+        return Outcome(out.config_key, out.status, out.reason, out.result, self.name)
+
+
+def run_ray(prep: Prepared, runner_spec: RunnerSpec, db: str | None, *, num_workers: int | None = None,
+            max_attempts: int = 2, progress: Progress | None = None,
+            on_outcome: Callable[[Outcome], None] | None = None, on_event: Callable[[str], None] | None = None) -> Progress:
+    """Measure with one actor per GPU of the cluster until the strategy is finished."""
+    ray = _ray()
+    from ray.exceptions import RayActorError
+
+    progress = progress or Progress()
+    gpus = int(ray.cluster_resources().get("GPU", 0))
+    n = num_workers or gpus
+    if n < 1:
+        raise InputError("the Ray cluster has no GPU (num_gpus=0); start it on GPU nodes or run without --ray")
+    actor_cls = ray.remote(num_gpus=1, max_restarts=0)(_Worker)
+    ref_item = None
+    if prep.reference:
+        ref_item = item_for(prep.facts[prep.reference], launch_for(prep.spec, Config.from_key(prep.reference))[0])
+
+    def start() -> Any:
+        a = actor_cls.remote(runner_spec)
+        ray.get(a.set_reference.remote(ref_item))
+        return a
+
+    def note(text: str) -> None:
+        progress.events.append(text)
+        if on_event:
+            on_event(text)
+
+    idle = [start() for _ in range(n)]
+    note("workers: " + "; ".join(str(ray.get(a.describe.remote())) for a in idle))
+    inflight: dict[Any, tuple[Any, str]] = {}
+    attempts: dict[str, int] = {}
+    while True:
+        while idle and not prep.strategy.finished:
+            keys = prep.strategy.ask(1)
+            if not keys:
+                break
+            key = keys[0]
+            actor = idle.pop()
+            launch, _ = launch_for(prep.spec, Config.from_key(key))
+            inflight[actor.measure.remote(item_for(prep.facts[key], launch))] = (actor, key)
+        if not inflight:
+            break
+        ready, _ = ray.wait(list(inflight), num_returns=1)
+        for ref in ready:
+            actor, key = inflight.pop(ref)
+            try:
+                out = ray.get(ref)
+            except RayActorError as exc:
+                attempts[key] = attempts.get(key, 0) + 1
+                note(f"worker died measuring {key} ({type(exc).__name__}); attempt {attempts[key]}")
+                if attempts[key] >= max_attempts:
+                    out = Outcome(key, "failed", f"{attempts[key]} workers died while measuring it", None, "ray")
+                else:
+                    prep.strategy.requeue(key)
+                    idle.append(start())
+                    continue
+                idle.append(start())
+            else:
+                idle.append(actor)
+            if store_outcome(db, prep, out):
+                progress.measured += out.status != "failed"
+                progress.failed += out.status == "failed"
+            _tell(prep, out)
+            if on_outcome:
+                on_outcome(out)
+    for a in idle:
+        ray.kill(a)
+    return progress

@@ -1,0 +1,47 @@
+"""The Ray backend on a local cluster with two fake GPUs: compilation as CPU tasks, one actor per
+GPU, a worker killed mid-sweep (its process exits) and its configuration re-queued: nothing lost."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="Ray is an optional extra (pip install 'cudalens[ray]')")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from cudalens.tune import ray_backend
+
+    ray_backend.init("local", num_cpus=2, num_gpus=2, object_store_memory=100 * 2**20)
+    yield ray
+    ray.shutdown()
+
+
+def test_worker_killed_mid_sweep_loses_nothing(cluster, gemm_source, gemm_space, tmp_path):
+    from cudalens.tune import tune
+    from cudalens.tune.ray_backend import ray_builder
+    from cudalens.tune.runners import RunnerSpec, fake_build
+
+    victim = "BM=64,BN=128,BK=16,TM=4,TN=8"
+    marker, log, db = tmp_path / "died", tmp_path / "measured.log", str(tmp_path / "h.db")
+    runner = RunnerSpec("fake", fake={"delay_s": 0.01, "log": str(log), "die_on": victim, "die_marker": str(marker)})
+    events: list[str] = []
+    r = tune(gemm_source, "gemm<BM,BN,BK,TM,TN>", gemm_space, grid=["N/BN", "M/BM"], block=["(BM/TM)*(BN/TN)"],
+             strategy="exhaustive", db=db, runner=runner, builder=ray_builder(fake_build), ray="auto",
+             on_event=events.append)
+    assert marker.exists(), "the victim configuration never ran"
+    assert any(e.startswith(f"worker died measuring {victim}") for e in events)
+    conn = sqlite3.connect(db)
+    rows = conn.execute("SELECT config_key, status, worker FROM tune_results").fetchall()
+    runs = conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+    conn.close()
+    keys = [k for k, _, _ in rows]
+    assert len(keys) == len(set(keys)) == 295
+    measured = {k: w for k, s, w in rows if s == "measured"}
+    assert victim in measured and runs == len(measured) == r["measured"]
+    assert len({w for w in measured.values()}) >= 3  # two GPU actors, and the replacement of the dead one
+    started = [line.split()[1] for line in log.read_text().splitlines()]
+    assert started.count(victim) == 2 and all(started.count(k) == 1 for k in set(started) - {victim})
+    assert r["best"]["config"] == "BM=128,BN=128,BK=16,TM=8,TN=8"
