@@ -94,7 +94,7 @@ def main() -> int:
                "--compile-commands", str(cc_json), "-j", str(args.jobs), "--cc", "9.0", "--format", "json",
                "--no-config"]
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
         seconds = time.perf_counter() - t0
     try:
         data = json.loads(proc.stdout)
@@ -113,7 +113,7 @@ def main() -> int:
                          f"-j {args.jobs} --cc 9.0 --format json --no-config",
         "checkout": str(root),
         "commit": subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
-                                 text=True).stdout.strip() or None,
+                                 text=True, check=False).stdout.strip() or None,
         "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "host": platform.node(), "cores_used": args.jobs, "cores_available": os.cpu_count(),
         "seconds": round(seconds, 1),

@@ -10,14 +10,14 @@ from cudalens.compiled.doctor import HEADER_FAMILIES, header_families
 # one line per family, each used so that the compiler must really see it
 USES = {
     "fp16/bf16/fp8": ("#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n",
-                      "__half h = __float2half(a[0]); __nv_bfloat16 b = __float2bfloat16(a[1]);"
-                      " a[2] = __half2float(h) + __bfloat162float(b);"),
-    "mma (WMMA)": ("#include <mma.h>\n", "nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> f;"
-                   " nvcuda::wmma::fill_fragment(f, 0.0f);"),
+                      ("__half h = __float2half(a[0]); __nv_bfloat16 b = __float2bfloat16(a[1]);"
+                       " a[2] = __half2float(h) + __bfloat162float(b);")),
+    "mma (WMMA)": ("#include <mma.h>\n", ("nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> f;"
+                                         " nvcuda::wmma::fill_fragment(f, 0.0f);")),
     "cooperative groups": ("#include <cooperative_groups.h>\n",
                            "auto g = cooperative_groups::this_thread_block(); g.sync();"),
-    "CCCL: CUB": ("#include <cub/cub.cuh>\n", "typedef cub::WarpReduce<float> R; __shared__ R::TempStorage t;"
-                  " a[3] = R(t).Sum(a[threadIdx.x]);"),
+    "CCCL: CUB": ("#include <cub/cub.cuh>\n", ("typedef cub::WarpReduce<float> R; __shared__ R::TempStorage t;"
+                                               " a[3] = R(t).Sum(a[threadIdx.x]);")),
     "CCCL: Thrust": ("#include <thrust/device_vector.h>\n#include <thrust/functional.h>\n",
                      "a[4] = thrust::plus<float>()(a[0], a[1]);"),
     "CCCL: libcu++ (cuda/std, cuda/pipeline)": ("#include <cuda/std/atomic>\n#include <cuda/pipeline>\n",

@@ -7,8 +7,6 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
-
 from cudalens.cli import main
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "cmake_project"

@@ -27,8 +27,9 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 FORMAT_VERSION = "3"  # 3: keyed by the compiler's dependency list (-MD)
 _STAT_ROOTS = ("/usr/include/", "/usr/lib/", "/usr/local/include/")

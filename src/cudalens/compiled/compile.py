@@ -19,14 +19,28 @@ from __future__ import annotations
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping
 
 from cudalens.compiled import cache as _cache
 from cudalens.compiled import invocation
-from cudalens.compiled.model import CompiledKernel, CompileError, CompileResult, CompilerMessage, Resources
-from cudalens.compiled.names import base_name_from_demangled, base_name_from_mangled, demangle_all
-from cudalens.compiled.reports import parse_diagnostics, parse_ptxas_verbose, parse_resource_usage
+from cudalens.compiled.model import (
+    CompiledKernel,
+    CompileError,
+    CompileResult,
+    CompilerMessage,
+    Resources,
+)
+from cudalens.compiled.names import (
+    base_name_from_demangled,
+    base_name_from_mangled,
+    demangle_all,
+)
+from cudalens.compiled.reports import (
+    parse_diagnostics,
+    parse_ptxas_verbose,
+    parse_resource_usage,
+)
 from cudalens.compiled.sass import parse_nvdisasm
 from cudalens.compiled.toolchain import FIX_COMMANDS, Toolchain, discover
 from cudalens.errors import InputError, ToolchainError
@@ -59,7 +73,7 @@ def build_flags(cc: str, defines: Mapping[str, str | None] | Iterable[str] | Non
 def _run(cmd: list[str], toolchain: Toolchain, cwd: str | None = None) -> subprocess.CompletedProcess:
     try:
         return subprocess.run(cmd, capture_output=True, text=True, env=toolchain.env(), timeout=600, cwd=cwd,
-                              errors="replace")
+                              errors="replace", check=False)
     except OSError as exc:
         raise ToolchainError(f"cannot run {cmd[0]}: {exc}") from exc
 

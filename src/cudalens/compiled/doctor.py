@@ -7,11 +7,16 @@ a machine without a GPU, driver or bindings reports that instead of failing.
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 from typing import Any
 
-from pathlib import Path
-
-from cudalens.compiled.toolchain import FIX_COMMANDS, TOOLS, Toolchain, discover, find_ncu
+from cudalens.compiled.toolchain import (
+    FIX_COMMANDS,
+    TOOLS,
+    Toolchain,
+    discover,
+    find_ncu,
+)
 
 #: Header families a kernel commonly includes: (a header that proves the family, what installs it).
 #: The default install brings the first group; the math libraries' headers come with the
@@ -105,7 +110,7 @@ def ncu_info() -> dict[str, Any]:
     version = None
     if path:
         try:
-            out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
+            out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30, check=False).stdout
             version = out.strip().splitlines()[-1] if out.strip() else None
         except (OSError, subprocess.SubprocessError):
             pass

@@ -26,9 +26,9 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from cudalens.errors import InputError, ToolchainError
 

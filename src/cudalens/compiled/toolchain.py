@@ -172,7 +172,7 @@ _VERSION_RE = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
 def tool_version(path: str) -> str | None:
     """The version a CUDA tool prints with ``--version`` ("13.0.88"), None if it cannot say."""
     try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30, check=False).stdout
     except (OSError, subprocess.SubprocessError):
         return None
     m = _VERSION_RE.search(out)

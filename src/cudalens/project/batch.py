@@ -22,9 +22,10 @@ failure: it is analyzed source-only, with the compiler's first error in its note
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from cudalens.errors import CudalensError, InputError
 from cudalens.project.context import is_header

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Iterable, Mapping
 
 from cudalens.errors import InputError
 from cudalens.project.compile_commands import Entry, load_compile_commands
