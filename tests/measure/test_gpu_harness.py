@@ -77,3 +77,47 @@ def test_faulting_and_hanging_kernels_are_isolated():
         run_isolated(dict(base, kernel="fault", args=["float32[32]"]), timeout_s=60)
     with pytest.raises(BenchTimeout, match="timed out after 8 s"):
         run_isolated(dict(base, kernel="spin", args=["int32[1]:zeros"]), timeout_s=8)
+
+
+TEMPLATED = r"""
+namespace ns {
+template <typename T, int S>
+__global__ void scale(const T* __restrict__ x, T* __restrict__ y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = S * x[i];
+}
+}
+__device__ int lazy_calls;
+extern "C" __global__ void lazy(const float* x, float* y, int n) {  // does the work on its first call only
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (lazy_calls == 0 && i < n) y[i] = 2.0f * x[i];
+    __syncthreads();
+    if (i == n - 1) atomicAdd(&lazy_calls, 1);
+}
+"""
+
+
+def test_templated_kernel_by_name_with_a_trusted_certificate():
+    from cudalens.measure.certificate import CERTIFICATE_KEYS
+    from cudalens.measure.harness import bench_kernel
+
+    n = 1 << 22
+    x = np.random.default_rng(1).random(n, dtype=np.float32)
+    r = bench_kernel(TEMPLATED, "ns::scale<float, 3>", n // 256, 256, [x, np.zeros(n, np.float32), np.int32(n)],
+                     verify={1: 3 * x}, **FAST)
+    assert r.config["symbol"] == "_ZN2ns5scaleIfLi3EEEvPKT_PS1_i"
+    assert set(CERTIFICATE_KEYS) <= set(r.certificate)
+    assert r.certificate["verdict"] == "trusted", r.certificate["reasons"]
+    assert r.certificate["checks"]["outputs_after"]["ok"] and r.certificate["flush"]["persisting_reset"]
+
+
+def test_a_kernel_that_skips_work_after_its_first_call_is_suspect():
+    from cudalens.measure.harness import bench_kernel
+
+    n = 1 << 22
+    x = np.random.default_rng(2).random(n, dtype=np.float32)
+    r = bench_kernel(TEMPLATED, "lazy", n // 256, 256, [x, np.zeros(n, np.float32), np.int32(n)],
+                     roles=["in", "out", "scalar"], **FAST)
+    assert r.certificate["verdict"] == "suspect"
+    assert not r.certificate["checks"]["outputs_after"]["ok"]
+    assert not r.certificate["checks"]["speed_of_light"]["ok"]  # skipping work beats the DRAM floor

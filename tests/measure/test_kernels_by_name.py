@@ -89,3 +89,17 @@ def test_missing_kernel_and_bad_names_are_one_line_input_errors():
             K.parse_kernel_names(bad)
     assert K.normalize_name(" ns::k< unsigned int , 4 > ") == "ns::k<unsigned int,4>"
     assert K.arch_of("9.0") == "sm_90" and K.arch_of((8, 6)) == "sm_86"
+
+
+def test_both_demanglers_spellings_match_the_users_name():
+    # GNU c++filt and CUDA's cu++filt write template arguments differently
+    gnu = {"_Z7reduce6IfLj256ELb1EEvPT_S1_j": "void reduce6<float, 256u, true>(float*, float*, unsigned int)"}
+    cuda = {"_Z7reduce6IfLj256ELb1EEvPT_S1_j": "void reduce6<float, (unsigned int)256, (bool)1>(float *, float *, unsigned int)",
+            "_ZN2ns1kIiLi4EEEvv": "void ns::k<int, (int)4>()",
+            "_Z1fIiEvPFvT_E": "void f<int>(void (*)(int))"}
+    for table in (gnu, cuda):
+        got = K._match_symbols(["reduce6<float, 256U, true>"], list(table)[:1], table, b"")
+        assert got == {"reduce6<float,256U,true>": "_Z7reduce6IfLj256ELb1EEvPT_S1_j"}
+    assert K._match_symbols(["ns::k<int, 4>", "f<int>"], list(cuda)[1:], cuda, b"") == {
+        "ns::k<int,4>": "_ZN2ns1kIiLi4EEEvv", "f<int>": "_Z1fIiEvPFvT_E"}
+    assert K._function_head("unsigned int ns::g<a<b>, 2>(int)") == "ns::g<a<b>, 2>"

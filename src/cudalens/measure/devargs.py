@@ -95,10 +95,10 @@ def first_run_check(outs: Mapping[int, np.ndarray], expected: Mapping[int, np.nd
                      rtol: float, atol: float) -> dict[str, Any]:
     if expected is not None:
         return compare_outputs(outs, expected, rtol, atol, against="the reference")
-    unwritten = {str(i): unwritten(a) for i, a in outs.items()}
-    ok = all(unwritten[str(i)] < a.size or a.size == 0 for i, a in outs.items())
-    ok = ok and all(v == 0 for i, v in unwritten.items() if outs[int(i)].dtype.kind in "fc")
-    res = {"checked": True, "ok": ok, "against": "poison (every output element written)", "unwritten": unwritten}
+    left = {str(i): unwritten(a) for i, a in outs.items()}
+    ok = all(left[str(i)] < a.size or a.size == 0 for i, a in outs.items())
+    ok = ok and all(v == 0 for i, v in left.items() if outs[int(i)].dtype.kind in "fc")
+    res = {"checked": True, "ok": ok, "against": "poison (every output element written)", "unwritten": left}
     if not ok:
-        res["reason"] = f"the first run left outputs unwritten: {unwritten}"
+        res["reason"] = f"the first run left outputs unwritten: {left}"
     return res

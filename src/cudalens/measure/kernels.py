@@ -196,12 +196,42 @@ def _instantiation_lines(names: Sequence[str]) -> str:
 
 
 _LITERAL_SUFFIX = re.compile(r"\b(\d+)(?:[uU][lL]{0,2}|[lL]{1,2}[uU]?)\b")
+_CAST_LITERAL = re.compile(r"\((?:unsigned|signed|int|long|short|char|size_t|std::size_t|\s)+\)(-?\d+)")
 
 
 def _match_key(name: str) -> str:
-    """A name for matching a demangled symbol: normalized, leading ``::`` and integer-literal
-    suffixes dropped (the demangler writes an ``unsigned`` template argument 256 as ``256u``)."""
-    return _LITERAL_SUFFIX.sub(r"\1", normalize_name(name).lstrip(":"))
+    """A name for matching a demangled symbol: normalized, leading ``::`` dropped, integer literals
+    plain. GNU c++filt writes an ``unsigned`` template argument 256 as ``256u`` and ``true``;
+    cu++filt writes ``(unsigned int)256`` and ``(bool)1``; the user writes ``256``/``256U``/``true``."""
+    text = normalize_name(name).lstrip(":")
+    text = text.replace("(bool)1", "true").replace("(bool)0", "false")
+    text = _CAST_LITERAL.sub(r"\1", text)
+    return _LITERAL_SUFFIX.sub(r"\1", normalize_name(text))
+
+
+def _function_head(demangled: str) -> str:
+    """``void ns::k<float, (unsigned int)256>(float*, int)`` -> ``ns::k<float, (unsigned int)256>``:
+    the text before the parameter list (the first ``(`` outside template brackets), without the
+    return type."""
+    depth, cut = 0, len(demangled)
+    for i, ch in enumerate(demangled):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "(" and depth == 0:
+            cut = i
+            break
+    head = demangled[:cut].strip()
+    depth, start = 0, 0
+    for i, ch in enumerate(head):  # the return type ends at the last space outside brackets
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == " " and depth == 0:
+            start = i + 1
+    return head[start:]
 
 
 def _cubin_symbols(cubin: bytes) -> list[str]:
@@ -214,10 +244,7 @@ def _match_symbols(names: Sequence[str], mangled: Sequence[str], demangled: Mapp
                    cubin: bytes) -> dict[str, str]:
     by_name: dict[str, str] = {}
     for sym in mangled:
-        full = demangled.get(sym, sym)
-        head = full.split("(", 1)[0] if "(" in full else full
-        head = re.sub(r"^(void|__global__)\s+", "", head.strip())
-        by_name.setdefault(_match_key(head), sym)
+        by_name.setdefault(_match_key(_function_head(demangled.get(sym, sym))), sym)
     out = {}
     for n in names:
         key = _match_key(n)
