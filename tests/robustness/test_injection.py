@@ -103,3 +103,17 @@ def test_bench_runs_no_file_name(hostile, tmp_path):
         assert "Traceback" not in p.stderr
         if p.returncode != 0:  # no GPU here: one clean line, exit 2
             assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr[-2000:]
+
+
+def test_compile_ptx_runs_no_file_name(hostile, tmp_path, monkeypatch):
+    """The PTX the access model reads is compiled the same safe way (a wrapper, never the name)."""
+    if not _has_nvcc():
+        pytest.skip("no nvcc (pip install nvidia-cuda-nvcc)")
+    from cudalens.compiled.ptx import compile_ptx
+
+    _src, files = hostile
+    monkeypatch.chdir(tmp_path)
+    for f in files[:4]:
+        build = compile_ptx(f)
+        assert not _pwned(tmp_path), f"{f.name!r} was executed by a shell"
+        assert str(f) in build.ptx  # line info still names the user's file

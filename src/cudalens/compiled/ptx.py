@@ -330,9 +330,15 @@ def compile_ptx(path: str | Path, cc: str = "9.0", defines: Mapping[str, str | N
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="cudalens-ptx-") as tmp:
         out = Path(tmp) / "out.ptx"
+        work = Path(tmp) / "w"
+        work.mkdir()
+        # nvcc passes its input's name through a shell: it compiles a fixed-name wrapper that
+        # includes the user's file (cudalens.compiled.invocation), never the name itself
+        from cudalens.compiled.invocation import nvcc_command
+
+        cmd, _ = nvcc_command(nvcc.path, src.resolve(), work, flags, out)
         try:
-            proc = subprocess.run([nvcc.path, *flags, str(src.resolve()), "-o", str(out)], capture_output=True,
-                                  text=True, env=tc.env(), timeout=600)
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=tc.env(), timeout=600)
         except OSError as exc:
             raise ToolchainError(f"cannot run {nvcc.path}: {exc}") from exc
         if proc.returncode != 0 or not out.exists():
