@@ -80,6 +80,7 @@ class Finding:
     status: str = "flagged"
     column: int | None = None  # 1-based column of the construct on ``line``, where located
     runs: float | None = None  # estimated executions per thread of the line (loop trip counts multiplied)
+    advisory: bool = False  # hygiene advice with no cost of its own (declared by the rule)
 
     @property
     def score(self) -> float | None:
@@ -97,15 +98,12 @@ class Finding:
         return d
 
 
-#: Catalog items that are hygiene advice with no cost of their own to point at (no
-#: ``__launch_bounds__``, pointers without ``__restrict__``, unchecked return codes, precision flags,
-#: build targets). Within one guide priority they rank after findings that name a concrete cost, so
-#: that "what to change first" names the problem, not the housekeeping.
-ADVISORY_RULES = frozenset({"E6", "E10", "I16", "I17", "Y1", "Y2", "Y3"})
-
-
 def is_advisory(f: Finding) -> bool:
-    return f.rule in ADVISORY_RULES
+    """Hygiene advice with no cost of its own to point at (no ``__launch_bounds__``, pointers
+    without ``__restrict__``, unchecked return codes, precision flags, build targets; the rule
+    declares it). Within one guide priority it ranks after findings that name a concrete cost, so
+    that "what to change first" names the problem, not the housekeeping."""
+    return f.advisory
 
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:

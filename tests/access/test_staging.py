@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cudalens.access.model import analyze_model
-from cudalens.rules.context import AnalysisContext
+from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import run_rules
 from cudalens.source.parse import parse_file, parse_source
 
@@ -28,7 +28,7 @@ def global_loads(model, kernel):
 
 
 def sh3(source_model):
-    findings, problems = run_rules(AnalysisContext(source=source_model), only=["SH3"])
+    findings, problems = run_rules(RuleContext(source=source_model), only=["SH3"])
     assert problems == []
     return findings
 
@@ -61,7 +61,7 @@ def test_lab_sh3_on_the_unoptimized_variant_only(lab):
     assert f.rule == "SH3" and f.section == "BPG 9.2.3.3" and f.priority.name == "HIGH"
     assert any(e.fact == "supersedes" and e.value == "G3" for e in f.evidence)
     assert f.impact == pytest.approx(1 - 128 / 32768, abs=1e-4)
-    g3, problems = run_rules(AnalysisContext(source=lab), only=["G3"])
+    g3, problems = run_rules(RuleContext(source=lab), only=["G3"])
     assert problems == [] and ("aat_simple", 64) not in {(g.kernel, g.line) for g in g3}
 
 

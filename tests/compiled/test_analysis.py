@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cudalens.compiled import CompileError, compile_file, confirm_source_findings
+from cudalens.compiled import CompileError, compile_file
+from cudalens.pipeline.confirm import confirm_source_findings
 from cudalens.compiled.launch import occupancy, occupancy_block
 from cudalens.compiled.reports import parse_ptxas_verbose
 from cudalens.findings import Finding, Layer, Priority
@@ -38,14 +39,17 @@ def test_resources_equal_the_compilers_own_report(compiled, wheel_toolchain, tmp
 
 
 def test_dynamic_local_array_reported_and_flagged_l1(compiled):
-    from cudalens.rules.compiled import local_memory
-    from cudalens.rules.context import AnalysisContext
+    from cudalens.rules.context import RuleContext
+    from cudalens.rules.local_memory.l1_local_memory import local_memory
+    from cudalens.source.model import SourceModel
 
     ks = compiled["local_array"].kernels
     assert ks["dynamic_index"].resources.local_bytes >= 64  # 16 floats on the stack
     assert ks["dynamic_index"].count("ldl", "stl") > 0
     assert ks["constant_index"].resources.local_bytes == 0
-    found = list(local_memory(AnalysisContext(source=None, compiled=ks)))
+    no_source = SourceModel(path="", text="", kernels=(), device_functions=(), defines={}, host_calls=(),
+                            launch_sites=())
+    found = list(local_memory(RuleContext(source=no_source, compiled=ks)))
     assert [f.kernel for f in found] == ["dynamic_index"]
     assert found[0].evidence[0].value == ks["dynamic_index"].resources.local_bytes
     text = (EXAMPLES / "local_array.cu").read_text().splitlines()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cudalens.rules.context import AnalysisContext
+from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import run_rules
 from cudalens.source.parse import parse_file
 
@@ -34,7 +34,7 @@ def expected(path: Path, rule_id: str) -> list[tuple[str, int]]:
 
 
 def found(path: Path, rule_id: str) -> list[tuple[str, int]]:
-    ctx = AnalysisContext(source=parse_file(path), cc="9.0")
+    ctx = RuleContext(source=parse_file(path), cc="9.0")
     findings, problems = run_rules(ctx, only=[rule_id])
     assert problems == []
     return sorted((f.rule, f.line) for f in findings)

@@ -6,13 +6,13 @@ import dataclasses
 
 import pytest
 
-from cudalens.rules.context import AnalysisContext
+from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import run_rules
 from cudalens.source.parse import parse_source
 
 
 def run(code: str, rule_id: str, cc: str = "9.0"):
-    findings, problems = run_rules(AnalysisContext(source=parse_source(code, "t.cu"), cc=cc), only=[rule_id])
+    findings, problems = run_rules(RuleContext(source=parse_source(code, "t.cu"), cc=cc), only=[rule_id])
     assert problems == []
     return findings
 
@@ -83,5 +83,5 @@ def test_rules_without_a_syntax_tree_say_nothing(rule_id):
     source = parse_source(KERNEL + "int main() { float *d; cudaMalloc(&d, 4); k<<<1, 32>>>(d, 1); }\n", "t.cu")
     bare = dataclasses.replace(source, tree=None,
                                kernels=tuple(dataclasses.replace(k, node=None) for k in source.kernels))
-    findings, problems = run_rules(AnalysisContext(source=bare), only=[rule_id])
+    findings, problems = run_rules(RuleContext(source=bare), only=[rule_id])
     assert problems == [] and findings == []

@@ -3,7 +3,7 @@ launch's block size and dynamic shared memory, through the occupancy calculator.
 
 Where the launch configuration comes from, first found wins:
 
-1. ``launch`` facts given by the caller (``AnalysisContext.launch[kernel]``): a dict with
+1. ``launch`` facts given by the caller (``RuleContext.launch[kernel]``): a dict with
    ``threads_per_block`` or ``block`` (an int or a (x, y, z) tuple), and optionally
    ``shared_mem`` / ``dynamic_smem`` (bytes of dynamic shared memory);
 2. the source model's launch sites for the kernel whose block is literal or derivable
@@ -14,7 +14,7 @@ Where the launch configuration comes from, first found wins:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 
 def _calculator():
@@ -51,7 +51,7 @@ def _threads(block: Any) -> int | None:
     return None
 
 
-def launch_config(kernel_name: str, source: Any = None, launch: dict[str, Any] | None = None) -> LaunchConfig | None:
+def launch_config(kernel_name: str, source: Any = None, launch: Mapping[str, Any] | None = None) -> LaunchConfig | None:
     """The block size and dynamic shared memory of ``kernel_name``'s launch, or None if unknown."""
     facts = (launch or {}).get(kernel_name)
     if isinstance(facts, dict):

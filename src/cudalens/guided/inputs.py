@@ -135,7 +135,7 @@ def as_ceilings(obj: Any, measurements: Sequence[Measurement] = ()) -> Ceilings 
 
 
 _FINDING_FIELDS = ("rule", "priority", "section", "kernel", "file", "line", "message", "fix", "impact",
-                   "impact_text", "evidence", "status", "column", "runs", "impact_estimate")
+                   "impact_text", "evidence", "status", "column", "runs", "impact_estimate", "advisory")
 
 
 def finding_from_dict(d: Mapping[str, Any]) -> Finding:
@@ -145,7 +145,7 @@ def finding_from_dict(d: Mapping[str, Any]) -> Finding:
                    kernel=d.get("kernel"), file=d.get("file", ""), line=d.get("line"), message=d.get("message", ""),
                    fix=d.get("fix", ""), impact=d.get("impact"), impact_text=d.get("impact_text"),
                    evidence=evidence, status=d.get("status", "flagged"), column=d.get("column"),
-                   runs=d.get("runs"))
+                   runs=d.get("runs"), advisory=bool(d.get("advisory", False)))
 
 
 def finding_to_dict(f: Finding, original: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -5,7 +5,7 @@ bytes an access wastes, the share of warps that diverge...). A measurement adds 
 analysis cannot know: which kernel takes the time, and what limits it. The order becomes:
 
 1. guide priority (high before medium...), downgraded findings last, as before;
-2. within one priority, concrete findings before advisory ones (findings.ADVISORY_RULES);
+2. within one priority, concrete findings before advisory ones (declared by each rule: ``advisory=True``);
 3. then findings with a *measured* impact first, larger first;
 4. then findings with only a static impact, larger first.
 
@@ -37,10 +37,8 @@ from cudalens.findings import Evidence, Finding, Layer, is_advisory
 from cudalens.guided.inputs import Measurement
 from cudalens.measure.throughput import Ceilings
 from cudalens.profile.ncu import LegacyMetrics
+from cudalens.rules.registry import load_all
 
-MEMORY_RULES = frozenset({"G1", "G2", "G3", "G5", "G8", "SH2", "SH3"})
-COALESCING_RULES = frozenset({"G1", "G2", "G3", "G5", "SH3"})
-OCCUPANCY_RULES = frozenset({"E1", "SH6", "L2", "L3"})
 #: Below this share of both ceilings a kernel counts as latency-bound.
 LATENCY_BOUND_UTILIZATION = 0.6
 
@@ -133,9 +131,11 @@ def measured_impact(f: Finding, load: KernelLoad | None, report: Mapping[str, An
         return None
     share = Evidence(Layer.RUNTIME, "time_share", round(load.time_share, 6))
     static = Evidence(Layer.MODEL, "static_impact", f.impact)
-    if f.rule in MEMORY_RULES:
+    spec = load_all().get(f.rule)
+    measured = spec.measured if spec is not None else None  # how the rule says a measurement re-ranks it
+    if measured in ("memory", "coalescing"):
         waste, fact = None, None
-        if f.rule in COALESCING_RULES:
+        if measured == "coalescing":
             ops = _access_ops(report or {}, f)
             known = [w for op, w in (("load", load.gld_waste), ("store", load.gst_waste)) if op in ops and w is not None]
             if known:
@@ -147,7 +147,7 @@ def measured_impact(f: Finding, load: KernelLoad | None, report: Mapping[str, An
         return dataclasses.replace(f, impact=waste * load.time_share,
                                    impact_text="wasted DRAM byte share x measured time share",
                                    evidence=f.evidence + (fact, share))
-    if f.rule in OCCUPANCY_RULES:
+    if measured == "occupancy":
         bound = load.latency_bound
         if bound is None or load.occupancy is None:
             return None

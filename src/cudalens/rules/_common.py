@@ -1,60 +1,42 @@
-"""Helpers shared by the source-pattern rules: building findings, listing device/host functions."""
+"""Helpers shared by the source-pattern rules: device, host and kernel functions; barriers."""
 
 from __future__ import annotations
 
 from typing import Any, Iterator
 
-from cudalens.findings import Evidence, Finding, Layer
 from cudalens.rules import _syntax as syn
-from cudalens.rules.registry import RULES
+from cudalens.source.model import Kernel, SourceModel
+
+#: Block-wide barriers.
+BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"}
 
 
-def finding(
-    rule_id: str,
-    source: Any,
-    line: int | None,
-    message: str,
-    fix: str,
-    *,
-    kernel: str | None = None,
-    facts: tuple[tuple[str, Any], ...] = (),
-    impact: float | None = None,
-    impact_text: str | None = None,
-) -> Finding:
-    """A source-layer finding of a registered rule (priority and section come from the registry)."""
-    spec = RULES[rule_id]
-    return Finding(
-        rule=rule_id,
-        priority=spec.priority,
-        section=spec.section,
-        kernel=kernel,
-        file=getattr(source, "path", ""),
-        line=line,
-        message=message,
-        fix=fix,
-        impact=impact,
-        impact_text=impact_text,
-        evidence=tuple(Evidence(Layer.SOURCE, f, v) for f, v in facts),
-    )
-
-
-def device_functions(source: Any) -> Iterator[syn.Function]:
+def device_functions(source: SourceModel) -> Iterator[syn.Function]:
     """Kernels, __device__ and __host__ __device__ functions of the file."""
-    for fn in syn.functions(getattr(source, "tree", None)):
+    for fn in syn.functions(source.tree):
         if fn.runs_on_device:
             yield fn
 
 
-def host_functions(source: Any) -> Iterator[syn.Function]:
+def host_functions(source: SourceModel) -> Iterator[syn.Function]:
     """Functions that run only on the host (no __global__/__device__ qualifier)."""
-    for fn in syn.functions(getattr(source, "tree", None)):
+    for fn in syn.functions(source.tree):
         if fn.space == "host":
             yield fn
 
 
-def kernel_nodes(source: Any) -> Iterator[tuple[Any, Any]]:
+def kernel_nodes(source: SourceModel) -> Iterator[tuple[Kernel, Any]]:
     """(model Kernel, its function_definition node) for every kernel the front end found."""
-    for k in getattr(source, "kernels", ()):
-        node = syn.function_node(getattr(k, "node", None))
+    for k in source.kernels:
+        node = syn.function_node(k.node)
         if node is not None:
             yield k, node
+
+
+def threads(dims: tuple[int, int, int] | None) -> int | None:
+    return None if dims is None else dims[0] * dims[1] * dims[2]
+
+
+def block_barriers(node: Any) -> list[Any]:
+    """The block-wide barrier calls under ``node``."""
+    return [c for c in syn.calls(node) if syn.call_name(c) in BARRIERS]

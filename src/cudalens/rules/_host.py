@@ -7,6 +7,7 @@ a buffer declared in another function is "not established" and not judged.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,11 @@ COPY_FUNCS = {
 
 DEFAULT_STREAMS = {"0", "NULL", "nullptr", "cudaStreamLegacy", "(cudaStream_t)0", "0x0"}
 PAGEABLE_ALLOCATORS = {"malloc", "calloc", "realloc", "aligned_alloc"}
+#: Device (and pinned host) allocation calls.
+ALLOC_FUNCS = {"cudaMalloc", "cudaMallocHost", "cudaHostAlloc", "cudaMallocManaged", "cudaMallocPitch",
+               "cudaMalloc3D", "cudaMallocArray", "cudaMalloc3DArray"}
+#: A CUDA runtime or driver API function name.
+CUDA_API = re.compile(r"^cu(da)?[A-Z]\w*$")
 PINNED_ALLOCATORS = {"cudaMallocHost", "cudaHostAlloc", "cudaHostRegister", "cuMemAllocHost", "cuMemHostAlloc"}
 
 
@@ -141,3 +147,8 @@ def host_buffers(fn_node: Any) -> HostBuffers:
     for name in pinned:
         pageable.pop(name, None)
     return HostBuffers(pageable, pinned)
+
+
+def deliberate_overlap(c: Copy) -> bool:
+    """An async copy on a named stream: the staged copy/compute pattern, not a problem here."""
+    return c.is_async and not c.on_default_stream

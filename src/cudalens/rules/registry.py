@@ -1,24 +1,54 @@
 """The rule registry: one entry per GUIDE_CATALOG item that has a working detector.
 
-A rule is a function ``check(ctx) -> Iterable[Finding]`` decorated with :func:`rule`. Its docstring
-is the rule's documentation page, written in the form of ruff's rule pages:
+A rule is one file, ``rules/<chapter>/<id>_<name>.py``, holding a function ``detects(ctx) ->
+Iterable[Finding]`` decorated with :func:`rule`. Its docstring is the rule's documentation page,
+written in the form of ruff's rule pages:
 
     What it does / Why it matters / Example / Fix
 
-A rule reads facts only (``ctx``); it never parses, compiles or measures. Missing evidence means
+The catalog (:mod:`cudalens.rules.catalog`) is the one source of the rule's id, title, guide
+section and priority; the decorator declares everything else about it: its evidence layers,
+whether it is advisory (hygiene advice with no cost of its own to point at), how its impact is
+estimated, what compiled evidence confirms it, which counter verifies it, how a measurement
+re-ranks it, and which other rules' findings it supersedes. Overlaps are resolved once, here
+(:func:`resolve_overlaps`), never by a rule calling another rule.
+
+A rule reads facts only (``ctx``, a :class:`cudalens.rules.context.RuleContext`); it never parses,
+compiles or measures, and builds its findings with ``ctx.finding(...)``. Missing evidence means
 "not established": the rule yields nothing rather than guessing.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import importlib
 import pkgutil
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, Literal
 
-from cudalens.findings import Finding, Priority
+from cudalens.findings import Evidence, Finding, Layer, Priority
+from cudalens.rules.catalog import CATALOG
 
-Check = Callable[["object"], Iterable[Finding]]
+if TYPE_CHECKING:
+    from cudalens.rules.context import RuleContext
+
+Check = Callable[["RuleContext"], Iterable[Finding]]
+#: How a measurement re-ranks a finding (cudalens.guided.rank): by wasted DRAM bytes (memory; and
+#: by the profiler's per-direction waste for coalescing), or by lost occupancy when latency-bound.
+Measured = Literal["memory", "coalescing", "occupancy"]
+HEADINGS = ("What it does", "Why it matters", "Example", "Fix")
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """Compiled evidence that confirms a source finding (cudalens.compiled.confirm): instructions
+    of these SASS classes on the finding's line (anywhere in the kernel without line info);
+    ``stack_frame``: the kernel must also have a stack frame (local_bytes > 0)."""
+
+    classes: tuple[str, ...]
+    words: str
+    stack_frame: bool = False
 
 
 @dataclass(frozen=True)
@@ -30,70 +60,160 @@ class RuleSpec:
     layers: str
     checks: tuple[Check, ...]
     doc: str
+    advisory: bool = False
+    impact: str | None = None  # how the finding's impact is estimated, in words
+    measured: Measured | None = None
+    confirmed_by: Confirmation | None = None
+    verified_by: str | None = None  # the Nsight Compute counter that verifies the prediction
+    supersedes: tuple[str, ...] = ()
+    carries_priority: bool = False  # a superseding finding takes the superseded one's priority
+    one_per: tuple[str, ...] = ()  # keep one finding per kernel and value of these evidence facts
+    kernel_wide: tuple[Check, ...] = ()  # detectors whose findings speak for their whole kernel
 
-    def check(self, ctx: object) -> list[Finding]:
-        """Run every detector of this item."""
-        found: list[Finding] = []
-        for detector in self.checks:
-            found.extend(detector(ctx))
-        return found
+    def check(self, ctx: RuleContext) -> list[Finding]:
+        """Run every detector of this item, without resolving overlaps with other rules."""
+        return [f for _, f in self._run(ctx)]
+
+    def _run(self, ctx: RuleContext) -> list[tuple[bool, Finding]]:
+        return [(detector in self.kernel_wide, f) for detector in self.checks for f in detector(ctx)]
 
 
 RULES: dict[str, RuleSpec] = {}
 
 
-def rule(*, id: str, name: str, priority: Priority, section: str, layers: str) -> Callable[[Check], Check]:
-    """Register ``check`` as a detector of catalog item ``id``.
+def rule(id: str, *, name: str, layers: str, advisory: bool = False, impact: str | None = None,
+         measured: Measured | None = None, confirmed_by: Confirmation | None = None,
+         verified_by: str | None = None, supersedes: tuple[str, ...] = (), carries_priority: bool = False,
+         one_per: tuple[str, ...] = (), kernel_wide: bool = False) -> Callable[[Check], Check]:
+    """Register ``check`` as a detector of catalog item ``id`` (priority and section: the catalog's).
 
-    One item may have several detectors, one per evidence layer (L1 from the source's dynamically
-    indexed arrays and from the compiler's stack frame, say). They share the id, priority and section;
-    their documentation pages are joined and their findings are all reported.
+    One item may have several detectors, one per evidence layer (I6 from the source's calls and
+    from the compiler's SASS, say). They share the id and the declarations; their documentation
+    pages are joined and their findings are all reported. ``kernel_wide``: the detector's
+    findings stand for their whole kernel when another rule supersedes this one.
     """
+    item = CATALOG.get(id)
+    if item is None:
+        raise RuntimeError(f"rule {id}: not a GUIDE_CATALOG id")
 
-    def decorate(check: Check) -> Check:
-        doc = (check.__doc__ or "").strip()
-        for heading in ("What it does", "Why it matters", "Example", "Fix"):
+    def decorate(detector: Check) -> Check:
+        @functools.wraps(detector)
+        def check(ctx: RuleContext) -> Iterable[Finding]:
+            return detector(ctx.for_rule(id))
+
+        doc = (detector.__doc__ or "").strip()
+        for heading in HEADINGS:
             if heading not in doc:
                 raise RuntimeError(f"rule {id}: docstring lacks the section {heading!r}")
-        if id in RULES:
-            first = RULES[id]
-            if (first.priority, first.section) != (priority, section):
-                raise RuntimeError(f"rule {id}: detectors disagree on priority or section")
+        wide = (check,) if kernel_wide else ()
+        first = RULES.get(id)
+        if first is not None:
             merged = sorted(set(first.layers.split()) | set(layers.split()), key="SCMRPL".find)
-            RULES[id] = RuleSpec(id, first.name, priority, section, " ".join(merged),
-                                 first.checks + (check,), first.doc + "\n\n" + doc)
+            RULES[id] = dataclasses.replace(first, layers=" ".join(merged), checks=first.checks + (check,),
+                                            doc=first.doc + "\n\n" + doc, kernel_wide=first.kernel_wide + wide)
         else:
-            RULES[id] = RuleSpec(id, name, priority, section, layers, (check,), doc)
+            RULES[id] = RuleSpec(id, name, item.priority, item.section, layers, (check,), doc, advisory, impact,
+                                 measured, confirmed_by, verified_by, tuple(supersedes), carries_priority,
+                                 tuple(one_per), wide)
         return check
 
     return decorate
 
 
 def load_all() -> dict[str, RuleSpec]:
-    """Import every rule module of this package (each registers its rules on import)."""
+    """Import every rule module of this package's chapter packages (each registers its rule)."""
     import cudalens.rules as pkg
 
-    for info in pkgutil.iter_modules(pkg.__path__):
-        if info.name not in {"registry", "context"} and not info.name.startswith("_"):
-            importlib.import_module(f"cudalens.rules.{info.name}")
+    for info in pkgutil.walk_packages(pkg.__path__, prefix="cudalens.rules."):
+        if not info.name.rsplit(".", 1)[-1].startswith("_"):
+            importlib.import_module(info.name)
     return RULES
 
 
-def run_rules(ctx: object, only: Iterable[str] | None = None) -> tuple[list[Finding], list[str]]:
-    """Run the rules on ``ctx``. Returns (findings, problems).
+
+def _fact(f: Finding, name: str) -> object:
+    return next((e.value for e in f.evidence if e.fact == name), None)
+
+
+def _same_place(winner: Finding, loser: Finding, kernel_wide: bool) -> bool:
+    if winner.file != loser.file or winner.kernel != loser.kernel:
+        return False
+    if kernel_wide:
+        return True
+    if winner.line != loser.line:
+        return False
+    w, lo = _fact(winner, "index"), _fact(loser, "index")
+    return w is None or lo is None or w == lo
+
+
+def resolve_overlaps(found: list[tuple[bool, Finding]]) -> list[Finding]:
+    """Apply every rule's ``supersedes`` and ``one_per`` declarations, once, over all findings.
+
+    A finding of rule S is dropped where a rule that supersedes S flagged the same place: the same
+    line (and the same index expression where both name one), or the same kernel for a kernel-wide
+    detector of S. A superseding rule that ``carries_priority`` takes the dropped finding's priority
+    where it is more urgent, with the evidence ``supersedes: S``. Then ``one_per`` keeps the first
+    finding of a rule per kernel and value of the named facts. Order is kept.
+    """
+    by_rule: dict[str, list[Finding]] = {}
+    for _, f in found:
+        by_rule.setdefault(f.rule, []).append(f)
+    winners_of: dict[str, list[str]] = {}
+    for spec in RULES.values():
+        for loser in spec.supersedes:
+            winners_of.setdefault(loser, []).append(spec.id)
+    dropped: set[int] = set()
+    carried: dict[int, list[Finding]] = {}
+    for wide, f in found:
+        for wid in winners_of.get(f.rule, ()):
+            hits = [w for w in by_rule.get(wid, ()) if _same_place(w, f, wide)]
+            if hits:
+                dropped.add(id(f))
+                if RULES[wid].carries_priority:
+                    for w in hits:
+                        carried.setdefault(id(w), []).append(f)
+    out: list[Finding] = []
+    seen: set[tuple[object, ...]] = set()
+    for _, f in found:
+        if id(f) in dropped:
+            continue
+        for lost in carried.get(id(f), ()):
+            if lost.priority.rank < f.priority.rank:
+                f = dataclasses.replace(f, priority=lost.priority,
+                                        evidence=f.evidence + (Evidence(Layer.MODEL, "supersedes", lost.rule),))
+        declared = RULES.get(f.rule)
+        if declared is not None and declared.one_per:
+            key = (f.rule, f.file, f.kernel, *(repr(_fact(f, n)) for n in declared.one_per))
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(f)
+    return out
+
+
+def run_rules(ctx: RuleContext, only: Iterable[str] | None = None) -> tuple[list[Finding], list[str]]:
+    """Run the rules on ``ctx`` and resolve their overlaps. Returns (findings, problems).
 
     A rule that raises does not take the analysis down: its error becomes a line in ``problems``
     (reported as lower confidence), and the other rules still run.
     """
     load_all()
-    wanted = set(only) if only is not None else None
-    findings: list[Finding] = []
+    wanted = set(only) if only is not None else set(RULES)
+    # the rules a selected rule's findings depend on: those superseding it, those it supersedes
+    needed = set(wanted)
+    for spec in RULES.values():
+        if spec.id in wanted:
+            needed.update(spec.supersedes)
+        if wanted & set(spec.supersedes):
+            needed.add(spec.id)
+    found: list[tuple[bool, Finding]] = []
     problems: list[str] = []
     for rule_id, spec in sorted(RULES.items()):
-        if wanted is not None and rule_id not in wanted:
+        if rule_id not in needed:
             continue
         try:
-            findings.extend(spec.check(ctx))
+            found.extend(spec._run(ctx))
         except Exception as exc:  # noqa: BLE001 - a broken rule must not abort the report
-            problems.append(f"rule {rule_id} failed: {type(exc).__name__}: {exc}")
-    return findings, problems
+            if rule_id in wanted:
+                problems.append(f"rule {rule_id} failed: {type(exc).__name__}: {exc}")
+    return [f for f in resolve_overlaps(found) if f.rule in wanted], problems

@@ -1,19 +1,27 @@
-"""Deployment and correctness checks in host code (BPG 16.1, 16.2)."""
+"""Y1: Check every CUDA return code and launch."""
 
 from __future__ import annotations
 
-import re
 from typing import Any, Iterator
 
-from cudalens.findings import Finding, Priority
+from cudalens.findings import Finding
+from cudalens.rules import _host as host
 from cudalens.rules import _syntax as syn
-from cudalens.rules._common import finding, host_functions
+from cudalens.rules._common import host_functions
+from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 
-_API = re.compile(r"^cu(da)?[A-Z]\w*$")
 # Calls whose return value is not an error to check (or which read the error state itself).
-_NOT_CHECKED = {"cudaGetLastError", "cudaPeekAtLastError", "cudaGetErrorString", "cudaGetErrorName",
-                "cuGetErrorString", "cuGetErrorName"}
+_NOT_CHECKED = {
+    "cudaGetLastError",
+    "cudaPeekAtLastError",
+    "cudaGetErrorString",
+    "cudaGetErrorName",
+    "cuGetErrorString",
+    "cuGetErrorName",
+}
+
+
 _ERROR_READERS = {"cudaGetLastError", "cudaPeekAtLastError"}
 
 
@@ -48,6 +56,21 @@ def _error_functions(source: Any) -> set[str]:
     return out
 
 
+#: Library functions that are not error checks (a call of one after a launch proves nothing).
+_NOT_WRAPPERS = frozenset({
+    "printf", "fprintf", "sprintf", "snprintf", "puts", "fputs", "putchar", "fflush", "exit", "abort",
+    "malloc", "calloc", "realloc", "free", "memcpy", "memset", "memcmp", "strcmp", "strlen", "assert",
+    "rand", "srand", "sqrt", "fabs", "min", "max", "std::min", "std::max", "std::cout", "std::endl",
+})
+
+
+def _unseen_wrapper(name: str, own: set[str]) -> bool:
+    """A call of a function or macro whose definition this file does not show (a project's error
+    check such as ``getLastCudaError("...")`` from a header), which is not a CUDA API call nor a
+    C library function: whether it checks the launch is not established, so no finding."""
+    return bool(name) and name not in own and not host.CUDA_API.match(name) and name not in _NOT_WRAPPERS
+
+
 def _discarded(call: Any) -> bool:
     """True when the call is a statement of its own, its result thrown away."""
     parent = call.parent
@@ -56,8 +79,8 @@ def _discarded(call: Any) -> bool:
     return parent is not None and parent.type == "expression_statement"
 
 
-@rule(id="Y1", name="unchecked-cuda-call", priority=Priority.INFO, section="BPG 16.2", layers="S")
-def check_y1(ctx: Any) -> Iterator[Finding]:
+@rule("Y1", name="unchecked-cuda-call", layers="S", advisory=True)
+def unchecked_cuda_call(ctx: RuleContext) -> Iterator[Finding]:
     """CUDA API calls and kernel launches whose errors nobody checks.
 
     What it does:
@@ -65,7 +88,12 @@ def check_y1(ctx: Any) -> Iterator[Finding]:
         away: not assigned, tested, returned, passed to a checking macro or function, nor
         explicitly discarded with `(void)`. Flags kernel launches not followed, before the next
         launch in the same function, by `cudaGetLastError()`/`cudaPeekAtLastError()` (directly or
-        through a macro or helper of the file that calls them).
+        through a macro or helper of the file that calls them). Wrappers are recognised by their
+        shape, not their name: a macro or function of the file that reads the error state, or that
+        receives the code of a CUDA call (`ANY_NAME(cudaMalloc(...))` uses the result). When the
+        call right after a launch is a function or macro whose definition the file does not show
+        (a project's `getLastCudaError("...")` from a header), whether it checks is not
+        established and the launch is not reported.
 
     Why it matters:
         Every runtime call returns an error code, and a launch reports configuration errors
@@ -96,71 +124,25 @@ def check_y1(ctx: Any) -> Iterator[Finding]:
         for i, c in enumerate(cs):
             name = syn.call_name(c)
             if syn.is_launch(c):
-                later = cs[i + 1:]
+                later = cs[i + 1 :]
                 nxt = next((j for j, d in enumerate(later) if syn.is_launch(d)), len(later))
                 if any(syn.call_name(d) in readers for d in later[:nxt]):
                     continue
-                yield finding(
-                    "Y1", src, syn.line(c),
+                if later[:nxt] and _unseen_wrapper(syn.call_name(later[0]), own):
+                    continue  # the next call may check the launch: its definition is not visible here
+                yield ctx.finding(
+                    syn.line(c),
                     f"launch of `{syn.launch_kernel_name(c)}` is not followed by cudaGetLastError():"
                     " a failed launch goes unnoticed",
                     "check cudaGetLastError() (or cudaPeekAtLastError()) right after the launch",
                     facts=(("launch", syn.launch_kernel_name(c)),),
                 )
                 continue
-            if not _API.match(name) or name in _NOT_CHECKED or name in own or not _discarded(c):
+            if not host.CUDA_API.match(name) or name in _NOT_CHECKED or name in own or not _discarded(c):
                 continue
-            yield finding(
-                "Y1", src, syn.line(c),
+            yield ctx.finding(
+                syn.line(c),
                 f"the error code returned by `{name}` is ignored",
                 f"wrap the call in an error-checking macro (e.g. CUDA_CHECK({name}(...))) or test its result",
                 facts=(("call", name),),
             )
-
-
-@rule(id="Y2", name="no-device-count-check", priority=Priority.INFO, section="BPG 16.1", layers="S")
-def check_y2(ctx: Any) -> Iterator[Finding]:
-    """A program that uses CUDA without checking that a device exists.
-
-    What it does:
-        Flags the `main` function of a file that calls the CUDA API or launches kernels when the
-        file never calls `cudaGetDeviceCount` (or the driver's `cuDeviceGetCount`). Files without
-        `main` (libraries) are not judged.
-
-    Why it matters:
-        On a machine without a usable GPU or driver, the first CUDA call fails and the program
-        crashes or, with unchecked calls, computes nothing. Querying the device count first lets the
-        program report the problem clearly or fall back to a CPU path.
-
-    Example:
-        ```cuda
-        int main() { float *d; cudaMalloc(&d, bytes); ... }
-        ```
-
-    Fix:
-        ```cuda
-        int count = 0;
-        if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) { run_on_cpu(); return 0; }
-        ```
-    """
-    src = ctx.source
-    fns = list(host_functions(src))
-    main = next((f for f in fns if f.name == "main"), None)
-    if main is None:
-        return
-    uses_cuda = False
-    for fn in fns:
-        for c in syn.calls(fn.node):
-            name = syn.call_name(c)
-            if name in {"cudaGetDeviceCount", "cuDeviceGetCount"}:
-                return
-            if syn.is_launch(c) or _API.match(name):
-                uses_cuda = True
-    if uses_cuda:
-        yield finding(
-            "Y2", src, syn.line(main.node),
-            "the program uses CUDA but never calls cudaGetDeviceCount: without a GPU it fails at an"
-            " arbitrary call",
-            "call cudaGetDeviceCount() first; report clearly (or fall back to the CPU) when it fails or returns 0",
-            facts=(("main_line", syn.line(main.node)),),
-        )

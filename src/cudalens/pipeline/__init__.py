@@ -1,0 +1,1 @@
+"""The analysis pipeline: parse → model → compile → join → rules → confirm → serialize."""

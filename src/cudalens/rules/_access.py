@@ -1,0 +1,48 @@
+"""Helpers of the rules that read the warp access model's verdicts (G1-G8, SH1-SH3, K1, D1)."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from cudalens.findings import Evidence, Layer
+from cudalens.rules.context import RuleContext
+from cudalens.source.model import Access, Kernel
+
+
+def kernels(ctx: RuleContext) -> Iterator[Kernel]:
+    return iter(ctx.source.kernels)
+
+
+def accesses(ctx: RuleContext, space: str) -> Iterator[tuple[Kernel, Access]]:
+    """(kernel, access) pairs, one per (line, array, op) so a repeated subscript reports once."""
+    for k in kernels(ctx):
+        seen = set()
+        for a in k.accesses:
+            key = (a.line, a.array, a.op, a.index)
+            if a.space == space and key not in seen:
+                seen.add(key)
+                yield k, a
+
+
+def sector_evidence(a: Access, k: Kernel) -> list[Evidence]:
+    ev = [Evidence(Layer.MODEL, "sectors_per_request", a.sectors_per_request),
+          Evidence(Layer.MODEL, "ideal_sectors_per_request", a.ideal_sectors_per_request),
+          Evidence(Layer.MODEL, "block", k.block_dims), Evidence(Layer.SOURCE, "index", a.index)]
+    ev.extend(Evidence(Layer.MODEL, "assumption", s) for s in a.assumptions)
+    return ev
+
+
+def waste(a: Access) -> float | None:
+    if not a.sectors_per_request or a.ideal_sectors_per_request is None:
+        return None
+    return 1.0 - a.ideal_sectors_per_request / a.sectors_per_request
+
+
+def excess(a: Access) -> bool:
+    return (a.sectors_per_request is not None and a.ideal_sectors_per_request is not None
+            and a.sectors_per_request > a.ideal_sectors_per_request + 1e-9)
+
+
+def share(impact: float | None) -> float | None:
+    """An impact clamped to [0, 1] and rounded to 4 places."""
+    return None if impact is None else round(max(0.0, min(1.0, impact)), 4)

@@ -1,0 +1,1 @@
+"""M. Memory allocation: one module per catalog item."""

@@ -1,0 +1,1 @@
+"""A. Assess and scale: one module per catalog item."""

@@ -1,0 +1,1 @@
+"""K. Constant and texture memory: one module per catalog item."""

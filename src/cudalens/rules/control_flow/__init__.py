@@ -1,0 +1,1 @@
+"""D. Control flow: one module per catalog item."""

@@ -1,0 +1,1 @@
+"""Y. Deployment and correctness: one module per catalog item."""

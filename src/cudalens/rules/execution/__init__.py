@@ -1,0 +1,1 @@
+"""E. Execution configuration: one module per catalog item."""

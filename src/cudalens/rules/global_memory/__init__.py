@@ -1,0 +1,1 @@
+"""G. Global memory: one module per catalog item."""

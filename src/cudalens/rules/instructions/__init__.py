@@ -1,0 +1,1 @@
+"""I. Instructions: one module per catalog item."""

@@ -1,0 +1,1 @@
+"""L. Local memory and registers: one module per catalog item."""

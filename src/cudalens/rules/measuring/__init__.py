@@ -1,0 +1,1 @@
+"""T. Measuring: one module per catalog item."""

@@ -1,0 +1,1 @@
+"""SH. Shared memory: one module per catalog item."""

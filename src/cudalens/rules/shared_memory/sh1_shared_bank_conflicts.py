@@ -1,0 +1,55 @@
+"""SH1: Shared memory without bank conflicts."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from cudalens.findings import Evidence, Finding, Layer
+from cudalens.rules._access import accesses, share
+from cudalens.rules.context import RuleContext
+from cudalens.rules.registry import rule
+
+
+@rule(
+    "SH1",
+    name="shared-bank-conflicts",
+    layers="S M P L",
+    verified_by="shared wavefronts per request (ncu smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared)",
+)
+def shared_bank_conflicts(ctx: RuleContext) -> Iterator[Finding]:
+    """What it does
+    Flags a shared-memory access where lanes of a warp hit different 4-byte words in the same bank
+    (an n-way conflict); lanes reading the same word are a free broadcast.
+
+    Why it matters
+    Shared memory serves one word per bank per wavefront: an n-way conflict makes the request take
+    n wavefronts, dividing shared-memory bandwidth by n.
+
+    Example
+    ``tile[threadIdx.x][threadIdx.y]`` on ``__shared__ float tile[32][32]``: a column read, 32-way.
+
+    Fix
+    Pad the inner dimension by one element (``tile[32][33]``) so column elements fall into different
+    banks, or swap the indices so threadIdx.x walks the inner dimension.
+    """
+    for k, a in accesses(ctx, "shared"):
+        if a.bank_conflict_ways and a.bank_conflict_ways > 1 + 1e-9:
+            waste = None
+            if a.wavefronts_per_request and a.ideal_wavefronts_per_request:
+                waste = 1.0 - a.ideal_wavefronts_per_request / a.wavefronts_per_request
+            yield ctx.finding(
+                a.line,
+                f"shared {a.op} of {a.array}[{a.index}] has a {a.bank_conflict_ways:g}-way bank conflict "
+                f"({a.wavefronts_per_request:g} wavefronts per request, ideal "
+                f"{a.ideal_wavefronts_per_request:g})",
+                "pad the array's inner dimension by one element (e.g. [32][33]) or make threadIdx.x "
+                "index the inner dimension",
+                kernel=k.name,
+                file=k.file,
+                impact=share(waste),
+                impact_text="share of shared-memory wavefronts lost to conflicts",
+                evidence=[
+                    Evidence(Layer.MODEL, "bank_conflict_ways", a.bank_conflict_ways),
+                    Evidence(Layer.MODEL, "block", k.block_dims),
+                ],
+            )

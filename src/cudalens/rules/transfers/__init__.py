@@ -1,0 +1,1 @@
+"""X. Host-device transfers: one module per catalog item."""

@@ -1,0 +1,63 @@
+"""X1: Move as little data between host and device as possible."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from cudalens.findings import Finding
+from cudalens.rules import _host as host
+from cudalens.rules import _syntax as syn
+from cudalens.rules._common import host_functions
+from cudalens.rules.context import RuleContext
+from cudalens.rules.registry import rule
+
+
+@rule("X1", name="copies-in-launch-loop", layers="S R L")
+def copies_in_launch_loop(ctx: RuleContext) -> Iterator[Finding]:
+    """Host-device copies repeated in a loop that launches kernels.
+
+    What it does:
+        Flags `cudaMemcpy`-family copies between host and device that sit inside a loop which also
+        launches a kernel, so data goes over the bus on every iteration. Device-to-device copies
+        and asynchronous copies on a named stream (the deliberate copy/compute overlap pattern) are
+        not flagged.
+
+    Why it matters:
+        The bus between host and device (PCIe or C2C) is one to two orders of magnitude slower than
+        device memory. Data that shuttles back and forth every iteration usually costs more than the
+        kernels; keeping it resident on the device and copying once before and after the loop
+        removes that cost, even if some steps run less efficiently on the GPU.
+
+    Example:
+        ```cuda
+        for (int step = 0; step < steps; ++step) {
+            cudaMemcpy(d_u, h_u, bytes, cudaMemcpyHostToDevice);
+            diffuse<<<grid, block>>>(d_u, d_v, n);
+            cudaMemcpy(h_u, d_v, bytes, cudaMemcpyDeviceToHost);
+        }
+        ```
+
+    Fix:
+        ```cuda
+        cudaMemcpy(d_u, h_u, bytes, cudaMemcpyHostToDevice);
+        for (int step = 0; step < steps; ++step) { diffuse<<<grid, block>>>(d_u, d_v, n); std::swap(d_u, d_v); }
+        cudaMemcpy(h_u, d_u, bytes, cudaMemcpyDeviceToHost);
+        ```
+    """
+    src = ctx.source
+    for fn in host_functions(src):
+        for c in host.copies(fn.node):
+            if c.kind in {"DeviceToDevice", "HostToHost"} or host.deliberate_overlap(c):
+                continue
+            loop = next((lp for lp in syn.enclosing_loops(c.node) if host.loop_has_launch(lp)), None)
+            if loop is None:
+                continue
+            direction = c.kind or "host-device"
+            yield ctx.finding(
+                c.line,
+                f"`{c.func}` ({direction}) runs on every iteration of the loop at line {syn.line(loop)},"
+                " which also launches kernels: the data crosses the bus each time",
+                "keep the data on the device across iterations; copy once before and once after the loop",
+                kernel=None,
+                facts=(("copy_kind", c.kind), ("loop_line", syn.line(loop))),
+            )

@@ -1,0 +1,63 @@
+"""X3: Page-locked host buffers for transfers."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from cudalens.findings import Finding
+from cudalens.rules import _host as host
+from cudalens.rules import _syntax as syn
+from cudalens.rules._common import host_functions
+from cudalens.rules.context import RuleContext
+from cudalens.rules.registry import rule
+
+
+@rule("X3", name="pageable-host-buffer", layers="S L")
+def pageable_host_buffer(ctx: RuleContext) -> Iterator[Finding]:
+    """Synchronous copies from or to pageable host memory.
+
+    What it does:
+        Flags host buffers allocated with `malloc`/`calloc`/`new`, held in a `std::vector`, or
+        declared as arrays, that are the host side of a `cudaMemcpy`/`cudaMemcpy2D`. Buffers
+        allocated with `cudaMallocHost`/`cudaHostAlloc` or registered with `cudaHostRegister` are
+        pinned and not flagged. One finding per buffer, at its first copy.
+
+    Why it matters:
+        The DMA engines can only read page-locked memory. A copy from pageable memory is staged by
+        the driver through an internal pinned buffer, chunk by chunk, which lowers the achieved
+        bandwidth (often by half or more) and makes asynchronous copies synchronous. Pinned memory
+        is a scarce system resource, so pin the buffers that are copied repeatedly, not everything.
+
+    Example:
+        ```cuda
+        float *h = (float *)malloc(bytes);
+        cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice);
+        ```
+
+    Fix:
+        ```cuda
+        float *h; cudaMallocHost(&h, bytes);   // ... cudaFreeHost(h);
+        cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice);
+        ```
+    """
+    src = ctx.source
+    for fn in host_functions(src):
+        bufs = host.host_buffers(fn.node)
+        first: dict[str, tuple[host.Copy, int]] = {}
+        for c in host.copies(fn.node):
+            if c.is_async:
+                continue  # X4 covers asynchronous copies
+            name = syn.base_name(c.host_operand)
+            if name in bufs.pageable:
+                prev = first.get(name)
+                first[name] = (prev[0], prev[1] + 1) if prev else (c, 1)
+        for name, (c, count) in sorted(first.items(), key=lambda kv: kv[1][0].line):
+            how = bufs.pageable[name]
+            yield ctx.finding(
+                c.line,
+                f"host buffer `{name}` ({how}) is pageable and is copied {count} time(s): the driver stages"
+                " each copy through a pinned bounce buffer",
+                f"allocate `{name}` with cudaMallocHost/cudaHostAlloc (or cudaHostRegister it) if it is"
+                " copied often or in bulk",
+                facts=(("buffer", name), ("allocation", how), ("copies", count)),
+            )
