@@ -33,12 +33,15 @@ import numpy as np
 from cudalens.access import lanes as L
 from cudalens.access import memory as M
 from cudalens.source import expr as E
+from cudalens.source.limits import Budget, BudgetExceeded
 from cudalens.source.model import Access, Branch, Kernel, SourceModel
 from cudalens.source.types import element_bytes
 
 DEFAULT_BLOCK = (256, 1, 1)
 TRIAL_VALUES = (2048, 3136)
 _BLOCKS = ((0, 0, 0), (1, 0, 0))
+#: the most threads a block can have on any CUDA GPU; the model evaluates one block at a time
+MAX_BLOCK_THREADS = 1024
 
 
 def parse_block(text: str) -> tuple[int, int, int]:
@@ -46,13 +49,15 @@ def parse_block(text: str) -> tuple[int, int, int]:
     parts = [p.strip() for p in text.replace("x", ",").split(",") if p.strip()]
     if not 1 <= len(parts) <= 3:
         raise ValueError(f"block {text!r}: give X[,Y[,Z]]")
+    if not all(p.isdigit() and len(p) <= 10 for p in parts):
+        raise ValueError(f"block {text!r}: give whole numbers, X[,Y[,Z]] (e.g. 256 or 32,8)")
     vals = [int(p) for p in parts]
     if any(v <= 0 for v in vals):
         raise ValueError(f"block {text!r}: sizes must be positive")
     while len(vals) < 3:
         vals.append(1)
-    if vals[0] * vals[1] * vals[2] > 1024:
-        raise ValueError(f"block {text!r}: more than 1024 threads")
+    if vals[0] * vals[1] * vals[2] > MAX_BLOCK_THREADS:
+        raise ValueError(f"block {text!r}: more than {MAX_BLOCK_THREADS} threads per block")
     return (vals[0], vals[1], vals[2])
 
 
@@ -75,6 +80,9 @@ def block_for(kernel: Kernel, model: SourceModel, block: tuple[int, int, int] | 
         return block, "--block"
     for site in model.launch_sites:
         if site.kernel == kernel.name and site.block_dims is not None:
+            x, y, z = site.block_dims
+            if x * y * z > MAX_BLOCK_THREADS:  # a launch that fails on every GPU: not a block to model
+                continue
             return site.block_dims, f"launch at line {site.line}"
     return DEFAULT_BLOCK, "default"
 
@@ -119,17 +127,26 @@ def launch_values(kernel: Kernel, model: SourceModel,
 
 
 def analyze_model(model: SourceModel, block: tuple[int, int, int] | None = None,
-                  defines: Mapping[str, Any] | None = None) -> SourceModel:
-    """Return ``model`` with every kernel's accesses and branches evaluated."""
+                  defines: Mapping[str, Any] | None = None, budget: Budget | None = None) -> SourceModel:
+    """Return ``model`` with every kernel's accesses and branches evaluated.
+
+    ``budget`` (default: a fresh :class:`~cudalens.source.limits.Budget`) bounds the time and
+    memory; a kernel reached after it is spent keeps its unevaluated accesses and says so.
+    """
     from cudalens.source.walk import FileScope
 
+    budget = budget or Budget()
     defines = dict(defines or {})
     numeric = {k: v for k, v in defines.items() if not isinstance(v, str)}
     macros = FileScope(dict(model.defines)).macro_values(numeric)
     kernels = []
     for k in model.kernels:
         try:
-            kernels.append(_analyze_kernel(k, model, block, defines, macros))
+            budget.check()
+            kernels.append(_analyze_kernel(k, model, block, defines, macros, budget))
+        except BudgetExceeded as exc:
+            kernels.append(dataclasses.replace(k, problems=k.problems + (
+                f"kernel {k.name}: unmodelled: access model ({exc.what})",)))
         except Exception as exc:  # noqa: BLE001 - a model failure must not take the report down
             kernels.append(dataclasses.replace(
                 k, problems=k.problems + (f"access model failed: {type(exc).__name__}: {exc}",)))
@@ -214,12 +231,18 @@ class _KernelEval:
 
 
 def _analyze_kernel(k: Kernel, model: SourceModel, block_arg: tuple[int, int, int] | None,
-                    defines: Mapping[str, Any], macros: Mapping[str, Any]) -> Kernel:
+                    defines: Mapping[str, Any], macros: Mapping[str, Any], budget: Budget) -> Kernel:
     block, _src = block_for(k, model, block_arg)
     ev = _KernelEval(k, block, _grid_for(k, model), defines, macros, launch_values(k, model, defines))
-    accesses = tuple(_access(a, ev) for a in k.accesses)
-    branches = tuple(_branch(b, ev) for b in k.branches)
-    return dataclasses.replace(k, accesses=accesses, branches=branches, block_dims=block)
+    accesses = []
+    for a in k.accesses:
+        budget.check()
+        accesses.append(_access(a, ev))
+    branches = []
+    for b in k.branches:
+        budget.check()
+        branches.append(_branch(b, ev))
+    return dataclasses.replace(k, accesses=tuple(accesses), branches=tuple(branches), block_dims=block)
 
 
 def _width(a: Access, ev: _KernelEval) -> int | None:

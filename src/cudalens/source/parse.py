@@ -23,6 +23,9 @@ from typing import Any, Iterator
 
 from cudalens.errors import InputError
 from cudalens.source import expr as E
+from cudalens.source.detect import error_lines as _error_lines
+from cudalens.source.detect import error_ratio, looks_like_c  # noqa: F401 - re-exported
+from cudalens.source.limits import MAX_NESTING, Budget, deep_points
 from cudalens.source.model import Call, Kernel, LaunchSite, Param, SourceModel
 from cudalens.source.types import element_bytes, strip_type
 
@@ -33,12 +36,6 @@ _CONTAINERS = frozenset({
     "preproc_elifdef", "ERROR",
 })
 _LOOPS = frozenset({"for_statement", "while_statement", "do_statement", "for_range_loop"})
-# Top-level node types that only C-family sources produce.
-_C_DECLS = frozenset({
-    "function_definition", "preproc_include", "preproc_def", "preproc_function_def", "template_declaration",
-    "namespace_definition", "struct_specifier", "class_specifier", "preproc_ifdef", "preproc_if",
-    "linkage_specification", "type_definition", "using_declaration", "alias_declaration",
-})
 
 
 @functools.lru_cache(maxsize=1)
@@ -77,67 +74,20 @@ def iter_nodes(node: Any, skip: frozenset[str] = frozenset()) -> Iterator[Any]:
 
 
 # --------------------------------------------------------------------------------------------
-# Is it C at all?
-
-
-def error_ratio(tree: Any, size: int) -> float:
-    """Share of the file's bytes that lie inside ERROR nodes or are missing tokens."""
-    if size == 0:
-        return 0.0
-    covered = 0
-    stack = [tree.root_node]
-    while stack:
-        n = stack.pop()
-        if n.type == "ERROR" or n.is_missing:
-            covered += max(n.end_byte - n.start_byte, 1)
-            continue
-        if n.has_error:
-            stack.extend(n.children)
-    return min(covered / size, 1.0)
-
-
-def looks_like_c(data: bytes, tree: Any) -> tuple[bool, str]:
-    """Decide whether ``data`` is C/C++/CUDA source.
-
-    Criterion: no NUL bytes, valid UTF-8 (or Latin-1 text), and either at least one C-only
-    top-level construct (a function definition, a ``#`` directive, a template, a struct ...) with
-    less than 50 % of the bytes in parse errors, or an empty/comment-only file. Python, JSON,
-    Markdown and binary files fail this: they have no C-only construct, or mostly errors.
-    """
-    if b"\x00" in data[:65536]:
-        return False, "binary data (NUL bytes)"
-    stripped = data.strip()
-    if not stripped:
-        return True, ""
-    root = tree.root_node
-    kinds = {c.type for c in root.named_children}
-    if kinds <= {"comment"}:
-        return True, ""
-    ratio = error_ratio(tree, len(data))
-    c_like = bool(kinds & _C_DECLS) or any(
-        c.type == "declaration" and not c.has_error and text_of(c).rstrip().endswith(";")
-        for c in root.named_children
-    )
-    if stripped[:1] in (b"{", b"[") and b"__global__" not in data and b"#include" not in data:
-        return False, "looks like JSON"
-    if not c_like:
-        return False, "no C/C++ declaration or directive found"
-    if ratio > 0.5:
-        return False, f"{ratio:.0%} of it does not parse as C++"
-    return True, ""
-
-
-# --------------------------------------------------------------------------------------------
 # Entry points
 
 
-def parse_file(path: str | Path) -> SourceModel:
-    """Read and parse a file; a file that is not CUDA C++ raises InputError naming it."""
+def parse_file(path: str | Path, predefined: tuple[tuple[str, str], ...] = (),
+               budget: Budget | None = None) -> SourceModel:
+    """Read and parse a file; a file that is not CUDA C++ raises InputError naming it.
+
+    ``predefined``: (name, macro text) pairs the file sees before its own ``#define``s, e.g. the
+    macros of the project headers it includes (:meth:`cudalens.project.BuildContext.header_macros`)."""
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{p}: is a directory, not a CUDA source file")
     data = p.read_bytes()
-    return _parse(data, str(p))
+    return _parse(data, str(p), predefined, budget)
 
 
 def parse_source(text: str, path: str = "<string>") -> SourceModel:
@@ -145,30 +95,52 @@ def parse_source(text: str, path: str = "<string>") -> SourceModel:
     return _parse(text.encode("utf-8", "replace"), path)
 
 
-def _parse(data: bytes, path: str) -> SourceModel:
+def _parse(data: bytes, path: str, predefined: tuple[tuple[str, str], ...] = (),
+           budget: Budget | None = None) -> SourceModel:
     tree = parse_tree(data)
     ok, why = looks_like_c(data, tree)
     if not ok:
         raise InputError(f"{path}: not a CUDA C++ source file ({why})")
     text = data.decode("utf-8", "replace")
     try:
-        return _build(text, path, tree)
+        return _build(text, path, tree, predefined, budget or Budget())
     except RecursionError:
-        return SourceModel(path, text, (), (), {}, (), (), ("file too deeply nested to model",), tree)
+        return SourceModel(path, text, (), (), {}, (), (), ("unmodelled: nesting too deep",), tree)
 
 
-def _build(text: str, path: str, tree: Any) -> SourceModel:
+def _build(text: str, path: str, tree: Any, predefined: tuple[tuple[str, str], ...] = (),
+           budget: Budget | None = None) -> SourceModel:
     from cudalens.source.walk import FileScope
 
     root = tree.root_node
     problems: list[str] = []
+    kernels_deep: list[Kernel] = []
     if root.has_error:
-        problems.append(f"{path}: parse errors at lines {', '.join(map(str, _error_lines(root)[:8]))}")
-    defines = _defines(root)
+        lines = _error_lines(root)
+        problems.append(f"{path}: parse error at line {lines[0]}" if len(lines) == 1 else
+                        f"{path}: parse errors at lines {', '.join(map(str, lines[:8]))}"
+                        + (f" and {len(lines) - 8} more" if len(lines) > 8 else ""))
+    defines = {**dict(predefined), **_defines(root)}
     functions = list(_functions(root))
+    deep = deep_points(root)
+    if deep:
+        too_deep = {id(fn): line for fn, *_ in functions for b, line in deep if fn.start_byte <= b < fn.end_byte}
+        problems.extend(f"line {line}: unmodelled: nesting too deep (more than {MAX_NESTING} levels)"
+                        for line in sorted({line for _b, line in deep})[:8])
+        kept = []
+        for f in functions:
+            if id(f[0]) not in too_deep:
+                kept.append(f)
+            elif "__global__" in f[1] and (name := _function_name(f[0])) is not None:
+                kernels_deep.append(Kernel(name, path, line_of(f[0]), end_line_of(f[0]), _params(f[0]), f[2], None,
+                                           node=f[0], template_params=f[3],
+                                           problems=((f"kernel {name}: unmodelled: nesting too deep (more than "
+                                                      f"{MAX_NESTING} levels at line {too_deep[id(f[0])]})"),)))
+        functions = kept
     scope = FileScope.build(root, defines, functions)
+    scope.budget = budget
 
-    kernels: list[Kernel] = []
+    kernels: list[Kernel] = list(kernels_deep)
     device_functions: list[str] = []
     host_calls: list[Call] = []
     launches: list[LaunchSite] = []
@@ -208,14 +180,6 @@ def _build(text: str, path: str, tree: Any) -> SourceModel:
         problems=tuple(problems),
         tree=tree,
     )
-
-
-def _error_lines(root: Any) -> list[int]:
-    lines = []
-    for n in iter_nodes(root):
-        if n.type == "ERROR" or n.is_missing:
-            lines.append(line_of(n))
-    return sorted(set(lines))
 
 
 def _defines(root: Any) -> dict[str, str]:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cudalens.source import expr as E
+from cudalens.source.limits import Budget, BudgetExceeded
 from cudalens.source.model import Access, ArrayDecl, Branch, Param
 from cudalens.source.types import element_bytes, strip_type
 
@@ -87,6 +88,7 @@ class FileScope:
     arrays: dict[str, ArrayDecl] = field(default_factory=dict)  # __constant__/__shared__/__device__ arrays
     helpers: dict[str, tuple[tuple[str, ...], Any]] = field(default_factory=dict)  # device fn -> (params, body)
     _define_cache: dict[str, E.Expr] = field(default_factory=dict)
+    budget: Budget | None = None  # the file's time and memory budget (checked once per statement walked)
 
     @classmethod
     def build(cls, root: Any, defines: dict[str, str], functions: list[tuple[Any, Any, bool, Any]]) -> "FileScope":
@@ -208,6 +210,20 @@ def _file_declarations(root: Any):
                 stack.append(c)
 
 
+#: the largest launch dimension CUDA accepts (gridDim.x); any other value is not a launch size
+_MAX_DIM = 2**31 - 1
+
+
+def _launch_dim(v: Any) -> int | None:
+    """A launch dimension as an int when ``v`` is one a launch can have (1 .. 2**31-1), else None:
+    zero, negative, fractional, infinite or oversized values are not derivable launch sizes."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    if isinstance(v, float) and not (v.is_integer() and 1 <= v <= _MAX_DIM):
+        return None
+    return int(v) if 1 <= v <= _MAX_DIM else None
+
+
 class HostEnv:
     """Constant integers and ``dim3`` locals of one host function, to size launch configurations."""
 
@@ -301,12 +317,10 @@ class HostEnv:
             items = [node]
         out = []
         for it in items[:3]:
-            v = self.scope.const_value(it, vals)
-            if not isinstance(v, (int, float)):
+            v = _launch_dim(self.scope.const_value(it, vals))
+            if v is None:
                 return None
-            out.append(int(v))
-        if len(out) == 1 and items and items[0].type == "identifier":
-            pass
+            out.append(v)
         while len(out) < 3:
             out.append(1)
         return (out[0], out[1], out[2])
@@ -319,9 +333,12 @@ class HostEnv:
             e = _parse_value_text(t, self.scope)
             e = E.substitute(e, {k: ("n", v) for k, v in vals.items() if isinstance(v, (int, float))})
             try:
-                out.append(int(E.eval_scalar(e, allv)))
-            except (E.Unknown, RecursionError, TypeError, ValueError):
+                v = _launch_dim(E.eval_scalar(e, allv))
+            except E.Unknown:
                 return None
+            if v is None:
+                return None
+            out.append(v)
         while len(out) < 3:
             out.append(1)
         return (out[0], out[1], out[2])
@@ -433,6 +450,8 @@ class KernelWalker:
     # -- statements --------------------------------------------------------------------------
     def walk(self, node: Any, st: _State) -> bool:
         """Walk one statement; returns True when it always leaves the function (``return``)."""
+        if self.scope.budget is not None:
+            self.scope.budget.check()
         t = node.type
         if t == "compound_statement":
             for c in node.named_children:
@@ -905,5 +924,7 @@ def walk_kernel(fn: Any, body: Any, params: tuple[Param, ...], tparams: tuple[st
     try:
         walker.walk(body, st)
     except RecursionError:
-        walker.problems.append("too deeply nested to model; accesses after that point are missing")
+        walker.problems.append("unmodelled: nesting too deep; accesses after that point are missing")
+    except BudgetExceeded as exc:
+        walker.problems.append(f"unmodelled: the rest of the kernel ({exc.what})")
     return tuple(walker.arrays.values()), walker.accesses, walker.branches, walker.problems
