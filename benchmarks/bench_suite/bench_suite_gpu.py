@@ -42,9 +42,10 @@ def run_ncu(configs, symbols, out_dir, state):
     ncu = shutil.which("ncu")
     if ncu is None:
         return {"available": False}
-    plan = os.path.join(out_dir, f"ncu_plan_{state}.json")
+    os.makedirs(os.path.join(out_dir, "ncu"), exist_ok=True)
+    plan = os.path.join(out_dir, "ncu", f"ncu_plan_{state}.json")
     json.dump({"launches": NCU_LAUNCHES, "state": state, "configs": configs}, open(plan, "w"))
-    log = os.path.join(out_dir, f"ncu_{state}.csv")
+    log = os.path.join(out_dir, "ncu", f"ncu_{state}_{len(configs)}.csv")
     cmd = [ncu, "--metrics", "gpu__time_duration.sum", "--csv", "--page", "raw", "--print-units", "base",
            "--cache-control", "none", "--clock-control", "none", "--kernel-name-base", "mangled",
            "-k", "regex:^(" + "|".join(sorted(set(symbols))) + ")$", "--log-file", log,
@@ -164,7 +165,8 @@ def step_adversarial(out_dir):
             print(adv.kind, {k: (v.get("median_s"), v.get("verdict"), v.get("reasons")) for k, v in row.items()
                              if isinstance(v, dict)}, honest, flush=True)
         stream.close()
-    out_cb = os.path.join(out_dir, "adversarial_cuda_bench.json")
+    os.makedirs(os.path.join(out_dir, "raw"), exist_ok=True)
+    out_cb = os.path.join(out_dir, "raw", "adversarial_cuda_bench.json")
     try:
         p = subprocess.run([sys.executable, os.path.join(HERE, "_adv_cuda_bench.py"), out_cb], capture_output=True,
                            text=True, timeout=300, env=env_with_src())
