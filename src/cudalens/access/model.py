@@ -305,6 +305,8 @@ def _verdict(a: Access, ev: _KernelEval, vals: dict[str, Any], width: int | None
     stride = M.lane_stride(index, active)
     distinct = M.distinct_addresses(index, active)
     out: dict[str, Any] = {"lane_stride": stride}
+    if stride not in (None, 0, 1) and not bool(active.all()) and M.lane_stride(index, np.ones_like(active)) == 1:
+        out["stride_from_mask"] = True  # unit stride over all lanes: the gaps are the branch's idle lanes
     if a.space == "constant":
         d = float(distinct.mean())
         out.update(distinct_addresses=d, pattern="broadcast" if d == 1 else "divergent-addresses")
@@ -470,21 +472,31 @@ def _branch(b: Branch, ev: _KernelEval) -> Branch:
     if cond is None or E.unknowns(cond):
         return b
     sets, trial = ev.value_sets([cond, b.mask_expr], b.loop_context)
-    if trial:
+    verdicts = set()
+    for vals in sets:  # with unknown integers tried at several values, only a verdict they all give
+        split = 0
+        warps = 0
+        most_taken = 0  # the most lanes on the taken side in any split warp (1: a single-lane guard)
+        try:
+            for bidx in _BLOCKS:
+                bv = ev.with_block(vals, bidx)
+                c = L.per_thread(L.evaluate(cond, bv), ev.nthreads) != 0
+                act, ok = ev.mask(b.mask_expr, bv)
+                if not ok and trial:
+                    return b
+                cw, aw = L.as_warps(c, ev.nthreads, False), L.as_warps(act, ev.nthreads, False)
+                taken = (cw & aw).sum(axis=1)
+                live = aw.sum(axis=1)
+                splits = (taken > 0) & (taken < live)
+                split += int(splits.sum())
+                warps += int((live > 0).sum())
+                if splits.any():
+                    most_taken = max(most_taken, int(taken[splits].max()))
+        except (E.Unknown, ValueError, TypeError, OverflowError, RecursionError):
+            return b
+        verdicts.add((split, warps, most_taken))
+    if len(verdicts) != 1:
         return b  # depends on a value nobody gave: not established
-    vals = sets[0]
-    split = 0
-    warps = 0
-    try:
-        for bidx in _BLOCKS:
-            bv = ev.with_block(vals, bidx)
-            c = L.per_thread(L.evaluate(cond, bv), ev.nthreads) != 0
-            act, _ok = ev.mask(b.mask_expr, bv)
-            cw, aw = L.as_warps(c, ev.nthreads, False), L.as_warps(act, ev.nthreads, False)
-            taken = (cw & aw).sum(axis=1)
-            live = aw.sum(axis=1)
-            split += int(((taken > 0) & (taken < live)).sum())
-            warps += int((live > 0).sum())
-    except (E.Unknown, ValueError, TypeError, OverflowError, RecursionError):
-        return b
-    return dataclasses.replace(b, divergent=split > 0, divergent_warps=split, warps=warps)
+    split, warps, most_taken = verdicts.pop()
+    return dataclasses.replace(b, divergent=split > 0, divergent_warps=split, warps=warps,
+                               lanes_taken=most_taken if split else None)

@@ -48,44 +48,11 @@ def fail_on_option(fn: Callable) -> Callable:
 
 
 def _config(paths: Iterable[str]) -> Mapping[str, Any]:
-    """The ``[tool.cudalens]`` table that applies to ``paths`` ({} when there is none)."""
-    try:
-        from cudalens.project import load_config  # type: ignore[attr-defined]
-    except ImportError:
-        return _own_config(paths)
-    try:
-        cfg = load_config(list(paths))
-    except TypeError:
-        return _own_config(paths)
-    if isinstance(cfg, Mapping):
-        return cfg
-    raw = getattr(cfg, "raw", None) or getattr(cfg, "table", None)
-    return raw if isinstance(raw, Mapping) else _own_config(paths)
+    """The ``[tool.cudalens]`` table that applies to ``paths`` ({} when there is none), with
+    ``__file__`` naming the file it came from (discovery: :mod:`cudalens.project.config`)."""
+    from cudalens.project.config import load_config
 
-
-def _own_config(paths: Iterable[str]) -> Mapping[str, Any]:
-    """The nearest pyproject.toml at or above the first path (or the working directory)."""
-    import tomllib
-
-    first = next(iter(paths), ".")
-    here = os.path.abspath(first if os.path.isdir(first) else os.path.dirname(os.path.abspath(first)))
-    while True:
-        candidate = os.path.join(here, "pyproject.toml")
-        if os.path.isfile(candidate):
-            try:
-                with open(candidate, "rb") as fh:
-                    doc = tomllib.load(fh)
-            except (OSError, tomllib.TOMLDecodeError) as exc:
-                raise InputError(f"{candidate}: cannot read ({exc})") from None
-            table = doc.get("tool", {}).get("cudalens")
-            if table is not None:
-                if not isinstance(table, dict):
-                    raise InputError(f"{candidate}: [tool.cudalens] must be a table")
-                return {**table, "__file__": candidate}
-        parent = os.path.dirname(here)
-        if parent == here:
-            return {}
-        here = parent
+    return load_config(list(paths) or ["."]).raw
 
 
 def _listed(value: Any, origin: str) -> list[str]:

@@ -22,19 +22,33 @@ def register(group: click.Group) -> None:
         from cudalens.rules.catalog import CATALOG
         from cudalens.rules.registry import load_all
 
+        from cudalens.rules.coverage import COVERAGE
+
         rules = load_all()
         if rule_id is None:
-            rows = [{"id": i.id, "title": i.title, "section": i.section, "priority": i.priority.value,
-                     "detector": i.id in rules, "layers": rules[i.id].layers if i.id in rules else None}
-                    for i in CATALOG.values()]
+            rows = []
+            for i in CATALOG.values():
+                cov = COVERAGE.get(i.id)
+                coverage = ("rule" if i.id in rules else cov.kind if cov else "missing")
+                rows.append({"id": i.id, "title": i.title, "section": i.section, "priority": i.priority.value,
+                             "detector": i.id in rules, "layers": rules[i.id].layers if i.id in rules else None,
+                             "coverage": coverage, "where": cov.where if cov and i.id not in rules else None})
             if fmt == "json":
-                echo_json({"rules": rows, "implemented": sum(r["detector"] for r in rows), "catalog": len(rows)})
+                echo_json({"rules": rows, "implemented": sum(r["detector"] for r in rows), "catalog": len(rows),
+                           "elsewhere": sum(r["coverage"] == "elsewhere" for r in rows),
+                           "not_detectable": sum(r["coverage"] == "not detectable" for r in rows)})
                 return
-            table = Table(title=f"{sum(r['detector'] for r in rows)} of {len(rows)} catalog items have a detector")
-            for col in ("id", "priority", "section", "layers", "title"):
-                table.add_column(col)
+            n_rule = sum(r["detector"] for r in rows)
+            n_else = sum(r["coverage"] == "elsewhere" for r in rows)
+            n_not = sum(r["coverage"] == "not detectable" for r in rows)
+            table = Table(title=f"{len(rows)} catalog items: {n_rule} with a rule, {n_else} established by another "
+                                f"command, {n_not} not detectable from code (`cudalens rules ID` says why)")
+            for col in ("id", "priority", "section", "coverage", "title"):
+                table.add_column(col, overflow="fold")
             for r in rows:
-                table.add_row(r["id"], r["priority"], r["section"], r["layers"] or "-", r["title"],
+                cov = (f"rule ({r['layers']})" if r["detector"] else
+                       f"{r['coverage']}: {r['where']}" if r["coverage"] == "elsewhere" else r["coverage"])
+                table.add_row(r["id"], r["priority"], r["section"], cov, r["title"],
                               style=None if r["detector"] else "dim")
             Console().print(table)
             return
@@ -43,7 +57,14 @@ def register(group: click.Group) -> None:
             raise InputError(f"unknown rule {rule_id!r} (`cudalens rules` lists them)")
         item = CATALOG[key]
         spec = rules.get(key)
-        page = inspect.cleandoc(spec.doc) if spec else "No detector yet: this item is in the catalog only."
+        cov = COVERAGE.get(key)
+        if spec:
+            page = inspect.cleandoc(spec.doc)
+        elif cov:
+            page = (f"No rule detects this item ({cov.kind}"
+                    + (f": {cov.where}" if cov.where != "-" else "") + f").\n\n{cov.page}")
+        else:
+            page = "No detector yet: this item is in the catalog only."
         if fmt == "json":
             echo_json({"id": key, "title": item.title, "section": item.section, "priority": item.priority.value,
                        "layers": spec.layers if spec else None, "doc": page})

@@ -38,6 +38,21 @@ def _throughput_gbps(launches: Sequence[LaunchCounters], sectors_metric: str) ->
     return statistics.median(values) if values else None
 
 
+def _measured_findings(report: Mapping[str, Any], loads: Mapping[str, Any]) -> list[Any]:
+    """Findings only a measurement establishes (G6: memory-bound by measured DRAM throughput)."""
+    from cudalens.rules.global_memory.g6_scalar_memory_access import measured_finding
+
+    out = []
+    for k in report.get("kernels", []):
+        load = loads.get(k.get("name"))
+        if load is None or not k.get("sass"):
+            continue
+        f = measured_finding(k["name"], k.get("file", ""), k.get("line"), k["sass"], load.dram_utilization)
+        if f is not None:
+            out.append(f)
+    return out
+
+
 def guide_counters(m: LegacyMetrics, launches: Sequence[LaunchCounters] = ()) -> dict[str, Any]:
     """One kernel's counters in the guide's vocabulary (BPG 8.2.3 and the nvprof metric names).
 
@@ -85,8 +100,10 @@ def merge_guided(report: Mapping[str, Any], *, counters: Any = None, measurement
     out["cross_checks"] = [c.to_dict() for c in checks]
 
     originals = list(report.get("findings", []))
+    loads = kernel_loads(report, legacy, measurements, ceil)
     findings = [finding_from_dict(d) for d in originals] + disagreement_findings(checks)
-    order = rank_order(findings, kernel_loads(report, legacy, measurements, ceil), report)
+    findings += _measured_findings(report, loads)
+    order = rank_order(findings, loads, report)
     ranked = [g for _, g in order]
     out["findings"] = [finding_to_dict(g, originals[i] if i < len(originals) else None) for i, g in order]
     out["first_steps"] = first_steps(ranked)

@@ -76,6 +76,7 @@ class Access:
     wavefronts_per_request: float | None = None  # shared memory: comparable with ncu wavefronts/instruction
     ideal_wavefronts_per_request: float | None = None
     lane_stride: int | None = None  # elements between consecutive active lanes, when constant
+    stride_from_mask: bool = False  # the non-unit stride comes from idle lanes of a divergent branch (D1's cost)
     reuse: dict[str, Any] | None = None  # global loads: block-level re-use facts (for G8/SH2)
     row_pitch: int | None = None  # elements between rows (threadIdx.y -> threadIdx.y + 1), 2-D blocks
     assumptions: tuple[str, ...] = ()  # what the model assumed to reach its verdict
@@ -121,6 +122,7 @@ class Branch:
     kind: str = "if"
     divergent_warps: int | None = None  # warps of the representative block whose lanes split
     warps: int | None = None
+    lanes_taken: int | None = None  # most lanes taking the branch in a split warp (1: a single-lane guard)
     condition_expr: Any = field(default=None, compare=False, repr=False)
     mask_expr: Any = field(default=None, compare=False, repr=False)
     loop_context: tuple[Any, ...] = field(default=(), compare=False, repr=False)

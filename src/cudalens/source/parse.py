@@ -300,8 +300,10 @@ def _launch_bounds(fn: Any, scope: Any) -> tuple[int, ...] | None:
             vals = []
             for a in c.named_children:
                 v = scope.const_value(a)
-                vals.append(int(v) if isinstance(v, (int, float)) else 0)
-            return tuple(vals) if vals else None
+                if not isinstance(v, (int, float)) or v <= 0:
+                    break  # a template parameter or a constant we cannot see: unknown from here on
+                vals.append(int(v))
+            return tuple(vals)  # () when present but the block size is not a literal
     # tree-sitter-cuda may miss __launch_bounds__ written through a macro or after the type
     decl = fn.child_by_field_name("declarator")
     prefix = fn.text[: (decl.start_byte if decl is not None else fn.end_byte) - fn.start_byte].decode("utf-8", "replace")

@@ -678,8 +678,15 @@ class KernelWalker:
             sym = f"{var}@{line}"
             inner.env[var] = ("v", sym)
             inner.loops = inner.loops + ((sym, start, step, line),)
+            trip: E.Expr | None = None
+            if not E.unknowns(step) and not E.unknowns(start):
+                trip = E.fold(("b", "-", ("v", sym), start))
+                trip = trip if step == E.num(1) else E.fold(("b", "/", trip, step))
         else:
-            inner.loops = inner.loops + (("", E.unknown("loop"), E.unknown("loop"), line),)
+            sym = f"iteration@{line}"
+            inner.loops = inner.loops + ((sym, E.num(0), E.num(1), line),)
+            trip = ("v", sym)
+        self._advanced_by_loop(node, var, trip, inner)
         cond_node = node.child_by_field_name("condition")
         if cond_node is not None:
             self._scan(cond_node, inner)
@@ -710,9 +717,65 @@ class KernelWalker:
             return new[3] if new[1] == "+" else E.fold(("u", "-", new[3]))
         return E.unknown("non-additive update")
 
+    def _advanced_by_loop(self, loop: Any, var: str | None, trip: E.Expr | None, st: _State) -> None:
+        """Variables and pointers a loop advances besides its counter: ``j += lda`` in the header's
+        update, ``p += lda`` or ``idx += stride`` in the body. In iteration ``t`` such a value is its
+        value at entry plus ``t`` times its step, so an access through it is not loop-invariant.
+        Where the step is not one unconditional additive update (or ``trip``, the iteration number,
+        is unknown), the value is unknown inside the loop (a pointer is no longer followed)."""
+        effects: dict[str, list[Any]] = {}
+        for part in (loop.child_by_field_name("body"), loop.child_by_field_name("update")):
+            for n in _iter(part) if part is not None else ():
+                if n.type == "assignment_expression":
+                    target = n.child_by_field_name("left")
+                elif n.type == "update_expression":
+                    target = n.child_by_field_name("argument")
+                else:
+                    continue
+                if target is not None and target.type == "identifier" and _text(target) != var:
+                    effects.setdefault(_text(target), []).append(n)
+        body = loop.child_by_field_name("body")
+        for name, nodes in effects.items():
+            if name not in st.env and name not in st.ptrs:
+                continue
+            step = self._effect_step(nodes[0], name, st, body) if trip is not None and len(nodes) == 1 else None
+            if name in st.ptrs:
+                base, off = st.ptrs[name]
+                if step is None:
+                    st.ptrs.pop(name, None)
+                else:
+                    st.ptrs[name] = (base, E.fold(("b", "+", off, E.fold(("b", "*", trip, step)))))
+            elif step is None:
+                st.env[name] = E.unknown(f"{name} changes in the loop")
+            else:
+                st.env[name] = E.fold(("b", "+", st.env[name], E.fold(("b", "*", trip, step))))
+
+    def _effect_step(self, effect: Any, name: str, st: _State, body: Any) -> E.Expr | None:
+        """What one ``+=``/``-=``/``++``/``--`` of ``name`` adds per iteration; None when it is
+        conditional (under an ``if``, ``?:``, inner loop) or not additive."""
+        p = effect.parent
+        while p is not None and p is not body and p.type not in ("for_statement", "for_range_loop"):
+            if p.type in ("if_statement", "conditional_expression", "while_statement", "do_statement",
+                          "switch_statement", "lambda_expression"):
+                return None
+            p = p.parent
+        probe = st.copy()
+        if name in st.ptrs:
+            probe.ptrs[name] = (st.ptrs[name][0], ("v", "__cur"))
+        else:
+            probe.env[name] = ("v", "__cur")
+        self._assignments(effect, probe)
+        new = probe.ptrs.get(name, (None, None))[1] if name in st.ptrs else probe.env.get(name)
+        if (isinstance(new, tuple) and new[0] == "b" and new[1] in ("+", "-") and new[2] == ("v", "__cur")
+                and "__cur" not in E.symbols(new[3]) and not E.unknowns(new[3])):
+            return new[3] if new[1] == "+" else E.fold(("u", "-", new[3]))
+        return None
+
     def _while(self, node: Any, st: _State) -> None:
         inner = st.copy()
-        inner.loops = inner.loops + (("", E.unknown("loop"), E.unknown("loop"), _line(node)),)
+        sym = f"iteration@{_line(node)}"
+        inner.loops = inner.loops + ((sym, E.num(0), E.num(1), _line(node)),)
+        self._advanced_by_loop(node, None, ("v", sym), inner)
         cnode = node.child_by_field_name("condition")
         if cnode is not None:
             self._scan(cnode, inner)

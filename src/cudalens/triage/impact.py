@@ -11,8 +11,9 @@ one element of a grid sized to the data). ``Finding.score`` = impact x runs rank
 one priority.
 
 Where the guide gives no priority ("-" in the catalog), :func:`derived_priority` turns the cost
-into one, so a 32-way bank conflict in a loop ranks above a medium-low loop-counter nit and
-``--fail-on`` can reach it: a cost of at least 50 % in code that runs repeatedly (or kernel-wide,
+into one (never lower than the rule gave: SH3 carries G3's priority where it supersedes G3), so a
+32-way bank conflict in a loop ranks above a medium-low loop-counter nit and ``--fail-on`` can
+reach it: a cost of at least 50 % in code that runs repeatedly (or kernel-wide,
 such as occupancy) is medium, at least 25 % is low, the rest stays info. The guide's own
 priorities are never changed.
 """
@@ -31,7 +32,7 @@ UNKNOWN_TRIPS = 16.0
 MEDIUM_COST = 0.5
 LOW_COST = 0.25
 
-_INT = re.compile(r"^\(?\s*(\d+)[uUlL]*\s*\)?$")
+_INT = re.compile(r"^\(?\s*(-?\d+)[uUlL]*\s*\)?$")
 _COND = re.compile(r"^\s*(\w+)\s*(<=|<|>=|>|!=)\s*(.+?)\s*$")
 _STEP_ADD = re.compile(r"^\s*(?:\+\+\s*(\w+)|(\w+)\s*\+\+|(\w+)\s*\+=\s*(.+)|(\w+)\s*=\s*\2?\s*(\w+)\s*\+\s*(.+))\s*$")
 _STEP_SUB = re.compile(r"^\s*(?:--\s*(\w+)|(\w+)\s*--|(\w+)\s*-=\s*(.+))\s*$")
@@ -66,11 +67,14 @@ def trip_count(loop: Any, defines: Mapping[str, str] | None = None) -> tuple[flo
         bound = _value(cond.group(3), defines)
         op = cond.group(2)
         if bound is not None:
-            if _STEP_ADD.match(loop.step or "") and op in ("<", "<=", "!="):
-                inc = _increment(loop.step or "", defines)
+            amount = _value(loop.step, defines)  # the model gives an additive step as its amount
+            if (amount or _STEP_ADD.match(loop.step or "")) and op in ("<", "<=", "!="):
+                inc = amount or _increment(loop.step or "", defines)
                 if inc:
                     span = bound - start + (1 if op == "<=" else 0)
                     return float(max(0, -(-span // inc))), "literal"
+            if amount is not None and amount < 0 and op in (">", ">="):
+                return float(max(0, -(-(start - bound + (1 if op == ">=" else 0)) // -amount))), "literal"
             if _STEP_SUB.match(loop.step or "") and op in (">", ">="):
                 span = start - bound + (1 if op == ">=" else 0)
                 return float(max(0, span)), "literal"
@@ -116,11 +120,12 @@ def derived_priority(f: Finding, kernel_wide: bool) -> Priority:
     if item is None or item.guide_priority != "-" or f.impact is None or is_advisory(f):
         return f.priority
     repeated = (f.runs or 1.0) > 1.0 or kernel_wide
+    earned = f.priority
     if f.impact >= MEDIUM_COST and repeated:
-        return Priority.MEDIUM
-    if f.impact >= LOW_COST:
-        return Priority.LOW
-    return f.priority
+        earned = Priority.MEDIUM
+    elif f.impact >= LOW_COST:
+        earned = Priority.LOW
+    return min(earned, f.priority, key=lambda p: p.rank)  # never below what the rule gave
 
 
 def estimate(findings: Iterable[Finding], model: Any) -> list[Finding]:
