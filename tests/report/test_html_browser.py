@@ -1,8 +1,9 @@
 """The HTML report in a real headless browser (Debian's chromium driven by Playwright).
 
 The test needs the system's chromium and skips with a reason when it is absent; ``.ci/run``
-installs it (apt-get, visibly, before pytest) — tests never install system packages. The page must load with no console error and no uncaught exception, show its key sections,
-and a screenshot is taken.
+installs it (apt-get, visibly, before pytest): tests never install system packages. The page
+must load with no console error and no uncaught exception, show its key sections, and a
+screenshot is taken.
 """
 
 from __future__ import annotations
