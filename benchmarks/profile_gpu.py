@@ -1,19 +1,22 @@
 """`cudalens profile` on a GPU: three applications, checked against Nsight Compute, and the overhead.
 
-Usage (repository root, GPU machine): python3 benchmarks/profile_gpu.py OUTDIR [--samples DIR]
+Usage (repository root, GPU machine):
+    python3 benchmarks/profile_gpu.py OUTDIR [--samples DIR] [--apps torch,cupy,transpose,convsep] [--pairs N]
 
 Applications: (a) examples/profile/torch_train.py (a small MLP of our own, PyTorch), (b)
 examples/profile/cupy_rawkernel.py (CuPy RawKernel, an uncoalesced kernel, small pageable copies),
-(c) NVIDIA cuda-samples' 6_Performance/transpose, built here with nvcc -lineinfo (sources not
-committed). For each:
+(c) NVIDIA cuda-samples' 6_Performance/transpose (eight kernels of 2.6-20 us) and
+2_Concepts_and_Techniques/convolutionSeparable (two kernels of tens of us), built here with nvcc
+-lineinfo (sources not committed). For each:
 
 * ``<app>_trace.json``: `cudalens profile --format json` with ncu made unavailable (CUDALENS_NCU=none),
   and its raw trace ``<app>_trace.tsv`` (the CPU tests' fixtures come from these);
 * ``<app>_counters.json``: the same with ``--counters`` (Nsight Compute on the top kernels);
-* ``<app>_ncu.csv``: ncu over the whole program, every kernel, gpu__time_duration.sum
-  (--clock-control none), and ``compare`` in profile_gpu.json: each top kernel's share of kernel time
-  from the trace against its share of ncu's summed gpu__time_duration (different runs of the same
-  command).
+* ``<app>_ncu.csv`` / ``<app>_ncu_nocache.csv``: ncu over the whole program, every kernel,
+  gpu__time_duration.sum (--clock-control none; ncu's default cache control, which flushes the caches
+  before each kernel, and --cache-control none), and ``compare_ncu`` / ``compare_ncu_nocache`` in
+  profile_gpu.json: each top kernel's share of kernel time from the trace against its share of ncu's
+  summed gpu__time_duration (different runs of the same command).
 
 Overhead (a): the program alone and under `cudalens profile` (trace mode), interleaved, wall time of
 the process and the program's own loop time, medians.
@@ -85,43 +88,61 @@ def main() -> int:
     rc, txt, _ = sh(["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.mem", "--format=csv"], 30)
     result["nvidia_smi"] = txt.strip()
     result["ncu"] = shutil.which("ncu")
-    # (c) build the cuda-samples binary
-    exe = "/tmp/transpose"
-    rc, txt, dt = sh(["nvcc", "-O3", "-lineinfo", "-arch=sm_90", "-I", f"{samples}/Common", "-o", exe,
-                      f"{samples}/Samples/6_Performance/transpose/transpose.cu"], 240)
-    result["steps"]["build_transpose"] = {"rc": rc, "s": dt, "tail": txt[-400:]}
-    apps = {
-        "torch": [py, "examples/profile/torch_train.py", "20"],
-        "cupy": [py, "examples/profile/cupy_rawkernel.py", "30"],
-        "transpose": [exe],
+    # (c) cuda-samples binaries, built here (sources not committed)
+    builds = {
+        "transpose": ["nvcc", "-O3", "-lineinfo", "-arch=sm_90", "-I", f"{samples}/Common", "-o", "/tmp/transpose",
+                      f"{samples}/Samples/6_Performance/transpose/transpose.cu"],
+        "convsep": ["nvcc", "-O3", "-lineinfo", "-arch=sm_90", "-I", f"{samples}/Common", "-o", "/tmp/convsep"]
+        + [f"{samples}/Samples/2_Concepts_and_Techniques/convolutionSeparable/{f}"
+           for f in ("main.cpp", "convolutionSeparable.cu", "convolutionSeparable_gold.cpp")],
     }
+    for name, cmd in builds.items():
+        rc, txt, dt = sh(cmd, 240)
+        result["steps"][f"build_{name}"] = {"rc": rc, "s": dt, "tail": txt[-400:]}
+    inc = ["-I", f"{samples}/Common"]
+    apps = {  # name: (command, trace-mode options, counters-mode options)
+        "torch": ([py, "examples/profile/torch_train.py", "20"], [], ["--counters-top", "2"]),
+        # (b): the matrix size the program passes, for the static model in trace mode; the counters run goes
+        # without it (the counters establish the access pattern)
+        "cupy": ([py, "examples/profile/cupy_rawkernel.py", "30"], ["-D", "cols=1024", "-D", "rows=8192"], []),
+        "transpose": (["/tmp/transpose"], ["--source", f"{samples}/Samples/6_Performance/transpose/transpose.cu",
+                                           *inc, "-D", "width=1024", "-D", "height=1024"],
+                      ["--source", f"{samples}/Samples/6_Performance/transpose/transpose.cu", *inc]),
+        "convsep": (["/tmp/convsep"], ["--source",
+                                       f"{samples}/Samples/2_Concepts_and_Techniques/convolutionSeparable/"
+                                       "convolutionSeparable.cu", *inc], ["--counters-top", "2"]),
+    }
+    only = sys.argv[sys.argv.index("--apps") + 1].split(",") if "--apps" in sys.argv else list(apps)
+    apps = {k: v for k, v in apps.items() if k in only}
     env_no_ncu = {**os.environ, "CUDALENS_NCU": "none"}
     cl = [py, "-m", "cudalens", "profile"]
-    for name, cmd in apps.items():
-        src = ["--source", f"{samples}/Samples/6_Performance/transpose/transpose.cu"] if name == "transpose" else []
-        # (b): the matrix width the program passes, for the static model in trace mode; the counters run
-        # goes without it (the counters establish the access pattern)
-        defs = ["-D", "cols=1024", "-D", "rows=8192"] if name == "cupy" else []
-        rc, txt, dt = sh(cl + src + defs + ["--format", "json", "-o", f"{out}/{name}_trace.json", "--keep-trace",
-                                     f"{out}/{name}_trace.tsv", "--", *cmd], 200, env_no_ncu)
+    for name, (cmd, trace_opts, counter_opts) in apps.items():
+        rc, txt, dt = sh(cl + trace_opts + ["--format", "json", "-o", f"{out}/{name}_trace.json", "--keep-trace",
+                                            f"{out}/{name}_trace.tsv", "--", *cmd], 200, env_no_ncu)
         result["steps"][f"{name}_trace"] = {"rc": rc, "s": dt, "tail": txt[-1500:]}
-        print(f"{name} trace rc={rc} {dt:.1f}s", txt[-600:], flush=True)
-        rc, txt, dt = sh(cl + src + ["--counters", "--format", "json", "-o", f"{out}/{name}_counters.json", "--",
-                                     *cmd], 240)
+        print(f"{name} trace rc={rc} {dt:.1f}s", txt[-300:], flush=True)
+        rc, txt, dt = sh(cl + counter_opts + ["--counters", "--format", "json", "-o", f"{out}/{name}_counters.json",
+                                              "--", *cmd], 240)
         result["steps"][f"{name}_counters"] = {"rc": rc, "s": dt, "tail": txt[-1500:]}
-        print(f"{name} counters rc={rc} {dt:.1f}s", txt[-600:], flush=True)
-        rc, txt, dt = sh(["ncu", "--clock-control", "none", "--csv", "--page", "raw", "--print-units", "base",
-                          "--print-kernel-base", "mangled", "--metrics", "gpu__time_duration.sum", *cmd], 240)
-        with open(f"{out}/{name}_ncu.csv", "w") as fh:
-            fh.write("\n".join(ln for ln in txt.splitlines() if ln.startswith('"')))
-        result["steps"][f"{name}_ncu"] = {"rc": rc, "s": dt, "tail": txt[-300:] if rc else ""}
-        print(f"{name} ncu rc={rc} {dt:.1f}s", flush=True)
-        try:
-            with open(f"{out}/{name}_trace.json") as fh:
-                rep = json.load(fh)
-            result.setdefault("compare", {})[name] = compare(rep, ncu_shares(txt))
-        except Exception as exc:  # noqa: BLE001
-            result.setdefault("compare", {})[name] = f"failed: {type(exc).__name__}: {exc}"
+        print(f"{name} counters rc={rc} {dt:.1f}s", txt[-300:], flush=True)
+        # ncu over every kernel of the same command: its default cache control (flush before each kernel)
+        # and --cache-control none (caches as the program left them, as in the traced run)
+        for tag, extra in (("ncu", []), ("ncu_nocache", ["--cache-control", "none"])):
+            rc, txt, dt = sh(["ncu", "--clock-control", "none", *extra, "--csv", "--page", "raw", "--print-units",
+                              "base", "--print-kernel-base", "mangled", "--metrics", "gpu__time_duration.sum", *cmd],
+                             240)
+            with open(f"{out}/{name}_{tag}.csv", "w") as fh:
+                fh.write("\n".join(ln for ln in txt.splitlines() if ln.startswith('"')))
+            result["steps"][f"{name}_{tag}"] = {"rc": rc, "s": dt, "tail": txt[-300:] if rc else ""}
+            print(f"{name} {tag} rc={rc} {dt:.1f}s", flush=True)
+        with open(f"{out}/profile_gpu.json", "w") as fh:  # saved after each application
+            json.dump(result, fh, indent=2)
+            try:
+                with open(f"{out}/{name}_trace.json") as fh:
+                    rep = json.load(fh)
+                result.setdefault(f"compare_{tag}", {})[name] = compare(rep, ncu_shares(txt))
+            except Exception as exc:  # noqa: BLE001
+                result.setdefault(f"compare_{tag}", {})[name] = f"failed: {type(exc).__name__}: {exc}"
     # HTML and SARIF of each counters-mode report (rendered from its JSON)
     sys.path.insert(0, os.path.join(ROOT, "src"))
     from cudalens.report.profile_html import render_html, sarif_log
@@ -144,7 +165,8 @@ def main() -> int:
     loop = re.compile(r"steps, last loss [-0-9.]+, ([0-9.]+) s")
     alone, traced = [], []
     steps = "30"
-    for _ in range(4):
+    pairs = int(sys.argv[sys.argv.index("--pairs") + 1]) if "--pairs" in sys.argv else 4
+    for _ in range(pairs):
         rc, txt, dt = sh([py, "examples/profile/torch_train.py", steps], 120)
         m = loop.search(txt)
         alone.append({"rc": rc, "wall_s": dt, "loop_s": float(m.group(1)) if m else None})

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from cudalens.cli._build import build_options, make_build
 from cudalens.errors import InputError
 
 
@@ -22,6 +23,7 @@ def _write(text: str, output: str | None) -> None:
 
 
 @click.command("profile", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@build_options
 @click.option("--duration", type=float, default=None, help="Stop the program after this many seconds.")
 @click.option("--launch-limit", type=int, default=0, show_default=True,
               help="Record only the first N kernel launches (0: all).")
@@ -43,7 +45,7 @@ def _write(text: str, output: str | None) -> None:
               help="Report on a trace saved with --keep-trace instead of running the command.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def profile_cmd(duration, launch_limit, counters, top, counters_top, sources, defines, cc, fmt, output, keep_trace,
-                trace_file, command) -> int:
+                trace_file, command, include_dirs, nvcc_flags, compile_commands, no_config) -> int:
     """Trace COMMAND (a CUDA binary or `python script.py`), assess where its GPU time goes, and give each top
     kernel's findings from every evidence available. Put `--` before the command."""
     from cudalens.trace.app import Options, profile_application, report_from_trace
@@ -55,7 +57,10 @@ def profile_cmd(duration, launch_limit, counters, top, counters_top, sources, de
     from cudalens.access.model import parse_defines
 
     pairs = tuple(parse_defines(list(defines)).items()) if defines else ()
-    opts = Options(defines=pairs, duration=duration, launch_limit=launch_limit, counters=counters, top=top,
+    build = None
+    if sources or include_dirs or nvcc_flags or compile_commands:
+        build = make_build(list(sources), include_dirs, nvcc_flags, compile_commands, no_config)
+    opts = Options(defines=pairs, build=build, duration=duration, launch_limit=launch_limit, counters=counters, top=top,
                    counters_top=counters_top, sources=tuple(sources), cc=cc, keep_trace=keep_trace)
     if trace_file:
         from cudalens.trace.records import parse_file

@@ -49,6 +49,7 @@ class Options:
     counters_top: int = 3
     sources: tuple[str, ...] = ()
     defines: tuple[tuple[str, str], ...] = ()
+    build: Any = None  # cudalens.project.BuildContext for the static analysis (-I, flags, compile_commands)
     cc: str | None = None
     keep_trace: str | None = None
     ncu_timeout: float = 300.0
@@ -178,7 +179,7 @@ def build_report(argv: Sequence[str], run: TracedRun, trace: Trace, opts: Option
 
             from_counters = kern.counter_findings(k, legacy_metrics(launches), program)
         if src is not None:
-            found, analysis, more = kern.static_findings(src, k, cc, workdir, launches, dict(opts.defines))
+            found, analysis, more = kern.static_findings(src, k, cc, workdir, launches, dict(opts.defines), opts.build)
             notes += more
             findings += found + kern.place_counter_findings(from_counters, found, analysis, src)
             # occupancy and grid size from the trace: advice only where the user can change the kernel

@@ -130,6 +130,14 @@ def trace_kernel_findings(k: KernelSummary, occ: dict[str, Any] | None, program:
     return out
 
 
+def _pct(v: float | None) -> str:
+    return "n/a" if not v else f"{v:.0f}%"
+
+
+def _num(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.1f}"
+
+
 def counter_findings(k: KernelSummary, m: Any, program: str) -> list[Finding]:
     """Findings from one kernel's Nsight Compute counters (LegacyMetrics), for kernels without source."""
     out = []
@@ -141,11 +149,13 @@ def counter_findings(k: KernelSummary, m: Any, program: str) -> list[Finding]:
                            impact_text="wasted share x the kernel's span share",
                            evidence=(Evidence(Layer.PROFILER, fact, value),), status="confirmed"))
 
-    eff = [e for e in (m.gld_efficiency, m.gst_efficiency) if e is not None]
+    # 0 % is what ncu prints when no instruction of that kind was counted (e.g. loads done by LDGSTS)
+    eff = [e for e in (m.gld_efficiency, m.gst_efficiency) if e]
     if eff and min(eff) < 60:
         add("G1", Priority.HIGH, "BPG 9.2.1",
-            f"global memory efficiency {min(eff):.0f}% (Nsight Compute: load {m.gld_efficiency or 0:.0f}%, store "
-            f"{m.gst_efficiency or 0:.0f}%; {m.global_ld_sectors_per_request or 0:.1f} sectors per load request)",
+            f"global memory efficiency {min(eff):.0f}% (Nsight Compute: load {_pct(m.gld_efficiency)}, store "
+            f"{_pct(m.gst_efficiency)}; {_num(m.global_ld_sectors_per_request)} sectors per load request, "
+            f"{_num(m.global_st_sectors_per_request)} per store request)",
             "make consecutive threads access consecutive addresses (coalescing)", 1 - min(eff) / 100,
             "gld/gst efficiency (%)", eff)
     conflicts = max(m.shared_ld_bank_conflicts_per_request or 0, m.shared_st_bank_conflicts_per_request or 0)
@@ -167,20 +177,22 @@ def counter_findings(k: KernelSummary, m: Any, program: str) -> list[Finding]:
 
 
 def static_findings(src: KernelSource, k: KernelSummary, cc: str, workdir: str,
-                    counters: Sequence[Any] | None = None, defines: dict[str, Any] | None = None) -> tuple[list[Finding], dict[str, Any] | None, list[str]]:
+                    counters: Sequence[Any] | None = None, defines: dict[str, Any] | None = None,
+                    build: Any = None) -> tuple[list[Finding], dict[str, Any] | None, list[str]]:
     """The analyzer's findings for one kernel of its source, at the traced block; with counters merged
     (cross-checks) when given. Returns (findings, the kernel's analysis entry, notes)."""
-    from cudalens.analyze import _finding_dict, analyze_file
+    from cudalens.pipeline.analysis import _finding_dict
+    from cudalens.pipeline.stages import analyze_file
 
     path = materialize(src, workdir)
     notes: list[str] = []
     try:
-        fa = analyze_file(path, block=tuple(k.block), cc=cc, defines=defines or {})
+        fa = analyze_file(path, block=tuple(k.block), cc=cc, defines=defines or {}, build=build)
     except Exception as exc:  # noqa: BLE001 - the static layer is optional evidence
         return [], None, [f"{k.name}: static analysis failed ({type(exc).__name__}: {str(exc)[:120]})"]
     notes += [f"{k.name}: {n}" for n in fa.notes]
     mine = [f for f in fa.findings if f.kernel == k.name]
-    from cudalens.analyze import Analysis
+    from cudalens.pipeline import Analysis
 
     report = Analysis((fa,), cc, tuple(k.block)).to_dict()
     entry = next((e for e in report["kernels"] if e["name"] == k.name), None)
