@@ -261,3 +261,21 @@ def test_pyrun_child_reports_the_programs_status_without_a_driver(tmp_path):
         assert not marker.exists() and proc.returncode == 0
     else:  # a GPU machine: the program ran and its status came through
         assert marker.exists() and proc.returncode == 5 and trace.info["exit_status"] == "5"
+
+
+def test_native_trace_of_a_cuda_sample_finds_its_transfers_and_ranks_its_kernels():
+    """cuda-samples' transpose, traced through the injection library on an H100 (eight kernels, 101 launches
+    each; pageable synchronous copies between them)."""
+    TRANSPOSE = FIX / "h100_transpose.tsv"
+    trace = parse_file(str(TRANSPOSE))
+    assert trace.collector == "injection" and trace.complete
+    facts = assess.app_facts(trace)
+    names = [k.name for k in facts.kernels]
+    assert len(names) == 8 and all(k.launches == 101 for k in facts.kernels)
+    assert names[0] == "transposeNaive"  # its uncoalesced stores make it the slowest
+    by_name = {k.name: k for k in facts.kernels}
+    assert by_name["transposeNaive"].mean_s > 3 * by_name["copy"].mean_s
+    rules = {f.rule for f in assess.findings(trace, facts, "/tmp/transpose", sm_count=132)}
+    assert {"X1", "X3", "X4"} <= rules
+    pageable = [c for c in trace.copies if c.host_side == "pageable"]
+    assert pageable and all(not c.is_async for c in pageable)
