@@ -7,7 +7,7 @@ lines deleted, duplicated or swapped, truncation, tokens inserted, deep nesting 
 blocks, ifs, binary chains, ternaries, subscripts, calls, self-referencing assignments), huge
 literals, huge launch dimensions and bad bytes.
 
-Each input is analysed in process, without compiling (``cudalens.analyze.analyze_file`` with
+Each input is analysed in process, without compiling (``cudalens.pipeline.analyze_file`` with
 ``compile=False``, then the JSON and terminal reports), in a worker process that the harness
 kills and restarts when one input runs past ``--timeout``. Outcomes:
 
@@ -188,7 +188,7 @@ def analyse_bytes(data: bytes, tmpdir: str) -> dict[str, Any]:
 
     from rich.console import Console
 
-    from cudalens.analyze import Analysis, analyze_file, guided_report
+    from cudalens.pipeline import Analysis, analyze_file, guided_report
     from cudalens.errors import InputError
     from cudalens.guided.inputs import finding_from_dict
     from cudalens.report.terminal import render_analysis, render_guided

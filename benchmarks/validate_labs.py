@@ -422,7 +422,8 @@ def render_summary(doc: Mapping[str, Any]) -> str:
 def _analysis(plan: FilePlan, cc: str):
     """(kernel dicts for the comparison, FileAnalysis with the findings) for one lab file."""
     from cudalens.access.model import analyze_model
-    from cudalens.analyze import add_branch_sass, analyze_file, annotate_compiled_loads
+    from cudalens.pipeline.join import add_branch_sass, annotate_compiled_loads
+    from cudalens.pipeline.stages import analyze_file
     from cudalens.compiled.launch import occupancy
     from cudalens.labs.runner import kernel_path
     from cudalens.source.parse import parse_file

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudalens.analyze import analyze, analyze_file, compiler_defines, macro_names
+from cudalens.pipeline import analyze, analyze_file, compiler_defines, macro_names
 from cudalens.cli import main
 from cudalens.source.parse import parse_source
 

@@ -283,7 +283,7 @@ def test_bad_run_or_counters_usage_is_one_line_and_exit_2(capsys, args, words):
 
 @pytest.mark.skipif("_gpu()", reason="checks the no-GPU path; a GPU is present")
 def test_profiled_driver_program_runs_and_reports_no_gpu(tmp_path):
-    from cudalens.analyze import driver_argv
+    from cudalens.pipeline.evidence import driver_argv
 
     req = tmp_path / "request.json"
     req.write_text(json.dumps({"source": 'extern "C" __global__ void k(float* x) { x[threadIdx.x] = 1; }',

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cudalens.analyze import Evidence, RunSpec, analyze, gather_evidence, guided_report
+from cudalens.pipeline import Evidence, RunSpec, analyze, gather_evidence, guided_report
 from cudalens.errors import InputError
 from cudalens.findings import Priority
 from cudalens.guided.crosscheck import CrossCheck, disagreement_findings

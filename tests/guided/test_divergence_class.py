@@ -23,7 +23,7 @@ def test_branches_the_model_cannot_see_make_the_answer_unknown():
 
 
 def test_lab_kernels_compiled():
-    from cudalens.analyze import analyze
+    from cudalens.pipeline import analyze
     from cudalens.compiled.toolchain import discover
     from cudalens.labs.runner import kernel_path
 

@@ -1,4 +1,4 @@
-from cudalens.analyze import analyze
+from cudalens.pipeline import analyze
 from cudalens.findings import Layer, Priority
 from cudalens.guided.crosscheck import (BRANCH_UNIFORM_PCT, RATIO_ABS_TOL, RATIO_REL_TOL, cross_check,
                                         disagreement_findings, ratio_agrees)

@@ -2,7 +2,7 @@ import copy
 
 import pytest
 
-from cudalens.analyze import analyze
+from cudalens.pipeline import analyze
 from cudalens.guided.inputs import Measurement
 from cudalens.guided.merge import SECTOR_BYTES, merge_guided
 from cudalens.measure.throughput import Ceilings

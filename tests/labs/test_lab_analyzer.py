@@ -17,9 +17,9 @@ _CACHE: dict = {}
 
 def _analyze(file):
     try:
-        from cudalens.analyze import analyze_file
+        from cudalens.pipeline import analyze_file
     except ImportError as exc:
-        pytest.skip(f"cudalens.analyze not available ({exc})")
+        pytest.skip(f"cudalens.pipeline not available ({exc})")
     if file not in _CACHE:  # compile=True: some rules (L1, I6) read the compiled layer
         _CACHE[file] = analyze_file(kernel_path(file), block=BLOCKS.get(file, (256, 1, 1)), compile=True)
     return _CACHE[file]

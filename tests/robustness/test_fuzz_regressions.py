@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from cudalens.analyze import analyze_file
+from cudalens.pipeline import analyze_file
 
 PY_EXC = re.compile(r"\b\w+(Error|Exception)\b|Traceback")
 

@@ -28,7 +28,7 @@ the files (or write --counters=run): before them it would take the first file as
 
 def _parse_run(ctx: click.Context, spec: str) -> Any:
     """A RunSpec from the --run text, parsed by `cudalens bench`'s own options."""
-    from cudalens.analyze import RunSpec
+    from cudalens.pipeline import RunSpec
     from cudalens.measure.argspec import parse_args, parse_dims
     from cudalens.measure.sampling import SamplingPolicy
     from cudalens.measure.stats import parse_percent
@@ -104,7 +104,7 @@ def register(group: click.Group) -> None:
         --arg float32=2 --arg float32[2^24] --arg float32[2^24]@inout" --counters --format html -o saxpy.html
         """
         from cudalens.access.model import parse_block, parse_defines
-        from cudalens.analyze import PROFILE_RUN, analyze, gather_evidence, guided_report
+        from cudalens.pipeline import PROFILE_RUN, analyze, gather_evidence, guided_report
 
         try:
             blk = parse_block(block) if block else None

@@ -27,11 +27,3 @@ __all__ = [
     "discover",
 ]
 
-
-def __getattr__(name: str) -> object:
-    # the former home of confirm_source_findings, until cudalens.analyze moves to cudalens.pipeline
-    if name == "confirm_source_findings":
-        from cudalens.pipeline.confirm import confirm_source_findings
-
-        return confirm_source_findings
-    raise AttributeError(name)

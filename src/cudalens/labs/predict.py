@@ -91,7 +91,7 @@ def first(values: Sequence[Any]) -> Any:
 # predicted and the measured value, and measured / predicted where both are numbers. Labs add a
 # few columns that locate the row in their table (streams, bytes, ...).
 
-ANALYZER_MODEL = "static analyzer (cudalens.analyze.analyze_file, compile=True)"
+ANALYZER_MODEL = "static analyzer (cudalens.pipeline.analyze_file, compile=True)"
 
 
 def _is_num(v: Any) -> bool:
@@ -119,7 +119,7 @@ class AnalyzerSummary:
 def analyzer_summary(file: str, block: tuple[int, int, int] = (256, 1, 1)) -> AnalyzerSummary:
     """Run the analyzer once per (file, block); never raises."""
     try:
-        from cudalens.analyze import analyze_file
+        from cudalens.pipeline import analyze_file
         res = analyze_file(kernel_path(file), block=block, compile=True)
     except Exception as exc:  # noqa: BLE001 - a prediction must never take a lab down
         return AnalyzerSummary(error=f"analyzer unavailable: {type(exc).__name__}: {exc}")

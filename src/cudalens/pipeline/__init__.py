@@ -1,1 +1,33 @@
-"""The analysis pipeline: parse → model → compile → join → rules → confirm → serialize."""
+"""The analysis pipeline: parse → model → compile → join → rules → confirm → rank → serialize.
+
+- :mod:`~cudalens.pipeline.stages`: one file through every stage (:func:`analyze_file`), and many
+  (:func:`analyze`);
+- :mod:`~cudalens.pipeline.join`: source × compiled facts as one :class:`KernelRecord` per kernel;
+- :mod:`~cudalens.pipeline.confirm`: source findings confirmed or downgraded by the compiled code;
+- :mod:`~cudalens.pipeline.analysis`: the records of an analysis and their JSON (serialization only);
+- :mod:`~cudalens.pipeline.defines`: which ``--define`` values reach the compiler;
+- :mod:`~cudalens.pipeline.evidence`: a measured launch and Nsight Compute counters, merged.
+"""
+
+from cudalens.pipeline.analysis import SCHEMA, Analysis, FileAnalysis
+from cudalens.pipeline.defines import compiler_defines, macro_names
+from cudalens.pipeline.evidence import PROFILE_RUN, Evidence, RunSpec, gather_evidence, guided_report
+from cudalens.pipeline.join import KernelRecord, join
+from cudalens.pipeline.stages import analyze, analyze_file
+
+__all__ = [
+    "PROFILE_RUN",
+    "SCHEMA",
+    "Analysis",
+    "Evidence",
+    "FileAnalysis",
+    "KernelRecord",
+    "RunSpec",
+    "analyze",
+    "analyze_file",
+    "compiler_defines",
+    "gather_evidence",
+    "guided_report",
+    "join",
+    "macro_names",
+]

@@ -9,6 +9,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from cudalens.pipeline.join import KernelRecord
+
 _COLORS = {"high": "bold red", "medium": "yellow", "medium-low": "cyan", "low": "blue", "info": "dim"}
 
 
@@ -28,12 +30,12 @@ def render_analysis(analysis: Any, console: Console, show_accesses: bool = True,
             console.print(Text(f"  not modelled: {p}", style="dim"))
         if not fa.model.kernels:
             console.print("  no __global__ kernels found")
-        for k in fa.model.kernels:
+        for rec in fa.kernels:
+            k = rec.kernel
             block = "x".join(map(str, k.block_dims)) if k.block_dims else "?"
             console.print(Text(f"\n  kernel {k.name} (line {k.line}, block {block})", style="bold cyan"))
-            ck = fa.compiled.kernels.get(k.name) if fa.compiled is not None else None
-            if ck is not None:
-                console.print(Text(_compiled_line(ck, k, fa.model, analysis.cc), style="magenta"))
+            if rec.resources is not None:
+                console.print(Text(_compiled_line(rec, analysis.cc), style="magenta"))
             mine = [f for f in findings if f.kernel == k.name and f.file == k.file]
             if not mine:
                 console.print("    no findings")
@@ -62,16 +64,15 @@ def render_analysis(analysis: Any, console: Console, show_accesses: bool = True,
     console.print(f"\nfindings: {summary}")
 
 
-def _compiled_line(ck: Any, k: Any, model: Any, cc: str) -> str:
-    """Resources from the compiler and the theoretical occupancy at the launch, in one sentence."""
-    from cudalens.analyze import occupancy_at_launch
-
-    r = ck.resources_dict()
+def _compiled_line(rec: KernelRecord, cc: str) -> str:
+    """Resources from the compiler and the theoretical occupancy at the launch (both from the
+    kernel's record), in one sentence."""
+    r = rec.resources or {}
     text = (f"    compiled (sm_{cc.replace('.', '')}): {r['registers']} registers/thread, "
             f"{r['static_shared_bytes']} B static shared, {r['local_bytes']} B local/thread")
     if r["spill_stores"] or r["spill_loads"]:
         text += f", spills {r['spill_stores']} B stored / {r['spill_loads']} B loaded"
-    occ = occupancy_at_launch(ck, k, model, cc)
+    occ = rec.occupancy
     if occ:
         text += (f"; occupancy {occ['occupancy']:.0%} ({occ['active_blocks_per_sm']} blocks of "
                  f"{occ['threads_per_block']} threads per SM, limited by {', '.join(occ['limiters']) or '-'}; "

@@ -59,7 +59,3 @@ class RuleContext:
             impact=impact, impact_text=impact_text, advisory=spec is not None and spec.advisory,
             evidence=(*evidence, *(Evidence(layer, name, value) for name, value in facts)),
         )
-
-
-#: The former name, kept until the analysis pipeline (cudalens.analyze) is moved to cudalens.pipeline.
-AnalysisContext = RuleContext

@@ -4,7 +4,7 @@ one bad file reported without stopping the others.
 Order of work (the result lists files in the order given):
 
 1. every file is parsed once on the calling thread (tree-sitter parsers are not shared between
-   threads), which gives the macros its compile needs (:func:`cudalens.analyze.compiler_defines`);
+   threads), which gives the macros its compile needs (:func:`cudalens.pipeline.defines.compiler_defines`);
 2. translation units are compiled ``jobs`` at a time in worker threads (nvcc runs in its own
    processes, so the threads only wait);
 3. a header (``.cuh``, ``.h``, ...) is compiled through the first of the given translation units
@@ -44,7 +44,8 @@ def analyze_files(paths: list[str], *, block: tuple[int, int, int] | None, defin
                   compile: bool, build: Any, jobs: int = 1, keep_going: bool = False,
                   progress: Progress | None = None) -> tuple[list[Any], list[tuple[str, str]]]:
     """(FileAnalysis per analysable file, [(path, reason)] of the others)."""
-    from cudalens.analyze import _compile, analyze_file, compiler_defines
+    from cudalens.pipeline.stages import _compile, analyze_file
+    from cudalens.pipeline.defines import compiler_defines
     from cudalens.hardware.table import limits
     from cudalens.source.parse import parse_file
 
@@ -97,7 +98,7 @@ def _compile_header(header: str, units: list[str], futures: dict[str, Future], c
                     build: Any) -> tuple[Any | None, list[str]]:
     """Compile ``header`` through the first unit that includes it (units are queued before headers,
     so waiting on them cannot deadlock the pool)."""
-    from cudalens.analyze import _compile
+    from cudalens.pipeline.stages import _compile
 
     real = str(Path(header).resolve())
     for unit in units:

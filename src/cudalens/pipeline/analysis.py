@@ -1,0 +1,76 @@
+"""What an analysis established: per file, the source model, the compiled facts, the kernel
+records (their join) and the findings; serialized to the JSON contract ``cudalens/analysis-1``.
+
+``to_dict`` only serializes: every fact it writes was established by a pipeline stage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from cudalens.compiled.model import CompileResult
+from cudalens.findings import Finding, Priority, sort_findings
+from cudalens.pipeline.join import KernelRecord
+from cudalens.source.model import SourceModel
+
+SCHEMA = "cudalens/analysis-1"
+
+
+@dataclass(frozen=True)
+class FileAnalysis:
+    """Everything established for one file."""
+
+    model: SourceModel
+    compiled: CompileResult | None  # when compiled
+    findings: tuple[Finding, ...]
+    notes: tuple[str, ...] = ()
+    kernels: tuple[KernelRecord, ...] = ()  # the join of source and compiled facts, one per kernel
+
+    @property
+    def compile_error(self) -> str | None:
+        """The compiler's first error when the file did not compile (None otherwise)."""
+        for n in self.notes:
+            if n.startswith("not compiled (CompileError: "):
+                return n[len("not compiled (CompileError: "):].rsplit("); source-only analysis", 1)[0]
+        return None
+
+
+@dataclass(frozen=True)
+class Analysis:
+    files: tuple[FileAnalysis, ...]
+    cc: str = "9.0"
+    block: tuple[int, int, int] | None = None
+    defines: dict[str, Any] = field(default_factory=dict)
+    failed: tuple[tuple[str, str], ...] = ()  # (path, one-line reason) of files that could not be analyzed
+
+    @property
+    def findings(self) -> list[Finding]:
+        return sort_findings([f for fa in self.files for f in fa.findings])
+
+    def at_or_above(self, priority: Priority) -> list[Finding]:
+        return [f for f in self.findings if f.priority.rank <= priority.rank]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON contract ``cudalens/analysis-1`` (keys may be added, never removed)."""
+        kernels = [rec.to_dict() for fa in self.files for rec in fa.kernels]
+        return {
+            "schema": SCHEMA,
+            "cc": self.cc,
+            "block": list(self.block) if self.block else None,
+            "defines": {k: v for k, v in self.defines.items()},
+            "files": [{"path": fa.model.path, "problems": list(fa.model.problems), "notes": list(fa.notes),
+                       "compiled": fa.compiled is not None, "compile_error": fa.compile_error}
+                      for fa in self.files],
+            "failed": [{"path": p, "error": e} for p, e in self.failed],
+            "kernels": kernels,
+            "findings": [_finding_dict(f) for f in self.findings],
+        }
+
+
+def _finding_dict(f: Finding) -> dict[str, Any]:
+    d = f.to_dict()
+    # the contract's keys first, in its order, then the additions
+    head = {k: d[k] for k in ("rule", "priority", "section", "kernel", "file", "line", "message", "fix")}
+    head.update({k: v for k, v in d.items() if k not in head})
+    return head

@@ -1,0 +1,246 @@
+"""Evidence beyond the static analysis: one measured launch and Nsight Compute counters.
+
+:func:`gather_evidence` measures one launch (``RunSpec``) in an isolated child process and/or reads
+Nsight Compute counters (a CSV file, or ncu run on that same launch); :func:`guided_report` merges
+whatever was obtained with :func:`cudalens.guided.merge.merge_guided`. Evidence that cannot be had
+(no GPU, no ncu, no permission) becomes a note, never an error: the static report is still produced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from cudalens.errors import CudalensError, InputError
+from cudalens.pipeline.analysis import Analysis, FileAnalysis
+from cudalens.pipeline.defines import compiler_defines
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One launch to measure (and, optionally, to profile): the fields of ``cudalens bench``.
+
+    ``defines`` are extra macros for this launch only (NAME -> VALUE or None); the analysis'
+    own defines are added by :func:`gather_evidence` under the :func:`compiler_defines` rule.
+    """
+
+    kernel: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    args: tuple[str, ...] = ()
+    shared_mem: int = 0
+    mode: str = "cold"
+    batch: int | None = None
+    defines: tuple[tuple[str, str | None], ...] = ()
+    bytes_read: int | None = None
+    bytes_written: int | None = None
+    flops: float = 0.0
+    policy: dict[str, Any] | None = None  # SamplingPolicy fields; None: the harness' defaults
+    timeout_s: float = 120.0
+    device: int = 0
+    options: tuple[str, ...] = ()  # the build context's compiler flags (-I, -D, --nvcc-flag, compile_commands)
+
+    def request(self, source: str, origin: str, defines: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The request of :mod:`cudalens.measure.worker` for this launch of ``source``."""
+        macros: dict[str, Any] = {k: (None if v is None else str(v)) for k, v in (defines or {}).items()}
+        macros.update(dict(self.defines))
+        return {
+            "source": source, "origin": origin, "kernel": self.kernel, "grid": list(self.grid),
+            "block": list(self.block), "shared_mem": self.shared_mem, "args": list(self.args), "mode": self.mode,
+            "batch": self.batch, "defines": macros, "bytes_read": self.bytes_read,
+            "bytes_written": self.bytes_written, "flops": self.flops, "policy": self.policy, "device": self.device,
+            "options": list(self.options),
+        }
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the hardware told us: a measurement, counters, and a note for each piece not obtained."""
+
+    measurement: Any | None = None  # cudalens.measure.result.BenchResult
+    counters: tuple[Any, ...] | None = None  # cudalens.profile.ncu.LaunchCounters
+    counters_source: str | None = None  # the CSV file, or "ncu" when profiled here
+    notes: tuple[str, ...] = ()
+
+
+#: ``counters=`` value of :func:`gather_evidence` that profiles the ``run`` launch with ncu.
+PROFILE_RUN = "run"
+
+
+def _file_of(analysis: Analysis, kernel: str) -> FileAnalysis:
+    for fa in analysis.files:
+        if any(k.name == kernel for k in fa.model.kernels):
+            return fa
+    known = sorted({k.name for fa in analysis.files for k in fa.model.kernels})
+    raise InputError(f"--run: no kernel {kernel!r} in the analyzed files (kernels: {', '.join(known) or 'none'})")
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def gather_evidence(analysis: Analysis, *, run: RunSpec | None = None, counters: str | None = None,
+                    ncu_timeout_s: float = 300.0) -> Evidence:
+    """Measure ``run`` (isolated, with its timeout) and read counters, noting what could not be had.
+
+    ``counters``: None, a path to a CSV saved by ``ncu --csv --page raw`` (read here; an unreadable
+    file is the user's error and raises InputError), or :data:`PROFILE_RUN` to profile the ``run``
+    launch once under ncu (``-k regex:^KERNEL$ --launch-count 1``). No GPU, no ncu, no permission
+    or a failing kernel are not errors: each becomes one line in ``notes``.
+    """
+    if counters == PROFILE_RUN and run is None:
+        raise InputError("--counters without a file profiles the --run launch: give --run, or --counters FILE.csv")
+    notes: list[str] = []
+    measurement = None
+    launches = None
+    source_name = None
+    request = None
+    if run is not None:
+        fa = _file_of(analysis, run.kernel)
+        request = run.request(fa.model.text, fa.model.path, compiler_defines(fa.model, analysis.defines))
+        measurement, note = _measure(request, run.timeout_s)
+        if note:
+            notes.append(note)
+    if counters == PROFILE_RUN:
+        assert run is not None and request is not None
+        launches, note = _profile(request, run.kernel, max(ncu_timeout_s, run.timeout_s))
+        source_name = "ncu"
+        if note:
+            notes.append(note)
+    elif counters is not None:
+        from cudalens.profile.ncu import parse_csv_file
+
+        launches = parse_csv_file(counters)
+        source_name = counters
+        names = {lc.base_name for lc in launches}
+        analyzed = {k.name for fa in analysis.files for k in fa.model.kernels}
+        if not names & analyzed:
+            notes.append(f"counters: {counters} holds no launch of an analyzed kernel "
+                         f"(it has {', '.join(sorted(names)) or 'none'})")
+    return Evidence(measurement, tuple(launches) if launches is not None else None, source_name, tuple(notes))
+
+
+def _measure(request: dict[str, Any], timeout_s: float) -> tuple[Any | None, str | None]:
+    from cudalens.errors import NoDeviceError
+    from cudalens.measure.isolate import run_isolated
+    from cudalens.measure.result import BenchResult
+
+    try:
+        return BenchResult.from_dict(run_isolated(request, timeout_s=timeout_s)), None
+    except NoDeviceError as exc:
+        return None, f"measurement skipped: {_one_line(exc)}"
+    except CudalensError as exc:
+        return None, f"measurement failed ({type(exc).__name__}): {_one_line(exc)}"
+
+
+#: The program ncu profiles: this interpreter, launching the kernel once (see :func:`launch_main`).
+_DRIVER = ("import sys; sys.path.insert(0, {src!r}); from cudalens.pipeline.evidence import launch_main; "
+           "sys.exit(launch_main(sys.argv[1:]))")
+
+
+def driver_argv(request_path: str) -> list[str]:
+    """The command line that launches the request's kernel exactly once (what ncu profiles)."""
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return [sys.executable, "-c", _DRIVER.format(src=src), request_path]
+
+
+def _profile(request: dict[str, Any], kernel: str, timeout_s: float) -> tuple[tuple[Any, ...] | None, str | None]:
+    from cudalens.profile.ncu import CountersUnavailable, parse_csv, run_ncu
+
+    with tempfile.TemporaryDirectory(prefix="cudalens_ncu_") as tmp:
+        req_path = os.path.join(tmp, "request.json")
+        with open(req_path, "w", encoding="utf-8") as fh:
+            json.dump(request, fh)
+        try:
+            text = run_ncu(driver_argv(req_path), kernel=kernel, launch_count=1, timeout=timeout_s)
+        except CountersUnavailable as exc:
+            return None, f"counters skipped: {_one_line(exc)}"
+    try:
+        launches = parse_csv(text, source="ncu output")
+    except InputError as exc:
+        return None, f"counters skipped: {_one_line(exc)}"
+    if not any(lc.base_name == kernel for lc in launches):
+        return None, f"counters skipped: ncu profiled no launch of {kernel}"
+    return launches, None
+
+
+def launch_once(request: Mapping[str, Any]) -> None:
+    """Compile the request's kernel with NVRTC and launch it exactly once on fresh arguments.
+
+    The arguments are built from the ``cudalens bench`` specs (seeded as the harness does); no
+    timing, no L2 flush, no other kernel: under ncu this is the one launch profiled.
+    """
+    import numpy as np
+
+    from cudalens.measure import cuda_util as cu
+    from cudalens.measure.argspec import materialize, parse_args
+
+    rng = np.random.default_rng(0)
+    host = [materialize(s, rng) for s in parse_args(list(request.get("args") or ()))]
+    opts = [f"-D{k}" if v is None else f"-D{k}={v}" for k, v in (request.get("defines") or {}).items()]
+    kernel = str(request["kernel"])
+    with cu.device_context(int(request.get("device", 0))) as ctx:
+        try:
+            kern = cu.compile_kernel(str(request["source"]), kernel, ctx.cc, options=opts)
+        except cu.CudaCallError as exc:
+            if "NOT_FOUND" in str(exc):
+                raise InputError(f"kernel {kernel!r} not found; declare it extern \"C\"") from None
+            raise
+        resources: list[Any] = []
+        try:
+            packed: list[tuple[Any, str]] = []
+            for v in host:
+                if isinstance(v, np.ndarray):
+                    buf = cu.DeviceBuffer(max(v.nbytes, 1))
+                    resources.append(buf)
+                    if v.nbytes:
+                        cu.check(cu._driver().cuMemcpyHtoD(buf.ptr, v.ctypes.data, v.nbytes), "cuMemcpyHtoD")
+                    packed.append((buf.ptr, "u8"))
+                else:
+                    packed.append((v, v.dtype.str))
+            stream = cu.Stream()
+            resources.append(stream)
+            cu.launch(kern, tuple(request["grid"]), tuple(request["block"]), packed, stream,
+                      int(request.get("shared_mem", 0)))
+            stream.synchronize()
+        finally:
+            for res in [*reversed(resources), kern]:
+                try:
+                    res.close() if hasattr(res, "close") else res.unload()
+                except Exception:  # noqa: BLE001 - after a fault the context is dead; keep the first error
+                    pass
+
+
+def launch_main(argv: Sequence[str]) -> int:
+    """Entry of the profiled child: ``launch_main([REQUEST.json])``; 0 on success, 3 on an error."""
+    if len(argv) != 1:
+        sys.stderr.write("usage: launch_main REQUEST.json\n")
+        return 2
+    try:
+        with open(argv[0], encoding="utf-8") as fh:
+            launch_once(json.load(fh))
+    except Exception as exc:  # noqa: BLE001 - the parent (ncu's caller) reads the last stderr line
+        sys.stderr.write(f"cudalens launch failed ({type(exc).__name__}): {_one_line(exc)}\n")
+        return 3
+    return 0
+
+
+def guided_report(analysis: Analysis, evidence: Evidence | None = None) -> dict[str, Any]:
+    """The analysis JSON merged with the evidence (:func:`cudalens.guided.merge.merge_guided`).
+
+    Keys are only added to ``cudalens/analysis-1``: those of merge_guided, plus ``measurement``
+    (the BenchResult dict or None), ``counters_source`` and ``evidence_notes``.
+    """
+    from cudalens.guided.merge import merge_guided
+
+    ev = evidence or Evidence()
+    out = merge_guided(analysis.to_dict(), counters=ev.counters or None, measurement=ev.measurement)
+    out["measurement"] = ev.measurement.to_dict() if ev.measurement is not None else None
+    out["counters_source"] = ev.counters_source
+    out["evidence_notes"] = list(ev.notes)
+    return out

@@ -1,0 +1,93 @@
+"""The stages of one file's analysis: parse -> model -> compile -> join -> rules -> confirm -> rank.
+
+Pure library code: it returns a :class:`~cudalens.pipeline.analysis.FileAnalysis` and never
+prints. The compiled layer is used when ``cudalens.compiled`` is importable and a toolchain is
+present; if it is missing or fails, the analysis continues source-only and says so in ``notes``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+from cudalens.access.model import analyze_model
+from cudalens.errors import InputError
+from cudalens.findings import sort_findings
+from cudalens.hardware.table import limits
+from cudalens.pipeline.analysis import Analysis, FileAnalysis
+from cudalens.pipeline.confirm import confirm_source_findings
+from cudalens.pipeline.defines import compiler_defines
+from cudalens.pipeline.join import join
+from cudalens.rules.context import RuleContext
+from cudalens.rules.registry import run_rules
+from cudalens.source.limits import Budget
+from cudalens.source.parse import parse_file
+from cudalens.triage.impact import estimate
+
+
+def _compile(path: str, cc: str, defines: Mapping[str, Any], build: Any = None,
+             through: str | None = None) -> tuple[Any | None, list[str]]:
+    try:
+        from cudalens.compiled import compile_file
+    except Exception as exc:  # noqa: BLE001 - the compiled layer is optional
+        return None, [f"compiled layer unavailable ({type(exc).__name__}); source-only analysis"]
+    try:
+        flags = build.nvcc_flags(through or path) if build is not None else ()
+        result = compile_file(path, cc, {k: str(v) for k, v in defines.items()}, flags,  # defines already filtered
+                              through=through)
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - ToolchainError, CompileError: continue source-only
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return None, [f"not compiled ({type(exc).__name__}: {msg}); source-only analysis"]
+    return result, []
+
+
+def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
+                 defines: Mapping[str, Any] | None = None, cc: str = "9.0", compile: bool = True,
+                 build: Any = None, compiled_outcome: tuple[Any | None, list[str]] | None = None) -> FileAnalysis:
+    """``build``: a :class:`cudalens.project.BuildContext` (include folders, flags; the macros of
+    the project headers the file includes reach the source model). ``compiled_outcome``: the
+    (result, notes) of :func:`_compile` when the caller compiled the file already."""
+    cc = limits(cc).cc  # an unknown compute capability is an InputError naming the known ones
+    defines = dict(defines or {})
+    predefined = tuple(build.header_macros(path).items()) if build is not None else ()
+    budget = Budget()  # one time and memory budget for the file's front end and models
+    model = analyze_model(parse_file(path, predefined, budget), block=block, defines=defines, budget=budget)
+    notes: list[str] = []
+    compiled = None
+    if compile:
+        compiled, notes = compiled_outcome or _compile(str(path), cc, compiler_defines(model, defines), build)
+        notes = list(notes)
+    kernels = join(model, compiled.kernels if compiled is not None else None, cc)
+    launch = {}
+    for site in model.launch_sites:
+        launch.setdefault(site.kernel, {"block": site.block_dims, "grid": site.grid_dims, "smem": site.shared_mem,
+                                        "line": site.line})
+    ctx = RuleContext(source=model, cc=cc, compiled=dict(compiled.kernels) if compiled is not None else None,
+                      launch=launch)
+    findings, problems = run_rules(ctx)
+    if compiled is not None:
+        try:
+            findings = list(confirm_source_findings(findings, compiled))
+        except Exception as exc:  # noqa: BLE001
+            notes.append(f"could not confirm findings against the compiled code ({type(exc).__name__})")
+    notes.extend(problems)
+    findings = estimate(findings, model)  # runs per thread, and priorities the guide leaves to the cost
+    return FileAnalysis(model, compiled, tuple(sort_findings(findings)), tuple(notes), kernels)
+
+
+def analyze(paths: list[str], *, block: tuple[int, int, int] | None = None, defines: Mapping[str, Any] | None = None,
+            cc: str = "9.0", compile: bool = True, build: Any = None, jobs: int = 1, keep_going: bool = False,
+            progress: Any = None) -> Analysis:
+    """Analyze every file; a non-CUDA file raises InputError naming it (with ``keep_going``, it is
+    listed in ``Analysis.failed`` and the others are analyzed). Compiles run ``jobs`` at a time;
+    headers are compiled through a translation unit that includes them (see
+    :mod:`cudalens.pipeline.batch`)."""
+    if not paths:
+        raise InputError("no file given")
+    from cudalens.pipeline.batch import analyze_files
+
+    files, failed = analyze_files(list(paths), block=block, defines=dict(defines or {}), cc=cc, compile=compile,
+                                  build=build, jobs=jobs, keep_going=keep_going, progress=progress)
+    return Analysis(tuple(files), cc, block, dict(defines or {}), tuple(failed))
