@@ -43,3 +43,22 @@ extern "C" __global__ void adv_reset() {
 extern "C" __global__ void adv_token(float* p) {
     if (threadIdx.x == 1000000) p[0] = 0.f;
 }
+
+// Read-only: per-block sums of src (the L2-resident adversary: 16 MB fit in the H100's 50 MB L2).
+extern "C" __global__ void adv_sum(const float4* __restrict__ src, float* __restrict__ out, long long n4) {
+    float acc = 0.f;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n4;
+         i += (long long)gridDim.x * blockDim.x) {
+        float4 v = src[i];
+        acc += (v.x + v.y) + (v.z + v.w);
+    }
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
+    __shared__ float part[32];
+    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = acc;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float t = 0.f;
+        for (int w = 0; w < (int)(blockDim.x >> 5); ++w) t += part[w];
+        out[blockIdx.x] = t;
+    }
+}

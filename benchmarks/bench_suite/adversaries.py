@@ -15,7 +15,7 @@ from cudalens.measure import cuda_util as cu
 from cudalens.measure.kernels import compile_named
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-NAMES = ["adv_copy", "adv_cached", "adv_first_only", "adv_mark", "adv_reset", "adv_token"]
+NAMES = ["adv_copy", "adv_cached", "adv_first_only", "adv_mark", "adv_reset", "adv_token", "adv_sum"]
 BLOCK = 512
 
 
@@ -156,7 +156,13 @@ class SideStream(Adversary):
 
 class L2Resident(Adversary):
     kind = "l2-resident"
-    what = "16 MB working set: between calls its data stays in the 50 MB L2 unless the harness flushes"
+    what = "reads 16 MB (per-block sums): between calls its data stays in the 50 MB L2 unless flushed"
+    kernel = "adv_sum"
+
+    def __init__(self, mod, n, device_info=None):
+        super().__init__(mod, n)
+        self.outputs = [DevArray(self.dst.ptr, self.grid)]
+        self.bytes_written = 4 * self.grid
 
 
 SUITE = [  # (class, elements)
@@ -165,5 +171,5 @@ SUITE = [  # (class, elements)
     (CachedByPointer, 1 << 24),
     (FirstCallOnly, 1 << 24),
     (SideStream, 1 << 24),
-    (L2Resident, 1 << 21),
+    (L2Resident, 1 << 22),
 ]

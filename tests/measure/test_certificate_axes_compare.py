@@ -177,3 +177,16 @@ def test_results_carry_the_certificate_through_json():
     back = BenchResult.from_dict(d)
     assert back.suspect and back.certificate["reasons"] == ["x"]
     assert not fake_result(1e-4).suspect
+
+
+def test_side_work_is_judged_over_the_run_not_one_sample():
+    from cudalens.measure.engine import side_work
+
+    jitter = tuple(Sample(1e-4, other_work_s=(80e-6 if i in (3, 40) else 4e-6)) for i in range(100))
+    same, info = side_work(jitter, threshold_s=20e-6)
+    assert same == jitter and not info["found"] and info["long_waits"] == 2  # host jitter: ignored
+    side = tuple(Sample(2e-6, other_work_s=(35e-6 if i % 3 else 4e-6)) for i in range(90))
+    marked, info = side_work(side, threshold_s=20e-6)
+    assert info["found"] and info["long_waits"] == 60
+    assert sum(1 for s in marked if s.untrusted) == 60 and "still ran after the stop event" in marked[1].untrusted
+    assert [s.seconds for s in marked if not s.untrusted] == [2e-6] * 30

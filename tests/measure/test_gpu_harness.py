@@ -120,4 +120,4 @@ def test_a_kernel_that_skips_work_after_its_first_call_is_suspect():
                      roles=["in", "out", "scalar"], **FAST)
     assert r.certificate["verdict"] == "suspect"
     assert not r.certificate["checks"]["outputs_after"]["ok"]
-    assert not r.certificate["checks"]["speed_of_light"]["ok"]  # skipping work beats the DRAM floor
+    assert any("outputs differ" in why for why in r.certificate["reasons"])

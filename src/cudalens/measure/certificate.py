@@ -74,7 +74,7 @@ def build_certificate(*, mode: str, engine: Mapping[str, Any], samples: Sequence
         "outputs_after": _check("outputs_after", outputs_after),
         "speed_of_light": _check("speed_of_light", sol),
         "side_work": {"checked": bool(engine.get("side_work_checked")), "ok": not side,
-                      "untrusted_samples": len(side),
+                      "untrusted_samples": len(side), **dict(engine.get("side_work") or {}),
                       **({"example": side[0].untrusted} if side else {})},
         "persisting_l2": {"checked": mode == "cold" and bool(engine.get("persisting_reset")),
                           "ok": windows == 0, "windows_found": windows,
