@@ -142,3 +142,16 @@ def test_bad_input_is_one_line_exit_2(argv, paths, capsys):
     assert len(text.splitlines()) == 1, text[-800:]
     assert not PY_EXC.search(text), text
     assert not os.path.exists(os.path.dirname(paths["missing"])), "a directory was created for a bad path"
+
+
+def test_non_utf8_source_is_read_as_bytes(tmp_path, capsys):
+    """Latin-1 and stray bytes in comments are what nvcc accepts: analyzed, never a decoding error."""
+    src = tmp_path / "latin.cu"
+    src.write_bytes(b"// caf\xe9 \xff\xfe\n__global__ void k(float *a) { a[threadIdx.x] = 1.0f; } // \xe9\n")
+    assert main(["analyze", "--no-compile", "--format", "json", str(src)]) == 0
+    out = capsys.readouterr()
+    assert '"name": "k"' in out.out and not PY_EXC.search(out.err)
+    rc = main(["bench", str(src), "--kernel", "k", "--grid", "1", "--block", "32", "--no-save"])
+    out = capsys.readouterr()
+    if rc != 0:  # no GPU here: one clean line, never a decoding error
+        assert rc == 2 and len(out.err.strip().splitlines()) == 1 and not PY_EXC.search(out.err), out.err
