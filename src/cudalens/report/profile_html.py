@@ -82,7 +82,7 @@ def render_html(report: dict[str, Any]) -> str:
 <h1>cudalens profile</h1><div class="sub"><code>{_e(' '.join(report['command']))}</code> · {_e(dev.get('name'))}
 (cc {_e(dev.get('cc'))}) · {_e(report['collector'])} trace · mode {_e(report['mode'])} ·
 exit status {report['exit_status']} · {report['wall_s']:.2f} s wall · <span id="finding-count">{len(report['findings'])}</span> findings</div>
-<h2>Timeline</h2><p>traced span {_t(s['span_s'])}: GPU busy {s['busy_share']:.1%}; kernels {_t(s['kernel_s'])} in
+<h2>Timeline</h2><p>assessed span ({_e(s.get('window'))}) {_t(s['span_s'])}: GPU busy {s['busy_share']:.1%}; kernels {_t(s['kernel_s'])} in
 {s['launches']} launches; copies {_t(s['copy_s'])}; sets {_t(s['set_s'])}; idle {_t(s['idle_s'])}</p>
 {timeline_svg(report.get('timeline') or {})}
 <h2>Top kernels</h2><table><tr><th>kernel</th><th>share of kernel time</th><th>time</th><th>launches</th><th>mean</th>

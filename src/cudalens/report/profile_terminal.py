@@ -28,9 +28,12 @@ def render_profile(report: dict[str, Any], console: Console, top: int = 10) -> N
     console.print(Text(f"cudalens profile: {' '.join(report['command'])}", style="bold"))
     console.print(Text(f"  {dev.get('name') or 'GPU'} (cc {dev.get('cc')}), {report['collector']} trace, "
                        f"mode {report['mode']}; program {report['wall_s']:.2f} s wall", style="dim"))
-    console.print(f"  traced span {_t(s['span_s'])}: GPU busy {s['busy_share']:.1%}, kernels {_t(s['kernel_s'])} "
+    console.print(f"  assessed span {_t(s['span_s'])}: GPU busy {s['busy_share']:.1%}, kernels {_t(s['kernel_s'])} "
                   f"in {s['launches']} launches, copies {_t(s['copy_s'])}, sets {_t(s['set_s'])}, "
                   f"idle {_t(s['idle_s'])}")
+    console.print(Text(f"  window: {s.get('window', '')}; whole trace {_t(s.get('trace_span_s'))}", style="dim"))
+    for r in s.get("ranges") or []:
+        console.print(f"  NVTX range '{r['name']}': {r['count']} x, {_t(r['total_s'])} in all, {_t(r['mean_s'])} each")
     t = Table(title="top kernels (share of kernel time)", show_edge=False, box=None, padding=(0, 1))
     for col in ("kernel", "share", "time", "launches", "mean", "grid x block", "regs", "occupancy", "2x ->", "source"):
         t.add_column(col, justify="left" if col in ("kernel", "grid x block", "source") else "right")
