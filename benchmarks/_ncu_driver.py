@@ -15,6 +15,7 @@ import numpy as np
 
 from cudalens.measure import cuda_util as cu
 from cudalens.measure.argspec import materialize, parse_args
+from cudalens.measure.devargs import ArgSets
 from cudalens.measure.harness import L2Flush
 
 
@@ -30,23 +31,14 @@ def main(plan_path: str) -> int:
             name = cfg["kernel"]
             if name not in kernels:
                 kernels[name] = cu.compile_kernel(src, name, ctx.cc, options=())
-            bufs, packed = [], []
-            for spec in parse_args(cfg["args"]):
-                v = materialize(spec, rng)
-                if spec.kind == "array":
-                    b = cu.DeviceBuffer(v.nbytes)
-                    cu.check(cu._driver().cuMemcpyHtoD(b.ptr, v.ctypes.data, v.nbytes), "cuMemcpyHtoD")
-                    bufs.append(b)
-                    packed.append((b.ptr, "u8"))
-                else:
-                    packed.append((v, v.dtype.str))
+            sets = ArgSets(cu, [materialize(spec, rng) for spec in parse_args(cfg["args"])], 1)
+            packed = sets.packed[0]
             for _ in range(plan["launches"]):
                 if flush is not None:
                     flush.launch(stream)
                 cu.launch(kernels[name], tuple(cfg["grid"]), tuple(cfg["block"]), packed, stream)
             stream.synchronize()
-            for b in bufs:
-                b.close()
+            sets.close()
         if flush is not None:
             flush.close()
     return 0

@@ -92,6 +92,7 @@ class PersistingWindow(Adversary):
         cu.check(drv.cuCtxSetLimit(drv.CUlimit.CU_LIMIT_PERSISTING_L2_CACHE_SIZE, self.max_persist), "cuCtxSetLimit")
         self.window_bytes = min(4 * n, self.max_persist)
         self.streams_set = set()
+        self.all_streams = set()  # every stream a window was set on (reset() forgets only streams_set)
 
     def reset(self):
         super().reset()
@@ -101,6 +102,7 @@ class PersistingWindow(Adversary):
         if stream_h not in self.streams_set:
             self._set_window(stream_h)
             self.streams_set.add(stream_h)
+            self.all_streams.add(stream_h)
         super().run(stream_h)
 
     def _set_window(self, stream_h, nbytes=None):
@@ -117,7 +119,7 @@ class PersistingWindow(Adversary):
 
     def close(self):
         drv = cu._driver()
-        for h in self.streams_set:  # leave no window behind on a stream the next adversary uses
+        for h in self.all_streams:  # leave no window behind on a stream the next adversary uses
             self._set_window(h, 0)
         cu.check(drv.cuCtxResetPersistingL2Cache(), "reset")
         super().close()

@@ -190,3 +190,17 @@ def test_side_work_is_judged_over_the_run_not_one_sample():
     assert info["found"] and info["long_waits"] == 60
     assert sum(1 for s in marked if s.untrusted) == 60 and "still ran after the stop event" in marked[1].untrusted
     assert [s.seconds for s in marked if not s.untrusted] == [2e-6] * 30
+
+
+def test_a_window_left_in_hot_mode_is_reported_not_removed():
+    engine = dict(ENGINE, persisting_reset=False, window_checked=True, flush_bytes=0,
+                  windows_seen=[{"num_bytes": 1 << 24, "hit_ratio": 1.0, "left_in_place": True}], windows_seen_count=1)
+    samples = _samples()
+    cert = build_certificate(mode="hot", engine=engine, samples=samples, stop="converged",
+                             summary=summarize([s.seconds for s in samples]), device=DEV, toolchain=None,
+                             outputs_before=None, outputs_after=None, sol=None)
+    assert cert["verdict"] == "suspect" and "hot results include its persisting lines" in cert["reasons"][0]
+    off = build_certificate(mode="hot", engine=dict(engine, window_checked=False), samples=samples, stop="converged",
+                            summary=summarize([s.seconds for s in samples]), device=DEV, toolchain=None,
+                            outputs_before=None, outputs_after=None, sol=None)
+    assert off["verdict"] == "trusted" and not off["checks"]["persisting_l2"]["checked"]

@@ -76,7 +76,7 @@ def build_certificate(*, mode: str, engine: Mapping[str, Any], samples: Sequence
         "side_work": {"checked": bool(engine.get("side_work_checked")), "ok": not side,
                       "untrusted_samples": len(side), **dict(engine.get("side_work") or {}),
                       **({"example": side[0].untrusted} if side else {})},
-        "persisting_l2": {"checked": mode == "cold" and bool(engine.get("persisting_reset")),
+        "persisting_l2": {"checked": bool(engine.get("persisting_reset")) or bool(engine.get("window_checked")),
                           "ok": windows == 0, "windows_found": windows,
                           "windows": list(engine.get("windows_seen") or [])},
         "clocks": {"checked": any(s.sm_clock_mhz is not None for s in samples), "ok": throttled == 0,
@@ -85,9 +85,12 @@ def build_certificate(*, mode: str, engine: Mapping[str, Any], samples: Sequence
     reasons = []
     for name, c in checks.items():
         if c.get("checked") and not c.get("ok"):
-            if name == "persisting_l2":
+            if name == "persisting_l2" and mode == "cold":
                 reasons.append(f"the kernel set an L2 access-policy window on the stream {windows} times "
                                "(removed, and persisting lines reset, before every cold sample)")
+            elif name == "persisting_l2":
+                reasons.append("the work left an L2 access-policy window on the stream: hot results include "
+                               "its persisting lines (cold mode removes it and resets them)")
             elif name == "side_work":
                 reasons.append(f"{len(side)} samples saw work still running elsewhere after the stop event "
                                "(work on another stream or device); they are excluded")

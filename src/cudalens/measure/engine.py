@@ -175,22 +175,16 @@ class _Nvml:
             return None
 
     def throttle_reasons(self) -> list[str]:
-        """Names of the active clock-event (throttle) reasons, e.g. ["SwPowerCap"]; [] when none."""
-        try:
-            mask = int(self.mod.nvmlDeviceGetCurrentClocksEventReasons(self.handle))
-        except Exception:  # noqa: BLE001
+        """Names of the active clock-event (throttle) reasons, e.g. ["SwPowerCap"]; [] when none
+        (decoded by hardware.live, the one table of NVML's reason bits)."""
+        from cudalens.hardware.live import decode_clock_event_reasons  # noqa: PLC0415
+
+        for call in ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"):
             try:
-                mask = int(self.mod.nvmlDeviceGetCurrentClocksThrottleReasons(self.handle))
-            except Exception:  # noqa: BLE001
-                return ["unknown"]
-        out = []
-        for attr in dir(self.mod):
-            if attr.startswith("nvmlClocksEventReason") and attr not in (
-                    "nvmlClocksEventReasonAll", "nvmlClocksEventReasonNone"):
-                bit = int(getattr(self.mod, attr))
-                if bit and mask & bit:
-                    out.append(attr[len("nvmlClocksEventReason"):])
-        return sorted(set(out))
+                return list(decode_clock_event_reasons(int(getattr(self.mod, call)(self.handle))))
+            except Exception:  # noqa: BLE001 - older or newer NVML: try the other name
+                continue
+        return ["unknown"]
 
     def driver_version(self) -> str:
         try:
@@ -322,6 +316,19 @@ class _Engine:
                 self.notes.append(f"access-policy window of the stream not checked ({type(exc).__name__})")
         cu.check(drv.cuCtxResetPersistingL2Cache(), "cuCtxResetPersistingL2Cache")
         self.persisting_resets += 1
+
+    def check_window(self) -> None:
+        """Hot mode: record an access-policy window the work left on the stream (not removed: hot
+        results keep whatever the work does to L2, but the certificate says so)."""
+        drv, cu = self.drv, self.cu
+        try:
+            value = cu.check(drv.cuStreamGetAttribute(self.stream.handle, _window_attr(drv)), "cuStreamGetAttribute")
+            w = value.accessPolicyWindow
+            if int(w.num_bytes) > 0:
+                self.windows_seen.append({"num_bytes": int(w.num_bytes), "hit_ratio": float(w.hitRatio),
+                                          "left_in_place": True})
+        except Exception:  # noqa: BLE001 - the legacy stream has no attributes
+            pass
 
     def _other_work_wait(self) -> float:
         """Seconds cuCtxSynchronize waits after the stop event: long when other streams still run."""
@@ -481,6 +488,8 @@ def measure(ctx: Any, info: DeviceInfo, enqueue: Callable[[], None], *, stream_h
             engine.capture(enqueue, n)
         collected = collect(lambda: engine.sample(enqueue, n, policy), policy, clock, criterion=criterion)
         engine.last_clocks()
+        if not engine.reset_persisting and reset_persisting:  # hot mode: report a window, leave it
+            engine.check_window()
         side = {"checked": False}
         if detect_side_work:
             marked, side = side_work(collected.samples, engine.side_work_threshold())
@@ -491,6 +500,7 @@ def measure(ctx: Any, info: DeviceInfo, enqueue: Callable[[], None], *, stream_h
             "timer": tm.describe(), "graph": engine.graph is not None,
             "flush_bytes": engine.flush.buffer.nbytes if engine.flush is not None else 0,
             "persisting_reset": engine.reset_persisting, "persisting_resets": engine.persisting_resets,
+            "window_checked": reset_persisting,
             "windows_seen": engine.windows_seen[:3], "windows_seen_count": len(engine.windows_seen),
             "side_work_checked": detect_side_work, "side_work": side,
             "clocks": [{"sm_mhz": c[0], "mem_mhz": c[1], "throttle_reasons": c[2]} for c in engine.clocks],
