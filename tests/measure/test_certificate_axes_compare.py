@@ -180,7 +180,7 @@ def test_results_carry_the_certificate_through_json():
 
 
 def test_side_work_is_judged_over_the_run_not_one_sample():
-    from cudalens.measure.engine import side_work
+    from cudalens.measure.sampling import side_work
 
     jitter = tuple(Sample(1e-4, other_work_s=(80e-6 if i in (3, 40) else 4e-6)) for i in range(100))
     same, info = side_work(jitter, threshold_s=20e-6)

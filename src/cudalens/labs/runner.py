@@ -304,7 +304,8 @@ class CudaRunner:
                     shared_mem: int = 0, *, mode: str = "cold", reset_persisting: bool = True) -> Timing:
         """Median time of one launch in ms, measured by the harness (see the module docstring)."""
         from cuda.core import LaunchConfig, launch
-        from cudalens.measure.harness import bench  # noqa: PLC0415
+
+        from cudalens.measure.harness import bench
         cfg = LaunchConfig(grid=grid, block=block, shmem_size=int(shared_mem))
 
         def issue() -> None:

@@ -34,14 +34,13 @@ from __future__ import annotations
 import ctypes
 import functools
 import time
-from dataclasses import replace
 from typing import Any, Callable
 
 import numpy as np
 
 from cudalens.errors import InputError, NoDeviceError
 from cudalens.measure.result import DeviceInfo
-from cudalens.measure.sampling import Collected, Sample, SamplingPolicy, collect, is_throttled
+from cudalens.measure.sampling import Collected, Sample, SamplingPolicy, collect, is_throttled, side_work
 from cudalens.measure.timers import Timer, make_timer
 
 MAX_HOT_BATCH = 64
@@ -439,30 +438,6 @@ class _Engine:
         if self.nvml:
             self.clocks = self.clocks[:1] + [(self.nvml.sm_clock(), self.nvml.mem_clock(),
                                               self.nvml.throttle_reasons())]
-
-
-SIDE_WORK_FRACTION = 0.25  # of the samples: below this, long waits are host jitter (seen on an H100)
-
-
-def side_work(samples: Any, threshold_s: float) -> tuple[tuple[Sample, ...], dict[str, Any]]:
-    """Samples with those that waited for other work marked untrusted, when enough of them did.
-
-    A single long wait after the stop event is usually the host (an interrupt, the garbage
-    collector): on an H100 honest kernels showed 1-7 such samples in a hundred. Work on another
-    stream shows in most samples. So the run is judged, not each sample: only when at least
-    ``SIDE_WORK_FRACTION`` of the samples (and 3) waited longer than ``threshold_s`` are those
-    samples marked untrusted and the check fails.
-    """
-    waits = [s.other_work_s for s in samples if s.other_work_s is not None]
-    long_ = [s for s in samples if s.other_work_s is not None and s.other_work_s > threshold_s]
-    found = bool(waits) and len(long_) >= max(3, SIDE_WORK_FRACTION * len(waits))
-    info = {"threshold_s": threshold_s, "long_waits": len(long_), "samples": len(waits), "found": found,
-            "median_wait_s": float(np.median(waits)) if waits else None}
-    if not found:
-        return tuple(samples), info
-    why = f"work elsewhere still ran after the stop event (waited > {threshold_s * 1e6:.0f} us)"
-    out = tuple(replace(s, untrusted=why) if s in long_ else s for s in samples)
-    return out, info
 
 
 def _choose_batch(engine: _Engine, enqueue: Callable[[], None], policy: SamplingPolicy) -> int:

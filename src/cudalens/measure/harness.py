@@ -32,7 +32,13 @@ from cudalens.measure.argspec import ArgSpec, materialize
 from cudalens.measure.certificate import build_certificate, compare_outputs, speed_of_light
 from cudalens.measure.devargs import ArgSets, device_array, first_run_check, poison, read_array
 from cudalens.measure.engine import (  # noqa: F401 - re-exported: the harness's public names
-    L2Flush, _cu, _Nvml, _StreamRef, device_info, measure, stream_handle,
+    L2Flush,
+    _cu,
+    _Nvml,
+    _StreamRef,
+    device_info,
+    measure,
+    stream_handle,
 )
 from cudalens.measure.result import BenchResult, DeviceInfo, code_hash
 from cudalens.measure.sampling import SamplingPolicy
