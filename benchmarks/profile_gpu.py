@@ -78,7 +78,32 @@ def compare(report: dict, ncu: dict[str, float], top: int = 8) -> list[dict]:
     return out
 
 
+def compare_files(out: str, name: str, tag: str) -> list[dict] | str:
+    """The trace report's top kernels against the saved ncu CSV of the same command."""
+    try:
+        with open(f"{out}/{name}_trace.json") as fh:
+            rep = json.load(fh)
+        with open(f"{out}/{name}_{tag}.csv") as fh:
+            return compare(rep, ncu_shares(fh.read()))
+    except Exception as exc:  # noqa: BLE001
+        return f"failed: {type(exc).__name__}: {exc}"
+
+
+def recompare(out: str) -> int:
+    """``--recompare DIR``: redo the comparisons from the files a run saved (no GPU needed)."""
+    with open(f"{out}/profile_gpu.json") as fh:
+        result = json.load(fh)
+    apps = sorted({f.split("_trace.json")[0] for f in os.listdir(out) if f.endswith("_trace.json")})
+    for tag in ("ncu", "ncu_nocache"):
+        result[f"compare_{tag}"] = {a: compare_files(out, a, tag) for a in apps if os.path.exists(f"{out}/{a}_{tag}.csv")}
+    with open(f"{out}/profile_gpu.json", "w") as fh:
+        json.dump(result, fh, indent=2)
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1] == "--recompare":
+        return recompare(sys.argv[2])
     out = sys.argv[1]
     samples = sys.argv[sys.argv.index("--samples") + 1] if "--samples" in sys.argv else ".carry/cuda-samples"
     os.makedirs(out, exist_ok=True)
@@ -135,14 +160,9 @@ def main() -> int:
                 fh.write("\n".join(ln for ln in txt.splitlines() if ln.startswith('"')))
             result["steps"][f"{name}_{tag}"] = {"rc": rc, "s": dt, "tail": txt[-300:] if rc else ""}
             print(f"{name} {tag} rc={rc} {dt:.1f}s", flush=True)
+            result.setdefault(f"compare_{tag}", {})[name] = compare_files(out, name, tag)
         with open(f"{out}/profile_gpu.json", "w") as fh:  # saved after each application
             json.dump(result, fh, indent=2)
-            try:
-                with open(f"{out}/{name}_trace.json") as fh:
-                    rep = json.load(fh)
-                result.setdefault(f"compare_{tag}", {})[name] = compare(rep, ncu_shares(txt))
-            except Exception as exc:  # noqa: BLE001
-                result.setdefault(f"compare_{tag}", {})[name] = f"failed: {type(exc).__name__}: {exc}"
     # HTML and SARIF of each counters-mode report (rendered from its JSON)
     sys.path.insert(0, os.path.join(ROOT, "src"))
     from cudalens.report.profile_html import render_html, sarif_log

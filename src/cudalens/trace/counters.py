@@ -88,7 +88,8 @@ def profile_kernel(argv: Sequence[str], symbol: str, launches: int, timeout: flo
             if not lines:
                 note = "the source page has no source lines (build with -lineinfo to map counters to lines)"
         except Exception as exc:  # noqa: BLE001 - the source page is extra evidence
-            note = f"source page not read ({type(exc).__name__}: {str(exc)[:100]})"
+            note = ("no per-line counters (ncu printed no source page with lines: the kernel was probably built "
+                    f"without -lineinfo; {type(exc).__name__})")
     return KernelCounters(launches_, lines, note)
 
 
