@@ -7,6 +7,7 @@ The fixtures under tests/fixtures/profile/ are raw traces written by the collect
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -279,3 +280,45 @@ def test_native_trace_of_a_cuda_sample_finds_its_transfers_and_ranks_its_kernels
     assert {"X1", "X3", "X4"} <= rules
     pageable = [c for c in trace.copies if c.host_side == "pageable"]
     assert pageable and all(not c.is_async for c in pageable)
+
+
+def _metrics(**values):
+    from cudalens.profile.ncu import LaunchCounters, legacy_metrics
+
+    return legacy_metrics([LaunchCounters(1, "column_sum", "128", "64", metrics=values)])
+
+
+def test_counter_findings_and_their_placement_on_the_source():
+    from cudalens.trace.kernels import counter_findings, place_counter_findings, place_on_measured_lines, \
+        sources_in_python
+
+    trace = parse_file(str(CUPY))
+    k = assess.app_facts(trace).kernels[0]
+    m = _metrics(**{"smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct": 12.5,
+                    "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct": 100.0,
+                    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 32.0,
+                    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 1.0})
+    found = counter_findings(k, m, "prog")
+    assert [f.rule for f in found] == ["G1"] and "12%" in found[0].message and found[0].line is None
+    # 0 % means ncu counted no instruction of that kind: not a finding
+    assert counter_findings(k, _metrics(**{"smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct": 0.0}),
+                            "prog") == []
+    src = next(s for s in sources_in_python(str(CUPY_PY)) if s.kernel == "column_sum")
+    entry = {"line": 17, "accesses": [{"space": "global", "pattern": "coalesced", "line": 24},
+                                      {"space": "global", "pattern": "parameter-dependent", "line": 22}]}
+    placed = place_counter_findings(found, [], entry, src)
+    assert (placed[0].file, placed[0].line) == (str(CUPY_PY), 22)
+    # a static finding of the same problem speaks for it: the counter finding is not repeated
+    static = [dataclasses.replace(found[0], rule="G3", line=22)]
+    assert place_counter_findings(found, static, entry, src) == []
+    rows = [{"file": str(CUPY_PY), "line": 22, "space": "global", "sectors_per_request": 32.0,
+             "ideal_sectors_per_request": 4.0}]
+    assert place_on_measured_lines(found, rows)[0].line == 22
+
+
+def test_timeline_bins_cover_the_trace():
+    from cudalens.trace.app import timeline
+
+    tl = timeline(parse_file(str(TORCH)), bins=50)
+    assert tl["bins"] == 50 and len(tl["kernel"]) == 50 and len(tl["copy"]) == 50
+    assert all(0 <= v <= 1 for v in tl["kernel"] + tl["copy"]) and max(tl["kernel"]) > 0
