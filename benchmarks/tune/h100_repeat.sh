@@ -1,6 +1,6 @@
 #!/bin/bash
-# The second H100 call: repeats of the cudalens runs (guided from an empty compile cache, guided and
-# optuna with another seed), the spilled configurations measured, kernel_tuner twice, and, time
+# The second H100 call: repeats of the cudalens runs (another seed, a new session, from an empty
+# compile cache), the spilled configurations measured, kernel_tuner twice, and, time
 # permitting, a second exhaustive run.
 # usage (repository root, on the GPU machine): bash benchmarks/tune/h100_repeat.sh OUTDIR
 set -u
@@ -12,8 +12,8 @@ export PYTHONPATH=$PWD/src:/tmp/site PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$OUT/res/nvidia_smi_2.csv"
 date -u +%FT%TZ > "$OUT/res/date_2.txt"
 L="$OUT/res/log_repeat.txt"
-python3 benchmarks/tune/run_tune.py "$OUT/res" --tag=_rep1 guided 2>&1 | tee -a "$L"
-python3 benchmarks/tune/run_tune.py "$OUT/res" --seed=1 --tag=_rep2 guided optuna 2>&1 | tee -a "$L"
+# a repeat with another seed (a new session), compiling from an empty cache on this fresh machine
+python3 benchmarks/tune/run_tune.py "$OUT/res" --seed=1 --tag=_rep2 ${REPEAT_STRATEGIES:-guided optuna} 2>&1 | tee -a "$L"
 python3 benchmarks/tune/spill_check.py "$OUT/res" 2>&1 | tail -5 | tee -a "$L"
 for i in 1 2; do
   LEFT=$(( BUDGET - SECONDS ))

@@ -3,7 +3,8 @@
     python3 benchmarks/tune/kernel_tuner_gemm.py OUTDIR [TAG]
 
 kernel_tuner needs the block size as a tunable parameter: block_size_x is added with the
-restriction block_size_x == (BM/TM)*(BN/TN), which leaves exactly the same 295 configurations.
+restriction block_size_x == (BM/TM)*(BN/TN), which leaves exactly the same 295 configurations
+(restrictions given as a function: see ``restrict``).
 Tunable parameters are not #defined (defines={}), since they are the kernel's template parameters;
 the kernel is compiled by name expression ("gemm<64,128,...>") through CuPy. The output of every
 configuration is checked against numpy's product (kernel_tuner's ``answer``).
@@ -22,6 +23,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gemm_space as G
 
 
+def restrict(p: dict) -> bool:
+    """The space's restrictions as one function: kernel_tuner 1.5.0's parser of restriction strings
+    returned an empty space for "block_size_x == (BM//TM)*(BN//TN)" (0 of 2592 points; checked with
+    kernel_tuner.searchspace.Searchspace on the CPU), a function is evaluated as written."""
+    threads = (p["BM"] // p["TM"]) * (p["BN"] // p["TN"])
+    return (p["BM"] % p["TM"] == 0 and p["BN"] % p["TN"] == 0 and p["block_size_x"] == threads
+            and (p["BM"] * p["BK"]) % threads == 0 and (p["BN"] * p["BK"]) % threads == 0)
+
+
 def main() -> None:
     out = sys.argv[1]
     tag = sys.argv[2] if len(sys.argv) > 2 else ""
@@ -37,8 +47,7 @@ def main() -> None:
     ref = (a.reshape(G.M, G.K).astype(np.float64) @ b.reshape(G.K, G.N).astype(np.float64)).astype(np.float32).ravel()
     params = dict(G.VALUES)
     params["block_size_x"] = [32, 64, 128, 256, 512, 1024]
-    restrictions = ["block_size_x == (BM//TM)*(BN//TN)", "(BM*BK) % block_size_x == 0", "(BN*BK) % block_size_x == 0",
-                    "BM % TM == 0", "BN % TN == 0"]
+    restrictions = [restrict]
     t0 = time.perf_counter()
     results, env = kernel_tuner.tune_kernel(
         "gemm<BM,BN,BK,TM,TN>", src, (G.N, G.M), args, params, restrictions=restrictions, grid_div_x=["BN"],
@@ -47,7 +56,9 @@ def main() -> None:
     wall = time.perf_counter() - t0
     ok = [r for r in results if isinstance(r.get("time"), (int, float))]
     ok.sort(key=lambda r: r["time"])
-    keyf = lambda r: ",".join(f"{k}={r[k]}" for k in G.VALUES)
+    def keyf(r: dict) -> str:
+        return ",".join(f"{k}={r[k]}" for k in G.VALUES)
+
     summary = {
         "tool": "kernel_tuner", "version": kernel_tuner.__version__ if hasattr(kernel_tuner, "__version__") else "",
         "strategy": "brute_force", "configurations_measured": len(results), "valid": len(ok),

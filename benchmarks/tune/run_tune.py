@@ -44,11 +44,18 @@ def main() -> None:
     cache = os.environ.get("TUNE_CACHE", "/tmp/cudalens-tune-cache")
     os.makedirs(out, exist_ok=True)
     space = make_space(G.VALUES, G.RESTRICTIONS, G.CONSTANTS)
+    policy = dict(G.POLICY)
+    if os.environ.get("TUNE_MIN_TIME"):  # seconds of sampling at least per configuration (the 2-GPU runs)
+        policy["min_time_s"] = float(os.environ["TUNE_MIN_TIME"])
+    if ray:
+        from cudalens.tune import ray_backend  # noqa: PLC0415
+
+        ray_backend.init(ray, object_store_memory=2**30)
     for strategy in rest:
         t0 = time.perf_counter()
         events: list[str] = []
         rep = tune(G.SOURCE, G.KERNEL, space, grid=G.GRID, block=G.BLOCK, args=G.ARGS, strategy=strategy, db=db,
-                   policy=G.POLICY, flops=G.FLOPS, ray=ray, cache_dir=cache, on_event=events.append, seed=seed)
+                   policy=policy, flops=G.FLOPS, ray=ray, cache_dir=cache, on_event=events.append, seed=seed)
         wall = time.perf_counter() - t0
         rows = store.results(db, rep["session_id"])
         rep["all_results"] = {k: {"status": r.status, "median_s": r.median_s, "ci_low_s": r.ci_low_s,
@@ -56,6 +63,7 @@ def main() -> None:
                                   "worker": r.worker, "seq": r.seq} for k, r in rows.items()}
         rep["wall_seconds_total"] = round(wall, 3)
         rep["ray"] = ray
+        rep["policy"] = policy
         rep["events"] = events
         rep["script"] = "benchmarks/tune/run_tune.py"
         name = f"cudalens_{strategy}{'_ray' if ray else ''}{tag}.json"

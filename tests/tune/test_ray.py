@@ -29,7 +29,7 @@ def test_worker_killed_mid_sweep_loses_nothing(cluster, gemm_source, gemm_space,
     runner = RunnerSpec("fake", fake={"delay_s": 0.01, "log": str(log), "die_on": victim, "die_marker": str(marker)})
     events: list[str] = []
     r = tune(gemm_source, "gemm<BM,BN,BK,TM,TN>", gemm_space, grid=["N/BN", "M/BM"], block=["(BM/TM)*(BN/TN)"],
-             strategy="exhaustive", db=db, runner=runner, builder=ray_builder(fake_build), ray="auto",
+             strategy="exhaustive", db=db, runner=runner, builder=ray_builder(fake_build), build_fn=fake_build, ray="auto",
              on_event=events.append)
     assert marker.exists(), "the victim configuration never ran"
     assert any(e.startswith(f"worker died measuring {victim}") for e in events)

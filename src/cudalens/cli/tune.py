@@ -109,20 +109,25 @@ def register(group: click.Group) -> None:
         the models prune what cannot launch, spills or starves the SM and order the rest; the harness
         measures them cold, each output checked against the reference. Resumes an interrupted session."""
         from cudalens.tune import make_space, tune
-        from cudalens.tune.runners import RunnerSpec, fake_builder, policy_dict
+        from cudalens.tune.runners import (
+            RunnerSpec,
+            fake_build,
+            fake_builder,
+            policy_dict,
+        )
 
         if not 0 < max_fraction <= 1:
             raise InputError(f"--max-fraction {max_fraction}: give a fraction in (0, 1]")
         space = make_space(list(spaces), list(restrictions), list(constants))
         pol = policy_dict({"noise_target": noise_target, "min_time_s": min_time, "max_time_s": max_time,
                            "min_samples": min_samples})
-        runner, builder = None, None
+        runner, builder, build_fn = None, None, None
         if fake is not None:
             try:
                 opts = json.loads(fake)
             except ValueError:
                 raise InputError(f"--fake {fake!r}: not a JSON object") from None
-            runner, builder = RunnerSpec("fake", tuple(args), fake=opts), fake_builder
+            runner, builder, build_fn = RunnerSpec("fake", tuple(args), fake=opts), fake_builder, fake_build
         quiet = fmt == "json"
 
         def event(text: str) -> None:
@@ -138,7 +143,7 @@ def register(group: click.Group) -> None:
                       args=list(args), shared=shared, strategy=strategy, db=db, cc=cc, flags=list(flags), mode=mode,
                       policy=pol, max_fraction=max_fraction, patience=patience, min_gain=min_gain, seed=seed,
                       keep_spills=keep_spills, min_occupancy=min_occupancy, reference=reference, rtol=rtol, atol=atol,
-                      ray=ray, num_workers=workers, compile_workers=jobs, runner=runner, builder=builder,
+                      ray=ray, num_workers=workers, compile_workers=jobs, runner=runner, builder=builder, build_fn=build_fn,
                       on_outcome=outcome, on_event=event, top=top)
         if fmt == "json":
             echo_json(report)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from cudalens.errors import InputError
-from cudalens.tune.build import KernelSpec
+from cudalens.tune.build import KernelSpec, build_one
 from cudalens.tune.engine import (
     Progress,
     TuneSpec,
@@ -29,9 +29,14 @@ def tune(source: str, kernel: str, space: Space, *, grid: Sequence[str], block: 
          rtol: float = 1e-4, atol: float = 1e-5, flops: float = 0.0, ray: str | None = None,
          num_workers: int | None = None, compile_workers: int | None = None, cache_dir: str | None = None,
          runner: RunnerSpec | None = None, builder: Callable[..., Any] | None = None,
+         build_fn: Callable[..., Any] | None = None, stream: bool | None = None,
          on_outcome: Callable[[Any], None] | None = None, on_event: Callable[[str], None] | None = None,
          top: int = 5) -> dict[str, Any]:
-    """Compile, prune, search and measure; returns the session summary (see report.py)."""
+    """Compile, prune, search and measure; returns the session summary (see report.py).
+
+    ``stream`` (default: on for the exhaustive strategy): measure while the rest still compiles,
+    in the order the compiles finish. ``builder`` (all jobs at once) and ``build_fn`` (one job,
+    picklable) replace the nvcc compile, for tests."""
     t0 = time.perf_counter()
     if not Path(source).is_file():
         raise InputError(f"{source}: no such file")
@@ -39,11 +44,13 @@ def tune(source: str, kernel: str, space: Space, *, grid: Sequence[str], block: 
     KernelSpec.parse(kernel)
     rspec = runner or RunnerSpec("gpu", tuple(args), mode, policy_dict(policy or {}), timer, seed, rtol, atol, flops)
     progress = Progress()
+    # a batch builder of the caller's without a per-job one cannot stream
+    streaming = (strategy == "exhaustive" and (builder is None or build_fn is not None)) if stream is None else stream
     if ray is not None:
         from cudalens.tune import ray_backend
 
         rb = ray_backend.init(ray)
-        probe = rb.remote(num_gpus=1)(ray_backend._Worker).remote(rspec)
+        probe = rb.remote(num_gpus=1, num_cpus=0)(ray_backend._Worker).remote(rspec)
         device = rb.get(probe.describe.remote())
         rb.kill(probe)
         builder = builder if builder is not None else ray_backend.ray_builder(cache_dir=cache_dir)
@@ -55,15 +62,15 @@ def tune(source: str, kernel: str, space: Space, *, grid: Sequence[str], block: 
                         strategy, max_fraction, patience, min_gain, seed, keep_spills, min_occupancy,
                         int(device.get("sm_count") or 132), reference)
         prep = prepare(spec, rspec, device["name"], db, workers=compile_workers, cache_dir=cache_dir, builder=builder,
-                       progress=progress)
+                       progress=progress, stream=streaming, build_fn=build_fn or build_one)
         if on_event:
             on_event(f"{len(prep.configs)} configurations, {progress.compiled} compiled in {prep.compile_seconds:.1f} s, "
                      f"{progress.pruned} pruned, {progress.resumed} already measured (session {prep.session_id})")
         if ray is not None:
             ray_backend.run_ray(prep, rspec, db, num_workers=num_workers, progress=progress, on_outcome=on_outcome,
-                                on_event=on_event)
+                                on_event=on_event, cache_dir=cache_dir)
         else:
-            run_local(prep, rspec, db, runner=local, progress=progress, on_outcome=on_outcome)
+            run_local(prep, rspec, db, runner=local, progress=progress, on_outcome=on_outcome, workers=compile_workers)
     finally:
         if ray is None:
             local.close()

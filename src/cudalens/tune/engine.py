@@ -9,6 +9,7 @@ import hashlib
 import os
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,14 @@ from typing import Any
 from cudalens.errors import InputError
 from cudalens.tune import expr as E
 from cudalens.tune import store
-from cudalens.tune.build import BuildFacts, KernelSpec, build_all, jobs_for
+from cudalens.tune.build import (
+    BuildFacts,
+    BuildJob,
+    KernelSpec,
+    build_all,
+    build_one,
+    jobs_for,
+)
 from cudalens.tune.prune import (
     AccessFacts,
     Launch,
@@ -106,26 +114,32 @@ class Progress:
     events: list[str] = field(default_factory=list)
 
 
-def verdicts_for(spec: TuneSpec, configs: list[Config], facts: dict[str, BuildFacts]) -> dict[str, Verdict]:
-    """The models' decision for every configuration (pure given the compiled facts)."""
-    model = None
-    kname = KernelSpec.parse(spec.kernel).name
-    if spec.use_access_model:
-        try:
-            from cudalens.source.parse import parse_file
+def source_model(spec: TuneSpec) -> Any:
+    """The source model the access model reads (None when the file does not parse or it is off)."""
+    if not spec.use_access_model:
+        return None
+    try:
+        from cudalens.source.parse import parse_file
 
-            model = parse_file(spec.source)
-        except Exception:  # noqa: BLE001 - no source model: the access predictions are simply absent
-            model = None
-    out = {}
-    for c in configs:
-        launch, err = launch_for(spec, c)
-        acc: AccessFacts | None = None
-        if model is not None and launch is not None and facts[c.key].ok:
-            acc = access_facts(model, kname, launch.block, spec.space.env(c))
-        out[c.key] = decide(facts[c.key], launch, cc=spec.cc, sm_count=spec.sm_count, launch_error=err,
-                            keep_spills=spec.keep_spills, min_occupancy=spec.min_occupancy, access=acc)
-    return out
+        return parse_file(spec.source)
+    except Exception:  # noqa: BLE001 - no source model: the access predictions are simply absent
+        return None
+
+
+def verdict_for(spec: TuneSpec, config: Config, facts: BuildFacts, model: Any) -> Verdict:
+    """The models' decision on one configuration (pure given the compiled facts and the source model)."""
+    launch, err = launch_for(spec, config)
+    acc: AccessFacts | None = None
+    if model is not None and launch is not None and facts.ok:
+        acc = access_facts(model, KernelSpec.parse(spec.kernel).name, launch.block, spec.space.env(config))
+    return decide(facts, launch, cc=spec.cc, sm_count=spec.sm_count, launch_error=err,
+                  keep_spills=spec.keep_spills, min_occupancy=spec.min_occupancy, access=acc)
+
+
+def verdicts_for(spec: TuneSpec, configs: list[Config], facts: dict[str, BuildFacts]) -> dict[str, Verdict]:
+    """The models' decision for every configuration."""
+    model = source_model(spec)
+    return {c.key: verdict_for(spec, c, facts[c.key], model) for c in configs}
 
 
 def item_for(facts: BuildFacts, launch: Launch) -> MeasureItem:
@@ -136,7 +150,8 @@ def item_for(facts: BuildFacts, launch: Launch) -> MeasureItem:
 
 @dataclass
 class Prepared:
-    """Everything decided before the first measurement."""
+    """Everything decided before the first measurement. With streaming compilation (exhaustive),
+    ``pending`` holds the compile jobs still to run; :meth:`add` takes each one's facts as it ends."""
 
     spec: TuneSpec
     session_id: int
@@ -148,14 +163,53 @@ class Prepared:
     done: dict[str, store.ResultRow]
     reference: str | None
     compile_seconds: float
+    pending: list[BuildJob] = field(default_factory=list)
+    model: Any = None
+    db: str | None = None
+    progress: Progress | None = None
+    build_fn: Callable[[BuildJob], BuildFacts] = build_one  # per job, picklable (pool processes, Ray tasks)
+
+    def add(self, f: BuildFacts) -> Verdict:
+        """One streamed compile result: its verdict, stored if pruned, else a new survivor (told its
+        stored measurement when the session is resumed)."""
+        self.facts[f.config_key] = f
+        v = verdict_for(self.spec, Config.from_key(f.config_key), f, self.model)
+        self.verdicts[f.config_key] = v
+        if self.progress is not None:
+            self.progress.compiled += f.ok
+        if v.pruned:
+            store.record_many_pruned(self.db, self.session_id, [(f.config_key, v.reason or "")])
+            if self.progress is not None:
+                self.progress.pruned += 1
+            return v
+        self.strategy.add_survivor(v)
+        row = self.done.get(f.config_key)
+        if row is not None and row.status in ("measured", "wrong", "failed"):
+            self.strategy.tell(f.config_key, row.median_s if row.status == "measured" else None)
+            if self.progress is not None:
+                self.progress.resumed += 1
+        return v
+
+    def compiles_done(self) -> None:
+        self.pending = []
+        self.strategy.open = False
+        self.strategy.tell_nothing()
 
 
 def prepare(spec: TuneSpec, runner: RunnerSpec, device_name: str, db: str | None, *, workers: int | None = None,
             cache_dir: str | None = None, builder: Callable[..., dict[str, BuildFacts]] | None = None,
-            progress: Progress | None = None) -> Prepared:
+            progress: Progress | None = None, stream: bool = False,
+            build_fn: Callable[[BuildJob], BuildFacts] = build_one) -> Prepared:
+    """Open (or resume) the session, compile, prune, and make the strategy.
+
+    ``stream`` (exhaustive only): compile only until the reference configuration (the first survivor
+    in the space's order) is known and leave the other compile jobs in ``pending``, for a backend
+    that measures while the rest compiles."""
     check_expressions(spec)
     if not Path(spec.source).is_file():
         raise InputError(f"{spec.source}: no such file")
+    if stream and spec.strategy != "exhaustive":
+        raise InputError("streaming compilation needs the exhaustive strategy (the others order all survivors first)")
     progress = progress or Progress()
     session_id, resumed = store.open_session(db, spec.identity(runner, device_name))
     configs = list(spec.space.configs())
@@ -164,10 +218,29 @@ def prepare(spec: TuneSpec, runner: RunnerSpec, device_name: str, db: str | None
     progress.configs = len(configs)
     t0 = time.perf_counter()
     jobs = jobs_for(spec.source, KernelSpec.parse(spec.kernel), configs, spec.space.env, spec.cc, spec.flags, cache_dir)
+    done = store.results(db, session_id)
+    model = source_model(spec)
+    if stream:
+        strategy = make_strategy("exhaustive", [], {}, len(configs))
+        strategy.open = True
+        prep = Prepared(spec, session_id, resumed, configs, {}, {}, strategy, done, None, 0.0, [], model, db, progress,
+                        build_fn)
+        for i, job in enumerate(jobs):  # the reference: the first survivor in the space's order
+            v = prep.add(build_fn(job))
+            if not v.pruned:
+                prep.reference = spec.reference or job.config_key
+                prep.pending = jobs[i + 1:]
+                break
+        if spec.reference and spec.reference != prep.reference:
+            raise InputError("--reference with streaming compilation: the reference is the first survivor")
+        prep.compile_seconds = time.perf_counter() - t0
+        if not prep.pending:
+            prep.compiles_done()
+        return prep
     facts = (builder or build_all)(jobs, workers)
     progress.compiled = sum(1 for f in facts.values() if f.ok)
     compile_s = time.perf_counter() - t0
-    verdicts = verdicts_for(spec, configs, facts)
+    verdicts = {c.key: verdict_for(spec, c, facts[c.key], model) for c in configs}
     pruned = [(k, v.reason or "") for k, v in verdicts.items() if v.pruned]
     store.record_many_pruned(db, session_id, pruned)
     progress.pruned = len(pruned)
@@ -175,7 +248,6 @@ def prepare(spec: TuneSpec, runner: RunnerSpec, device_name: str, db: str | None
     strategy = make_strategy(spec.strategy, survivors, {p.name: p.values for p in spec.space.params}, len(configs),
                              max_fraction=spec.max_fraction, patience=spec.patience, min_gain=spec.min_gain,
                              seed=spec.seed)
-    done = store.results(db, session_id)
     for key, row in done.items():  # replay, in stored order, so the strategy continues where it stopped
         if row.status in ("measured", "wrong", "failed") and key in strategy.verdicts:
             strategy.tell(key, row.median_s if row.status == "measured" else None)
@@ -184,7 +256,8 @@ def prepare(spec: TuneSpec, runner: RunnerSpec, device_name: str, db: str | None
     reference = spec.reference or next((c.key for c in configs if c.key in alive), None)
     if spec.reference and spec.reference not in alive:
         raise InputError(f"--reference {spec.reference!r} is not a configuration that survives the models")
-    return Prepared(spec, session_id, resumed, configs, facts, verdicts, strategy, done, reference, compile_s)
+    return Prepared(spec, session_id, resumed, configs, facts, verdicts, strategy, done, reference, compile_s,
+                    [], model, db, progress, build_fn)
 
 
 def store_outcome(db: str | None, prep: Prepared, out: Outcome) -> bool:
@@ -198,18 +271,34 @@ def _tell(prep: Prepared, out: Outcome) -> None:
 
 
 def run_local(prep: Prepared, runner_spec: RunnerSpec, db: str | None, *, runner: Any = None,
-              progress: Progress | None = None, on_outcome: Callable[[Outcome], None] | None = None) -> Progress:
-    """Measure on one GPU in this process until the strategy is finished."""
+              progress: Progress | None = None, on_outcome: Callable[[Outcome], None] | None = None,
+              workers: int | None = None) -> Progress:
+    """Measure on one GPU in this process until the strategy is finished; compile jobs still
+    pending (streaming) run meanwhile in a process pool."""
     progress = progress or Progress()
     own = runner is None
     runner = runner or runner_spec.make(0)
+    pool = ProcessPoolExecutor(max_workers=max(1, workers or os.cpu_count() or 1)) if prep.pending else None
+    futures = {pool.submit(prep.build_fn, j) for j in prep.pending} if pool else set()
+    t0 = time.perf_counter()
     try:
         if prep.reference and not prep.strategy.finished:
             ref = prep.facts[prep.reference]
             runner.set_reference(item_for(ref, launch_for(prep.spec, Config.from_key(prep.reference))[0]))
-        while not prep.strategy.finished:
+        while True:
+            for fut in [f for f in futures if f.done()]:
+                futures.discard(fut)
+                prep.add(fut.result())
+            if pool is not None and not futures and prep.pending:
+                prep.compile_seconds += time.perf_counter() - t0
+                prep.compiles_done()
+            if prep.strategy.finished:
+                break
             keys = prep.strategy.ask(1)
             if not keys:
+                if futures:
+                    wait(futures, return_when=FIRST_COMPLETED)
+                    continue
                 break
             key = keys[0]
             launch, _ = launch_for(prep.spec, Config.from_key(key))
@@ -222,6 +311,8 @@ def run_local(prep: Prepared, runner_spec: RunnerSpec, db: str | None, *, runner
             if on_outcome:
                 on_outcome(out)
     finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
         if own:
             runner.close()
     return progress

@@ -2,7 +2,8 @@
 
 * **Compilation** runs as Ray tasks on CPU workers (``num_cpus=1`` each); a task returns the facts
   and the cubin's bytes, which the driver keeps in its own compile cache (so the workers may be on
-  other nodes).
+  other nodes). With the exhaustive strategy the compile tasks stream: the GPUs measure the
+  survivors known so far while the rest compile.
 * **Measurement** runs on one actor per GPU (``num_gpus=1``: Ray sets ``CUDA_VISIBLE_DEVICES``, so
   the actor's device 0 is its GPU). Each actor makes its runner once, computes the reference
   configuration's outputs on its own GPU, and measures the configurations the driver hands it.
@@ -20,12 +21,19 @@ local one when there is none; any other text is a cluster address (``ray://host:
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from cudalens.errors import InputError
-from cudalens.tune.build import BuildFacts, BuildJob, _atomic_write, build_one
+from cudalens.tune.build import (
+    BuildFacts,
+    BuildJob,
+    _atomic_write,
+    build_one,
+    default_cache_dir,
+)
 from cudalens.tune.engine import (
     Prepared,
     Progress,
@@ -79,17 +87,21 @@ def ray_builder(fn: Callable[[BuildJob], BuildFacts] = build_one, cache_dir: str
         refs = [task.remote(fn, j) for j in jobs]
         out: dict[str, BuildFacts] = {}
         for d, data in ray.get(refs):
-            f = BuildFacts.from_dict(d)
-            if f.ok and data:
-                local = Path(f.cubin_path)
-                if not local.exists():
-                    local = Path(cache_dir or os.path.join(os.getcwd(), ".cudalens-tune")) / "ray" / f"{Path(f.cubin_path).name}"
-                    _atomic_write(local, data)
-                    f = BuildFacts.from_dict({**d, "cubin_path": str(local)})
+            f = _local_cubin(d, data, cache_dir)
             out[f.config_key] = f
         return out
 
     return build
+
+
+def _local_cubin(d: dict[str, Any], data: bytes, cache_dir: str | None) -> BuildFacts:
+    """Facts from a compile task, their cubin kept on this (the driver's) machine."""
+    f = BuildFacts.from_dict(d)
+    if f.ok and data and not Path(f.cubin_path).exists():
+        local = Path(cache_dir or default_cache_dir()) / "ray" / Path(f.cubin_path).name
+        _atomic_write(local, data)
+        f = BuildFacts.from_dict({**d, "cubin_path": str(local)})
+    return f
 
 
 class _Worker:
@@ -112,7 +124,7 @@ class _Worker:
 
 
 def run_ray(prep: Prepared, runner_spec: RunnerSpec, db: str | None, *, num_workers: int | None = None,
-            max_attempts: int = 2, progress: Progress | None = None,
+            max_attempts: int = 2, progress: Progress | None = None, cache_dir: str | None = None,
             on_outcome: Callable[[Outcome], None] | None = None, on_event: Callable[[str], None] | None = None) -> Progress:
     """Measure with one actor per GPU of the cluster until the strategy is finished."""
     ray = _ray()
@@ -123,7 +135,7 @@ def run_ray(prep: Prepared, runner_spec: RunnerSpec, db: str | None, *, num_work
     n = num_workers or gpus
     if n < 1:
         raise InputError("the Ray cluster has no GPU (num_gpus=0); start it on GPU nodes or run without --ray")
-    actor_cls = ray.remote(num_gpus=1, max_restarts=0)(_Worker)
+    actor_cls = ray.remote(num_gpus=1, num_cpus=0, max_restarts=0)(_Worker)
     ref_item = None
     if prep.reference:
         ref_item = item_for(prep.facts[prep.reference], launch_for(prep.spec, Config.from_key(prep.reference))[0])
@@ -142,7 +154,13 @@ def run_ray(prep: Prepared, runner_spec: RunnerSpec, db: str | None, *, num_work
     note("workers: " + "; ".join(str(ray.get(a.describe.remote())) for a in idle))
     inflight: dict[Any, tuple[Any, str]] = {}
     attempts: dict[str, int] = {}
+    compile_task = ray.remote(num_cpus=1)(_compile_task)
+    compiling = {compile_task.remote(prep.build_fn, j) for j in prep.pending}  # streaming: compile while measuring
+    t0 = time.perf_counter()
     while True:
+        if not compiling and prep.pending:
+            prep.compile_seconds += time.perf_counter() - t0
+            prep.compiles_done()
         while idle and not prep.strategy.finished:
             keys = prep.strategy.ask(1)
             if not keys:
@@ -151,10 +169,15 @@ def run_ray(prep: Prepared, runner_spec: RunnerSpec, db: str | None, *, num_work
             actor = idle.pop()
             launch, _ = launch_for(prep.spec, Config.from_key(key))
             inflight[actor.measure.remote(item_for(prep.facts[key], launch))] = (actor, key)
-        if not inflight:
+        if not inflight and not compiling:
             break
-        ready, _ = ray.wait(list(inflight), num_returns=1)
+        ready, _ = ray.wait(list(inflight) + list(compiling), num_returns=1)
         for ref in ready:
+            if ref in compiling:
+                compiling.discard(ref)
+                d, data = ray.get(ref)
+                prep.add(_local_cubin(d, data, cache_dir))
+                continue
             actor, key = inflight.pop(ref)
             try:
                 out = ray.get(ref)

@@ -44,6 +44,7 @@ class Strategy:
         self.history: list[str] = []
         self.stop_reason: str | None = None
         self.retry: list[str] = []  # handed out, lost with a dead worker: asked again first
+        self.open = False  # streaming: more survivors may still come (add_survivor)
 
     @property
     def finished(self) -> bool:
@@ -58,6 +59,17 @@ class Strategy:
 
     def _after_tell(self) -> None:
         pass
+
+    def add_survivor(self, verdict: Verdict) -> None:
+        """Streaming compilation: one more configuration to measure (exhaustive order: as compiled)."""
+        if verdict.config_key not in self.verdicts:
+            self.order.append(verdict.config_key)
+            self.verdicts[verdict.config_key] = verdict
+
+    def tell_nothing(self) -> None:
+        """Re-check the stopping rule (after the last survivor has been added)."""
+        if not self.open and not self.unmeasured() and not self.pending and not self.retry and self.order:
+            self.stop_reason = self.stop_reason or "every survivor measured"
 
     def requeue(self, key: str) -> None:
         """``key`` was handed out but its worker died before answering: hand it out again."""
@@ -93,7 +105,7 @@ class Exhaustive(Strategy):
     def _ask(self, n: int = 1) -> list[str]:
         out = self.unmeasured()[:n]
         self.pending.update(out)
-        if not out and not self.pending:
+        if not out and not self.pending and not self.open:
             self.stop_reason = "every survivor measured"
         return out
 
