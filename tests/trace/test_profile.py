@@ -322,3 +322,30 @@ def test_timeline_bins_cover_the_trace():
     tl = timeline(parse_file(str(TORCH)), bins=50)
     assert tl["bins"] == 50 and len(tl["kernel"]) == 50 and len(tl["copy"]) == 50
     assert all(0 <= v <= 1 for v in tl["kernel"] + tl["copy"]) and max(tl["kernel"]) > 0
+
+
+def test_refused_counters_fall_back_to_the_trace_with_the_hint(monkeypatch):
+    from cudalens.profile.ncu import PERMISSION_HINT, CountersUnavailable
+    from cudalens.trace import app, counters
+
+    calls = []
+
+    def refused(*args, **kwargs):
+        calls.append(args)
+        raise CountersUnavailable(PERMISSION_HINT)
+
+    monkeypatch.setattr(counters, "profile_kernel", refused)
+    trace = parse_file(str(CUPY))
+    run = TracedRun(("prog",), "python", trace, 0, 1.0, None, None)
+    r = app.build_report([sys.executable, str(CUPY_PY)], run, trace, Options(cc="9.0", counters=True), dict(DEVICE))
+    assert r["mode"] == "trace" and len(calls) == 1  # asked once, not once per kernel
+    assert any("ERR_NVGPUCTRPERM" in n and n.startswith("counters not read, trace only") for n in r["notes"])
+    assert {"X1", "X2", "X3"} <= {f["rule"] for f in r["findings"]}
+
+
+def test_launch_limit_is_reported():
+    text = "\n".join(["#cudalens-trace\t1\tx"] + [
+        f"K\t{i * 1000}\t{i * 1000 + 900}\t0\t7\t{i}\t1024\t1\t1\t256\t1\t1\t32\t0\t0\t0\t0\tk" for i in range(3)]
+        + ["I\tlaunch_limit_dropped\t97", "I\tend\t1"])
+    r = report_from_trace(parse(text), ["prog"], Options(cc="9.0", launch_limit=3), device=dict(DEVICE))
+    assert any("--launch-limit 3: 97 later kernel launches" in n for n in r["notes"])
