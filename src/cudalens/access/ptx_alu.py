@@ -202,6 +202,17 @@ def alu(m: Machine, ins: Instruction, mask: np.ndarray) -> None:  # noqa: C901 -
         t, w = _merge(f, b, p, n)
         m.write(o[0], Val(r, t, w), typ, mask)
         return
+    if op == "bmsk":
+        a, b = m.read(o[1], "u32"), m.read(o[2], "u32")
+        pos, ln = a.a & 0xFF, b.a & 0xFF
+        if "clamp" in parts:
+            pos, ln = np.minimum(pos, 32), np.minimum(ln, 32)
+        else:
+            pos, ln = pos & 31, ln & 31
+        r = (((np.int64(1) << np.minimum(pos + ln, 32)) - 1) ^ ((np.int64(1) << pos) - 1)) & _M32
+        t, w = _merge(a, b)
+        m.write(o[0], Val(r, t, w), "b32", mask)
+        return
     if op == "shf":
         lo, hi, n = m.read(o[1], "u32"), m.read(o[2], "u32"), m.read(o[3], "u32")
         sh = (n.a & 31) if "wrap" in parts else np.minimum(n.a, 32)

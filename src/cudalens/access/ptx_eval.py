@@ -28,7 +28,7 @@ from typing import Any, Mapping
 
 from cudalens.access.ptx_exec import Launch, basic_blocks
 from cudalens.access.ptx_run import run
-from cudalens.compiled.ptx import Function, PtxModule
+from cudalens.compiled.ptx import Function, PtxModule, type_bytes
 
 PLAUSIBLE = (256, 1000, 4096)
 LAYER = "compiled-ptx"
@@ -72,8 +72,44 @@ class KernelEvaluation:
     loops: tuple[dict, ...] = field(default=())  # {"line", "iterations", "cut"}
 
 
-def _files(module: PtxModule) -> Mapping[int, str]:
-    return module.files
+def shared_merges(fn: Function, sass_lds: Mapping[int, Mapping[int, int]]) -> dict[int, int]:
+    """Which PTX shared loads ptxas merged into wider SASS loads, from the SASS of the same kernel.
+
+    ``sass_lds``: source line -> {bytes per lane: number of LDS instructions of that width}. On a
+    line where the SASS has fewer, wider loads than the PTX, consecutive scalar ``ld.shared`` of the
+    same base register at consecutive offsets (the first aligned to the merged width) are grouped,
+    widest first. Returns instruction index -> merged width (first of a group) or 0 (the others).
+    """
+    out: dict[int, int] = {}
+    by_line: dict[int, list] = {}
+    for ins in fn.instructions:
+        if ins.base == "ld" and "shared" in ins.parts and ins.loc and not any(v in ins.parts for v in ("v2", "v4")):
+            by_line.setdefault(ins.loc.line, []).append(ins)
+    for line, loads in by_line.items():
+        want = dict(sass_lds.get(line, {}))
+        parsed = []
+        for ins in loads:
+            tok = ins.operands[1].strip("[]").replace(" ", "")
+            base, _, off = tok.partition("+")
+            try:
+                parsed.append((ins, base, int(off, 0) if off else 0, type_bytes(ins.parts[-1]) or 4))
+            except ValueError:
+                parsed.append((ins, base, None, 4))
+        used: set[int] = set()
+        for width in (16, 8):
+            for k, (ins, base, off, eb) in enumerate(parsed):
+                if want.get(width, 0) <= 0 or off is None or off % width or ins.index in used:
+                    continue
+                n = width // eb
+                group = parsed[k:k + n]
+                if len(group) == n and all(g[1] == base and g[2] == off + j * eb and g[0].index not in used
+                                           for j, g in enumerate(group)):
+                    out[ins.index] = width
+                    for g in group[1:]:
+                        out[g[0].index] = 0
+                    used.update(g[0].index for g in group)
+                    want[width] -= 1
+    return out
 
 
 def control_dependent(fn: Function) -> dict[int, set[int]]:
@@ -145,13 +181,22 @@ def _taint_from_control(fn: Function, res, cd: dict[int, set[int]]) -> dict[int,
         line = fn.instructions[bidx].loc.line if fn.instructions[bidx].loc else 0
         for i in cd.get(bidx, ()):
             if i in res.mem and out.get(i, (0, ""))[0] < br.taint:
-                out[i] = (br.taint, f"runs under a condition (line {line}) on a {br.why or 'loaded value'}")
+                out[i] = (br.taint, f"runs under a branch (line {line}) on a {br.why or 'loaded value'}")
     return out
 
 
 def _values(module: PtxModule, fn: Function, res, cd) -> dict[tuple[str, int, str], dict[str, Any]]:
     ctl = _taint_from_control(fn, res, cd)
-    out = {}
+    out: dict[tuple[str, int, str], dict[str, Any]] = {}
+    for ins in fn.instructions:  # memory instructions no evaluated warp reached
+        if ins.index in res.mem or ins.loc is None or ins.base not in ("ld", "st", "ldu"):
+            continue
+        space = next((s for s in ("global", "shared") if s in ins.parts), None)
+        q = QUANTITIES.get((space, "store" if ins.base == "st" else "load"))
+        if q is not None:
+            why = ("not reached by the evaluated warps" + ("" if res.complete else
+                   f" (evaluation stopped after {res.steps} instruction steps)"))
+            out[(module.files.get(ins.loc.file, ""), ins.loc.line, q)] = {"value": None, "reason": why, "taint": 0, "req": 0}
     for key, recs in _line_groups(module, fn, res).items():
         req = sum(r.requests for r in recs)
         taint, why = 0, ""
@@ -174,13 +219,17 @@ def _values(module: PtxModule, fn: Function, res, cd) -> dict[tuple[str, int, st
 
 def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid: tuple[int, int, int],
              params: Mapping[int, Any] | None = None, blocks: tuple[tuple[int, int, int], ...] | None = None,
-             loop_cap: int = 32, max_steps: int = 40000) -> KernelEvaluation:
+             loop_cap: int = 16, max_steps: int = 20000,
+             sass_lds: Mapping[int, Mapping[int, int]] | None = None) -> KernelEvaluation:
     """Predictions per (source line, quantity) for ``fn`` launched with ``block`` x ``grid``.
 
     ``params``: known parameter values by position (ints/floats; pointer parameters may be left
     out: they get distinct 256-byte aligned buffers). A scalar parameter left out is tried at
     each of :data:`PLAUSIBLE`. ``blocks``: the blocks to evaluate (default: 0 and 1 along x).
+    ``sass_lds``: the widths of the kernel's SASS shared loads per line (see :func:`shared_merges`),
+    when the cubin is at hand.
     """
+    merged = shared_merges(fn, sass_lds) if sass_lds else {}
     params = dict(params or {})
     scalars = [k for k, p in enumerate(fn.params) if k not in params and not _is_pointer_param(fn, k)]
     blocks = blocks or tuple(b for b in ((0, 0, 0), (1, 0, 0)) if b[0] < grid[0])
@@ -190,7 +239,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     for seed in (1, 2):
         for values in trials:
             res = run(module, fn, Launch(grid, block, blocks, {k: v for k, v in values.items() if v is not None},
-                                         seed, loop_cap, max_steps))
+                                         seed, loop_cap, max_steps, merged))
             runs.append((seed, values, res, _values(module, fn, res, cd)))
         if seed == 1 and not any(v.get("taint") == 1 for v in runs[0][3].values()) and not any(
                 b.taint == 1 for b in runs[0][2].branches.values()):
@@ -207,11 +256,14 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
             preds.append(LinePrediction(value=None, reason=v["reason"], **common))
             continue
         if v["taint"] >= 2:
-            preds.append(LinePrediction(value=None, reason=f"depends on a {v['why']}", **common))
+            preds.append(LinePrediction(value=None, reason=f"data-dependent: {v['why']}", **common))
             continue
         seeds = {r[0]: r[3].get(key, {}).get("value") for r in runs if r[1] == base[1]}
         if len(set(seeds.values())) > 1:
-            preds.append(LinePrediction(value=None, reason=f"depends on the {v['why']}", **common))
+            why = v["why"] or "values loaded from memory (through the loop trip counts or lanes they decide)"
+            preds.append(LinePrediction(value=None, reason=f"data-dependent: differs with {why} "
+                                        f"({' vs '.join(str(x) for x in seeds.values())} for two trial values)",
+                                        **common))
             continue
         by_value = {tuple(sorted((k, r[1][k]) for k in scalars)): r[3].get(key, {}).get("value") for r in runs
                     if r[0] == 1}
@@ -232,6 +284,9 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
         notes.append(f"stopped after {res.steps} instruction steps: figures cover the part executed")
     if res.unmodelled:
         notes.append("not modelled: " + ", ".join(f"{k} x{v}" for k, v in sorted(res.unmodelled.items())))
+    if merged:
+        notes.append(f"{sum(1 for w in merged.values() if w)} group(s) of shared loads at the width ptxas merged "
+                     "them to (SASS)")
     if res.calls:
         notes.append(f"{res.calls} call(s) to functions not inlined: their results are treated as per-lane data")
     return KernelEvaluation(fn.name, block, grid, len(blocks), tuple(preds), res.complete, tuple(notes), loops)

@@ -53,6 +53,9 @@ class Launch:
     seed: int = 1
     loop_cap: int = 32
     max_steps: int = 40000
+    # shared loads ptxas merged into one wider SASS load: instruction index -> bytes per lane of the
+    # merged load for the first of a group, 0 for the others (their lanes are counted with the first)
+    merged: Mapping[int, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -213,6 +216,18 @@ class Machine:
             out = Val(self.special[tok].astype(np.int64))
         elif tok in self.symbols:
             out = Val(np.full(self.T, self.symbols[tok], dtype=np.int64))
+        elif tok.startswith("%lanemask_"):
+            lane = self.special["%laneid"]
+            kind = tok.split("_", 1)[1]
+            m = {"eq": 1 << lane, "lt": (1 << lane) - 1, "le": (2 << lane) - 1, "gt": 0xFFFFFFFF ^ ((2 << lane) - 1),
+                 "ge": 0xFFFFFFFF ^ ((1 << lane) - 1)}.get(kind)
+            if m is None:
+                return Val(np.zeros(self.T, dtype=np.int64), 2, f"special register {tok}")
+            out = Val(np.asarray(m, dtype=np.int64))
+        elif tok == "WARP_SZ":
+            out = Val(np.full(self.T, 32, dtype=np.int64))
+        elif tok.startswith("__local_depot"):
+            out = Val(np.zeros(self.T, dtype=np.int64))  # a thread's local frame: addresses relative to it
         elif tok.startswith("%"):
             if tok.startswith(("%clock", "%globaltimer", "%smid", "%nsmid", "%lanemask", "%dynamic_smem", "%total_smem",
                                "%envreg", "%pm")):

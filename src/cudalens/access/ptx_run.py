@@ -95,9 +95,10 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
     if space == "shared":
         addr = Val(np.where(addr.a >= SHARED_BASE, addr.a - SHARED_BASE, addr.a), addr.taint, addr.why)
     line = ins.loc.line if ins.loc else 0
-    if space in ("global", "shared", "const", "local"):
+    width = m.launch.merged.get(ins.index, vec * eb)
+    if space in ("global", "shared", "const", "local") and width:
         _record(m, ins, space, "load" if op in ("ld", "ldu") else "store", addr, mask & m.valid, present & m.valid,
-                vec * eb, ptaint)
+                width, ptaint)
     if op in ("ld", "ldu"):
         sel = mask & m.valid
         rows = addr.a.reshape(-1, WARP)

@@ -1,0 +1,86 @@
+"""The compiled access layer of an analysis: the PTX of every instantiated kernel of a file that
+compiles, evaluated by the warp access model on the compiled code (cudalens.access.ptx_eval).
+
+The source model stays the fallback: a file that does not compile (or a kernel the PTX does not
+have) keeps only its source-level verdicts, and every kernel's JSON says which layer produced its
+access figures (``access_layer``: ``compiled-ptx`` or ``source``).
+
+Launch used per kernel: the block of ``--block``, else the kernel's launch in the file, else 256
+threads; the grid of that launch (else 2 blocks along x); scalar parameters from ``--define`` (by
+name) or the launch's literal arguments, the others tried at the plausible values.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from cudalens.access.ptx_eval import KernelEvaluation, evaluate
+from cudalens.compiled.names import base_name_from_mangled
+from cudalens.source.model import Kernel, SourceModel
+
+
+def _launch(k: Kernel, model: SourceModel, block: tuple[int, int, int] | None,
+            defines: Mapping[str, Any]) -> tuple[tuple[int, int, int], tuple[int, int, int], dict[int, Any]]:
+    from cudalens.access.model import DEFAULT_BLOCK, launch_values
+
+    site = next((s for s in model.launch_sites if s.kernel == k.name), None)
+    blk = block or (site.block_dims if site and site.block_dims else None) or DEFAULT_BLOCK
+    grid = site.grid_dims if site and site.grid_dims else (2, 1, 1)
+    values, _notes = launch_values(k, model, defines)
+    params: dict[int, Any] = {}
+    for i, p in enumerate(k.params):
+        if p.is_pointer or not p.name:
+            continue
+        v = defines.get(p.name, values.get(p.name))
+        if isinstance(v, (int, float)):
+            params[i] = v
+    return blk, grid, params
+
+
+def compiled_access(path: str, model: SourceModel, cc: str, defines: Mapping[str, Any],
+                    block: tuple[int, int, int] | None = None, flags: tuple[str, ...] = (),
+                    sass_lds: Mapping[str, Mapping[int, Mapping[int, int]]] | None = None,
+                    ) -> tuple[dict[str, tuple[KernelEvaluation, ...]], list[str]]:
+    """Kernel name -> the evaluations of its instantiations, and notes (why a layer is missing)."""
+    from cudalens.compiled.ptx import compile_ptx
+
+    try:
+        build = compile_ptx(path, cc, {k: str(v) for k, v in defines.items()}, flags)
+    except Exception as exc:  # noqa: BLE001 - the source model is the fallback
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return {}, [f"compiled access model unavailable ({type(exc).__name__}: {msg}); source access model used"]
+    by_name = {k.name: k for k in model.kernels}
+    out: dict[str, list[KernelEvaluation]] = {}
+    notes: list[str] = []
+    for fn in build.module.entries:
+        k = by_name.get(base_name_from_mangled(fn.name))
+        if k is None:
+            continue
+        blk, grid, params = _launch(k, model, block, defines)
+        try:
+            out.setdefault(k.name, []).append(evaluate(build.module, fn, blk, grid, params,
+                                                       sass_lds=(sass_lds or {}).get(fn.name)))
+        except Exception as exc:  # noqa: BLE001 - one kernel's failure keeps the others
+            notes.append(f"compiled access model failed on {fn.name} ({type(exc).__name__}); source model used")
+    return {name: tuple(v) for name, v in out.items()}, notes
+
+
+def evaluation_dicts(evals: tuple[KernelEvaluation, ...]) -> list[dict[str, Any]]:
+    """JSON form: one entry per instantiation with its launch and per-line predictions."""
+    return [{"kernel": e.kernel, "block": list(e.block), "grid": list(e.grid), "blocks_evaluated": e.blocks_evaluated,
+             "complete": e.complete, "notes": list(e.notes), "loops": list(e.loops),
+             "predictions": [p.to_dict() for p in e.predictions]} for e in evals]
+
+
+def sass_shared_widths(compiled: Any) -> dict[str, dict[int, dict[int, int]]]:
+    """Per mangled kernel: line -> {bytes per lane: LDS instructions}, from the compiled SASS."""
+    out: dict[str, dict[int, dict[int, int]]] = {}
+    for ck in (compiled.kernels.values() if compiled is not None else ()):
+        per: dict[int, dict[int, int]] = {}
+        for ins in ck.instructions:
+            if ins.klass and ins.klass.startswith("lds.") and ins.line is not None:
+                w = int(ins.klass.split(".")[1]) // 8
+                per.setdefault(ins.line, {}).setdefault(w, 0)
+                per[ins.line][w] += 1
+        out[ck.mangled] = per
+    return out

@@ -1,0 +1,248 @@
+"""Nsight Compute's per-instruction source page, read per source line, and the compiled access
+model's predictions checked against the counters of their own instructions.
+
+``ncu --import REP --csv --page source --print-source cuda,sass --print-kernel-base mangled``
+prints, per kernel and source file: a ``"File Path"`` row, a ``"Function Name"`` row, a header
+(``"Line No","Source","Address","Source",<metrics>``), then for every source line its totals row
+followed by the SASS rows attributed to it (first two cells empty). The build needs ``-lineinfo``.
+``--print-source sass`` (no line rows; ``"Kernel Name"`` rows) is read too, without lines.
+
+Per line, from the SASS rows of each class (by opcode; generic LD/ST by the Address Space column):
+
+- global load/store sectors per request: sum of ``L2 Theoretical Sectors Global`` over the sum of
+  ``Instructions Executed`` (a warp's execution of one instruction is one request; the model counts
+  the same way, a predicated-off execution included);
+- shared load/store conflict ways: ``L1 Conflicts Shared N-Way`` averaged over the executions
+  (ncu: the average N-way conflict per shared instruction; the model's wavefronts over the ideal
+  wavefronts for the same data).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from cudalens.errors import InputError
+
+
+@dataclass(frozen=True)
+class SassRow:
+    kernel: str
+    file: str | None
+    line: int | None
+    address: str
+    sass: str
+    executed: float  # Instructions Executed (warp level)
+    sectors: float | None  # L2 Theoretical Sectors Global
+    ideal_sectors: float | None
+    nway: float | None  # L1 Conflicts Shared N-Way
+    space: str  # Address Space column ("Global", "Shared", "Local", "" when blank)
+    threads: float | None  # Avg. Predicated-On Threads Executed
+
+    @property
+    def opcode(self) -> str:
+        parts = self.sass.strip().split()
+        if not parts:
+            return ""
+        return parts[1] if parts[0].startswith("@") and len(parts) > 1 else parts[0]
+
+
+def _num(v: str | None) -> float | None:
+    if v is None:
+        return None
+    v = v.strip().replace(",", "")
+    if v in ("", "-", "n/a"):
+        return None
+    try:
+        return float(v)
+    except ValueError:
+        return None
+
+
+def parse_source_csv(text: str) -> tuple[SassRow, ...]:
+    """The SASS rows of an ``ncu --csv --page source`` export (cuda,sass or sass view)."""
+    out: list[SassRow] = []
+    seen: set[tuple[str, str]] = set()  # an instruction listed again under the same kernel counts once
+    kernel = file = None
+    line: int | None = None
+    header: list[str] | None = None
+    offset = 0  # index of "Address" in the header
+    for row in csv.reader(io.StringIO(text)):
+        if not row or (row[0].startswith("#") and len(row) == 1):
+            continue
+        head = row[0].strip()
+        if head in ("Kernel Name", "Function Name") and len(row) >= 2:
+            kernel, header, line = row[1], None, None
+            continue
+        if head == "File Path" and len(row) >= 2:
+            file, header, line = row[1], None, None
+            continue
+        if head in ("Line No", "Address", "# Address"):
+            header = row
+            offset = row.index("Address") if "Address" in row else 0
+            continue
+        if header is None or kernel is None or len(row) < len(header):
+            continue
+        if head.isdigit() and offset > 0:
+            line = int(head)
+            continue
+        addr = row[offset].strip()
+        if not addr.startswith("0x") or (kernel, addr) in seen:
+            continue
+        seen.add((kernel, addr))
+        rec = dict(zip(header[offset:], row[offset:]))
+        sass = row[offset + 1]
+        out.append(SassRow(kernel, file if offset > 0 else None, line if offset > 0 else None, addr, sass,
+                           _num(rec.get("Instructions Executed")) or 0.0, _num(rec.get("L2 Theoretical Sectors Global")),
+                           _num(rec.get("L2 Theoretical Sectors Global Ideal")), _num(rec.get("L1 Conflicts Shared N-Way")),
+                           (rec.get("Address Space") or "").strip(), _num(rec.get("Avg. Predicated-On Threads Executed"))))
+    if text.strip() and not out and "Address" not in text:
+        raise InputError("not an Nsight Compute source page (ncu --csv --page source --print-source cuda,sass)")
+    return tuple(out)
+
+
+def sass_class(row: SassRow) -> tuple[str, str] | None:
+    """(space, op) of a memory instruction, None for others."""
+    op = row.opcode.split(".")[0]
+    if op in ("LDG", "LDGSTS"):
+        return "global", "load"
+    if op == "STG":
+        return "global", "store"
+    if op in ("LDS", "LDSM"):
+        return "shared", "load"
+    if op == "STS":
+        return "shared", "store"
+    if op in ("LD", "ST") and row.space in ("Global", "Shared"):
+        return row.space.lower(), "load" if op == "LD" else "store"
+    return None
+
+
+@dataclass(frozen=True)
+class LineCounter:
+    kernel: str
+    file: str
+    line: int
+    space: str
+    op: str
+    executed: float
+    instructions: int
+    sectors_per_request: float | None  # global
+    ideal_sectors_per_request: float | None
+    nway: float | None  # shared: average N-way conflict per executed instruction
+    threads: float | None
+    predicated: bool = False  # some SASS instruction of the class on the line carries a predicate (@P)
+    sectors_per_ideal: float | None = None  # global: sectors over ideal sectors (ratio of sums)
+
+
+def line_counters(rows: Iterable[SassRow]) -> dict[tuple[str, str, int, str, str], LineCounter]:
+    """Per (kernel, file, line, space, op): the line's memory instructions' counters summed."""
+    acc: dict[tuple[str, str, int, str, str], dict[str, Any]] = {}
+    seen: set[tuple[str, str]] = set()
+    for r in rows:
+        cls = sass_class(r)
+        if cls is None or r.line is None or (r.kernel, r.address) in seen:
+            continue
+        seen.add((r.kernel, r.address))
+        key = (r.kernel, r.file or "", r.line, *cls)
+        a = acc.setdefault(key, {"ex": 0.0, "n": 0, "sec": 0.0, "ideal": 0.0, "nway": 0.0, "thr": 0.0, "pred": False})
+        a["n"] += 1
+        a["pred"] = a["pred"] or r.sass.strip().startswith("@")
+        a["ex"] += r.executed
+        a["sec"] += r.sectors or 0.0
+        a["ideal"] += r.ideal_sectors or 0.0
+        a["nway"] += (r.nway or 0.0) * r.executed
+        a["thr"] += (r.threads or 0.0) * r.executed
+    out = {}
+    for key, a in acc.items():
+        ex = a["ex"]
+        glob = key[3] == "global"
+        out[key] = LineCounter(*key, executed=ex, instructions=a["n"],
+                               sectors_per_request=round(a["sec"] / ex, 4) if ex and glob else None,
+                               ideal_sectors_per_request=round(a["ideal"] / ex, 4) if ex and glob else None,
+                               nway=round(a["nway"] / ex, 4) if ex and not glob else None,
+                               threads=round(a["thr"] / ex, 3) if ex else None, predicated=a["pred"],
+                               sectors_per_ideal=round(a["sec"] / a["ideal"], 4) if glob and a["ideal"] else None)
+    return out
+
+
+#: tolerance of the per-line check (the cross-check's ratio rule: 10 % of the prediction or 0.5)
+REL_TOL, ABS_TOL = 0.10, 0.5
+
+
+def agrees(predicted: float, measured: float) -> bool:
+    return abs(measured - predicted) <= max(REL_TOL * abs(predicted), ABS_TOL)
+
+
+@dataclass(frozen=True)
+class LineCheck:
+    kernel: str
+    file: str
+    line: int
+    quantity: str
+    predicted: float | None
+    measured: float | None
+    agree: bool | None
+    layer: str
+    reason: str = ""
+    executed: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def measured_value(c: LineCounter) -> tuple[str, float | None, str]:
+    """(quantity unit, value, why None). A predicated SASS instruction also counts the executions in
+    which all its lanes were off, so per-request figures are not measurable there: global lines then
+    compare sectors over ideal sectors (independent of that count); shared lines are not compared."""
+    if c.space == "global":
+        if c.predicated:
+            return "sectors/ideal", c.sectors_per_ideal, "" if c.sectors_per_ideal is not None else "no active lanes"
+        return "sectors/request", c.sectors_per_request, ""
+    if c.predicated:
+        return "conflict ways", None, ("the compiler predicated these instructions: ncu's N-way averages over "
+                                       "executions with no active lane")
+    return "conflict ways", c.nway, ""
+
+
+def check_lines(predictions: Iterable[Any], counters: Mapping[tuple[str, str, int, str, str], LineCounter],
+                kernel: str, files: Iterable[str] | None = None) -> list[LineCheck]:
+    """Every measured (line, space, op) of ``kernel`` next to the model's prediction for it.
+
+    ``predictions``: :class:`cudalens.access.ptx_eval.LinePrediction` records of the kernel. A
+    measured line without a prediction is reported with ``predicted=None`` and the reason. ``files``:
+    the source files of the kernel's translation unit (kernels of the same name in other units are
+    left out).
+    """
+    wanted = set(files) if files is not None else None
+    by_key: dict[tuple[str, int, str, str], Any] = {}
+    for p in predictions:
+        space, op = p.quantity.split()[:2]
+        by_key[(p.file, p.line, space, op)] = p
+    out = []
+    for (k, file, line, space, op), c in sorted(counters.items()):
+        if k != kernel or c.executed <= 0 or (wanted is not None and file not in wanted):
+            continue
+        unit, meas, why_not = measured_value(c)
+        q = f"{space} {op} {unit}"
+        p = next((v for (f, ln, s, o), v in by_key.items() if ln == line and s == space and o == op and f == file),
+                 None)
+        if meas is None:
+            out.append(LineCheck(k, file, line, q, None if p is None else p.value, None, None,
+                                 "" if p is None else p.layer, why_not, c.executed))
+            continue
+        if p is None:
+            out.append(LineCheck(k, file, line, q, None, meas, None, "", "no instruction of this class on this line in "
+                                 "the PTX (the compiler moved or created it in SASS)", c.executed))
+            continue
+        pred = p.value
+        if pred is not None and unit == "sectors/ideal":
+            pred = round(p.value / p.ideal, 4) if p.ideal else None
+        if pred is None:
+            out.append(LineCheck(k, file, line, q, None, meas, None, p.layer, p.reason or "not established",
+                                 c.executed))
+            continue
+        out.append(LineCheck(k, file, line, q, pred, meas, None if meas is None else agrees(pred, meas), p.layer,
+                             "" if meas is not None else "ncu gave no value", c.executed))
+    return out
