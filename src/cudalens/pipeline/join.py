@@ -38,6 +38,9 @@ class KernelRecord:
     resources: Mapping[str, Any] | None = None
     sass: Mapping[str, int] | None = None
     occupancy: Mapping[str, Any] | None = None  # at the launch: see occupancy_at_launch
+    # the warp access model on the compiled PTX, one entry per instantiation (pipeline.compiled_access);
+    # empty when the file did not compile: the source model's accesses are then the only layer
+    compiled_access: tuple[Any, ...] = ()
 
     @property
     def name(self) -> str:
@@ -60,6 +63,11 @@ class KernelRecord:
             entry["resources"] = dict(self.resources) if self.resources is not None else None
             entry["sass"] = dict(self.sass) if self.sass is not None else None
             entry["occupancy"] = self.occupancy
+        entry["access_layer"] = "compiled-ptx" if self.compiled_access else "source"
+        if self.compiled_access:
+            from cudalens.pipeline.compiled_access import evaluation_dicts
+
+            entry["compiled_access"] = evaluation_dicts(self.compiled_access)
         return entry
 
 

@@ -7,6 +7,7 @@ present; if it is missing or fails, the analysis continues source-only and says 
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -60,6 +61,14 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
         compiled, notes = compiled_outcome or _compile(str(path), cc, compiler_defines(model, defines), build)
         notes = list(notes)
     kernels = join(model, compiled.kernels if compiled is not None else None, cc)
+    if compiled is not None:  # the access model on the compiled PTX; the source model stays the fallback
+        from cudalens.pipeline.compiled_access import compiled_access, sass_shared_widths
+
+        flags = tuple(build.nvcc_flags(str(path))) if build is not None else ()
+        evals, access_notes = compiled_access(str(path), model, cc, compiler_defines(model, defines), block, flags,
+                                              sass_shared_widths(compiled))
+        notes.extend(access_notes)
+        kernels = tuple(dataclasses.replace(r, compiled_access=evals.get(r.name, ())) for r in kernels)
     launch = {}
     for site in model.launch_sites:
         launch.setdefault(site.kernel, {"block": site.block_dims, "grid": site.grid_dims, "smem": site.shared_mem,
