@@ -12,8 +12,10 @@ arguments gets the parameters as ``-DNAME=VALUE`` instead (kernels tuned through
 3. the kernel's entry is found among the cubin's functions by its base name and, when several
    share it, by its demangled template arguments; that mangled name is what the GPU worker loads.
 
-The #17 helper's compile-by-name (NVRTC name expressions) was not in the tree when this was
-written; this wrapper is the nvcc route, and the cubin it keeps is what the GPU worker loads.
+:func:`cudalens.measure.kernels.compile_named` (compile by C++ name, #17) landed after this was
+written and takes the same address-of wrapper route for nvcc; it returns the cubin and the lowered
+names but not ptxas's report, which the pruning needs, so this module still runs nvcc itself. To
+unify: let compile_named keep nvcc's stderr (``-Xptxas -v``) and call it from here.
 
 Results are cached on disk (cubin + facts JSON), keyed by everything they depend on (the wrapper,
 every quoted include it reaches, flags, compute capability, toolchain), so a resumed or repeated

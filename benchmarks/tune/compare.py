@@ -1,0 +1,85 @@
+"""Summarize the tuning runs of one machine: does each search find the exhaustive winner (within
+the noise), with how many measurements; how kernel_tuner compares. Writes OUTDIR/summary.json.
+
+    python3 benchmarks/tune/compare.py benchmarks/results/h100/tune
+
+The noise is measured, not assumed: the same configurations were measured by two exhaustive runs
+(cudalens_exhaustive.json, cudalens_exhaustive_rep2.json), and the run-to-run difference of a
+configuration's median (|a - b| / min(a, b)) over all of them gives the noise level (its median
+and 95th percentile). A search's winner is "the same within the noise" when it is the exhaustive
+winner, or when its median in the exhaustive run is within that 95th percentile of the winner's.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import sys
+
+import numpy as np
+
+
+def load(path: str) -> dict:
+    with open(path) as fh:
+        return json.load(fh)
+
+
+def medians(rep: dict) -> dict[str, float]:
+    return {k: v["median_s"] for k, v in rep.get("all_results", {}).items() if v["status"] == "measured"}
+
+
+def main() -> None:
+    d = sys.argv[1]
+    runs = {os.path.basename(p)[:-5]: load(p) for p in sorted(glob.glob(os.path.join(d, "cudalens_*.json")))
+            if "spill" not in p}
+    exh = [r for n, r in runs.items() if n.startswith("cudalens_exhaustive")]
+    base = medians(exh[0]) if exh else {}
+    best_key = min(base, key=base.get) if base else None
+    noise = None
+    if len(exh) >= 2:
+        other = medians(exh[1])
+        common = sorted(set(base) & set(other))
+        rel = np.array([abs(base[k] - other[k]) / min(base[k], other[k]) for k in common])
+        noise = {"configurations": len(common), "median_rel": float(np.median(rel)),
+                 "p95_rel": float(np.percentile(rel, 95)), "max_rel": float(rel.max()),
+                 "winners": [min(medians(r), key=medians(r).get) for r in exh]}
+    tol = noise["p95_rel"] if noise else 0.01
+    out = {"exhaustive_winner": best_key, "exhaustive_winner_median_s": base.get(best_key), "noise": noise,
+           "tolerance_rel": tol, "runs": {}}
+    for name, r in runs.items():
+        b = (r.get("best") or {}).get("config")
+        rel = (base[b] - base[best_key]) / base[best_key] if b in base and best_key else None
+        out["runs"][name] = {
+            "strategy": r["strategy"], "configurations": r["configurations"], "measured": r["measured"],
+            "measured_fraction": r["measured"] / r["configurations"], "pruned": r["pruned"],
+            "pruned_by_kind": r["pruned_by_kind"], "stop_reason": r["stop_reason"], "best": b,
+            "best_median_s": (r.get("best") or {}).get("median_s"), "best_in_exhaustive_rel": rel,
+            "same_as_exhaustive_within_noise": (b == best_key) or (rel is not None and rel <= tol),
+            "stability": r.get("stability"), "wall_seconds": r.get("wall_seconds_total"),
+            "compile_seconds": r.get("compile_seconds"), "device": r.get("device", {}).get("name"),
+        }
+    spill = os.path.join(d, "cudalens_spill_check.json")
+    if os.path.exists(spill):
+        s = load(spill)["spilled"]
+        fastest = min(s.items(), key=lambda kv: kv[1]["median_s"])
+        out["pruned_for_spills_measured"] = {"count": len(s), "fastest": fastest[0], "fastest_median_s": fastest[1]["median_s"],
+                                             "slower_than_winner_rel": (fastest[1]["median_s"] - base[best_key]) / base[best_key]
+                                             if best_key else None}
+    kts = {os.path.basename(p)[:-5]: load(p) for p in sorted(glob.glob(os.path.join(d, "kernel_tuner*.json")))}
+    for name, k in kts.items():
+        b = k.get("best")
+        rel = (base[b] - base[best_key]) / base[best_key] if b in base and best_key else None
+        out["runs"][name] = {"tool": "kernel_tuner", "strategy": k["strategy"], "measured": k["configurations_measured"],
+                             "valid": k["valid"], "best": b, "best_time_ms": k["best_time_ms"],
+                             "best_in_cudalens_exhaustive_rel": rel, "wall_seconds": k["wall_seconds"],
+                             "top5": [t["config"] for t in k["top5"]], "device": k.get("device")}
+    if len(kts) >= 2:
+        out["kernel_tuner_same_winner_across_runs"] = len({k.get("best") for k in kts.values()}) == 1
+    with open(os.path.join(d, "summary.json"), "w") as fh:
+        json.dump(out, fh, indent=1)
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()

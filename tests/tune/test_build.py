@@ -1,0 +1,64 @@
+"""Per-configuration compilation: the template is instantiated by name, ptxas's report read back,
+a configuration the compiler rejects becomes a reason, and the cache answers a second time."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from cudalens.errors import InputError
+from cudalens.tune.build import BuildJob, KernelSpec, build_all, build_one, wrapper_source
+
+GEMM = str(Path(__file__).resolve().parents[2] / "examples" / "tune" / "gemm.cu")
+
+
+def test_kernel_spec_and_wrapper():
+    k = KernelSpec.parse("gemm<BM, BN*2, float>")
+    assert k.name == "gemm" and k.template_args == ("BM", "BN*2", "float")
+    assert k.instance({"BM": 64, "BN": 32}) == "gemm<64, 64, float>"
+    job = BuildJob("/x/k.cu", k, "BM=64,BN=32", (("BM", 64), ("BN", 32)), "9.0")
+    text = wrapper_source(job)
+    assert '#include "/x/k.cu"' in text and "&gemm<64, 64, float>" in text
+    assert KernelSpec.parse("saxpy").instance({}) == "saxpy"
+    for bad in ("gemm<BM", "gemm<>", "a b"):
+        with pytest.raises(InputError):
+            KernelSpec.parse(bad)
+
+
+def _toolchain_or_skip():
+    from cudalens.compiled.toolchain import discover
+
+    tc = discover()
+    if "nvcc" not in tc.tools or "nvdisasm" not in tc.tools or tc.host_compiler is None:
+        pytest.skip("needs nvcc, nvdisasm and a host C++ compiler")
+    return tc
+
+
+@pytest.mark.slow
+def test_real_compile_of_two_configurations(tmp_path):
+    _toolchain_or_skip()
+    k = KernelSpec.parse("gemm<BM,BN,BK,TM,TN>")
+    good = BuildJob(GEMM, k, "good", (("BM", 64), ("BN", 64), ("BK", 8), ("TM", 4), ("TN", 4)), "9.0",
+                    cache_dir=str(tmp_path), define_params=False)
+    big = BuildJob(GEMM, k, "big", (("BM", 256), ("BN", 256), ("BK", 32), ("TM", 8), ("TN", 8)), "9.0",
+                   cache_dir=str(tmp_path), define_params=False)
+    facts = build_all([good, big], workers=2)
+    f = facts["good"]
+    assert f.ok and f.mangled.startswith("_Z4gemmILi64ELi64ELi8ELi4ELi4E")
+    assert 0 < f.resources["registers"] <= 255 and f.resources["static_shared_bytes"] == (64 + 64) * 8 * 4
+    assert f.sass_counts.get("fp32", 0) >= 8 * 4 * 4  # the unrolled BK x TM x TN FMAs at least
+    assert os.path.getsize(f.cubin_path) > 0
+    b = facts["big"]
+    assert not b.ok and b.error.startswith("does not compile") and "shared" in b.error
+    again = build_one(good)
+    assert again.cache_hit and again.mangled == f.mangled
+
+
+def test_missing_toolchain_is_a_reason_not_a_crash(tmp_path, monkeypatch):
+    from cudalens.compiled.toolchain import Toolchain
+
+    job = BuildJob(GEMM, KernelSpec.parse("gemm<BM,BN,BK,TM,TN>"), "k", (("BM", 64),), "9.0", cache_dir=str(tmp_path))
+    f = build_one(job, toolchain=Toolchain("wheel", {}))
+    assert not f.ok and "nvcc not found" in f.error
