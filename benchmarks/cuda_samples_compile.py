@@ -33,7 +33,7 @@ from pathlib import Path
 _CUDA_FLAGS = re.compile(r'set\(CMAKE_CUDA_FLAGS\s+"\$\{CMAKE_CUDA_FLAGS\}\s+([^"]+)"\)')
 _OPTIONS = re.compile(r"target_compile_options\(\s*\S+\s+(?:PRIVATE|PUBLIC|INTERFACE)\s+([^)]*)\)")
 _GENEX = re.compile(r"\$<\$<COMPILE_LANGUAGE:CUDA>:([^>]*)>")
-_INCLUDES = re.compile(r"(?:target_)?include_directories\(([^)]*)\)")
+_INCLUDES = re.compile(r"(target_)?include_directories\(([^)]*)\)")
 _IGNORED = {"-G", "-lineinfo", "-dc"}  # debug/line info and output kind are cudalens' own choice
 
 
@@ -51,11 +51,11 @@ def sample_flags(cmake: Path) -> list[str]:
     if re.search(r"CUDA_SEPARABLE_COMPILATION\s+ON", text):
         flags.append("-rdc=true")
     for m in _INCLUDES.finditer(text):
-        for word in m.group(1).split():
+        words = m.group(2).split()[1 if m.group(1) else 0:]  # target_include_directories(TARGET ...)
+        for word in words:
             if word in ("PRIVATE", "PUBLIC", "INTERFACE", "SYSTEM", "BEFORE", "AFTER") or "$" in word:
                 continue
-            if not word.startswith("/") and not re.fullmatch(r"[A-Za-z_]\w*", word):  # a target name
-                flags.append("-I" + str((cmake.parent / word).resolve()))
+            flags.append("-I" + str((cmake.parent / word).resolve()))
     return list(dict.fromkeys(flags))
 
 
@@ -106,6 +106,10 @@ def main() -> int:
     not_analyzed = [f for f in data.get("failed", []) if f["path"].endswith(".cu")]
     from cudalens.compiled.doctor import header_families
 
+    math = re.compile(r'#\s*include\s*[<"](cublas|cublasLt|cufft|curand)', re.MULTILINE)
+    uses_math = [f for f in units if f["compiled"] and any(
+        math.search(p.read_text(errors="replace")) for p in [Path(f["path"]), *Path(f["path"]).parent.glob("*.h*")])]
+
     total = len(units) + len(not_analyzed)
     result = {
         "command": " ".join(["python", "benchmarks/cuda_samples_compile.py", "<cuda-samples>", "-j", str(args.jobs)]),
@@ -121,6 +125,7 @@ def main() -> int:
         "compiled": len(units) - len(failed),
         "compiled_fraction": round((len(units) - len(failed)) / total, 4) if total else None,
         "not_compiled": len(failed) + len(not_analyzed),
+        "compiled_needing_cuda_libs": len(uses_math),  # include cuBLAS/cuFFT/cuRAND headers (the extra)
         "headers_cuh_analyzed": sum(1 for f in data["files"] if not f["path"].endswith(".cu")),
         "header_families": {k: v["from"] for k, v in header_families().items()},
         "failures": sorted([{"file": os.path.relpath(f["path"], root),
