@@ -66,6 +66,7 @@ def _parse_run(ctx: click.Context, spec: str) -> Any:
 
 
 def register(group: click.Group) -> None:
+    from cudalens.cli._build import build_options as build_context_options
     from cudalens.cli._triage import fail_on_option, triage_options
 
     @group.command("analyze")
@@ -87,9 +88,11 @@ def register(group: click.Group) -> None:
                   help="Output format (concise: path:line:col: RULE [priority] message; github: workflow annotations).")
     @click.option("-o", "--output", "output", default=None, type=click.Path(dir_okay=False),
                   help="Write the report to this file (default: standard output).")
+    @build_context_options
     @click.pass_context
     def analyze_cmd(ctx, files, block, defines, cc, fail_on, select, ignore, baseline, write_baseline, min_impact,
-                    no_compile, run, counters, fmt, output):
+                    no_compile, run, counters, fmt, output, include_dirs, nvcc_flags, compile_commands,
+                    no_config):
         """Analyze CUDA files: warp access model, divergence, pattern rules, compiled facts.
 
         The access model evaluates blocks blockIdx=(0,0,0) and (1,0,0), assumes 256-byte aligned
@@ -122,11 +125,19 @@ def register(group: click.Group) -> None:
         from cudalens.triage import triage_analysis
 
         options = build_options(list(files), tuple(select), tuple(ignore), baseline, min_impact)
-        raw = analyze(list(files), block=blk, defines=defs, cc=cc, compile=not no_compile)
+        from cudalens.cli._build import make_build
+
+        build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config)
+        raw = analyze(list(files), block=blk, defines=defs, cc=cc, compile=not no_compile, build=build)
         if write_baseline:
             chosen, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
             save_baseline(write_baseline, chosen.findings, {fa.model.path: fa.model.text for fa in raw.files})
         result, triaged = triage_analysis(raw, options)
+        if run_spec is not None:  # the measured launch is built as the analysis was
+            from cudalens.pipeline.evidence import _file_of
+
+            origin = _file_of(result, run_spec.kernel).model.path
+            run_spec = dataclasses.replace(run_spec, options=build.nvcc_flags(origin))
         evidence = gather_evidence(result, run=run_spec, counters=counters) if (run_spec or counters) else None
         if evidence is not None:
             for note in evidence.notes:
