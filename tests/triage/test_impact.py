@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from cudalens.findings import Finding, Priority
 from cudalens.source.model import Loop
-from cudalens.triage.impact import UNKNOWN_TRIPS, derived_priority, trip_count
+from cudalens.source.trips import UNKNOWN_TRIPS, trip_count
+from cudalens.triage.impact import derived_priority
 
 
 def _loop(start, cond, step, line=1, end=5):

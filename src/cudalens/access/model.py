@@ -133,7 +133,7 @@ def analyze_model(model: SourceModel, block: tuple[int, int, int] | None = None,
     ``budget`` (default: a fresh :class:`~cudalens.source.limits.Budget`) bounds the time and
     memory; a kernel reached after it is spent keeps its unevaluated accesses and says so.
     """
-    from cudalens.source.walk import FileScope
+    from cudalens.source.scope import FileScope
 
     budget = budget or Budget()
     defines = dict(defines or {})

@@ -44,9 +44,9 @@ def analyze_files(paths: list[str], *, block: tuple[int, int, int] | None, defin
                   compile: bool, build: Any, jobs: int = 1, keep_going: bool = False,
                   progress: Progress | None = None) -> tuple[list[Any], list[tuple[str, str]]]:
     """(FileAnalysis per analysable file, [(path, reason)] of the others)."""
-    from cudalens.pipeline.stages import _compile, analyze_file
-    from cudalens.pipeline.defines import compiler_defines
     from cudalens.hardware.table import limits
+    from cudalens.pipeline.defines import compiler_defines
+    from cudalens.pipeline.stages import _compile, analyze_file
     from cudalens.source.parse import parse_file
 
     cc = limits(cc).cc

@@ -200,7 +200,7 @@ def occupancy_at_launch(ck: CompiledKernel, k: Kernel, model: SourceModel, cc: s
     model used (``--block``, default 256), with the register what-if around the current count."""
     cfg = launch_config(k.name, model)
     threads = cfg.threads_per_block if cfg and cfg.threads_per_block else None
-    origin = cfg.origin if threads else "block used by the access model"
+    origin = cfg.origin if cfg is not None and threads else "block used by the access model"
     if threads is None and k.block_dims:
         threads = k.block_dims[0] * k.block_dims[1] * k.block_dims[2]
     if not threads:

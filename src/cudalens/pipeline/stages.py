@@ -69,7 +69,7 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
                                               sass_shared_widths(compiled))
         notes.extend(access_notes)
         kernels = tuple(dataclasses.replace(r, compiled_access=evals.get(r.name, ())) for r in kernels)
-    launch = {}
+    launch: dict[str, dict[str, object]] = {}
     for site in model.launch_sites:
         launch.setdefault(site.kernel, {"block": site.block_dims, "grid": site.grid_dims, "smem": site.shared_mem,
                                         "line": site.line})

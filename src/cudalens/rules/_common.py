@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from cudalens.rules import _syntax as syn
+from cudalens.source import syntax as syn
 from cudalens.source.model import Kernel, SourceModel
 
 #: Block-wide barriers.

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from cudalens.rules import _syntax as syn
+from cudalens.source import syntax as syn
 
 COPY_FUNCS = {
     # name: (dst index, src index, size index, kind index, stream index)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from cudalens.rules import _syntax as syn
 from cudalens.rules._common import device_functions
+from cudalens.source import syntax as syn
 
 ARITH = {"+", "-", "*", "/"}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from cudalens.source.expr import node_text as text_of
+from cudalens.source.syntax import line_of
 
 # Top-level node types that only C-family sources produce.
 _C_DECLS = frozenset({
@@ -78,7 +79,3 @@ def error_lines(root: Any) -> list[int]:
         elif n.has_error:
             stack.extend(n.children)
     return sorted(lines) or [line_of(root)]
-
-
-def line_of(node: Any) -> int:
-    return node.start_point[0] + 1

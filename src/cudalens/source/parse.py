@@ -5,7 +5,7 @@ What it establishes, per file:
 - ``#define`` constants (object-like macros, value text as written);
 - kernels (``__global__``, templates included) with parameters, ``__launch_bounds__``, arrays
   (``__shared__``, ``__constant__``, per-thread local), loops, calls, and the *unevaluated* array
-  accesses and branches (index and condition expressions, see :mod:`cudalens.source.walk`);
+  accesses and branches (index and condition expressions, see :mod:`cudalens.source.kernel_walk`);
 - ``__device__`` functions, calls in host code, and kernel launch sites ``k<<<g, b, s, st>>>(...)``
   with the block/grid sizes where they are literal or follow from ``#define``s, constant integers
   or ``dim3`` locals, and the argument values that follow the same way (``LaunchSite.arg_values``);
@@ -17,16 +17,20 @@ C/C++/CUDA at all raises :class:`~cudalens.errors.InputError` (criterion in :fun
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import Any, Iterator
 
 from cudalens.errors import InputError
 from cudalens.source import expr as E
+from cudalens.source import syntax as syn
+from cudalens.source.declarations import params, qualifiers, template_params
 from cudalens.source.detect import error_lines as _error_lines
 from cudalens.source.detect import error_ratio, looks_like_c  # noqa: F401 - re-exported
+from cudalens.source.kernel_walk import walk_kernel
 from cudalens.source.limits import MAX_NESTING, Budget, deep_points
-from cudalens.source.model import Call, Kernel, LaunchSite, Param, SourceModel
+from cudalens.source.model import Call, Kernel, LaunchSite, SourceModel
+from cudalens.source.scope import FileScope
+from cudalens.source.syntax import end_line_of, iter_nodes, line_of, parse_tree
 from cudalens.source.types import element_bytes, strip_type
 
 # Node types that may contain function definitions at file level.
@@ -38,39 +42,7 @@ _CONTAINERS = frozenset({
 _LOOPS = frozenset({"for_statement", "while_statement", "do_statement", "for_range_loop"})
 
 
-@functools.lru_cache(maxsize=1)
-def _parser() -> Any:
-    import tree_sitter_cuda
-    from tree_sitter import Language, Parser
-
-    return Parser(Language(tree_sitter_cuda.language()))
-
-
-def parse_tree(data: bytes) -> Any:
-    """Parse bytes with tree-sitter-cuda (exposed for the pattern rules and tests)."""
-    return _parser().parse(data)
-
-
-def line_of(node: Any) -> int:
-    return node.start_point[0] + 1
-
-
-def end_line_of(node: Any) -> int:
-    return node.end_point[0] + 1
-
-
 text_of = E.node_text
-
-
-def iter_nodes(node: Any, skip: frozenset[str] = frozenset()) -> Iterator[Any]:
-    """Depth-first pre-order walk over named nodes (iterative: deep files do not hit recursion limits)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        if n.type in skip and n is not node:
-            continue
-        stack.extend(reversed(n.named_children))
 
 
 # --------------------------------------------------------------------------------------------
@@ -110,8 +82,6 @@ def _parse(data: bytes, path: str, predefined: tuple[tuple[str, str], ...] = (),
 
 def _build(text: str, path: str, tree: Any, predefined: tuple[tuple[str, str], ...] = (),
            budget: Budget | None = None) -> SourceModel:
-    from cudalens.source.walk import FileScope
-
     root = tree.root_node
     problems: list[str] = []
     kernels_deep: list[Kernel] = []
@@ -131,8 +101,8 @@ def _build(text: str, path: str, tree: Any, predefined: tuple[tuple[str, str], .
         for f in functions:
             if id(f[0]) not in too_deep:
                 kept.append(f)
-            elif "__global__" in f[1] and (name := _function_name(f[0])) is not None:
-                kernels_deep.append(Kernel(name, path, line_of(f[0]), end_line_of(f[0]), _params(f[0]), f[2], None,
+            elif "__global__" in f[1] and (name := (syn.function_name(f[0]) or None)) is not None:
+                kernels_deep.append(Kernel(name, path, line_of(f[0]), end_line_of(f[0]), params(f[0]), f[2], None,
                                            node=f[0], template_params=f[3],
                                            problems=((f"kernel {name}: unmodelled: nesting too deep (more than "
                                                       f"{MAX_NESTING} levels at line {too_deep[id(f[0])]})"),)))
@@ -145,7 +115,7 @@ def _build(text: str, path: str, tree: Any, predefined: tuple[tuple[str, str], .
     host_calls: list[Call] = []
     launches: list[LaunchSite] = []
     for fn, quals, is_template, tparams in functions:
-        name = _function_name(fn)
+        name = (syn.function_name(fn) or None)
         if name is None:
             problems.append(f"line {line_of(fn)}: a function whose name could not be read")
             continue
@@ -164,7 +134,7 @@ def _build(text: str, path: str, tree: Any, predefined: tuple[tuple[str, str], .
         body = fn.child_by_field_name("body")
         if body is None:
             continue
-        host_calls.extend(c for c in _calls(body) if not _is_launch(c.node))
+        host_calls.extend(c for c in _calls(body) if not syn.is_launch(c.node))
         launches.extend(_launch_sites(body, scope))
     # launches and calls at file level outside functions (rare: global initializers) are ignored
     for k in kernels:
@@ -206,9 +176,9 @@ def _functions(root: Any) -> Iterator[tuple[Any, frozenset[str], bool, tuple[str
         node, in_template, tparams = stack.pop()
         for child in reversed(node.named_children):
             if child.type == "function_definition":
-                yield child, _qualifiers(child), in_template, tparams
+                yield child, qualifiers(child), in_template, tparams
             elif child.type == "template_declaration":
-                names = _template_params(child)
+                names = template_params(child)
                 stack.append((child, True, names))
             elif child.type in _CONTAINERS:
                 body = child.child_by_field_name("body")
@@ -216,82 +186,6 @@ def _functions(root: Any) -> Iterator[tuple[Any, frozenset[str], bool, tuple[str
                                                                                   "template_declaration"):
                     body = child  # extern "C" <one definition>: walk the specification, which holds it
                 stack.append((body if body is not None and child.type != "ERROR" else child, in_template, tparams))
-
-
-def _template_params(node: Any) -> tuple[str, ...]:
-    plist = node.child_by_field_name("parameters")
-    names = []
-    if plist is not None:
-        for p in plist.named_children:
-            ident = [c for c in iter_nodes(p) if c.type in ("type_identifier", "identifier")]
-            if ident:
-                names.append(text_of(ident[-1]) if p.type != "type_parameter_declaration" else text_of(ident[0]))
-    return tuple(names)
-
-
-def _qualifiers(fn: Any) -> frozenset[str]:
-    """``__global__``/``__device__``/``__host__`` as written before the function's declarator."""
-    decl = fn.child_by_field_name("declarator")
-    end = decl.start_byte if decl is not None else fn.end_byte
-    prefix = fn.text[: end - fn.start_byte].decode("utf-8", "replace")
-    return frozenset(q for q in ("__global__", "__device__", "__host__") if q in prefix)
-
-
-def _function_declarator(fn: Any) -> Any | None:
-    decl = fn.child_by_field_name("declarator")
-    while decl is not None and decl.type != "function_declarator":
-        decl = decl.child_by_field_name("declarator")
-    return decl
-
-
-def _function_name(fn: Any) -> str | None:
-    fd = _function_declarator(fn)
-    if fd is None:
-        return None
-    d = fd.child_by_field_name("declarator")
-    if d is None:
-        return None
-    if d.type == "template_function":
-        d = d.child_by_field_name("name") or d
-    name = text_of(d)
-    return name.split("::")[-1].strip() or None
-
-
-def _params(fn: Any) -> tuple[Param, ...]:
-    fd = _function_declarator(fn)
-    plist = fd.child_by_field_name("parameters") if fd is not None else None
-    out = []
-    for p in plist.named_children if plist is not None else ():
-        if p.type not in ("parameter_declaration", "optional_parameter_declaration"):
-            continue
-        d = p.child_by_field_name("declarator")
-        name_node = None
-        cur = d
-        while cur is not None:
-            if cur.type == "identifier":
-                name_node = cur
-                break
-            nxt = cur.child_by_field_name("declarator")
-            if nxt is None:
-                ids = [c for c in cur.named_children if c.type == "identifier"]
-                nxt = ids[0] if ids else None
-            cur = nxt
-        ptext = text_of(p)
-        name = text_of(name_node) if name_node is not None else ""
-        if name_node is not None:
-            a, b = name_node.start_byte - p.start_byte, name_node.end_byte - p.start_byte
-            raw = p.text
-            type_text = (raw[:a] + raw[b:]).decode("utf-8", "replace")
-        else:
-            type_text = ptext
-        type_text = " ".join(type_text.split()).replace(" *", "*").replace("* ", "*")
-        is_pointer = d is not None and any(n.type in ("pointer_declarator", "array_declarator") for n in iter_nodes(d))
-        top_quals = [text_of(c) for c in p.children if c.type == "type_qualifier"]
-        tnode = p.child_by_field_name("type")
-        is_const = "const" in top_quals or (tnode is not None and "const" in text_of(tnode).split())
-        is_restrict = "__restrict__" in ptext or " restrict" in ptext
-        out.append(Param(name, type_text.strip(), is_pointer, is_restrict, is_const))
-    return tuple(out)
 
 
 def _launch_bounds(fn: Any, scope: Any) -> tuple[int, ...] | None:
@@ -313,21 +207,19 @@ def _launch_bounds(fn: Any, scope: Any) -> tuple[int, ...] | None:
 
 
 def _kernel(fn: Any, name: str, path: str, is_template: bool, tparams: tuple[str, ...], scope: Any) -> Kernel:
-    from cudalens.source.walk import walk_kernel
-
-    params = _params(fn)
+    kparams = params(fn)
     body = fn.child_by_field_name("body")
     problems: list[str] = []
     arrays, accesses, branches = (), (), ()
     if body is not None:
-        arrays, accesses, branches, wproblems = walk_kernel(fn, body, params, tparams, scope)
+        arrays, accesses, branches, wproblems = walk_kernel(fn, body, kparams, tparams, scope)
         problems.extend(wproblems)
     return Kernel(
         name=name,
         file=path,
         line=line_of(fn),
         end_line=end_line_of(fn),
-        params=params,
+        params=kparams,
         is_template=is_template,
         launch_bounds=_launch_bounds(fn, scope),
         arrays=tuple(arrays),
@@ -407,32 +299,19 @@ def _step_text(upd: Any, var: str | None) -> str | None:
     return text_of(upd) or None
 
 
-def _call_name(call: Any) -> str:
-    f = call.child_by_field_name("function")
-    if f is None:
-        return ""
-    if f.type == "template_function":
-        f = f.child_by_field_name("name") or f
-    return text_of(f)
-
-
-def _is_launch(call: Any) -> bool:
-    return any(c.type == "kernel_call_syntax" for c in call.children)
-
-
 def _calls(body: Any) -> Iterator[Call]:
     for n in iter_nodes(body):
         if n.type != "call_expression":
             continue
         args = n.child_by_field_name("arguments")
         arg_texts = tuple(text_of(a) for a in args.named_children if a.type != "comment") if args is not None else ()
-        yield Call(line_of(n), _call_name(n), arg_texts, loop_lines(n), node=n)
+        yield Call(line_of(n), syn.call_name(n), arg_texts, loop_lines(n), node=n)
 
 
 def _launch_sites(body: Any, scope: Any) -> Iterator[LaunchSite]:
     host = None
     for n in iter_nodes(body):
-        if n.type != "call_expression" or not _is_launch(n):
+        if n.type != "call_expression" or not syn.is_launch(n):
             continue
         if host is None:
             host = scope.host_env(body)
@@ -445,7 +324,7 @@ def _launch_sites(body: Any, scope: Any) -> Iterator[LaunchSite]:
         block = host.dims(parts[1], line_of(n)) if len(parts) > 1 else None
         yield LaunchSite(
             line=line_of(n),
-            kernel=_call_name(n),
+            kernel=syn.call_name(n),
             grid=texts[0] if texts else "",
             block=texts[1] if len(texts) > 1 else "",
             shared_mem=texts[2] if len(texts) > 2 else None,

@@ -21,84 +21,14 @@ priorities are never changed.
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Any, Iterable, Mapping
 
 from cudalens.findings import Evidence, Finding, Layer, Priority, is_advisory
 from cudalens.rules.catalog import CATALOG
+from cudalens.source.trips import trip_count
 
-#: Trips assumed for a loop whose count the source does not state.
-UNKNOWN_TRIPS = 16.0
 MEDIUM_COST = 0.5
 LOW_COST = 0.25
-
-_INT = re.compile(r"^\(?\s*(-?\d+)[uUlL]*\s*\)?$")
-_COND = re.compile(r"^\s*(\w+)\s*(<=|<|>=|>|!=)\s*(.+?)\s*$")
-_STEP_ADD = re.compile(r"^\s*(?:\+\+\s*(\w+)|(\w+)\s*\+\+|(\w+)\s*\+=\s*(.+)|(\w+)\s*=\s*\2?\s*(\w+)\s*\+\s*(.+))\s*$")
-_STEP_SUB = re.compile(r"^\s*(?:--\s*(\w+)|(\w+)\s*--|(\w+)\s*-=\s*(.+))\s*$")
-_STEP_MUL = re.compile(r"^\s*(\w+)\s*(?:\*=\s*2|<<=\s*1)\s*$")
-_STEP_DIV = re.compile(r"^\s*(\w+)\s*(?:/=\s*2|>>=\s*1)\s*$")
-
-
-def _value(text: str | None, defines: Mapping[str, str]) -> int | None:
-    if text is None:
-        return None
-    t = text.strip()
-    for _ in range(4):  # follow #define chains a few steps
-        m = _INT.match(t)
-        if m:
-            return int(m.group(1))
-        if t in defines:
-            t = str(defines[t]).strip()
-            continue
-        return None
-    return None
-
-
-def trip_count(loop: Any, defines: Mapping[str, str] | None = None) -> tuple[float, str]:
-    """(trips, how it was established): "literal", "grid-stride", or "assumed"."""
-    defines = defines or {}
-    step = (loop.step or "").replace(" ", "")
-    if "gridDim" in step:
-        return 1.0, "grid-stride"
-    cond = _COND.match(loop.condition or "")
-    start = _value(_start_value(loop.start), defines)
-    if cond and start is not None:
-        bound = _value(cond.group(3), defines)
-        op = cond.group(2)
-        if bound is not None:
-            amount = _value(loop.step, defines)  # the model gives an additive step as its amount
-            if (amount or _STEP_ADD.match(loop.step or "")) and op in ("<", "<=", "!="):
-                inc = amount or _increment(loop.step or "", defines)
-                if inc:
-                    span = bound - start + (1 if op == "<=" else 0)
-                    return float(max(0, -(-span // inc))), "literal"
-            if amount is not None and amount < 0 and op in (">", ">="):
-                return float(max(0, -(-(start - bound + (1 if op == ">=" else 0)) // -amount))), "literal"
-            if _STEP_SUB.match(loop.step or "") and op in (">", ">="):
-                span = start - bound + (1 if op == ">=" else 0)
-                return float(max(0, span)), "literal"
-            if _STEP_DIV.match(loop.step or "") and op in (">", ">=", "!=") and start > 0:
-                return float(max(1, start.bit_length() - max(bound, 0).bit_length() + (1 if op == ">=" else 0))), "literal"
-            if _STEP_MUL.match(loop.step or "") and op in ("<", "<=") and start > 0:
-                return float(max(1, (bound // start).bit_length())), "literal"
-    return UNKNOWN_TRIPS, "assumed"
-
-
-def _start_value(start: str | None) -> str | None:
-    if start is None:
-        return None
-    return start.split("=")[-1].strip() if "=" in start else start.strip()
-
-
-def _increment(step: str, defines: Mapping[str, str]) -> int | None:
-    m = _STEP_ADD.match(step)
-    if not m:
-        return None
-    if m.group(1) or m.group(2):
-        return 1
-    amount = m.group(4) or m.group(7)
-    return _value(amount, defines)
 
 
 def runs_per_thread(kernel: Any, line: int | None, defines: Mapping[str, str] | None = None) -> tuple[float, list[str]]:

@@ -6,10 +6,10 @@ from typing import Any, Iterator
 
 from cudalens.findings import Finding
 from cudalens.rules import _host as host
-from cudalens.rules import _syntax as syn
 from cudalens.rules._common import host_functions
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
+from cudalens.source import syntax as syn
 
 # Calls whose return value is not an error to check (or which read the error state itself).
 _NOT_CHECKED = {

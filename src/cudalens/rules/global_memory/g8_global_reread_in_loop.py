@@ -8,11 +8,12 @@ from cudalens.findings import Evidence, Finding, Layer
 from cudalens.rules._access import accesses
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
+from cudalens.source.model import Kernel
 
 _CLOBBERS = ("__syncthreads", "__threadfence", "atomic", "__syncwarp")
 
 
-def _clobber_line(k, loop_line: int | None) -> int | None:
+def _clobber_line(k: Kernel, loop_line: int | None) -> int | None:
     """The first line inside the loop at ``loop_line`` that writes global memory (a store, an
     atomic) or orders memory (a barrier), or None when the loop does neither."""
     if loop_line is None:

@@ -6,10 +6,10 @@ import math
 from typing import Any, Iterator
 
 from cudalens.findings import Finding
-from cudalens.rules import _syntax as syn
 from cudalens.rules._common import device_functions
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
+from cudalens.source import syntax as syn
 
 _TRIG = {
     "sin": "sinpi",

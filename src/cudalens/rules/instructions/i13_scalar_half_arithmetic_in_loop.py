@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from cudalens.findings import Finding
-from cudalens.rules import _syntax as syn
 from cudalens.rules._common import device_functions
 from cudalens.rules._instructions import ARITH
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
+from cudalens.source import syntax as syn
 
 _HALF_TYPES = {"__half", "half", "__nv_bfloat16", "nv_bfloat16"}
 

@@ -6,10 +6,10 @@ import re
 from typing import Any, Iterator
 
 from cudalens.findings import Finding
-from cudalens.rules import _syntax as syn
 from cudalens.rules._common import block_barriers, kernel_nodes
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
+from cudalens.source import syntax as syn
 
 _TREE_UPDATE = re.compile(r"(>>=|<<=|\*=|/=)|=\s*\w+\s*(>>|<<|\*|/)\s*\d")
 

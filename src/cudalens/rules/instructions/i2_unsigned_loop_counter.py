@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from cudalens.findings import Finding
-from cudalens.rules import _syntax as syn
 from cudalens.rules._common import device_functions
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
+from cudalens.source import syntax as syn
 
 _UNSIGNED_TYPES = {"size_t", "uint32_t", "uint64_t", "unsigned", "uint", "uint16_t", "uint8_t"}
 
@@ -31,7 +31,7 @@ def _fully_unrolled(ctx: RuleContext, kernel: str, loop: Any) -> bool:
     text = syn.text(prev).strip() if prev is not None else ""
     if not text.startswith("#pragma unroll"):
         return False
-    from cudalens.triage.impact import trip_count
+    from cudalens.source.trips import trip_count
 
     k = next((k for k in ctx.source.kernels if k.name == kernel), None)
     lp = next((lp for lp in (k.loops if k else ()) if lp.line == line), None)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from cudalens.findings import Finding
-from cudalens.rules import _syntax as syn
 from cudalens.rules._instructions import is_float_fn, pow_calls
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
+from cudalens.source import syntax as syn
 
 # exponent -> (double form, float form); `x` stands for the base.
 _FRACTIONS: dict[tuple[int, int], str] = {

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from cudalens.findings import Finding, Layer
-from cudalens.rules import _syntax as syn
 from cudalens.rules._common import device_functions
 from cudalens.rules._compiled import busiest_line, compiled_kernels, line_or_kernel
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import Confirmation, rule
+from cudalens.source import syntax as syn
 
 #: I6: this many MUFU instructions (besides those of integer division) count as transcendental-heavy.
 MUFU_HEAVY = 8

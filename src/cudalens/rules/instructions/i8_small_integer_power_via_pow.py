@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Iterator
 
 from cudalens.findings import Finding
-from cudalens.rules import _syntax as syn
 from cudalens.rules._instructions import pow_calls
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
+from cudalens.source import syntax as syn
 
 
 @rule("I8", name="small-integer-power-via-pow", layers="S", supersedes=("I6",))

@@ -6,10 +6,10 @@ from typing import Iterator
 
 from cudalens.findings import Finding
 from cudalens.rules import _host as host
-from cudalens.rules import _syntax as syn
 from cudalens.rules._common import host_functions
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
+from cudalens.source import syntax as syn
 
 _LARGE_COPY = 1 << 20  # bytes; a copy at least this large is not "small"
 

@@ -1,8 +1,10 @@
-"""Small tree-sitter helpers shared by the source-pattern rules.
+"""The tree-sitter helpers: one module for the front end (parse, scope, kernel walk) and the rules.
 
-The SourceModel carries kernels, launch sites and loops; some rules also need syntax the model does
-not keep (literals, binary expressions, which statement a call sits in). These helpers walk the
-tree-sitter nodes the model keeps (``Kernel.node``, ``SourceModel.tree``). They never parse text
+The parser itself (:func:`parse_tree`), and the node helpers both sides use: source text and
+lines, walks over the tree, calls and launches, function names, constant folding of literals.
+The SourceModel carries kernels, launch sites and loops; rules that need syntax the model does not
+keep (literals, binary expressions, which statement a call sits in) walk the tree-sitter nodes the
+model keeps (``Kernel.node``, ``SourceModel.tree``) with these same helpers; they never parse text
 themselves: the tree comes from the front end.
 
 Conventions: lines are 1-based; ``text(node)`` is the node's source text; every helper tolerates
@@ -18,6 +20,19 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 Node = Any  # tree_sitter.Node
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> Any:
+    import tree_sitter_cuda
+    from tree_sitter import Language, Parser
+
+    return Parser(Language(tree_sitter_cuda.language()))
+
+
+def parse_tree(data: bytes) -> Any:
+    """Parse bytes with tree-sitter-cuda (the front end's one parser)."""
+    return _parser().parse(data)
 
 LOOP_TYPES = frozenset({"for_statement", "while_statement", "do_statement", "for_range_loop"})
 FUNCTION_TYPES = frozenset({"function_definition"})
@@ -39,6 +54,26 @@ def norm(node_or_text: Node | str | None) -> str:
 def line(node: Node) -> int:
     """1-based line where the node starts."""
     return node.start_point[0] + 1
+
+
+line_of = line
+
+
+def end_line_of(node: Node) -> int:
+    """1-based line where the node ends."""
+    return node.end_point[0] + 1
+
+
+def iter_nodes(node: Node, skip: frozenset[str] = frozenset()) -> Iterator[Node]:
+    """Depth-first pre-order walk over named nodes, not descending into nodes of the ``skip`` types
+    (iterative: deep files do not hit recursion limits)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if n.type in skip and n is not node:
+            continue
+        stack.extend(reversed(n.named_children))
 
 
 @dataclass(frozen=True)
@@ -158,14 +193,23 @@ class Function:
         return self.space in {"global", "device", "host_device"}
 
 
-def function_name(fn: Node) -> str:
+def function_declarator(fn: Node) -> Node | None:
+    """The ``function_declarator`` of a function definition (through pointer/reference declarators)."""
     decl = fn.child_by_field_name("declarator")
-    while decl is not None and decl.type not in {"function_declarator"}:
+    while decl is not None and decl.type != "function_declarator":
         decl = decl.child_by_field_name("declarator")
-    if decl is None:
+    return decl
+
+
+def function_name(fn: Node) -> str:
+    """The function's name without scope or template arguments: ``Foo::bar`` -> ``bar`` ('' if none)."""
+    fd = function_declarator(fn)
+    d = fd.child_by_field_name("declarator") if fd is not None else None
+    if d is None:
         return ""
-    name = decl.child_by_field_name("declarator")
-    return text(name)
+    if d.type == "template_function":
+        d = d.child_by_field_name("name") or d
+    return text(d).split("::")[-1].strip()
 
 
 def _space(fn: Node) -> str:

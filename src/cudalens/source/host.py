@@ -1,0 +1,185 @@
+"""Host code for the kernel walk: the values a host function gives a launch's grid and block
+(literals, ``dim3`` variables, constants of the file), :class:`HostEnv`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cudalens.source import expr as E
+from cudalens.source.scope import FileScope, _declarator_name, _iter, _line, _parse_value_text, _text
+
+_MAX_DIM = 2**31 - 1
+
+
+def _launch_dim(v: Any) -> int | None:
+    """A launch dimension as an int when ``v`` is one a launch can have (1 .. 2**31-1), else None:
+    zero, negative, fractional, infinite or oversized values are not derivable launch sizes."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    if isinstance(v, float) and not (v.is_integer() and 1 <= v <= _MAX_DIM):
+        return None
+    return int(v) if 1 <= v <= _MAX_DIM else None
+
+
+class HostEnv:
+    """Constant integers and ``dim3`` locals of one host function, to size launch configurations."""
+
+    def __init__(self, scope: FileScope, body: Any) -> None:
+        self.scope = scope
+        self.ints: list[tuple[int, str, Any]] = []  # (line, name, value)
+        self.dim3s: list[tuple[int, str, tuple[int, int, int] | None]] = []
+        # Names whose value changes in ways a single pass by line order cannot follow: compound
+        # assignments (n *= 2), ++/--, a taken address (scanf("%d", &n)), or more than one definition.
+        self.unsettled: set[str] = set()
+        self.assigned_members: set[str] = set()  # `grid.x = ...` after `dim3 grid;`: the declaration is not the value
+        self._evaluated: list[tuple[int, str, int | float | None]] | None = None
+        for n in _iter(body):
+            if n.type == "assignment_expression":
+                left = n.child_by_field_name("left")
+                base = left.child_by_field_name("argument") if left is not None and left.type == "field_expression" else None
+                if base is not None and base.type == "identifier":
+                    self.assigned_members.add(_text(base))
+            if n.type == "update_expression":
+                arg = n.child_by_field_name("argument")
+                if arg is not None and arg.type == "identifier":
+                    self.unsettled.add(_text(arg))
+            elif n.type == "assignment_expression" and _text(n.child_by_field_name("operator")) != "=":
+                left = n.child_by_field_name("left")
+                if left is not None and left.type == "identifier":
+                    self.unsettled.add(_text(left))
+            elif n.type == "pointer_expression" and _text(n.child_by_field_name("operator")) == "&":
+                arg = n.child_by_field_name("argument")
+                if arg is not None and arg.type == "identifier":
+                    self.unsettled.add(_text(arg))
+            if n.type == "declaration":
+                t = n.child_by_field_name("type")
+                tname = _text(t) if t is not None else ""
+                for d in n.children_by_field_name("declarator"):
+                    name = _declarator_name(d)
+                    if name is None:
+                        continue
+                    if tname == "dim3":
+                        self.dim3s.append((_line(n), name, self._dim3_from_decl(d)))
+                    elif d.type == "init_declarator":
+                        self.ints.append((_line(n), name, d.child_by_field_name("value")))
+            elif n.type == "assignment_expression" and _text(n.child_by_field_name("operator")) == "=":
+                left = n.child_by_field_name("left")
+                if left is not None and left.type == "identifier":
+                    self.ints.append((_line(n), _text(left), n.child_by_field_name("right")))
+
+    def value(self, node: Any, line: int) -> int | float | None:
+        """The value of a launch argument at ``line``, or None where it does not follow from the source.
+
+        A number literal, an expression of ``#define``s and file-level constants, or of host locals
+        defined exactly once before the launch (``int n = 1 << 20;``). A local that is redefined,
+        incremented, updated in place or whose address is taken is not followed: its value at the
+        launch depends on control flow (a loop counter, a value read at run time).
+        """
+        names = {_text(x) for x in _iter(node) if x.type == "identifier"}
+        defs: dict[str, int] = {}
+        for _ln, name, _v in self.ints:
+            defs[name] = defs.get(name, 0) + 1
+        if any(name in self.unsettled or defs.get(name, 0) > 1 for name in names):
+            return None
+        v = self.scope.const_value(node, self._values_before(line))
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return None
+        return v
+
+    def _values_before(self, line: int) -> dict[str, Any]:
+        vals: dict[str, Any] = {}
+        for ln, name, v in self._timeline():
+            if ln > line:
+                break
+            if v is None:
+                vals.pop(name, None)
+            else:
+                vals[name] = v
+        return vals
+
+    def _timeline(self) -> list[tuple[int, str, int | float | None]]:
+        """Each definition's value in line order, evaluated once (each from those before it): a
+        launch reads a prefix, so a host function with thousands of assignments stays linear."""
+        if self._evaluated is None:
+            vals: dict[str, Any] = {}
+            out = []
+            for ln, name, node in sorted(self.ints, key=lambda x: x[0]):
+                if node is None:
+                    continue
+                v = self.scope.const_value(node, vals)
+                if v is None:
+                    vals.pop(name, None)
+                else:
+                    vals[name] = v
+                out.append((ln, name, v))
+            self._evaluated = out
+        return self._evaluated
+
+    def _dim3_from_decl(self, d: Any) -> tuple[int, int, int] | None:
+        if d.type == "function_declarator":  # `dim3 b(TILE, TILE)` parses like a function declaration
+            plist = d.child_by_field_name("parameters")
+            texts = [_text(p) for p in plist.named_children] if plist is not None else []
+            return ("texts", texts)  # type: ignore[return-value]
+        if d.type != "init_declarator":
+            return (1, 1, 1)
+        value = d.child_by_field_name("value")
+        return ("pending", value)  # type: ignore[return-value]
+
+    def _tuple(self, node: Any, vals: dict[str, Any]) -> tuple[int, int, int] | None:
+        if node is None:
+            return None
+        if node.type in ("argument_list", "initializer_list"):
+            items = node.named_children
+        elif node.type == "call_expression" and _text(node.child_by_field_name("function")) == "dim3":
+            args = node.child_by_field_name("arguments")
+            items = args.named_children if args is not None else []
+        elif node.type == "compound_literal_expression":
+            return self._tuple(node.child_by_field_name("value"), vals)
+        else:
+            items = [node]
+        out = []
+        for it in items[:3]:
+            v = _launch_dim(self.scope.const_value(it, vals))
+            if v is None:
+                return None
+            out.append(v)
+        while len(out) < 3:
+            out.append(1)
+        return (out[0], out[1], out[2])
+
+    def _from_texts(self, texts: list[str], vals: dict[str, Any]) -> tuple[int, int, int] | None:
+        out = []
+        allv = self.scope.macro_values()
+        allv.update(vals)
+        for t in texts[:3]:
+            e = _parse_value_text(t, self.scope)
+            e = E.substitute(e, {k: ("n", v) for k, v in vals.items() if isinstance(v, (int, float))})
+            try:
+                v = _launch_dim(E.eval_scalar(e, allv))
+            except E.Unknown:
+                return None
+            if v is None:
+                return None
+            out.append(v)
+        while len(out) < 3:
+            out.append(1)
+        return (out[0], out[1], out[2])
+
+    def dims(self, node: Any, line: int) -> tuple[int, int, int] | None:
+        """The (x, y, z) of a launch configuration argument, or None if not derivable."""
+        vals = self._values_before(line)
+        if node.type == "identifier":
+            name = _text(node)
+            found = [x for x in self.dim3s if x[1] == name and x[0] <= line]
+            if found and name in self.assigned_members:
+                return None  # members set one by one (`blockDim.x = 128;`): not followed here
+            if found:
+                ln, _n, spec = found[-1]
+                if isinstance(spec, tuple) and spec and spec[0] == "pending":
+                    return self._tuple(spec[1], self._values_before(ln))
+                if isinstance(spec, tuple) and spec and spec[0] == "texts":
+                    return self._from_texts(spec[1], self._values_before(ln))
+                return spec
+        return self._tuple(node, vals)
+
+

@@ -1,0 +1,201 @@
+"""File scope for the kernel walk: the file's constants, macros, ``__shared__``/``__constant__``/
+``__device__`` arrays and small ``__device__`` helpers (for inlining), and their values as
+expressions (:class:`FileScope`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from cudalens.source import expr as E
+from cudalens.source import syntax as syn
+from cudalens.source.declarations import params
+from cudalens.source.limits import Budget
+from cudalens.source.model import ArrayDecl
+from cudalens.source.syntax import parse_tree
+from cudalens.source.types import element_bytes, strip_type
+
+if TYPE_CHECKING:
+    from cudalens.source.host import HostEnv
+
+_MAX_INLINE_DEPTH = 4
+_SPACE_QUALS = (("__shared__", "shared"), ("__constant__", "constant"), ("__device__", "global"),
+                ("__managed__", "global"))
+
+
+
+def _line(n: Any) -> int:
+    return n.start_point[0] + 1
+
+
+def _text(n: Any) -> str:
+    return E.node_text(n)
+
+
+def _declarator_name(d: Any) -> str | None:
+    cur = d
+    while cur is not None:
+        if cur.type in ("identifier", "field_identifier"):
+            return _text(cur)
+        nxt = cur.child_by_field_name("declarator")
+        if nxt is None:
+            ids = [c for c in cur.named_children if c.type == "identifier"]
+            nxt = ids[0] if ids else None
+        cur = nxt
+    return None
+
+
+def _array_dims(d: Any) -> list[Any]:
+    """Size nodes of an array declarator, outermost dimension first (None for ``[]``)."""
+    sizes = []
+    cur = d
+    while cur is not None and cur.type == "array_declarator":
+        sizes.append(cur.child_by_field_name("size"))
+        cur = cur.child_by_field_name("declarator")
+    return list(reversed(sizes))
+
+
+def _space_of_declaration(decl: Any) -> str:
+    head = []
+    for c in decl.children:
+        if c.type in ("init_declarator", "array_declarator", "identifier", "pointer_declarator"):
+            break
+        head.append(_text(c))
+    words = " ".join(head)
+    for q, space in _SPACE_QUALS:
+        if q in words:
+            return space
+    return "local"
+
+
+@dataclass
+class FileScope:
+    """File-level facts the kernel walk needs: macros, constants, global arrays, device helpers."""
+
+    defines: dict[str, str]
+    const_exprs: dict[str, E.Expr] = field(default_factory=dict)  # file-level const ints
+    arrays: dict[str, ArrayDecl] = field(default_factory=dict)  # __constant__/__shared__/__device__ arrays
+    helpers: dict[str, tuple[tuple[str, ...], Any]] = field(default_factory=dict)  # device fn -> (params, body)
+    _define_cache: dict[str, E.Expr] = field(default_factory=dict)
+    budget: Budget | None = None  # the file's time and memory budget (checked once per statement walked)
+
+    @classmethod
+    def build(cls, root: Any, defines: dict[str, str], functions: list[tuple[Any, Any, bool, Any]]) -> "FileScope":
+        scope = cls(defines)
+        for decl in _file_declarations(root):
+            space = _space_of_declaration(decl)
+            tnode = decl.child_by_field_name("type")
+            type_text = _text(tnode) if tnode is not None else ""
+            is_const = any(_text(c) in ("const", "constexpr") for c in decl.children if c.type in
+                           ("type_qualifier", "storage_class_specifier")) or "constexpr" in _text(decl).split("=")[0]
+            for d in decl.children_by_field_name("declarator"):
+                inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
+                name = _declarator_name(d)
+                if name is None:
+                    continue
+                if inner is not None and inner.type == "array_declarator":
+                    shape = tuple(scope._dim(s) for s in _array_dims(inner))
+                    scope.arrays[name] = ArrayDecl(name, space if space != "local" else "global", strip_type(type_text),
+                                                   element_bytes(type_text), shape, _line(decl))
+                elif d.type == "init_declarator" and is_const and "*" not in _text(inner):
+                    scope.const_exprs[name] = scope.expr(d.child_by_field_name("value"))
+        for fn, quals, _t, _tp in functions:
+            if "__device__" in quals and "__global__" not in quals:
+                name = syn.function_name(fn)
+                body = fn.child_by_field_name("body")
+                if name and body is not None and syn.function_declarator(fn) is not None:
+                    scope.helpers[name] = (tuple(p.name for p in params(fn)), body)
+        return scope
+
+    # -- constants ---------------------------------------------------------------------------
+    def define_expr(self, name: str) -> E.Expr:
+        """A macro's value as an expression (its own macros left as symbols); unknown if unparsable."""
+        if name not in self._define_cache:
+            self._define_cache[name] = E.unknown(f"macro {name}")  # guards self-reference
+            self._define_cache[name] = _parse_value_text(self.defines.get(name, ""), self)
+        return self._define_cache[name]
+
+    def resolve_const(self, name: str) -> E.Expr:
+        if name in self.const_exprs:
+            return self.const_exprs[name]
+        if name in self.defines:
+            return ("v", name)
+        return E.unknown(f"name {name}")
+
+    def expr(self, node: Any) -> E.Expr:
+        return E.from_node(node, self.resolve_const, on_call=self._pure_call)
+
+    def _pure_call(self, node: Any) -> E.Expr:
+        name = _text(node.child_by_field_name("function"))
+        args = node.child_by_field_name("arguments")
+        if name in E.PURE_CALLS and args is not None:
+            return ("f", name, tuple(self.expr(a) for a in args.named_children))
+        return E.unknown(f"call {name}")
+
+    def macro_values(self, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Values for every macro symbol: the file's ``#define``s, overridden by ``overrides``."""
+        vals: dict[str, Any] = {name: self.define_expr(name) for name in self.defines}
+        if overrides:
+            vals.update(overrides)
+        return vals
+
+    def const_value(self, node: Any, extra: dict[str, Any] | None = None) -> int | float | None:
+        try:
+            vals = self.macro_values()
+            if extra:
+                vals.update(extra)
+
+            def resolve(name: str) -> E.Expr:
+                return ("v", name) if extra and name in extra else self.resolve_const(name)
+
+            return E.eval_scalar(E.from_node(node, resolve, on_call=self._pure_call), vals)
+        except (E.Unknown, RecursionError):
+            return None
+
+    def _dim(self, size_node: Any) -> int | None:
+        if size_node is None:
+            return None
+        v = self.const_value(size_node)
+        return int(v) if isinstance(v, (int, float)) and v >= 0 else None
+
+    def host_env(self, body: Any) -> HostEnv:
+        from cudalens.source.host import HostEnv
+
+        return HostEnv(self, body)
+
+
+def _parse_value_text(text: str, scope: FileScope) -> E.Expr:
+    if not text.strip():
+        return E.unknown("empty macro")
+
+    tree = parse_tree(f"int __cudalens_v = ({text});".encode())
+    for n in _iter(tree.root_node):
+        if n.type == "init_declarator":
+            value = n.child_by_field_name("value")
+            if value is not None and not value.has_error:
+                return scope.expr(value)
+    return E.unknown("macro not an expression")
+
+
+def _iter(node: Any):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.named_children))
+
+
+def _file_declarations(root: Any):
+    """Declarations at file (or namespace) level."""
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        for c in n.named_children:
+            if c.type == "declaration":
+                yield c
+            elif c.type in ("namespace_definition", "linkage_specification", "declaration_list", "preproc_if",
+                            "preproc_ifdef", "preproc_else", "preproc_elif"):
+                stack.append(c)
+
+
+#: the largest launch dimension CUDA accepts (gridDim.x); any other value is not a launch size
