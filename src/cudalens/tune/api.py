@@ -50,9 +50,8 @@ def tune(source: str, kernel: str, space: Space, *, grid: Sequence[str], block: 
         from cudalens.tune import ray_backend
 
         rb = ray_backend.init(ray)
-        probe = rb.remote(num_gpus=1, num_cpus=0)(ray_backend._Worker).remote(rspec)
-        device = rb.get(probe.describe.remote())
-        rb.kill(probe)
+        actors = ray_backend.start_workers(rspec, num_workers)  # they start while this process compiles
+        device = rb.get(actors[0].describe.remote())
         builder = builder if builder is not None else ray_backend.ray_builder(cache_dir=cache_dir)
     else:
         local = rspec.make(0)
@@ -67,7 +66,7 @@ def tune(source: str, kernel: str, space: Space, *, grid: Sequence[str], block: 
             on_event(f"{len(prep.configs)} configurations, {progress.compiled} compiled in {prep.compile_seconds:.1f} s, "
                      f"{progress.pruned} pruned, {progress.resumed} already measured (session {prep.session_id})")
         if ray is not None:
-            ray_backend.run_ray(prep, rspec, db, num_workers=num_workers, progress=progress, on_outcome=on_outcome,
+            ray_backend.run_ray(prep, rspec, db, actors=actors, progress=progress, on_outcome=on_outcome,
                                 on_event=on_event, cache_dir=cache_dir)
         else:
             run_local(prep, rspec, db, runner=local, progress=progress, on_outcome=on_outcome, workers=compile_workers)

@@ -123,40 +123,51 @@ class _Worker:
         return Outcome(out.config_key, out.status, out.reason, out.result, self.name)
 
 
+def start_workers(runner_spec: RunnerSpec, n: int | None = None) -> list[Any]:
+    """``n`` GPU actors (default: one per GPU of the cluster), created at once; each makes its
+    runner in its own process. ``num_cpus=0``: the actor's host thread takes no CPU slot, so the
+    compile tasks can use every core."""
+    ray = _ray()
+    gpus = int(ray.cluster_resources().get("GPU", 0))
+    n = n or gpus
+    if n < 1:
+        raise InputError("the Ray cluster has no GPU (num_gpus=0); start it on GPU nodes or run without --ray")
+    actor_cls = ray.remote(num_gpus=1, num_cpus=0, max_restarts=0)(_Worker)
+    return [actor_cls.remote(runner_spec) for _ in range(n)]
+
+
 def run_ray(prep: Prepared, runner_spec: RunnerSpec, db: str | None, *, num_workers: int | None = None,
+            actors: Sequence[Any] = (),
             max_attempts: int = 2, progress: Progress | None = None, cache_dir: str | None = None,
             on_outcome: Callable[[Outcome], None] | None = None, on_event: Callable[[str], None] | None = None) -> Progress:
-    """Measure with one actor per GPU of the cluster until the strategy is finished."""
+    """Measure with one actor per GPU of the cluster (``actors``, or new ones) until the strategy is
+    finished."""
     ray = _ray()
     from ray.exceptions import RayActorError
 
     progress = progress or Progress()
-    gpus = int(ray.cluster_resources().get("GPU", 0))
-    n = num_workers or gpus
-    if n < 1:
-        raise InputError("the Ray cluster has no GPU (num_gpus=0); start it on GPU nodes or run without --ray")
-    actor_cls = ray.remote(num_gpus=1, num_cpus=0, max_restarts=0)(_Worker)
     ref_item = None
     if prep.reference:
         ref_item = item_for(prep.facts[prep.reference], launch_for(prep.spec, Config.from_key(prep.reference))[0])
-
-    def start() -> Any:
-        a = actor_cls.remote(runner_spec)
-        ray.get(a.set_reference.remote(ref_item))
-        return a
 
     def note(text: str) -> None:
         progress.events.append(text)
         if on_event:
             on_event(text)
 
-    idle = [start() for _ in range(n)]
-    note("workers: " + "; ".join(str(ray.get(a.describe.remote())) for a in idle))
-    inflight: dict[Any, tuple[Any, str]] = {}
-    attempts: dict[str, int] = {}
+    def start() -> Any:
+        a = start_workers(runner_spec, 1)[0]
+        ray.get(a.set_reference.remote(ref_item))
+        return a
+
+    t0 = time.perf_counter()
     compile_task = ray.remote(num_cpus=1)(_compile_task)
     compiling = {compile_task.remote(prep.build_fn, j) for j in prep.pending}  # streaming: compile while measuring
-    t0 = time.perf_counter()
+    idle = list(actors) if actors else start_workers(runner_spec, num_workers)
+    ray.get([a.set_reference.remote(ref_item) for a in idle])  # in parallel: each GPU runs the reference
+    note("workers: " + "; ".join(str(d) for d in ray.get([a.describe.remote() for a in idle])))
+    inflight: dict[Any, tuple[Any, str]] = {}
+    attempts: dict[str, int] = {}
     while True:
         if not compiling and prep.pending:
             prep.compile_seconds += time.perf_counter() - t0
