@@ -13,7 +13,9 @@ kills and restarts when one input runs past ``--timeout``. Outcomes:
 
 - ``ok``: analysed; ``rejected``: a clean :class:`cudalens.errors.InputError` (e.g. "not a CUDA
   C++ source file") whose message names no Python exception;
-- ``crash``: any other exception; ``hang``: past the timeout; ``memory``: the worker's peak RSS
+- ``crash``: any other exception; ``hang``: more than ``--timeout`` seconds of the worker's CPU
+  time (the wall clock of a shared machine runs slower; 10x the timeout of wall time also counts);
+  ``memory``: the worker's peak RSS
   went over ``--memory-mb``; ``leak``: analysed, but a note or problem shown to the user names a
   Python exception (``RecursionError``, ``TypeError`` ...).
 
@@ -188,9 +190,9 @@ def analyse_bytes(data: bytes, tmpdir: str) -> dict[str, Any]:
 
     from rich.console import Console
 
-    from cudalens.pipeline import Analysis, analyze_file, guided_report
     from cudalens.errors import InputError
     from cudalens.guided.inputs import finding_from_dict
+    from cudalens.pipeline import Analysis, analyze_file, guided_report
     from cudalens.report.terminal import render_analysis, render_guided
 
     path = os.path.join(tmpdir, "input.cu")
@@ -232,7 +234,7 @@ def worker_main(conn: Any, stack_path: str, mem_limit_mb: int) -> None:
             data, timeout = msg
             stack.seek(0)
             stack.truncate()
-            faulthandler.dump_traceback_later(timeout * 0.9, repeat=False, file=stack)
+            faulthandler.dump_traceback_later(timeout * 0.9, repeat=True, file=stack)  # latest stack wins
             t0, c0 = time.perf_counter(), time.process_time()
             try:
                 res = analyse_bytes(data, tmpdir)
@@ -272,9 +274,14 @@ class Runner:
         if self.proc is None or not self.proc.is_alive():
             self._start()
         self.conn.send((data, timeout))
-        if not self.conn.poll(timeout):
-            self.stop()
-            return {"outcome": "hang", "where": _stack_where(self.stack_path), "wall_s": timeout}
+        t0, cpu0 = time.monotonic(), _cpu_seconds(self.proc.pid)
+        while not self.conn.poll(max(timeout - (_cpu_seconds(self.proc.pid) - cpu0), 1.0)):
+            # a hang is ``timeout`` seconds of the worker's CPU time (on a shared machine the wall
+            # clock runs several times slower), with a hard stop at 10x the timeout of wall time
+            if _cpu_seconds(self.proc.pid) - cpu0 >= timeout or time.monotonic() - t0 >= 10 * timeout:
+                where, cpu = _stack_where(self.stack_path), _cpu_seconds(self.proc.pid) - cpu0
+                self.stop()
+                return {"outcome": "hang", "where": where, "wall_s": time.monotonic() - t0, "cpu_s": cpu}
         try:
             res = self.conn.recv()
         except EOFError:
@@ -293,12 +300,23 @@ class Runner:
         return res
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (Linux /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def _stack_where(path: str) -> str:
     try:
         text = Path(path).read_text(errors="replace")
     except OSError:
         return "?"
-    for line in text.splitlines():  # most recent call first
+    last = re.split(r"(?m)^(?:Thread 0x|Current thread)", text)[-1]  # the latest dump
+    for line in last.splitlines():  # most recent call first
         m = re.search(r'File "([^"]*cudalens[^"]*)", line \d+ in (\w+)', line)
         if m and "fuzz_analyzer" not in m.group(1):
             return f"{m.group(1).split('cudalens')[-1].lstrip('/')}:{m.group(2)}"
@@ -368,20 +386,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cli-every", type=int, default=250, help="every Nth input also runs through the CLI")
     ap.add_argument("--minimize-budget", type=int, default=200)
     ap.add_argument("--out", default=None, help="JSON summary (default: standard output)")
+    ap.add_argument("--shard", default="0/1", metavar="K/N",
+                    help="run only inputs i with i %% N == K (N runs in parallel, then --merge)")
+    ap.add_argument("--merge", nargs="+", default=None, metavar="SUMMARY.json",
+                    help="combine the summaries of the shards of one run into --out")
     args = ap.parse_args(argv)
+    if args.merge:
+        return merge(args.merge, args.out, " ".join(sys.argv[1:] if argv is None else argv))
+    shard, shards = (int(x) for x in args.shard.split("/"))
 
     files = corpus_files(args.dirs, args.max_bytes)
     blobs = [p.read_bytes() for p in files]
     runner = Runner(args.timeout, args.memory_mb)
     counts: dict[str, int] = {}
     mutation_counts: dict[str, int] = {}
+    rejected: dict[str, int] = {}
     failures: dict[str, dict[str, Any]] = {}
     walls: list[float] = []
     cpus: list[float] = []
     cli = {"runs": 0, "failed": 0, "examples": []}
     started = time.time()
     try:
-        for i in range(args.inputs):
+        for i in range(shard, args.inputs, shards):
             rng = random.Random(args.seed * 1_000_003 + i)
             k = rng.randrange(len(files))
             data, applied = mutate(blobs[k], rng)
@@ -389,6 +415,10 @@ def main(argv: list[str] | None = None) -> int:
                 mutation_counts[m] = mutation_counts.get(m, 0) + 1
             res = runner.run(data)
             counts[res["outcome"]] = counts.get(res["outcome"], 0) + 1
+            if res["outcome"] == "rejected":
+                why = re.sub(r"^.*?: ", "", res["message"], count=1)
+                why = re.sub(r"\d+ ?%", "N %", why)
+                rejected[why] = rejected.get(why, 0) + 1
             walls.append(res.get("wall_s", 0.0))
             cpus.append(res.get("cpu_s", res.get("wall_s", 0.0)))
             if res["outcome"] in FAILURES:
@@ -426,6 +456,8 @@ def main(argv: list[str] | None = None) -> int:
         "crashes": counts.get("crash", 0), "hangs": counts.get("hang", 0), "memory_overruns": counts.get("memory", 0),
         "leaks": counts.get("leak", 0),
         "mutations": mutation_counts,
+        "rejections": dict(sorted(rejected.items(), key=lambda kv: -kv[1])),
+        "shard": args.shard,
         "time_s": {"median_wall": statistics.median(walls) if walls else None, "max_wall": max(walls, default=None),
                    "max_cpu": max(cpus, default=None), "total": round(time.time() - started, 1),
                    "over_5s": sum(w > 5 for w in walls)},
@@ -440,6 +472,42 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(text)
     bad = sum(summary[k] for k in ("crashes", "hangs", "memory_overruns", "leaks")) + cli["failed"]
+    return 1 if bad else 0
+
+
+def merge(paths: list[str], out: str | None, command: str) -> int:
+    """One summary from the shards' summaries (counts added, maxima taken, failures joined)."""
+    parts = [json.loads(Path(p).read_text()) for p in paths]
+    total = dict(parts[0])
+    total["shards"] = [{"command": p["command"], "shard": p.get("shard"), "outcomes": p["outcomes"],
+                        "time_s": p["time_s"]} for p in parts]
+    total["command"] = "; ".join(p["command"] for p in parts) + "; python3 benchmarks/fuzz_analyzer.py " + command
+    for key in ("outcomes", "mutations", "rejections"):
+        acc: dict[str, int] = {}
+        for p in parts:
+            for k, v in p.get(key, {}).items():
+                acc[k] = acc.get(k, 0) + v
+        total[key] = dict(sorted(acc.items(), key=lambda kv: -kv[1]))
+    for key in ("crashes", "hangs", "memory_overruns", "leaks"):
+        total[key] = sum(p[key] for p in parts)
+    total["inputs"] = sum(sum(p["outcomes"].values()) for p in parts)
+    total["peak_rss_mb"] = max(p["peak_rss_mb"] for p in parts)
+    total["time_s"] = {"max_wall": max(p["time_s"]["max_wall"] for p in parts),
+                       "max_cpu": max(p["time_s"]["max_cpu"] for p in parts),
+                       "median_wall_of_shards": [p["time_s"]["median_wall"] for p in parts],
+                       "over_5s": sum(p["time_s"]["over_5s"] for p in parts),
+                       "total_per_shard": [p["time_s"]["total"] for p in parts]}
+    total["cli_sample"] = {"runs": sum(p["cli_sample"]["runs"] for p in parts),
+                           "failed": sum(p["cli_sample"]["failed"] for p in parts),
+                           "examples": [e for p in parts for e in p["cli_sample"]["examples"]]}
+    total["failures"] = [f for p in parts for f in p["failures"]]
+    total.pop("shard", None)
+    text = json.dumps(total, indent=2)
+    if out:
+        Path(out).write_text(text + "\n")
+    else:
+        print(text)
+    bad = sum(total[k] for k in ("crashes", "hangs", "memory_overruns", "leaks")) + total["cli_sample"]["failed"]
     return 1 if bad else 0
 
 
