@@ -76,6 +76,16 @@ def main() -> None:
                              "top5": [t["config"] for t in k["top5"]], "device": k.get("device")}
     if len(kts) >= 2:
         out["kernel_tuner_same_winner_across_runs"] = len({k.get("best") for k in kts.values()}) == 1
+    one = runs.get("cudalens_exhaustive_1gpu")
+    two = runs.get("cudalens_exhaustive_ray_2gpu")
+    if one and two:
+        out["ray_speedup"] = {
+            "one_gpu_wall_s": one["wall_seconds_total"], "ray_two_gpu_wall_s": two["wall_seconds_total"],
+            "speedup": one["wall_seconds_total"] / two["wall_seconds_total"],
+            "ray_init_s": two.get("ray_init_seconds"), "measured": [one["measured"], two["measured"]],
+            "same_winner": (one.get("best") or {}).get("config") == (two.get("best") or {}).get("config"),
+            "workers": sorted({v["worker"] for v in two["all_results"].values() if v.get("worker")}),
+        }
     with open(os.path.join(d, "summary.json"), "w") as fh:
         json.dump(out, fh, indent=1)
     print(json.dumps(out, indent=1))
