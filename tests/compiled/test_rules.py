@@ -111,3 +111,32 @@ def test_y3_on_a_real_object(tmp_path, wheel_toolchain):
     assert len(list(fatbinary_targets(_ctx({}, cc="9.0", binary=contents)))) == 2
     on_80 = list(fatbinary_targets(_ctx({}, cc="8.0", binary=contents)))
     assert len(on_80) == 1 and "no PTX" in on_80[0].message
+
+
+def test_y3_reaches_analyze_through_binary(tmp_path, wheel_toolchain, capsys):
+    """`cudalens analyze --binary FILE` judges the built object's targets (Y3 was unreachable
+    before: nothing set the rule context's binary)."""
+    import json
+    import subprocess
+
+    from click.testing import CliRunner
+
+    from cudalens.cli import cli
+    from tests.compiled.conftest import EXAMPLES
+
+    obj = tmp_path / "m.o"
+    src = EXAMPLES / "double_literal.cu"
+    subprocess.run([wheel_toolchain.get("nvcc").path, "-c", "-gencode", "arch=compute_80,code=sm_80",
+                    str(src), "-o", str(obj)], check=True, env=wheel_toolchain.env())
+    out = CliRunner().invoke(cli, ["analyze", str(src), "--no-compile", "--binary", str(obj), "--cc", "9.0",
+                                   "--format", "json"])
+    assert out.exit_code == 0, out.output
+    y3 = [f for f in json.loads(out.output)["findings"] if f["rule"] == "Y3"]
+    assert [f["file"] for f in y3] == [str(obj), str(obj)]
+    assert "no SASS for CC 9.0" in y3[0]["message"] and "no PTX" in y3[1]["message"]
+    from cudalens.cli import main
+
+    capsys.readouterr()
+    assert main(["analyze", str(src), "--no-compile", "--binary", str(tmp_path / "nope.o")]) == 2
+    err = capsys.readouterr().err
+    assert "nope.o" in err and "Traceback" not in err

@@ -80,6 +80,8 @@ def register(group: click.Group) -> None:
     @fail_on_option
     @triage_options
     @click.option("--no-compile", is_flag=True, help="Source-only analysis (skip nvcc).")
+    @click.option("--binary", "binary", default=None, type=click.Path(dir_okay=False), metavar="FILE",
+                  help="A built executable, object or library: are its SASS and PTX right for --cc (rule Y3)?")
     @click.option("--run", "run", default=None, metavar="\"KERNEL --grid G --block B --arg ...\"", help=RUN_HELP)
     @click.option("--counters", "counters", is_flag=False, flag_value="run", default=None, metavar="[FILE.csv]",
                   help=COUNTERS_HELP)
@@ -91,7 +93,7 @@ def register(group: click.Group) -> None:
     @build_context_options
     @click.pass_context
     def analyze_cmd(ctx, files, block, defines, cc, fail_on, select, ignore, baseline, write_baseline, min_impact,
-                    no_compile, run, counters, fmt, output, include_dirs, nvcc_flags, compile_commands,
+                    no_compile, binary, run, counters, fmt, output, include_dirs, nvcc_flags, compile_commands,
                     no_config):
         """Analyze CUDA files: warp access model, divergence, pattern rules, compiled facts.
 
@@ -128,7 +130,7 @@ def register(group: click.Group) -> None:
         from cudalens.cli._build import make_build
 
         build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config)
-        raw = analyze(list(files), block=blk, defines=defs, cc=cc, compile=not no_compile, build=build)
+        raw = analyze(list(files), block=blk, defines=defs, cc=cc, compile=not no_compile, build=build, binary=binary)
         if write_baseline:
             chosen, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
             save_baseline(write_baseline, chosen.findings, {fa.model.path: fa.model.text for fa in raw.files})

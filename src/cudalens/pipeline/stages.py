@@ -8,6 +8,7 @@ present; if it is missing or fails, the analysis continues source-only and says 
 from __future__ import annotations
 
 import dataclasses
+import dataclasses
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -88,15 +89,33 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
 
 def analyze(paths: list[str], *, block: tuple[int, int, int] | None = None, defines: Mapping[str, Any] | None = None,
             cc: str = "9.0", compile: bool = True, build: Any = None, jobs: int = 1, keep_going: bool = False,
-            progress: Any = None) -> Analysis:
+            progress: Any = None, binary: str | Path | None = None) -> Analysis:
     """Analyze every file; a non-CUDA file raises InputError naming it (with ``keep_going``, it is
     listed in ``Analysis.failed`` and the others are analyzed). Compiles run ``jobs`` at a time;
     headers are compiled through a translation unit that includes them (see
-    :mod:`cudalens.pipeline.batch`)."""
+    :mod:`cudalens.pipeline.batch`). ``binary``: a built executable, object or library whose
+    embedded SASS and PTX are judged against ``cc`` (rule Y3), once for the whole analysis."""
     if not paths:
         raise InputError("no file given")
     from cudalens.pipeline.batch import analyze_files
 
     files, failed = analyze_files(list(paths), block=block, defines=dict(defines or {}), cc=cc, compile=compile,
                                   build=build, jobs=jobs, keep_going=keep_going, progress=progress)
+    if binary is not None and files:
+        files[0] = binary_findings(files[0], binary, cc)
     return Analysis(tuple(files), cc, block, dict(defines or {}), tuple(failed))
+
+
+def binary_findings(fa: FileAnalysis, binary: str | Path, cc: str) -> FileAnalysis:
+    """``fa`` with the findings on a built binary's targets (rule Y3) added; a binary that cannot
+    be read (no cuobjdump) becomes a note. A missing file is the user's error (InputError)."""
+    from cudalens.compiled.fatbin import inspect_binary
+    from cudalens.errors import ToolchainError
+
+    try:
+        contents = inspect_binary(binary)
+    except ToolchainError as exc:
+        return dataclasses.replace(fa, notes=(*fa.notes, f"--binary {binary}: not inspected ({exc})"))
+    found, problems = run_rules(RuleContext(source=fa.model, cc=limits(cc).cc, binary=contents), only=["Y3"])
+    return dataclasses.replace(fa, findings=tuple(sort_findings([*fa.findings, *found])),
+                               notes=(*fa.notes, *problems))
