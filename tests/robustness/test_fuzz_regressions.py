@@ -51,6 +51,12 @@ CASES = {
     "deeply nested ifs": (
         "__global__ void f(float *x) {\n" + "if (threadIdx.x) {" * 2000 + "x[threadIdx.x] = 1;" + "}" * 2000
         + "\n}\n"),
+    # 10,000 reassignments in a host function before a launch: each launch argument re-evaluated
+    # every earlier definition (quadratic: more than 60 s); now each is evaluated once
+    "thousands of host reassignments": (
+        "__global__ void t(float *d, int n) { d[threadIdx.x] = n; }\n"
+        "void run(float *d) {\n  int ns = 1;\n" + "  ns = ns * 3 + 1;\n" * 10000
+        + "  int m = 64;\n  t<<<m, 256>>>(d, m);\n  t<<<ns, m>>>(d, ns);\n}\n"),
     "deeply nested calls": (
         "__global__ void c(float *x) {\n  int v = " + "min(1, " * 3000 + "threadIdx.x" + ")" * 3000
         + ";\n  x[v] = 1;\n}\n"),
