@@ -2,6 +2,13 @@
 
 Usage: python3 benchmarks/cuda_samples_findings.py [SAMPLES_DIR] [-o OUT.json] [--label before|after]
        [--merge-into FILE] [-- extra check options]
+       python3 benchmarks/cuda_samples_findings.py --sample 30 --seed 16 --from FILE [--label after]
+       python3 benchmarks/cuda_samples_findings.py --verdicts VERDICTS.json --from FILE
+
+``--sample`` draws a seeded sample of the label's findings that are not hygiene advice (E6, I17,
+Y1, Y2: mechanical facts of the source) for a person to check by reading the code; ``--verdicts``
+stores that person's verdicts (one per sampled finding: "TP" or "FP" with a note) in FILE under
+``hand_check`` with the precision they give.
 
 Runs the installed `cudalens check SAMPLES_DIR --format json` (a subprocess with an argument list),
 counts the findings per rule and per priority, and writes them with the commit of this tree, the
@@ -64,15 +71,50 @@ def count(samples: str, extra: list[str]) -> dict:
     }
 
 
+HYGIENE = ("E6", "I17", "Y1", "Y2", "Y3", "E10", "I16")
+
+
+def sample(doc: dict, label: str, n: int, seed: int) -> list[dict]:
+    import random
+
+    pool = [f for f in doc[label]["findings_list"] if f["rule"] not in HYGIENE]
+    return random.Random(seed).sample(pool, min(n, len(pool)))
+
+
+def store_verdicts(doc: dict, verdicts: list[dict], label: str, seed: int) -> dict:
+    tp = sum(v["verdict"] == "TP" for v in verdicts)
+    doc["hand_check"] = {
+        "of": label, "seed": seed, "excluded_rules": list(HYGIENE), "sampled": len(verdicts),
+        "true_positives": tp, "precision": round(tp / len(verdicts), 3) if verdicts else None,
+        "findings": verdicts,
+    }
+    return doc
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("samples", nargs="?", default="/work/ext/cuda-samples")
     ap.add_argument("-o", "--output", default=None)
     ap.add_argument("--label", default="after")
     ap.add_argument("--merge-into", default=None)
+    ap.add_argument("--sample", type=int, default=None)
+    ap.add_argument("--seed", type=int, default=16)
+    ap.add_argument("--from", dest="source", default=None)
+    ap.add_argument("--verdicts", default=None)
     argv = list(sys.argv[1:] if argv is None else argv)
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     args = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    if args.sample or args.verdicts:
+        with open(args.source, encoding="utf-8") as fh:
+            doc = json.load(fh)
+        if args.sample:
+            sys.stdout.write(json.dumps(sample(doc, args.label, args.sample, args.seed), indent=1) + "\n")
+            return 0
+        with open(args.verdicts, encoding="utf-8") as fh:
+            verdicts = json.load(fh)
+        with open(args.source, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(store_verdicts(doc, verdicts, args.label, args.seed), indent=1) + "\n")
+        return 0
     result = count(args.samples, extra)
     if args.merge_into:
         doc = {}

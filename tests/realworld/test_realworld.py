@@ -139,3 +139,14 @@ def test_ranking_puts_the_inner_loop_first(source_run):
     # a strided load in a 2048-trip inner loop outranks the once-per-thread strided store
     f = [g for g in _rules(source_run, "sgemm_naive_rows") if g.rule in ("G3", "SH3")]
     assert f[0].runs and f[0].runs > 1 and f[0].score >= max(g.score or 0 for g in f)
+
+
+def test_dim3_set_member_by_member_is_not_a_1x1x1_launch(tmp_path):
+    from cudalens.source.parse import parse_file
+
+    src = tmp_path / "d.cu"
+    src.write_text("__global__ void k(float *a) { a[threadIdx.x] = 1.0f; }\n"
+                   "void go(float *a) {\n  dim3 grid;\n  dim3 block;\n  block.x = 128;\n  grid.x = 100;\n"
+                   "  k<<<grid, block>>>(a);\n  dim3 g2(4), b2(256);\n  k<<<g2, b2>>>(a);\n}\n")
+    sites = parse_file(str(src)).launch_sites
+    assert [(s.block_dims, s.grid_dims) for s in sites] == [(None, None), ((256, 1, 1), (4, 1, 1))]

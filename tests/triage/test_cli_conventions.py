@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from cudalens.cli import main
 
 KERNEL = """__global__ void scale_rows(const float *x, const float *scale, float *out, int n) {
@@ -55,7 +56,7 @@ def run(*args: str, stdout_only: bool = False):
 
 
 def concise(*args: str) -> list[str]:
-    code, out = run("check", *args, "--no-compile", "--format", "concise", "--select", "G", stdout_only=True)
+    _, out = run("check", *args, "--no-compile", "--format", "concise", "--select", "G", stdout_only=True)
     return [l for l in out.splitlines() if l.startswith(("src/", "vendor/"))]
 
 
@@ -70,7 +71,7 @@ def test_suppression_comment_on_the_line_and_above(project):
     text = text.replace("    for (int k", "    // cudalens: ignore[G]\n    for (int k")
     (project / "src" / "k.cu").write_text(text)
     assert concise("src") == []
-    code, out = run("check", "src", "--no-compile", "--select", "G")
+    _, out = run("check", "src", "--no-compile", "--select", "G")
     assert "2 by comment)" in out  # counted, never silently lost
 
 
@@ -111,7 +112,7 @@ def test_bad_baseline_is_one_line_and_exit_2(project):
 
 
 def test_github_annotations(project):
-    code, out = run("check", "src/k.cu", "--no-compile", "--format", "github", "--select", "G3", stdout_only=True)
+    _, out = run("check", "src/k.cu", "--no-compile", "--format", "github", "--select", "G3", stdout_only=True)
     assert out.strip() == ("::error file=src/k.cu,line=8,col=25,title=cudalens G3 [high]::global load of in[2 * i] "
                            "has lane stride 2 elements: 8 sectors per request instead of 4 Fix: let threadIdx.x index "
                            "the contiguous dimension, or stage a tile in shared memory")
@@ -120,7 +121,7 @@ def test_github_annotations(project):
 def test_sarif_uris_are_repository_relative(project):
     (project / "src" / "deeper").mkdir()
     (project / "src" / "deeper" / "j.cu").write_text(KERNEL)
-    code, out = run("check", "src/deeper", "--no-compile", "--format", "sarif", "--select", "G3", stdout_only=True)
+    _, out = run("check", "src/deeper", "--no-compile", "--format", "sarif", "--select", "G3", stdout_only=True)
     run_ = json.loads(out)["runs"][0]
     loc = run_["results"][0]["locations"][0]["physicalLocation"]
     assert loc["artifactLocation"]["uri"] == "src/deeper/j.cu"  # relative to the repository, not to DIR
@@ -149,7 +150,7 @@ def test_fail_on_info_and_min_impact(project):
 
 
 def test_analyze_json_carries_the_impact_estimate(project):
-    code, out = run("analyze", "src/k.cu", "--no-compile", "--format", "json", "--select", "G3", stdout_only=True)
+    _, out = run("analyze", "src/k.cu", "--no-compile", "--format", "json", "--select", "G3", stdout_only=True)
     doc = json.loads(out)
     est = doc["findings"][0]["impact_estimate"]
     assert est["cost"] == pytest.approx(0.5) and est["runs_per_thread"] == 1.0 and est["score"] == pytest.approx(0.5)
@@ -160,6 +161,6 @@ def test_piped_text_never_cuts_a_value(project):
     long_name = "a_really_long_array_name_that_would_not_fit_in_eighty_columns_of_a_terminal"
     (project / "src" / "k.cu").write_text(KERNEL.replace("in[2 * i]", f"{long_name}[2 * i]").replace(
         "const float *in,", f"const float *{long_name},"))
-    code, out = run("analyze", "src/k.cu", "--no-compile", "--select", "G3")
+    _, out = run("analyze", "src/k.cu", "--no-compile", "--select", "G3")
     assert f"{long_name}[2 * i]" in out  # in the finding line and in the access table, whole
     assert max(len(l) for l in out.splitlines()) > 80

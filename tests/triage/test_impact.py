@@ -18,6 +18,8 @@ def test_trip_counts_from_literals_and_defines():
     assert trip_count(_loop("int i = 0", "i < 32", "i += 4")) == (8.0, "literal")
     assert trip_count(_loop("0", "j < 4", "1")) == (4.0, "literal")  # the model's additive step amount
     assert trip_count(_loop("-8", "k <= 8", "1")) == (17.0, "literal")
+    assert trip_count(_loop("0", "i < (BINS / 4)", "1"), {"BINS": "64"}) == (16.0, "literal")  # an expression
+    assert trip_count(_loop("0", "i < BINS * n", "1"), {"BINS": "64"}) == (UNKNOWN_TRIPS, "assumed")
     assert trip_count(_loop("int k = 0", "k < TILE", "++k"), {"TILE": "32"}) == (32.0, "literal")
     assert trip_count(_loop("int s = 128", "s > 0", "s >>= 1")) == (8.0, "literal")
     assert trip_count(_loop("int i = 0", "i < n", "++i")) == (UNKNOWN_TRIPS, "assumed")

@@ -6,7 +6,12 @@ import pytest
 
 from cudalens.findings import Finding, Priority, sort_findings
 from cudalens.triage import SourceLines, TriageOptions, locate_column, triage
-from cudalens.triage.baseline import Baseline, baseline_document, fingerprint, load_baseline
+from cudalens.triage.baseline import (
+    Baseline,
+    baseline_document,
+    fingerprint,
+    load_baseline,
+)
 from cudalens.triage.select import chapter, matches, selected, validate
 from cudalens.triage.suppress import parse_suppressions
 
@@ -119,3 +124,15 @@ def test_ranking_weights_cost_by_runs():
     assert sort_findings([epilogue, unknown, inner]) == [inner, epilogue, unknown]
     assert inner.to_dict()["impact_estimate"] == {"cost": 0.5, "cost_measures": None, "runs_per_thread": 64.0,
                                                   "score": 32.0}
+
+
+def test_template_instantiations_collapse_into_one_finding():
+    from cudalens.triage import collapse_instantiations
+
+    a = _f("I12", 10, kernel="_Z7reduce7IfLj256EEvPKT_")
+    b = _f("I12", 10, kernel="_Z7reduce7IdLj128EEvPKT_")
+    c = _f("I12", 11, kernel="_Z7reduce7IdLj128EEvPKT_")
+    d = _f("I1", 10, kernel="reduce7")
+    out = collapse_instantiations([a, b, c, d])
+    assert [f.line for f in out] == [10, 11, 10]
+    assert out[0].evidence[-1].fact == "other_instantiations" and out[0].evidence[-1].value == 1

@@ -31,6 +31,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from cudalens.access import lanes as L
+from cudalens.access.siblings import mark_complementary
 from cudalens.access import memory as M
 from cudalens.source import expr as E
 from cudalens.source.limits import Budget, BudgetExceeded
@@ -234,10 +235,7 @@ def _analyze_kernel(k: Kernel, model: SourceModel, block_arg: tuple[int, int, in
                     defines: Mapping[str, Any], macros: Mapping[str, Any], budget: Budget) -> Kernel:
     block, _src = block_for(k, model, block_arg)
     ev = _KernelEval(k, block, _grid_for(k, model), defines, macros, launch_values(k, model, defines))
-    accesses = []
-    for a in k.accesses:
-        budget.check()
-        accesses.append(_access(a, ev))
+    accesses = mark_complementary([(budget.check(), _access(a, ev))[1] for a in k.accesses], ev)
     branches = []
     for b in k.branches:
         budget.check()
@@ -474,9 +472,7 @@ def _branch(b: Branch, ev: _KernelEval) -> Branch:
     sets, trial = ev.value_sets([cond, b.mask_expr], b.loop_context)
     verdicts = set()
     for vals in sets:  # with unknown integers tried at several values, only a verdict they all give
-        split = 0
-        warps = 0
-        most_taken = 0  # the most lanes on the taken side in any split warp (1: a single-lane guard)
+        split = warps = most_taken = 0  # most_taken: most lanes taking it in a split warp (1: single lane)
         try:
             for bidx in _BLOCKS:
                 bv = ev.with_block(vals, bidx)
@@ -485,8 +481,7 @@ def _branch(b: Branch, ev: _KernelEval) -> Branch:
                 if not ok and trial:
                     return b
                 cw, aw = L.as_warps(c, ev.nthreads, False), L.as_warps(act, ev.nthreads, False)
-                taken = (cw & aw).sum(axis=1)
-                live = aw.sum(axis=1)
+                taken, live = (cw & aw).sum(axis=1), aw.sum(axis=1)
                 splits = (taken > 0) & (taken < live)
                 split += int(splits.sum())
                 warps += int((live > 0).sum())

@@ -77,6 +77,7 @@ class Access:
     ideal_wavefronts_per_request: float | None = None
     lane_stride: int | None = None  # elements between consecutive active lanes, when constant
     stride_from_mask: bool = False  # the non-unit stride comes from idle lanes of a divergent branch (D1's cost)
+    covered_by_siblings: bool = False  # strided, but the statement's sibling accesses fill every gap
     reuse: dict[str, Any] | None = None  # global loads: block-level re-use facts (for G8/SH2)
     row_pitch: int | None = None  # elements between rows (threadIdx.y -> threadIdx.y + 1), 2-D blocks
     assumptions: tuple[str, ...] = ()  # what the model assumed to reach its verdict

@@ -11,10 +11,11 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
-from cudalens.findings import Finding
+from cudalens.findings import Evidence, Finding, Layer
 from cudalens.triage.baseline import Baseline, fingerprint
 from cudalens.triage.select import selected
 from cudalens.triage.suppress import Suppressions, parse_suppressions
@@ -97,6 +98,29 @@ def locate_column(f: Finding, line_text: str) -> int | None:
     return len(line_text) - len(line_text.lstrip()) + 1
 
 
+def collapse_instantiations(findings: Iterable[Finding]) -> list[Finding]:
+    """One finding per (rule, file, line, fix) for the instantiations of one template kernel
+    (compiled kernels named by their mangled symbol, ``_Z7reduce7IfLj256E...``): the first keeps
+    the count of the others as evidence, so nothing is lost and the line is listed once."""
+    out: list[Finding] = []
+    first: dict[tuple, int] = {}
+    merged: Counter[int] = Counter()
+    for f in findings:
+        if not (f.kernel or "").startswith("_Z"):
+            out.append(f)
+            continue
+        key = (f.rule, f.file, f.line, f.fix)
+        if key in first:
+            merged[first[key]] += 1
+            continue
+        first[key] = len(out)
+        out.append(f)
+    for i, n in merged.items():
+        out[i] = dataclasses.replace(out[i], evidence=out[i].evidence + (
+            Evidence(Layer.COMPILED, "other_instantiations", n),))
+    return out
+
+
 def triage(findings: Iterable[Finding], options: TriageOptions | None = None,
            sources: SourceLines | None = None) -> Triaged:
     """The findings a user asked to see, with columns, and the count of the others by reason."""
@@ -104,7 +128,7 @@ def triage(findings: Iterable[Finding], options: TriageOptions | None = None,
     src = sources or SourceLines()
     counts: Counter[str] = Counter()
     kept: list[Finding] = []
-    for f in findings:
+    for f in collapse_instantiations(findings):
         if not selected(f.rule, opts.select, opts.ignore):
             counts["ignored"] += 1
             continue

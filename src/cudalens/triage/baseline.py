@@ -14,8 +14,8 @@ import hashlib
 import json
 import os
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from cudalens.findings import Finding
 

@@ -21,7 +21,8 @@ priorities are never changed.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from cudalens.findings import Evidence, Finding, Layer, Priority, is_advisory
 from cudalens.rules.catalog import CATALOG

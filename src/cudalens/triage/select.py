@@ -8,7 +8,7 @@ prefix is the whole letter part.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 _ID = re.compile(r"^([A-Z]+)(\d+)$")
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from cudalens.triage.select import matches
 
-_DIRECTIVE = re.compile(r"(?://|/\*)\s*cudalens:\s*(ignore-file|ignore)\b(?:\[([^\]]*)\])?", re.I)
+_DIRECTIVE = re.compile(r"(?://|/\*)\s*cudalens:\s*(ignore-file|ignore)\b(?:\[([^\]]*)\])?", re.IGNORECASE)
 ALL = ("*",)
 
 

@@ -131,6 +131,17 @@ __global__ void grid_total(float *partial, int nblocks) {
     }
 }
 
+// Planar to interleaved RGB bytes (cuda-samples NV12toBGRandResize, image I/O code): each store has
+// lane stride 3, but the three stores of a pixel fill each other's gaps.
+__global__ void planar_to_rgb(const float *r, const float *g, const float *b, unsigned char *dst, int n) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x < n) {
+        dst[x * 3 + 0] = (unsigned char)r[x];
+        dst[x * 3 + 1] = (unsigned char)g[x];
+        dst[x * 3 + 2] = (unsigned char)b[x];
+    }
+}
+
 void launch_global(float *a, float *b, float *c, float4 *v, Particle *p, int n) {
     sgemm_naive_rows<<<dim3(64, 64), dim3(32, 32)>>>(2048, 2048, 2048, a, b, c);
     transpose_naive<<<dim3(64, 64), dim3(32, 8)>>>(a, b, 2048);
@@ -147,4 +158,5 @@ void launch_global(float *a, float *b, float *c, float4 *v, Particle *p, int n) 
     copy_float4<<<(n + 255) / 256, 256>>>(v, v + n, n);
     shadowed_tile_sum<<<n / 256, 256>>>(a, b, n);
     grid_total<<<n / 256, 256>>>(a, n / 256);
+    planar_to_rgb<<<(n + 255) / 256, 256>>>(a, b, c, (unsigned char *)p, n);
 }

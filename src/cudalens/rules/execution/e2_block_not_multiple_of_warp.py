@@ -6,7 +6,7 @@ import math
 from typing import Iterator
 
 from cudalens.findings import Finding
-from cudalens.rules._common import threads
+from cudalens.rules._common import deliberate_small_launch, threads
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 
@@ -39,7 +39,7 @@ def block_not_multiple_of_warp(ctx: RuleContext) -> Iterator[Finding]:
     for site in src.launch_sites:
         dims = site.block_dims
         t = threads(dims)
-        if dims is None or not t or t % 32 == 0:
+        if dims is None or not t or t % 32 == 0 or deliberate_small_launch(site, src):
             continue
         warps = math.ceil(t / 32)
         idle = warps * 32 - t

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from cudalens.findings import Finding
-from cudalens.rules._common import threads
+from cudalens.rules._common import deliberate_small_launch, threads
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 
@@ -36,7 +36,7 @@ def block_below_64_threads(ctx: RuleContext) -> Iterator[Finding]:
     src = ctx.source
     for site in src.launch_sites:
         t = threads(site.block_dims)
-        if not t or t >= 64:
+        if not t or t >= 64 or deliberate_small_launch(site, src):
             continue
         yield ctx.finding(
             site.line,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from cudalens.findings import Finding
-from cudalens.rules._common import threads
+from cudalens.rules._common import deliberate_small_launch, threads
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 
@@ -35,7 +35,9 @@ def grid_smaller_than_sm_count(ctx: RuleContext) -> Iterator[Finding]:
         Flags launch sites whose grid size is established (a literal or constant `dim3`) and is
         smaller than the SM count of the target: the measured device when one was queried,
         otherwise a representative part of the target compute capability (e.g. 132 SMs of an
-        H100 SXM for 9.0). Grids computed from the problem size are not judged.
+        H100 SXM for 9.0). Grids computed from the problem size are not judged, nor are deliberate
+        single-thread launches (`<<<1, 1>>>`: serial work such as a scalar update) or launches of
+        an empty kernel (a timeline marker); E2 and E3 skip those too.
 
     Why it matters:
         A block runs on one SM; with fewer blocks than SMs some SMs have nothing to do for the whole
@@ -60,7 +62,7 @@ def grid_smaller_than_sm_count(ctx: RuleContext) -> Iterator[Finding]:
     device, sms = target
     for site in src.launch_sites:
         blocks = threads(site.grid_dims)
-        if not blocks or blocks >= sms:
+        if not blocks or blocks >= sms or deliberate_small_launch(site, src):
             continue
         yield ctx.finding(
             site.line,

@@ -36,7 +36,7 @@ def uncoalesced_global_access(ctx: RuleContext) -> Iterator[Finding]:
     another order, stage the data through shared memory and re-order it there.
     """
     for k, a in accesses(ctx, "global"):
-        if excess(a) and a.pattern in ("uncoalesced", "coalesced"):
+        if excess(a) and a.pattern in ("uncoalesced", "coalesced") and not a.covered_by_siblings:
             w = waste(a)
             yield ctx.finding(
                 a.line,

@@ -32,6 +32,10 @@ def strided_global_access(ctx: RuleContext) -> Iterator[Finding]:
     Swap the roles of the indices so threadIdx.x walks the contiguous dimension, store the data
     transposed, or load a tile coalesced into shared memory and read it strided from there.
 
+    Nor is a group of accesses of one statement whose strided lanes fill each other's gaps
+    (``out[3*x+0]``, ``out[3*x+1]``, ``out[3*x+2]``; ``s[2*t]`` and ``s[2*t+1]``): together they
+    move the bytes they need.
+
     An access whose index has unit stride over all lanes but sits in a divergent branch (the gaps
     are the branch's idle lanes, ``if (threadIdx.x % 2 == 0) out[i] = ...``) is not reported here:
     its cost is the divergence, which D1 reports.
@@ -41,7 +45,8 @@ def strided_global_access(ctx: RuleContext) -> Iterator[Finding]:
     way out of strided access (BPG 9.2.1.4) and works it through in 9.2.3.3.
     """
     for k, a in accesses(ctx, "global"):
-        if excess(a) and a.pattern and a.pattern.startswith("strided-") and not a.stride_from_mask:
+        if (excess(a) and a.pattern and a.pattern.startswith("strided-") and not a.stride_from_mask
+                and not a.covered_by_siblings):
             yield ctx.finding(
                 a.line,
                 f"global {a.op} of {a.array}[{a.index}] has lane stride {a.lane_stride} elements: "

@@ -20,7 +20,9 @@ def pageable_host_buffer(ctx: RuleContext) -> Iterator[Finding]:
         Flags host buffers allocated with `malloc`/`calloc`/`new`, held in a `std::vector`, or
         declared as arrays, that are the host side of a `cudaMemcpy`/`cudaMemcpy2D`. Buffers
         allocated with `cudaMallocHost`/`cudaHostAlloc` or registered with `cudaHostRegister` are
-        pinned and not flagged. One finding per buffer, at its first copy.
+        pinned and not flagged. One finding per buffer, at its first copy, when the buffer is
+        copied more than once (two copies, or a copy inside a loop): page-locking a buffer costs
+        about what one staged copy loses, so a buffer copied once gains nothing.
 
     Why it matters:
         The DMA engines can only read page-locked memory. A copy from pageable memory is staged by
@@ -50,12 +52,15 @@ def pageable_host_buffer(ctx: RuleContext) -> Iterator[Finding]:
             name = syn.base_name(c.host_operand)
             if name in bufs.pageable:
                 prev = first.get(name)
-                first[name] = (prev[0], prev[1] + 1) if prev else (c, 1)
+                repeats = 2 if syn.enclosing_loops(c.node) else 1  # a copy in a loop runs more than once
+                first[name] = (prev[0], prev[1] + repeats) if prev else (c, repeats)
         for name, (c, count) in sorted(first.items(), key=lambda kv: kv[1][0].line):
+            if count < 2:
+                continue  # pinning for one copy costs about what it saves: nothing to gain
             how = bufs.pageable[name]
             yield ctx.finding(
                 c.line,
-                f"host buffer `{name}` ({how}) is pageable and is copied {count} time(s): the driver stages"
+                f"host buffer `{name}` ({how}) is pageable and is copied {'repeatedly' if count > 2 else f'{count} times'}: the driver stages"
                 " each copy through a pinned bounce buffer",
                 f"allocate `{name}` with cudaMallocHost/cudaHostAlloc (or cudaHostRegister it) if it is"
                 " copied often or in bulk",
