@@ -184,8 +184,9 @@ def mutate(data: bytes, rng: random.Random) -> tuple[bytes, list[str]]:
 # ---------------------------------------------------------------------------------------- the worker
 
 
-def analyse_bytes(data: bytes, tmpdir: str) -> dict[str, Any]:
-    """What ``cudalens analyze --no-compile`` does with one file, in process (JSON and text report)."""
+def analyse_bytes(data: bytes, tmpdir: str, render: bool = True) -> dict[str, Any]:
+    """What ``cudalens analyze --no-compile`` does with one file, in process (the JSON report, and
+    the terminal report when ``render``)."""
     import io
 
     from rich.console import Console
@@ -204,9 +205,10 @@ def analyse_bytes(data: bytes, tmpdir: str) -> dict[str, Any]:
         return {"outcome": "rejected", "message": str(exc)}
     report = guided_report(result)
     json.dumps(report)
-    console = Console(file=io.StringIO(), width=120, force_terminal=False, color_system=None)
-    render_analysis(result, console, findings=[finding_from_dict(f) for f in report["findings"]])
-    render_guided(report, console)
+    if render:
+        console = Console(file=io.StringIO(), width=120, force_terminal=False, color_system=None)
+        render_analysis(result, console, findings=[finding_from_dict(f) for f in report["findings"]])
+        render_guided(report, console)
     lines = [*report["evidence_notes"]]
     for f in report["files"]:
         lines += f["problems"] + f["notes"]
@@ -231,13 +233,13 @@ def worker_main(conn: Any, stack_path: str, mem_limit_mb: int) -> None:
             msg = conn.recv()
             if msg is None:
                 return
-            data, timeout = msg
+            data, timeout, render = msg
             stack.seek(0)
             stack.truncate()
             faulthandler.dump_traceback_later(timeout * 0.9, repeat=True, file=stack)  # latest stack wins
             t0, c0 = time.perf_counter(), time.process_time()
             try:
-                res = analyse_bytes(data, tmpdir)
+                res = analyse_bytes(data, tmpdir, render)
             except BaseException as exc:  # noqa: BLE001 - every failure is data here
                 res = {"outcome": "crash", "error": f"{type(exc).__name__}: {str(exc)[:200]}",
                        "where": _innermost(exc.__traceback__), "exc": type(exc).__name__}
@@ -269,11 +271,11 @@ class Runner:
             self.proc.join()
             self.proc = None
 
-    def run(self, data: bytes, timeout: float | None = None) -> dict[str, Any]:
+    def run(self, data: bytes, timeout: float | None = None, render: bool = True) -> dict[str, Any]:
         timeout = timeout or self.timeout
         if self.proc is None or not self.proc.is_alive():
             self._start()
-        self.conn.send((data, timeout))
+        self.conn.send((data, timeout, render))
         t0, cpu0 = time.monotonic(), _cpu_seconds(self.proc.pid)
         while not self.conn.poll(max(timeout - (_cpu_seconds(self.proc.pid) - cpu0), 1.0)):
             # a hang is ``timeout`` seconds of the worker's CPU time (on a shared machine the wall
@@ -385,6 +387,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-bytes", type=int, default=200_000, help="corpus files larger than this are skipped")
     ap.add_argument("--cli-every", type=int, default=250, help="every Nth input also runs through the CLI")
     ap.add_argument("--minimize-budget", type=int, default=200)
+    ap.add_argument("--render-every", type=int, default=1,
+                    help="render the terminal report for every Nth input (the JSON report: every input)")
     ap.add_argument("--out", default=None, help="JSON summary (default: standard output)")
     ap.add_argument("--shard", default="0/1", metavar="K/N",
                     help="run only inputs i with i %% N == K (N runs in parallel, then --merge)")
@@ -413,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
             data, applied = mutate(blobs[k], rng)
             for m in applied:
                 mutation_counts[m] = mutation_counts.get(m, 0) + 1
-            res = runner.run(data)
+            res = runner.run(data, render=args.render_every > 0 and i % args.render_every == 0)
             counts[res["outcome"]] = counts.get(res["outcome"], 0) + 1
             if res["outcome"] == "rejected":
                 why = re.sub(r"^.*?: ", "", res["message"], count=1)
