@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cudalens.access.ptx_eval import PLAUSIBLE, evaluate
+from cudalens.access.ptx_eval import BRANCH_QUANTITY, PLAUSIBLE, evaluate
 from cudalens.compiled.ptx import compile_ptx, parse_ptx, user_location
 
 FEATURES = Path(__file__).parent / "ptx" / "features.cu"
@@ -104,6 +104,8 @@ def test_divergent_branch_and_idle_lanes(module):
     ev = _by_line(evaluate(module, _fn(module, "divergent"), (256, 1, 1), (2, 1, 1), {1: 4}))
     p = ev[(_line("v += out[k * blockDim.x + t]"), "global load sectors/request")]
     assert p.value == 2.0 and p.threads_per_request == 16.0  # half the lanes: 64 B
+    br = ev[(_line("if (t % 32 < 16)"), BRANCH_QUANTITY)]
+    assert br.value == 1.0  # every warp splits at the branch the compiler kept (a loop inside)
 
 
 def test_transpose_tile_column_read(module):
@@ -151,7 +153,9 @@ def test_parse_and_evaluate_handwritten_ptx():
     assert fn.maxntid == (128, 1, 1) and [p.size for p in fn.params] == [8, 4]
     assert fn.labels == {"$L__BB0_2": 9} and mod.files == {1: "/src/k.cu"}
     ev = evaluate(mod, fn, (128, 1, 1), (1, 1, 1), {1: 48}, blocks=((0, 0, 0),))
-    (p,) = ev.predictions
+    (p,) = [q for q in ev.predictions if q.quantity.startswith("global")]
+    (br,) = [q for q in ev.predictions if q.quantity == BRANCH_QUANTITY]
+    assert (br.line, br.requests, br.value) == (3, 4, 0.25)  # warp 1 splits at t < 48
     # stride 2 words (8 B apart, 4-byte loads): warp 0 spans 256 B = 8 sectors, warp 1 has 16 lanes
     # (t < 48) over 128 B = 4 sectors; warps 2-3 branch away
     assert (p.file, p.line, p.requests, p.value) == ("/src/k.cu", 4, 2, 6.0)

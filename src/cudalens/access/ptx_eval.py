@@ -31,6 +31,7 @@ from cudalens.access.ptx_run import run
 from cudalens.compiled.ptx import Function, PtxModule, type_bytes
 
 PLAUSIBLE = (256, 1000, 4096)
+BRANCH_QUANTITY = "branch divergent share"  # warp executions of the line's branches whose lanes split
 LAYER = "compiled-ptx"
 QUANTITIES = {("global", "load"): "global load sectors/request", ("global", "store"): "global store sectors/request",
               ("shared", "load"): "shared load wavefronts/request",
@@ -119,7 +120,7 @@ def control_dependent(fn: Function) -> dict[int, set[int]]:
     nb = len(blocks)
     start_of = {s: k for k, (s, _e) in enumerate(blocks)}
     succ: list[set[int]] = []
-    for k, (s, e) in enumerate(blocks):
+    for k, (_s, e) in enumerate(blocks):
         last = fn.instructions[e - 1]
         out: set[int] = set()
         if last.base == "bra":
@@ -146,7 +147,7 @@ def control_dependent(fn: Function) -> dict[int, set[int]]:
         strict = pdom[k] - {k}
         ipdom[k] = next((c for c in strict if all(c in pdom[o] or o == c for o in strict)), exit_node)
     out_map: dict[int, set[int]] = {}
-    for k, (s, e) in enumerate(blocks):
+    for k, (_s, e) in enumerate(blocks):
         last = fn.instructions[e - 1]
         if last.base != "bra" or not last.pred:
             continue
@@ -277,6 +278,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
             preds.append(LinePrediction(value=None, low=min(vals), high=max(vals), condition=cond,
                                         reason="varies with parameters nobody gave", **common))
     res = base[2]
+    preds += _branch_predictions(module, fn, res, cd)
     loops = tuple({"line": fn.instructions[i].loc.line if fn.instructions[i].loc else 0, "iterations": n,
                    "cut": i in res.truncated} for i, n in sorted(res.back_edges.items()))
     notes = []
@@ -290,6 +292,26 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     if res.calls:
         notes.append(f"{res.calls} call(s) to functions not inlined: their results are treated as per-lane data")
     return KernelEvaluation(fn.name, block, grid, len(blocks), tuple(preds), res.complete, tuple(notes), loops)
+
+
+def _branch_predictions(module: PtxModule, fn: Function, res, cd) -> list[LinePrediction]:
+    """Per line with conditional branches that survive in the PTX: the share of warp executions
+    whose active lanes split (divergence, D1); null when the condition uses data loaded per lane."""
+    groups: dict[tuple[str, int], list] = {}
+    for idx, br in res.branches.items():
+        ins = fn.instructions[idx]
+        if ins.loc is not None:
+            groups.setdefault((module.files.get(ins.loc.file, ""), ins.loc.line), []).append(br)
+    out = []
+    for (file, line), brs in sorted(groups.items()):
+        req = sum(b.requests for b in brs)
+        worst = max(brs, key=lambda b: b.taint)
+        common = dict(kernel=fn.name, file=file, line=line, quantity=BRANCH_QUANTITY, instructions=len(brs), requests=req)
+        if worst.taint >= 2:
+            out.append(LinePrediction(value=None, reason=f"data-dependent: {worst.why}", **common))
+        elif req:
+            out.append(LinePrediction(value=round(sum(b.divergent for b in brs) / req, 4), **common))
+    return out
 
 
 def _is_pointer_param(fn: Function, k: int) -> bool:

@@ -25,7 +25,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from cudalens.compiled.ptx import Function, Instruction, PtxModule, type_bytes
+from cudalens.compiled.ptx import Function, Instruction, PtxModule
 
 WARP = 32
 SHARED_BASE = 1 << 48  # generic address of shared offset 0

@@ -8,8 +8,19 @@ import numpy as np
 
 from cudalens.access import memory as M
 from cudalens.access.ptx_alu import alu
-from cudalens.access.ptx_exec import (SHARED_BASE, WARP, BranchRecord, Launch, Machine, MemRecord, RunResult, Val,
-                                      _NotModelled, _types, basic_blocks)
+from cudalens.access.ptx_exec import (
+    SHARED_BASE,
+    WARP,
+    BranchRecord,
+    Launch,
+    Machine,
+    MemRecord,
+    RunResult,
+    Val,
+    _NotModelled,
+    _types,
+    basic_blocks,
+)
 from cudalens.compiled.ptx import Function, Instruction, PtxModule, type_bytes
 
 _NOOPS = {"bar", "barrier", "membar", "fence", "nanosleep", "prefetch", "prefetchu", "pmevent", "trap", "brkpt",

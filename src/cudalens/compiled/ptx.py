@@ -309,14 +309,16 @@ def ptx_flags(cc: str, defines: Mapping[str, str | None] | Iterable[str] | None 
 
 
 def compile_ptx(path: str | Path, cc: str = "9.0", defines: Mapping[str, str | None] | Iterable[str] | None = None,
-                extra_flags: Iterable[str] = (), toolchain=None) -> PtxBuild:
-    """``nvcc -ptx -lineinfo`` of one translation unit with the project's toolchain.
+                extra_flags: Iterable[str] = (), toolchain=None, use_cache: bool = True) -> PtxBuild:
+    """``nvcc -ptx -lineinfo`` of one translation unit with the project's toolchain, cached like the
+    cubin (cudalens.compiled.cache: keyed by the files the compiler read, ``-MD``).
 
     Raises InputError for a missing file, ToolchainError when nvcc is missing, and
     :class:`cudalens.compiled.model.CompileError` when the code does not compile.
     """
     import time
 
+    from cudalens.compiled import cache as _cache
     from cudalens.compiled.model import CompileError, CompilerMessage
     from cudalens.compiled.reports import parse_diagnostics
     from cudalens.compiled.toolchain import discover
@@ -328,17 +330,17 @@ def compile_ptx(path: str | Path, cc: str = "9.0", defines: Mapping[str, str | N
     nvcc = tc.get("nvcc")
     flags = ptx_flags(cc, defines, extra_flags)
     t0 = time.perf_counter()
+    roots = (str(Path(nvcc.path).resolve().parent.parent) + "/",)
+    key = _cache.manifest_key(str(src), flags, cc, tc.fingerprint(), extra="ptx") if use_cache else None
+    if key is not None:
+        hit = _cache.lookup(key, roots)
+        if hit and isinstance(hit.get("ptx"), str):
+            return PtxBuild(str(src), hit["ptx"], tuple(flags), time.perf_counter() - t0, parse_ptx(hit["ptx"]))
     with tempfile.TemporaryDirectory(prefix="cudalens-ptx-") as tmp:
-        out = Path(tmp) / "out.ptx"
-        work = Path(tmp) / "w"
-        work.mkdir()
-        # nvcc passes its input's name through a shell: it compiles a fixed-name wrapper that
-        # includes the user's file (cudalens.compiled.invocation), never the name itself
-        from cudalens.compiled.invocation import nvcc_command
-
-        cmd, _ = nvcc_command(nvcc.path, src.resolve(), work, flags, out)
+        out, dep = Path(tmp) / "out.ptx", Path(tmp) / "out.d"
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, env=tc.env(), timeout=600)
+            proc = subprocess.run([nvcc.path, *flags, "-MD", "-MF", str(dep), str(src.resolve()), "-o", str(out)],
+                                  capture_output=True, text=True, env=tc.env(), timeout=600)
         except OSError as exc:
             raise ToolchainError(f"cannot run {nvcc.path}: {exc}") from exc
         if proc.returncode != 0 or not out.exists():
@@ -348,4 +350,7 @@ def compile_ptx(path: str | Path, cc: str = "9.0", defines: Mapping[str, str | N
                 messages = (*messages, CompilerMessage(None, None, tail, "error"))
             raise CompileError(messages, " ".join([nvcc.path, *flags, str(src)]))
         text = out.read_text(errors="replace")
+        if key is not None and dep.exists():
+            deps = _cache.parse_depfile(dep.read_text(errors="replace"), src.resolve().parent)
+            _cache.record(key, deps, {"ptx": text}, roots)
     return PtxBuild(str(src), text, tuple(flags), time.perf_counter() - t0, parse_ptx(text))

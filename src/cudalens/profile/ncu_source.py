@@ -13,8 +13,12 @@ Per line, from the SASS rows of each class (by opcode; generic LD/ST by the Addr
   ``Instructions Executed`` (a warp's execution of one instruction is one request; the model counts
   the same way, a predicated-off execution included);
 - shared load/store conflict ways: ``L1 Conflicts Shared N-Way`` averaged over the executions
-  (ncu: the average N-way conflict per shared instruction; the model's wavefronts over the ideal
-  wavefronts for the same data).
+  (ncu: the average N-way conflict per shared instruction, printed as a whole number), compared with
+  the model's wavefronts per request (a conflict-free 4-byte access is one wavefront; on the H100
+  ncu counts an 8- or 16-byte access's extra passes as ways too: a unit-stride ``LDS.128`` reads 4).
+
+A predicated SASS instruction (``@P``) also counts the executions in which all its lanes were off:
+global lines with one are compared as sectors over ideal sectors, shared lines are not compared.
 """
 
 from __future__ import annotations
