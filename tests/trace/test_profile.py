@@ -33,10 +33,16 @@ DEVICE = {"name": "NVIDIA H100 80GB HBM3", "cc": "9.0", "sm_count": 132, "link":
           "link_gbps": 63.015}
 
 
+@pytest.fixture(scope="module")
+def _shared_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("cache")
+
+
 @pytest.fixture(autouse=True)
-def _cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setenv("CUDALENS_CACHE_DIR", str(tmp_path / "cache" / "cudalens"))
+def _cache(_shared_cache, monkeypatch):
+    """One compile cache for this module's tests (never the user's home)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(_shared_cache))
+    monkeypatch.setenv("CUDALENS_CACHE_DIR", str(_shared_cache / "cudalens"))
 
 
 def _report(fixture: Path, argv: list[str], **opts) -> dict:
