@@ -131,7 +131,7 @@ def _as(v: np.ndarray, typ: str) -> np.ndarray:
     if k == "f":
         return v.astype(np.float64)
     if v.dtype.kind == "f":
-        v = np.where(np.isfinite(v), v, 0).astype(np.int64)
+        v = np.clip(np.where(np.isfinite(v), v, 0), -(2.0 ** 62), 2.0 ** 62).astype(np.int64)
     if bits in ("64", "") or not bits.isdigit():
         return v.astype(np.int64)
     n = int(bits)
