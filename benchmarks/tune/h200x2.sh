@@ -11,8 +11,9 @@
 # kernel_tuner with its missing dependencies; .whl the tree-sitter wheels.
 set -u
 OUT=$1
-R="$OUT/res"
+R=/tmp/tune-res/res  # outside OUT: a tarball of it goes to OUT after each phase (a cut call keeps what ran)
 mkdir -p "$R"
+pack() { tar -C /tmp/tune-res -czf "$OUT/tune_h200x2.tgz" res; }
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl .tuneray/*.whl || exit 1
 tar -C /tmp/site -xJf .tuneray/ray_slim.tar.xz || exit 1
 export PYTHONPATH=$PWD/src:/tmp/site PYTHONUNBUFFERED=1 RAY_USAGE_STATS_ENABLED=0
@@ -27,9 +28,11 @@ CUDA_VISIBLE_DEVICES=0 TUNE_MIN_TIME=${TUNE_MIN_TIME:-0.5} TUNE_DB=/tmp/one.db T
   python3 benchmarks/tune/run_tune.py "$R" --tag=_1gpu exhaustive 2>&1 | tee -a "$R/log.txt"
 CUDA_VISIBLE_DEVICES=0 TUNE_DB=/tmp/guided.db TUNE_CACHE=/tmp/cache-one \
   python3 benchmarks/tune/run_tune.py "$R" --tag=_h200 guided 2>&1 | tee -a "$R/log.txt"
+pack
 wait $KT
 echo "kernel_tuner exit $?" | tee -a "$R/log.txt"
 tail -3 "$R/log_kernel_tuner.txt" | tee -a "$R/log.txt"
+pack
 TUNE_MIN_TIME=${TUNE_MIN_TIME:-0.5} TUNE_DB=/tmp/ray.db TUNE_CACHE=/tmp/cache-ray \
   timeout ${RAY_TIMEOUT:-150} python3 benchmarks/tune/run_tune.py "$R" --ray --tag=_2gpu exhaustive 2>&1 | tee -a "$R/log.txt"
-tar -C "$OUT" -czf "$OUT/tune_h200x2.tgz" res
+pack
