@@ -222,7 +222,7 @@ def _values(module: PtxModule, fn: Function, res, cd) -> dict[tuple[str, int, st
 
 def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid: tuple[int, int, int],
              params: Mapping[int, Any] | None = None, blocks: tuple[tuple[int, int, int], ...] | None = None,
-             loop_cap: int = 16, max_steps: int = 20000,
+             loop_cap: int = 8, max_steps: int = 6000,
              sass_lds: Mapping[int, Mapping[int, int]] | None = None) -> KernelEvaluation:
     """Predictions per (source line, quantity) for ``fn`` launched with ``block`` x ``grid``.
 
@@ -245,7 +245,9 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
                 res = run(module, fn, Launch(grid, block, blocks, {k: v for k, v in values.items() if v is not None},
                                              seed, loop_cap, max_steps, merged))
             runs.append((seed, values, res, _values(module, fn, res, cd)))
-        if seed == 1 and not any(v.get("taint") == 1 for v in runs[0][3].values()) and not any(
+            if not res.complete:
+                break  # at the step budget: further trials would cost as much again
+        if not runs[0][2].complete or seed == 1 and not any(v.get("taint") == 1 for v in runs[0][3].values()) and not any(
                 b.taint == 1 for b in runs[0][2].branches.values()):
             break  # nothing depends on a loaded value: a second seed would give the same
     base = runs[0]
