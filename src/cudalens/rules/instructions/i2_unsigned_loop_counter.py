@@ -42,6 +42,21 @@ def _fully_unrolled(ctx: RuleContext, kernel: str, loop: Any) -> bool:
     return basis == "literal" and (not count or (count.isdigit() and int(count) >= trips))
 
 
+def _constant_trips(ctx: RuleContext, loop: Any) -> bool:
+    """The loop's trip count is a compile-time constant (literal or ``#define``d start, bound and
+    step): the compiler knows the counter never wraps, whatever its signedness."""
+    from types import SimpleNamespace
+
+    from cudalens.source.trips import trip_count
+
+    init, cond, upd = (loop.child_by_field_name(f) for f in ("initializer", "condition", "update"))
+    if init is None or cond is None or upd is None:
+        return False
+    start = syn.text(init).split("=", 1)[-1].strip().rstrip(";") if "=" in syn.text(init) else None
+    spec = SimpleNamespace(start=start, condition=syn.text(cond).strip("() ;"), step=syn.text(upd))
+    return trip_count(spec, ctx.source.defines)[1] == "literal"
+
+
 @rule("I2", name="unsigned-loop-counter", layers="S")
 def unsigned_loop_counter(ctx: RuleContext) -> Iterator[Finding]:
     """Loop counter of an unsigned type in device code.
@@ -61,6 +76,9 @@ def unsigned_loop_counter(ctx: RuleContext) -> Iterator[Finding]:
         for (unsigned int i = threadIdx.x; i < n; i += blockDim.x) sum += x[i];
         ```
 
+    Loops whose trip count is a compile-time constant (``for (unsigned i = 0; i < 16; ++i)``) or
+    that the compiler unrolled are not reported: the count is known, so wrap-around cannot matter.
+
     Fix:
         ```cuda
         for (int i = threadIdx.x; i < n; i += blockDim.x) sum += x[i];
@@ -77,8 +95,8 @@ def unsigned_loop_counter(ctx: RuleContext) -> Iterator[Finding]:
             ty = syn.text(init.child_by_field_name("type"))
             if not _is_unsigned(ty):
                 continue
-            if _fully_unrolled(ctx, fn.name, n):
-                continue  # no loop is left in the compiled code: the counter's type costs nothing
+            if _fully_unrolled(ctx, fn.name, n) or _constant_trips(ctx, n):
+                continue  # unrolled, or the compiler knows the trip count: wrap-around cannot matter
             names = [name for name, _ in syn.declared_names(init)]
             yield ctx.finding(
                 syn.line(n),

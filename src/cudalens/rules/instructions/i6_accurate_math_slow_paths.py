@@ -15,6 +15,19 @@ from cudalens.source import syntax as syn
 MUFU_HEAVY = 8
 
 
+def _math_in_a_loop(ctx: RuleContext, name: str, k: Any) -> bool:
+    """Some MUFU or slow-path line of the kernel lies in a loop of its source that runs more than
+    once per thread (not a grid-stride loop); True when the source gives no loops to judge by."""
+    from cudalens.source.trips import trip_count
+
+    src_kernel = next((sk for sk in ctx.source.kernels if sk.name == name), None)
+    if src_kernel is None:
+        return True
+    lines = [ln for ln, c in k.sass_by_line.items() if c.get("mufu") or c.get("slowpath_call")]
+    loops = [lp for lp in src_kernel.loops if trip_count(lp, ctx.source.defines)[1] != "grid-stride"]
+    return any(lp.line <= ln <= lp.end_line for ln in lines for lp in loops)
+
+
 @rule(
     "I6",
     name="accurate-math-slow-paths",
@@ -53,6 +66,8 @@ def accurate_math_in_sass(ctx: RuleContext) -> Iterator[Finding]:
         fp64 = k.count("fp64", "f2f")
         if slow == 0 and mufu < MUFU_HEAVY and not (fp64 and mufu):
             continue
+        if not _math_in_a_loop(ctx, name, k):
+            continue  # once per thread (a division, one sqrt): not a math-heavy kernel
         yield ctx.finding(
             line_or_kernel(ctx, name, busiest_line(k, "mufu", "slowpath_call")),
             f"kernel {name} runs full-precision math: {slow} slow-path call(s), {mufu} MUFU "

@@ -21,8 +21,8 @@ def pageable_host_buffer(ctx: RuleContext) -> Iterator[Finding]:
         declared as arrays, that are the host side of a `cudaMemcpy`/`cudaMemcpy2D`. Buffers
         allocated with `cudaMallocHost`/`cudaHostAlloc` or registered with `cudaHostRegister` are
         pinned and not flagged. One finding per buffer, at its first copy, when the buffer is
-        copied more than once (two copies, or a copy inside a loop): page-locking a buffer costs
-        about what one staged copy loses, so a buffer copied once gains nothing.
+        copied inside a loop: page-locking a buffer costs about what a staged copy loses, so a
+        buffer copied once or twice at set-up gains nothing.
 
     Why it matters:
         The DMA engines can only read page-locked memory. A copy from pageable memory is staged by
@@ -46,6 +46,7 @@ def pageable_host_buffer(ctx: RuleContext) -> Iterator[Finding]:
     for fn in host_functions(src):
         bufs = host.host_buffers(fn.node)
         first: dict[str, tuple[host.Copy, int]] = {}
+        looped: set[str] = set()
         for c in host.copies(fn.node):
             if c.is_async:
                 continue  # X4 covers asynchronous copies
@@ -54,9 +55,10 @@ def pageable_host_buffer(ctx: RuleContext) -> Iterator[Finding]:
                 prev = first.get(name)
                 repeats = 2 if syn.enclosing_loops(c.node) else 1  # a copy in a loop runs more than once
                 first[name] = (prev[0], prev[1] + repeats) if prev else (c, repeats)
+                looped.add(name) if repeats > 1 else None
         for name, (c, count) in sorted(first.items(), key=lambda kv: kv[1][0].line):
-            if count < 2:
-                continue  # pinning for one copy costs about what it saves: nothing to gain
+            if name not in looped:
+                continue  # copies at set-up: pinning costs about what it saves, nothing to gain
             how = bufs.pageable[name]
             yield ctx.finding(
                 c.line,
