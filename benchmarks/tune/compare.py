@@ -19,6 +19,8 @@ import sys
 
 import numpy as np
 
+from cudalens.tune.report import win_probability
+
 
 def load(path: str) -> dict:
     with open(path) as fh:
@@ -70,7 +72,10 @@ def main() -> None:
     for name, k in kts.items():
         b = k.get("best")
         rel = (base[b] - base[best_key]) / base[best_key] if b in base and best_key else None
+        times = {t["config"]: [float(x) for x in (t.get("times_ms") or [])] for t in k["top5"]}
+        p_fastest = win_probability(times) if all(len(v) >= 2 for v in times.values()) else {}
         out["runs"][name] = {"tool": "kernel_tuner", "strategy": k["strategy"], "measured": k["configurations_measured"],
+                             "p_fastest_top5_bootstrap_of_its_samples": p_fastest,
                              "valid": k["valid"], "best": b, "best_time_ms": k["best_time_ms"],
                              "best_in_cudalens_exhaustive_rel": rel, "wall_seconds": k["wall_seconds"],
                              "top5": [t["config"] for t in k["top5"]], "device": k.get("device")}
