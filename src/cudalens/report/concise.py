@@ -9,7 +9,7 @@ on the pull request. Paths are relative to ``root`` where the file lies under it
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from collections.abc import Iterable
 
 from cudalens.findings import Finding, Priority
 
