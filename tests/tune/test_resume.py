@@ -75,3 +75,45 @@ def test_sigkill_then_resume(gemm_source, tmp_path):
     twice = {k for k in started if started.count(k) > 1}
     assert len(twice) <= 1
     assert report["measured"] == len(measured) and report["stop_reason"] == "every survivor measured"
+
+
+class _Interrupting:
+    """A fake runner that stops the process (KeyboardInterrupt) before its ``stop_after + 1``-th measurement."""
+
+    def __init__(self, stop_after):
+        from cudalens.tune.runners import FakeRunner
+
+        self.inner, self.left = FakeRunner(noise=0.002), stop_after
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def measure(self, item):
+        if self.left == 0:
+            raise KeyboardInterrupt
+        self.left -= 1
+        return self.inner.measure(item)
+
+
+def test_interrupted_guided_search_continues_as_if_uninterrupted(gemm_source, gemm_space, tmp_path):
+    """The strategies replay the stored measurements: an interrupted and resumed guided search
+    measures exactly the configurations an uninterrupted one does, in the same order."""
+    import pytest
+
+    from cudalens.tune.engine import TuneSpec, prepare, run_local
+    from cudalens.tune.runners import FakeRunner, RunnerSpec, fake_builder
+
+    spec = TuneSpec(gemm_source, "gemm<BM,BN,BK,TM,TN>", gemm_space, ("N/BN", "M/BM"), ("(BM/TM)*(BN/TN)",),
+                    strategy="guided")
+    rs = RunnerSpec("fake")
+    whole = prepare(spec, rs, "fake GPU", str(tmp_path / "a.db"), builder=fake_builder)
+    run_local(whole, rs, str(tmp_path / "a.db"), runner=FakeRunner(noise=0.002))
+    db = str(tmp_path / "b.db")
+    first = prepare(spec, rs, "fake GPU", db, builder=fake_builder)
+    with pytest.raises(KeyboardInterrupt):
+        run_local(first, rs, db, runner=_Interrupting(20))
+    second = prepare(spec, rs, "fake GPU", db, builder=fake_builder)
+    assert second.resumed and len(second.strategy.history) == 20
+    run_local(second, rs, db, runner=FakeRunner(noise=0.002))
+    assert second.strategy.history == whole.strategy.history
+    assert second.strategy.stop_reason == whole.strategy.stop_reason
