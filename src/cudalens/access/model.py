@@ -31,8 +31,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from cudalens.access import lanes as L
-from cudalens.access.siblings import mark_complementary
 from cudalens.access import memory as M
+from cudalens.access.siblings import mark_complementary
 from cudalens.source import expr as E
 from cudalens.source.limits import Budget, BudgetExceeded
 from cudalens.source.model import Access, Branch, Kernel, SourceModel
@@ -185,7 +185,7 @@ class _KernelEval:
         for e in exprs:
             if e is not None:
                 need |= E.symbols(e)
-        for sym, start, step, _line in loops:
+        for _sym, start, step, _line in loops:
             need |= E.symbols(start) | E.symbols(step)
         for name in list(need):
             v = self.base.get(name)
@@ -209,7 +209,7 @@ class _KernelEval:
             vals = dict(self.base)
             for n in trial:
                 vals[n] = tv
-            for sym, start, step, _line in loops:
+            for sym, start, _step, _line in loops:
                 if sym:
                     vals[sym] = start
             sets.append(vals)

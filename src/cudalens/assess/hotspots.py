@@ -140,7 +140,7 @@ def from_pstats(path: str | os.PathLike) -> Profile:
 
 def _from_stats(stats: pstats.Stats, source: str) -> Profile:
     entries = []
-    for (filename, line, name), (primitive, total_calls, tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
+    for (filename, line, name), (_primitive, total_calls, tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
         builtin = filename == "~" and line == 0
         entries.append(
             Hotspot(

@@ -28,10 +28,10 @@ the files (or write --counters=run): before them it would take the first file as
 
 def _parse_run(ctx: click.Context, spec: str) -> Any:
     """A RunSpec from the --run text, parsed by `cudalens bench`'s own options."""
-    from cudalens.pipeline import RunSpec
     from cudalens.measure.argspec import parse_args, parse_dims
     from cudalens.measure.sampling import SamplingPolicy
     from cudalens.measure.stats import parse_percent
+    from cudalens.pipeline import RunSpec
 
     try:
         words = shlex.split(spec)
@@ -196,7 +196,6 @@ def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | No
         text = json.dumps(log, indent=2)
         _write(output, text + "\n") if output else click.echo(text)
         return
-    from rich.console import Console
 
     from cudalens.report.terminal import render_analysis, render_guided
 

@@ -135,9 +135,9 @@ def register(group: click.Group) -> None:
                   no_compile, cc, defines, include_dirs, nvcc_flags, compile_commands, no_config, jobs, strict):
         """Analyze the .cu/.cuh files named or under each PATH; exit 1 with --fail-on when findings reach it."""
         from cudalens.access.model import parse_defines
-        from cudalens.pipeline import analyze
         from cudalens.cli._triage import build_options, fails
         from cudalens.cli._triage import write_baseline as save_baseline
+        from cudalens.pipeline import analyze
         from cudalens.triage import triage_analysis
 
         try:

@@ -20,9 +20,8 @@ def register(group: click.Group) -> None:
     def rules_cmd(rule_id, fmt):
         """List the guide's recommendations and which have a detector; RULE_ID prints its page."""
         from cudalens.rules.catalog import CATALOG
-        from cudalens.rules.registry import load_all
-
         from cudalens.rules.coverage import COVERAGE
+        from cudalens.rules.registry import load_all
 
         rules = load_all()
         if rule_id is None:

@@ -213,8 +213,7 @@ def _nvml_readings(nvml: Any, handle: Any, why_none: str) -> tuple[Reading, ...]
         return lambda: int(getattr(nvml, fn)(handle, const))
 
     def reasons() -> tuple[str, ...]:
-        fn = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or getattr(
-            nvml, "nvmlDeviceGetCurrentClocksThrottleReasons")
+        fn = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or nvml.nvmlDeviceGetCurrentClocksThrottleReasons
         return decode_clock_event_reasons(fn(handle))
 
     def driver() -> str:

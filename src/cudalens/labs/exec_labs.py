@@ -8,7 +8,17 @@ from typing import Any
 import numpy as np
 
 from cudalens.labs.core import (
-    KernelPair, Lab, Measured, PlotSpec, Row, Verdict, bandwidth_gbps, fmt_x, pick, ratio, undecided,
+    KernelPair,
+    Lab,
+    Measured,
+    PlotSpec,
+    Row,
+    Verdict,
+    bandwidth_gbps,
+    fmt_x,
+    pick,
+    ratio,
+    undecided,
 )
 from cudalens.labs.predict import pair_rows, pvm
 
@@ -31,10 +41,10 @@ def measure_divergence(runner: Any, quick: bool) -> Measured:
 
 
 def verdict_divergence(rows: Sequence[Row], params: Mapping[str, Any]) -> Verdict:
-    w, l, s = (pick(rows, variant=v) for v in ("branch_warps", "branch_lanes", "branch_select"))
-    if w is None or l is None:
+    w, lanes, s = (pick(rows, variant=v) for v in ("branch_warps", "branch_lanes", "branch_select"))
+    if w is None or lanes is None:
         return undecided("missing variants")
-    r = ratio(l["time_ms"], w["time_ms"])
+    r = ratio(lanes["time_ms"], w["time_ms"])
     ratios = {"lanes_over_warps_time": r, "model": 2.0}
     if s is not None:
         ratios["select_over_warps_time"] = ratio(s["time_ms"], w["time_ms"])
@@ -48,8 +58,8 @@ DIVERGENCE_PAIRS = (KernelPair("branch_lanes", "branch_warps", "D1"),)
 
 def predict_divergence(rows: Sequence[Row], params: Mapping[str, Any]) -> tuple[Row, ...]:
     """A warp split in two runs both paths one after the other: 2x the warp-aligned time."""
-    w, l = pick(rows, variant="branch_warps"), pick(rows, variant="branch_lanes")
-    meas = ratio(l["time_ms"], w["time_ms"]) if w and l else None
+    w, lanes = pick(rows, variant="branch_warps"), pick(rows, variant="branch_lanes")
+    meas = ratio(lanes["time_ms"], w["time_ms"]) if w and lanes else None
     return (pvm("time branch_lanes / branch_warps", "divergent warp runs both paths", 2.0, meas,
                 "" if meas is not None else "table has no branch_lanes/branch_warps rows"),
             *pair_rows("divergence.cu", DIVERGENCE_PAIRS, rows))

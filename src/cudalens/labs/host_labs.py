@@ -9,10 +9,19 @@ from typing import Any
 import numpy as np
 
 from cudalens.labs.core import (
-    GuideFigure, Lab, Measured, PlotSpec, Row, Verdict, bandwidth_gbps, fmt_x, median, pick, ratio,
+    GuideFigure,
+    Lab,
+    Measured,
+    PlotSpec,
+    Row,
+    Verdict,
+    bandwidth_gbps,
+    fmt_x,
+    median,
+    pick,
+    ratio,
     undecided,
 )
-
 from cudalens.labs.predict import pvm
 
 MB = 2**20

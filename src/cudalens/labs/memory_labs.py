@@ -9,12 +9,30 @@ from typing import Any
 import numpy as np
 
 from cudalens.labs.core import (
-    GuideFigure, KernelPair, Lab, Measured, PlotSpec, Row, Verdict, bandwidth_gbps, fmt_x, median,
-    pick, ratio, undecided,
+    GuideFigure,
+    KernelPair,
+    Lab,
+    Measured,
+    PlotSpec,
+    Row,
+    Verdict,
+    bandwidth_gbps,
+    fmt_x,
+    median,
+    pick,
+    ratio,
+    undecided,
 )
 from cudalens.labs.predict import (
-    ANALYZER_MISSING, ANALYZER_MODEL, analyzer_facts, analyzer_summary, analyzer_value, offset_sectors,
-    pair_rows, pvm, stride_sectors,
+    ANALYZER_MISSING,
+    ANALYZER_MODEL,
+    analyzer_facts,
+    analyzer_summary,
+    analyzer_value,
+    offset_sectors,
+    pair_rows,
+    pvm,
+    stride_sectors,
 )
 
 BLOCK = 256

@@ -153,6 +153,7 @@ def _compile_with_nvcc(file: str, cc: tuple[int, int], defines: Sequence[str], f
                        max_registers: int | None) -> Any:
     import subprocess
     import tempfile
+
     from cuda.core import ObjectCode
     nvcc = find_nvcc()
     if nvcc is None:
@@ -195,8 +196,8 @@ class CudaRunner:
 
     def __post_init__(self) -> None:
         try:
-            from cuda.core import Device
             from cuda.bindings import runtime as rt
+            from cuda.core import Device
             err, count = rt.cudaGetDeviceCount()
             if int(err) != 0 or count == 0:
                 raise RuntimeError("no device")
@@ -471,7 +472,7 @@ class CudaRunner:
         # older ones, cudaLaunchAttribute... in 13.x, where the stream enum aliases the launch one).
         attr_id = getattr(rt.cudaStreamAttrID, "cudaLaunchAttributeAccessPolicyWindow", None)
         if attr_id is None:
-            attr_id = getattr(rt.cudaStreamAttrID, "cudaStreamAttributeAccessPolicyWindow")
+            attr_id = rt.cudaStreamAttrID.cudaStreamAttributeAccessPolicyWindow
         _ck(rt.cudaStreamSetAttribute(s, attr_id, attr))
         try:
             return self.time_kernel(kernel, grid, block, args, mode="hot", reset_persisting=False)

@@ -88,7 +88,7 @@ def init_driver() -> None:
             status = status[0]
     except ImportError as exc:
         raise NoDeviceError(f"cuda.bindings is not installed ({exc})") from None
-    except Exception as exc:  # noqa: BLE001 - e.g. DynamicLibNotFoundError for libcuda.so
+    except Exception:  # noqa: BLE001 - e.g. DynamicLibNotFoundError for libcuda.so
         raise NoDeviceError(
             "no NVIDIA driver found (the driver library libcuda could not be loaded); this command needs a GPU"
         ) from None

@@ -29,7 +29,7 @@ def timeline_svg(tl: dict[str, Any], width: int = 960, height: int = 46) -> str:
         return ""
     w = width / n
     rects = []
-    for row, (key, color, y) in enumerate((("kernel", "31,111,235", 2), ("copy", "214,110,0", 26))):
+    for _row, (key, color, y) in enumerate((("kernel", "31,111,235", 2), ("copy", "214,110,0", 26))):
         for i, v in enumerate(tl[key]):
             if v > 0:
                 rects.append(f'<rect x="{i * w:.2f}" y="{y}" width="{w + 0.05:.2f}" height="18" '
