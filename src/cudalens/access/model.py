@@ -235,7 +235,8 @@ def _analyze_kernel(k: Kernel, model: SourceModel, block_arg: tuple[int, int, in
                     defines: Mapping[str, Any], macros: Mapping[str, Any], budget: Budget) -> Kernel:
     block, _src = block_for(k, model, block_arg)
     ev = _KernelEval(k, block, _grid_for(k, model), defines, macros, launch_values(k, model, defines))
-    accesses = mark_complementary([(budget.check(), _access(a, ev))[1] for a in k.accesses], ev)
+    # one budget check per access evaluated (check() raises when the budget is spent)
+    accesses = mark_complementary([(budget.check(), _access(a, ev))[1] for a in k.accesses], ev)  # type: ignore[func-returns-value]
     branches = []
     for b in k.branches:
         budget.check()
