@@ -336,21 +336,28 @@ def compile_ptx(path: str | Path, cc: str = "9.0", defines: Mapping[str, str | N
         hit = _cache.lookup(key, roots)
         if hit and isinstance(hit.get("ptx"), str):
             return PtxBuild(str(src), hit["ptx"], tuple(flags), time.perf_counter() - t0, parse_ptx(hit["ptx"]))
+    from cudalens.compiled import invocation
+
     with tempfile.TemporaryDirectory(prefix="cudalens-ptx-") as tmp:
         out, dep = Path(tmp) / "out.ptx", Path(tmp) / "out.d"
+        # nvcc passes its input's name through a shell: it compiles a fixed-name wrapper that
+        # includes the user's file (as compile.py does), never the user's file name itself
+        inv = invocation.prepare(src.resolve(), tmp, flags)
         try:
-            proc = subprocess.run([nvcc.path, *flags, "-MD", "-MF", str(dep), str(src.resolve()), "-o", str(out)],
-                                  capture_output=True, text=True, env=tc.env(), timeout=600)
+            proc = subprocess.run([nvcc.path, *inv.flags, "-MD", "-MF", str(dep), str(inv.wrapper), "-o", str(out)],
+                                  capture_output=True, text=True, env=tc.env(), timeout=600, cwd=tmp)
         except OSError as exc:
             raise ToolchainError(f"cannot run {nvcc.path}: {exc}") from exc
         if proc.returncode != 0 or not out.exists():
-            messages = parse_diagnostics(proc.stderr + proc.stdout)
+            output = inv.user_path(proc.stderr + proc.stdout)
+            messages = parse_diagnostics(output)
             if not any(m.severity == "error" for m in messages):
-                tail = " ".join((proc.stderr + proc.stdout).strip().splitlines()[-3:]) or "nvcc failed"
+                tail = " ".join(output.strip().splitlines()[-3:]) or "nvcc failed"
                 messages = (*messages, CompilerMessage(None, None, tail, "error"))
             raise CompileError(messages, " ".join([nvcc.path, *flags, str(src)]))
         text = out.read_text(errors="replace")
         if key is not None and dep.exists():
-            deps = _cache.parse_depfile(dep.read_text(errors="replace"), src.resolve().parent)
+            deps = [d for d in _cache.parse_depfile(dep.read_text(errors="replace"), tmp)
+                    if Path(d).name != invocation.WRAPPER or not d.startswith(str(Path(tmp).resolve()))]
             _cache.record(key, deps, {"ptx": text}, roots)
     return PtxBuild(str(src), text, tuple(flags), time.perf_counter() - t0, parse_ptx(text))
