@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -75,11 +78,34 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = 1
 
 
+_PRIVATE = ("HOME", "XDG_CACHE_HOME", "CUDALENS_CACHE_DIR")
+
+
+def pytest_configure(config):
+    """Before collection: modules imported while collecting (ray, for one) already see the private home."""
+    root = tempfile.mkdtemp(prefix="cudalens-test-home-")
+    os.makedirs(os.path.join(root, ".cache"))
+    config._cudalens_private_home = root
+    config._cudalens_saved_env = {k: os.environ.get(k) for k in _PRIVATE}
+    os.environ.update({"HOME": root, "XDG_CACHE_HOME": os.path.join(root, ".cache"),
+                       "CUDALENS_CACHE_DIR": os.path.join(root, ".cache", "cudalens")})
+
+
+def pytest_unconfigure(config):
+    saved = getattr(config, "_cudalens_saved_env", None)
+    if saved is None:
+        return
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+    shutil.rmtree(config._cudalens_private_home, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
-def _private_home(tmp_path_factory):
-    root = tmp_path_factory.mktemp("home")
-    (root / ".cache").mkdir()
-    return root
+def _private_home(request):
+    return Path(request.config._cudalens_private_home)
 
 
 @pytest.fixture(autouse=True)
