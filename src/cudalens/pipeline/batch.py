@@ -46,7 +46,7 @@ def analyze_files(paths: list[str], *, block: tuple[int, int, int] | None, defin
     """(FileAnalysis per analysable file, [(path, reason)] of the others)."""
     from cudalens.hardware.table import limits
     from cudalens.pipeline.defines import compiler_defines
-    from cudalens.pipeline.stages import _compile, analyze_file
+    from cudalens.pipeline.stages import analyze_file
     from cudalens.source.parse import parse_file
 
     cc = limits(cc).cc
