@@ -49,8 +49,8 @@ def test_sarif_output_validates_against_the_schema(capsys, examples_json, tmp_pa
     results = log["runs"][0]["results"]
     assert len(results) == len(examples_json["findings"])
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results}
-    assert all(not u.startswith("/") and not u.startswith("..") for u in uris)  # relative to DIR
-    assert "access/divergence.cu" in uris
+    assert all(not u.startswith("/") and not u.startswith("..") for u in uris)  # no absolute local path
+    assert "examples/access/divergence.cu" in uris  # relative to the repository root, not to DIR
 
 
 def test_json_output_is_the_analysis_contract_over_all_files(capsys, examples_json):

@@ -40,14 +40,10 @@ def test_merge_only_adds_keys_and_keeps_every_finding(report):
     assert [f["rule"] for f in added] == ["V1"] and added[0]["kernel"] == "split_by_thread"
     assert any(c["quantity"] == "branch efficiency" and c["agree"] is False for c in merged["cross_checks"])
     assert list(merged["findings"][0])[:8] == ["rule", "priority", "section", "kernel", "file", "line", "message", "fix"]
-    # the G3 stores of split_by_thread: measured impact = (1 - 50 %) x time share 1/4
-    g3 = [f for f in merged["findings"] if f["rule"] == "G3"]
-    assert g3 and all(f["impact"] == pytest.approx(0.5 * 1e-3 / 4e-3) for f in g3)
+    # split_by_thread's stores leave gaps only where the branch idles lanes: that cost is D1's, not G3's (#16)
+    assert not [f for f in merged["findings"] if f["rule"] == "G3" and f["kernel"] == "split_by_thread"]
     assert merged["counters"]["split_by_thread"]["gst_efficiency"] == 50.0
-    # within "high", G3 (measured impact) comes before D1 (static impact only)
-    ranked_rules = [f["rule"] for f in merged["findings"]]
-    assert ranked_rules.index("G3") < ranked_rules.index("D1")
-    assert len(merged["first_steps"]) == 3 and "(G3: kernel `split_by_thread`" in merged["first_steps"][0]
+    assert len(merged["first_steps"]) == 3 and "(D1: kernel `split_by_thread`" in merged["first_steps"][0]
     assert merged["roofline"]["kernel"] == "split_by_thread" and merged["speed_of_light"]
 
 

@@ -304,7 +304,7 @@ def _verdict(a: Access, ev: _KernelEval, vals: dict[str, Any], width: int | None
     stride = M.lane_stride(index, active)
     distinct = M.distinct_addresses(index, active)
     out: dict[str, Any] = {"lane_stride": stride}
-    if stride not in (None, 0, 1) and not bool(active.all()) and M.lane_stride(index, np.ones_like(active)) == 1:
+    if stride not in (None, 0, 1) and not bool(active.all()) and M.lane_stride(index[:1], np.ones_like(active[:1])) == 1:
         out["stride_from_mask"] = True  # unit stride over all lanes: the gaps are the branch's idle lanes
     if a.space == "constant":
         d = float(distinct.mean())

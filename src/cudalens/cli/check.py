@@ -73,6 +73,8 @@ def collect_paths(paths: list[str], exclude: tuple[str, ...] = ()) -> list[str]:
             except InputError:
                 continue  # a directory without CUDA files is fine among others
         elif os.path.isfile(p):
+            if not p.endswith(CUDA_SUFFIXES + (".h", ".hpp", ".cuh", ".inl")):
+                raise InputError(f"{p}: not a CUDA source (.cu, .cuh, or a header)")
             if not excluded(p):
                 found.append(p)
         else:
