@@ -8,7 +8,6 @@ present; if it is missing or fails, the analysis continues source-only and says 
 from __future__ import annotations
 
 import dataclasses
-import dataclasses
 from pathlib import Path
 from typing import Any, Mapping
 
