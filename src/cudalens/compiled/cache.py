@@ -112,20 +112,25 @@ def load(key: str, directory: Path | None = None) -> dict[str, Any] | None:
 
 def store(key: str, entry: dict[str, Any], directory: Path | None = None) -> Path:
     """Write ``entry`` under ``key`` atomically; returns the file written."""
-    d = (directory or cache_dir()) / key[:2]
-    d.mkdir(parents=True, exist_ok=True)
-    final = d / f"{key}.json"
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{key[:8]}.", suffix=".tmp")
+    final = (directory or cache_dir()) / key[:2] / f"{key}.json"
+    atomic_write(final, json.dumps(entry).encode())
+    return final
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that a reader sees the old file or the whole new one, never a
+    part: a temporary file in the same folder, flushed to disk, then renamed over ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:8]}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(entry, fh)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, final)
+        os.replace(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
-    return final

@@ -39,20 +39,23 @@ def base_name_from_mangled(mangled: str) -> str:
     return last
 
 
-def base_name_from_demangled(demangled: str) -> str:
-    """``void ns::kernel<float>(float*)`` or ``kernel(float*)`` -> ``kernel``."""
-    text = demangled
+def parameters_start(demangled: str) -> int:
+    """Index of the ``(`` that opens the parameter list (the first one outside template brackets),
+    or ``len(demangled)`` when there is none."""
     depth = 0
-    cut = len(text)
-    for i, ch in enumerate(text):  # the first "(" at template depth 0 starts the parameters
+    for i, ch in enumerate(demangled):
         if ch == "<":
             depth += 1
         elif ch == ">":
             depth -= 1
         elif ch == "(" and depth == 0:
-            cut = i
-            break
-    head = text[:cut]
+            return i
+    return len(demangled)
+
+
+def base_name_from_demangled(demangled: str) -> str:
+    """``void ns::kernel<float>(float*)`` or ``kernel(float*)`` -> ``kernel``."""
+    head = demangled[:parameters_start(demangled)]
     while head.endswith(">"):  # drop trailing template arguments
         depth = 0
         for i in range(len(head) - 1, -1, -1):

@@ -32,6 +32,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from cudalens.compiled.names import parameters_start
 from cudalens.errors import InputError, ToolchainError
 
 COMPILERS = ("auto", "nvrtc", "nvcc")
@@ -213,16 +214,7 @@ def _function_head(demangled: str) -> str:
     """``void ns::k<float, (unsigned int)256>(float*, int)`` -> ``ns::k<float, (unsigned int)256>``:
     the text before the parameter list (the first ``(`` outside template brackets), without the
     return type."""
-    depth, cut = 0, len(demangled)
-    for i, ch in enumerate(demangled):
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth -= 1
-        elif ch == "(" and depth == 0:
-            cut = i
-            break
-    head = demangled[:cut].strip()
+    head = demangled[:parameters_start(demangled)].strip()
     depth, start = 0, 0
     for i, ch in enumerate(head):  # the return type ends at the last space outside brackets
         if ch == "<":

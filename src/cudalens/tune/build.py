@@ -206,7 +206,7 @@ def build_one(job: BuildJob, toolchain: Any = None) -> BuildFacts:
     wdir.mkdir(exist_ok=True)
     wrapper = wdir / (hashlib.sha256(text.encode()).hexdigest()[:24] + ".cu")
     if not wrapper.exists():
-        _atomic_write(wrapper, text.encode())
+        _cache.atomic_write(wrapper, text.encode())
     key = cache_key(job, wrapper, tc.fingerprint())
     facts_file, cubin_file = root / key[:2] / f"{key}.json", root / key[:2] / f"{key}.cubin"
     try:
@@ -219,7 +219,7 @@ def build_one(job: BuildJob, toolchain: Any = None) -> BuildFacts:
     facts = _compile(job, tc, nvcc, nvdisasm, wrapper, cubin_file)
     facts = BuildFacts(**{**facts.to_dict(), "seconds": time.perf_counter() - t0})
     cubin_file.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(facts_file, json.dumps(facts.to_dict()).encode())
+    _cache.atomic_write(facts_file, json.dumps(facts.to_dict()).encode())
     return facts
 
 
@@ -248,7 +248,7 @@ def _compile(job: BuildJob, tc: Any, nvcc: str, nvdisasm: str, wrapper: Path, cu
             fs = parse_nvdisasm(sass.stdout, None).get(mangled)
             counts = fs.counts() if fs else {}
         cubin_file.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_write(cubin_file, out.read_bytes())
+        _cache.atomic_write(cubin_file, out.read_bytes())
     p = ptxas[mangled]
     res = Resources(registers=p.get("registers", 0), static_shared_bytes=p.get("static_shared_bytes", 0),
                     local_bytes=p.get("local_bytes", 0), spill_stores=p.get("spill_stores", 0),
@@ -272,21 +272,6 @@ def _pick(kernel: KernelSpec, inst: str, mangled: list[str], demangler: str | No
         if want in _norm(full.get(m, "")):
             return m
     return None
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def _build_in_pool(job: BuildJob) -> BuildFacts:

@@ -26,11 +26,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from cudalens.compiled.cache import atomic_write
 from cudalens.errors import InputError
 from cudalens.tune.build import (
     BuildFacts,
     BuildJob,
-    _atomic_write,
     build_one,
     default_cache_dir,
 )
@@ -99,7 +99,7 @@ def _local_cubin(d: dict[str, Any], data: bytes, cache_dir: str | None) -> Build
     f = BuildFacts.from_dict(d)
     if f.ok and data and not Path(f.cubin_path).exists():
         local = Path(cache_dir or default_cache_dir()) / "ray" / Path(f.cubin_path).name
-        _atomic_write(local, data)
+        atomic_write(local, data)
         f = BuildFacts.from_dict({**d, "cubin_path": str(local)})
     return f
 
