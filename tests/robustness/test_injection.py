@@ -117,3 +117,45 @@ def test_compile_ptx_runs_no_file_name(hostile, tmp_path, monkeypatch):
         build = compile_ptx(f)
         assert not _pwned(tmp_path), f"{f.name!r} was executed by a shell"
         assert str(f) in build.ptx  # line info still names the user's file
+
+
+TEMPLATE = "template <int N> __global__ void tk(float *a) { a[threadIdx.x * N] = 1.0f; }\n"
+
+#: --instantiate texts that try to leave the declaration they are written into (a second
+#: declaration, a comment, a directive, a string, a line break) or to reach a shell.
+HOSTILE_INSTANTIATIONS = [
+    "tk<1>; int pwned_semi = system(\"touch pwned_inst_semi\")",
+    "tk<1> /* $(touch pwned_inst_comment) */",
+    "tk<1>\n#include \"/etc/passwd\"",
+    "tk<1>\"$(touch pwned_inst_quote)\"",
+    "tk<`touch pwned_inst_tick`>",
+    "tk<{1}>",
+    "$(touch pwned_inst_dollar)",
+]
+
+
+@pytest.mark.parametrize("spec", HOSTILE_INSTANTIATIONS)
+def test_instantiate_text_is_refused_in_one_line(spec, tmp_path):
+    f = tmp_path / "tk.cu"
+    f.write_text(TEMPLATE)
+    for cmd in (["analyze", str(f)], ["check", str(f)]):
+        p = _cli([*cmd, "--instantiate", spec], cwd=tmp_path, timeout=300)
+        assert not _pwned(tmp_path), "an --instantiate text was executed"
+        assert p.returncode == 2, p.stderr[-2000:]
+        assert "Traceback" not in p.stderr
+        lines = p.stderr.strip().splitlines()
+        assert len(lines) == 1 and "--instantiate" in lines[0], p.stderr
+
+
+def test_instantiate_beside_hostile_file_names(hostile, tmp_path):
+    """A good --instantiate on files with hostile names: compiled, instantiated, nothing ran."""
+    _src, files = hostile
+    for f in files:
+        f.write_text(TEMPLATE)
+    p = _cli(["analyze", "--format", "json", "--instantiate", "tk<2>", *map(str, files)], cwd=tmp_path)
+    assert not _pwned(tmp_path), "a file name was executed by a shell"
+    assert p.returncode == 0, p.stderr[-2000:]
+    report = json.loads(p.stdout)
+    if _has_nvcc():
+        assert all(k["access_layer"] == "compiled-ptx" for k in report["kernels"]), report["kernels"]
+        assert len(report["kernels"]) == len(NAMES)

@@ -26,6 +26,20 @@ allowed, a note says why and the static report is still produced. Put a bare --c
 the files (or write --counters=run): before them it would take the first file as its CSV."""
 
 
+INSTANTIATE_HELP = """Instantiate a template kernel in the compiled unit, e.g. 'gemm<128,128,8>'
+(repeatable), so the compiled access model evaluates it even when the file never launches it. Text
+that is not a template-id, or that the compiler rejects, is an error naming the argument."""
+
+
+def check_instantiations(specs: tuple[str, ...]) -> tuple[str, ...]:
+    """``--instantiate`` values, each checked (InputError naming a bad one) before any work."""
+    from cudalens.compiled.invocation import instantiation_line
+
+    for i, spec in enumerate(specs):
+        instantiation_line(spec, i)
+    return tuple(specs)
+
+
 def _parse_run(ctx: click.Context, spec: str) -> Any:
     """A RunSpec from the --run text, parsed by `cudalens bench`'s own options."""
     from cudalens.measure.argspec import parse_args, parse_dims
@@ -39,7 +53,8 @@ def _parse_run(ctx: click.Context, spec: str) -> Any:
         raise InputError(f"--run {spec!r}: {exc}") from None
     if not words or words[0].startswith("-"):
         raise InputError(f"--run {spec!r}: start with the kernel's name, e.g. \"saxpy --grid 4096 --block 256 ...\"")
-    bench = ctx.find_root().command.commands.get("bench")  # type: ignore[attr-defined]
+    root = ctx.find_root()
+    bench = root.command.get_command(root, "bench")  # type: ignore[attr-defined]
     if bench is None:  # pragma: no cover - the bench command ships with cudalens
         raise InputError("--run needs the `cudalens bench` command, which is not installed")
     try:
@@ -77,6 +92,7 @@ def register(group: click.Group) -> None:
                   help="Value of a kernel parameter, template parameter or macro (repeatable). nvcc gets "
                        "-DNAME=VALUE only for names the file uses as macros or that are not parameter names.")
     @click.option("--cc", default="9.0", show_default=True, help="Target compute capability.")
+    @click.option("--instantiate", "instantiate", multiple=True, metavar="'KERNEL<ARGS>'", help=INSTANTIATE_HELP)
     @fail_on_option
     @triage_options
     @click.option("--no-compile", is_flag=True, help="Source-only analysis (skip nvcc).")
@@ -92,7 +108,7 @@ def register(group: click.Group) -> None:
                   help="Write the report to this file (default: standard output).")
     @build_context_options
     @click.pass_context
-    def analyze_cmd(ctx, files, block, defines, cc, fail_on, select, ignore, baseline, write_baseline, min_impact,
+    def analyze_cmd(ctx, files, block, defines, cc, instantiate, fail_on, select, ignore, baseline, write_baseline, min_impact,
                     no_compile, binary, run, counters, fmt, output, include_dirs, nvcc_flags, compile_commands,
                     no_config):
         """Analyze CUDA files: warp access model, divergence, pattern rules, compiled facts.
@@ -119,6 +135,7 @@ def register(group: click.Group) -> None:
         if counters and counters.endswith((".cu", ".cuh")):
             raise InputError(f"--counters {counters}: a CSV is expected; put a bare --counters after the files "
                              "or write --counters=run")
+        insts = check_instantiations(tuple(instantiate))
         run_spec = _parse_run(ctx, run) if run else None
         if counters == PROFILE_RUN and run_spec is None:
             raise InputError("--counters without a file profiles the --run launch: give --run, or --counters FILE.csv")
@@ -130,7 +147,8 @@ def register(group: click.Group) -> None:
         from cudalens.cli._build import make_build
 
         build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config)
-        raw = analyze(list(files), block=blk, defines=defs, cc=cc, compile=not no_compile, build=build, binary=binary)
+        raw = analyze(list(files), block=blk, defines=defs, cc=cc, compile=not no_compile, build=build, binary=binary,
+                      instantiate=insts)
         if write_baseline:
             chosen, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
             save_baseline(write_baseline, chosen.findings, {fa.model.path: fa.model.text for fa in raw.files})

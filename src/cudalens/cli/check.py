@@ -133,8 +133,12 @@ def register(group: click.Group) -> None:
     @click.option("-j", "--jobs", "jobs", type=click.IntRange(1, 1024), default=None,
                   help="Files compiled at the same time (default: every core).")
     @click.option("--strict", is_flag=True, help="Exit 1 when a file does not compile (compile-error).")
+    @click.option("--instantiate", "instantiate", multiple=True, metavar="'KERNEL<ARGS>'",
+                  help="Instantiate a template kernel, e.g. 'gemm<128,128,8>' (repeatable), in each file that "
+                       "names it, so the compiled access model evaluates it.")
     def check_cmd(paths, fail_on, fmt, output, exclude, select, ignore, baseline, write_baseline, min_impact,
-                  no_compile, cc, defines, include_dirs, nvcc_flags, compile_commands, no_config, jobs, strict):
+                  no_compile, cc, defines, include_dirs, nvcc_flags, compile_commands, no_config, jobs, strict,
+                  instantiate):
         """Analyze the .cu/.cuh files named or under each PATH; exit 1 with --fail-on when findings reach it."""
         from cudalens.access.model import parse_defines
         from cudalens.cli._triage import build_options, fails
@@ -147,13 +151,16 @@ def register(group: click.Group) -> None:
         except ValueError as exc:
             raise InputError(str(exc)) from None
         from cudalens.cli._build import make_build
+        from cudalens.cli.analyze import check_instantiations
+
+        insts = check_instantiations(tuple(instantiate))
 
         files = collect_paths(list(paths), tuple(exclude))
         options = build_options(files, tuple(select), tuple(ignore), baseline, min_impact)
         build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config)
         with _progress(len(files)) as progress:
             raw = analyze(files, defines=defs, cc=cc, compile=not no_compile, build=build,
-                          jobs=jobs or os.cpu_count() or 1, keep_going=True, progress=progress)
+                          jobs=jobs or os.cpu_count() or 1, keep_going=True, progress=progress, instantiate=insts)
         if write_baseline:
             selected, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
             save_baseline(write_baseline, selected.findings, {fa.model.path: fa.model.text for fa in raw.files})

@@ -2,10 +2,11 @@
 
 Steps (each a tool call; see toolchain.py for which copies are used):
 
-1. ``nvcc -cubin -arch=sm_XY -lineinfo -Xptxas -v [extra flags] -MD tu.cu``, where ``tu.cu`` is a
-   wrapper in a private folder that defines the macros and includes the file (invocation.py: no
-   user text on nvcc's command line): the cubin, ptxas's resource report on stderr, and the list
-   of files the compiler read (the cache key, cache.py).
+1. ``nvcc -cubin -arch=sm_XY -lineinfo -Xptxas -v [extra flags] -MD --keep tu.cu``, where ``tu.cu``
+   is a wrapper in a private folder that defines the macros and includes the file (invocation.py:
+   no user text on nvcc's command line): the cubin, ptxas's resource report on stderr, the list
+   of files the compiler read (the cache key, cache.py) and, kept from the same compile, the PTX
+   ptxas assembled (the compiled access model's input: one compile serves both).
 2. ``cuobjdump --dump-resource-usage`` on the cubin: the same resources as the binary records them,
    plus constant bank 0, which CUDA 13's ptxas no longer prints. The two reports are cross-checked;
    any disagreement is kept in ``CompiledKernel.cross_check``.
@@ -113,6 +114,7 @@ def compile_file(
     *,
     through: str | Path | None = None,
     where: str = "--nvcc-flag",
+    instantiate: Iterable[str] = (),
 ) -> CompileResult:
     """Compile ``path`` for ``cc`` and return its kernels' resources and SASS facts.
 
@@ -121,7 +123,9 @@ def compile_file(
     ``through``: a translation unit that includes ``path`` (a header): that unit is compiled and
     line attribution is kept for ``path``. A header compiled without ``through`` is compiled on its
     own through the wrapper, never handed to nvcc as an input file. ``where`` names the origin of
-    ``extra_flags`` in the one-line error a refused flag gives.
+    ``extra_flags`` in the one-line error a refused flag gives. ``instantiate``: template kernels the
+    wrapper instantiates (``gemm<128,128,8>``); text that is not a template-id, or that the
+    compiler rejects, is an InputError naming it.
 
     Raises InputError for a missing file or a refused flag, ToolchainError when a tool is missing or
     cannot run and CompileError (with the compiler's messages as file/line/message) when the code
@@ -143,11 +147,15 @@ def compile_file(
     if tc.host_compiler is None:
         raise ToolchainError(f"nvcc needs a host C++ compiler and none was found; fix: {FIX_COMMANDS['host compiler']}")
     flags = build_flags(cc, defines, extra_flags)
+    insts = tuple(instantiate)
+    for i, spec in enumerate(insts):
+        invocation.instantiation_line(spec, i)  # refused text: InputError before any work
 
     key = None
     roots = tc.roots()
     if use_cache:
-        key = _cache.manifest_key(str(src), flags, cc, tc.fingerprint(), extra=str(unit))
+        key = _cache.manifest_key(str(src), flags, cc, tc.fingerprint(),
+                                  extra=str(unit) + "".join(f"\0inst:{x}" for x in insts))
         entry = _cache.lookup(key, roots)
         if entry is not None:
             try:
@@ -156,13 +164,21 @@ def compile_file(
                 pass  # an entry of another shape: recompile and overwrite it
 
     with tempfile.TemporaryDirectory(prefix="cudalens-") as tmp:
-        inv = invocation.prepare(unit, tmp, flags, where=where)
+        inv = invocation.prepare(unit, tmp, flags, where=where, instantiate=insts)
         cubin = Path(tmp) / "out.cubin"
         depfile = Path(tmp) / "deps.d"
-        cmd = [nvcc.path, *inv.flags, "-MD", "-MF", str(depfile), str(inv.wrapper), "-o", str(cubin)]
+        keep = Path(tmp) / "keep"
+        keep.mkdir()
+        cmd = [nvcc.path, *inv.flags, "-MD", "-MF", str(depfile), "--keep", "--keep-dir", str(keep),
+               str(inv.wrapper), "-o", str(cubin)]
         proc = _run(cmd, tc, cwd=tmp)
         output = inv.user_path(proc.stderr + proc.stdout)
-        messages = tuple(m for m in parse_diagnostics(output) if not _wrapper_noise(m))
+        diagnostics = parse_diagnostics(output)
+        messages = tuple(m for m in diagnostics if not _wrapper_noise(m))
+        for m in diagnostics:
+            spec = inv.instantiation_at(m.line) if m.file and Path(m.file).name == invocation.WRAPPER else None
+            if spec is not None and m.severity == "error":
+                raise InputError(f"--instantiate {spec!r}: the compiler rejects it ({m.message})")
         if proc.returncode != 0 or not cubin.exists():
             if not any(m.severity == "error" for m in messages):
                 tail = " ".join(output.strip().splitlines()[-3:]) or f"nvcc exited with {proc.returncode}"
@@ -173,6 +189,7 @@ def compile_file(
                     if Path(d).name != invocation.WRAPPER or not d.startswith(str(Path(tmp).resolve()))]
         except OSError:
             deps = []
+        ptx = _kept_ptx(keep, cc)
         env = tc.env()
         dump_p = subprocess.Popen([cuobjdump.path, "--dump-resource-usage", str(cubin)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         sass_p = subprocess.Popen([nvdisasm.path, "-gi", "-c", str(cubin)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -211,10 +228,22 @@ def compile_file(
         name = base if base not in kernels else mangled  # overloads/templates: later ones by mangled name
         kernels[name] = kernel
     result = CompileResult(str(src), cc, kernels, messages, tc, time.perf_counter() - t0, False, tuple(flags),
-                           tuple(deps))
+                           tuple(deps), ptx)
     if use_cache and key is not None and deps:
-        _cache.record(key, deps, result.to_dict(), roots)
+        _cache.record(key, deps, {**result.to_dict(), "ptx": ptx}, roots)
     return result
+
+
+def _kept_ptx(keep: Path, cc: str) -> str:
+    """The PTX nvcc kept for ``cc`` (``tu.ptx``; with several targets the one for ``cc``), or ""."""
+    target = f".target {sm_arch(cc)}"
+    texts = []
+    for f in sorted(keep.glob("*.ptx")):
+        try:
+            texts.append(f.read_text(errors="replace"))
+        except OSError:
+            continue
+    return next((t for t in texts if target in t), texts[0] if texts else "")
 
 
 def _wrapper_noise(m: CompilerMessage) -> bool:
@@ -226,4 +255,4 @@ def _from_entry(entry: dict, tc: Toolchain, seconds: float) -> CompileResult:
     kernels = {name: CompiledKernel.from_dict(d) for name, d in entry["kernels"].items()}
     errors = tuple(CompilerMessage(**m) for m in entry["errors"])
     return CompileResult(entry["path"], entry["cc"], kernels, errors, tc, seconds, True, tuple(entry["flags"]),
-                         tuple(entry.get("deps", ())))
+                         tuple(entry.get("deps", ())), str(entry["ptx"]))  # no "ptx": an older entry, recompiled

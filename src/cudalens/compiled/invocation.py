@@ -55,6 +55,12 @@ class SafeInvocation:
     flags: tuple[str, ...]
     wrapper: Path
     links: tuple[tuple[str, str], ...] = ()
+    #: (line of the wrapper, ``--instantiate`` text) of each explicit instantiation it holds
+    instantiations: tuple[tuple[int, str], ...] = ()
+
+    def instantiation_at(self, line: int | None) -> str | None:
+        """The ``--instantiate`` text written on wrapper line ``line`` (None: not one of those)."""
+        return next((spec for ln, spec in self.instantiations if ln == line), None)
 
     def user_path(self, text: str) -> str:
         """``text`` with the private folder's links replaced by the user's paths."""
@@ -132,11 +138,12 @@ def _split(flags: Sequence[str], where: str) -> list[tuple[str, str | None]]:
 
 
 def prepare(source: str | Path, workdir: str | Path, flags: Iterable[str], *, where: str = "flag",
-            includes: Sequence[str | Path] = ()) -> SafeInvocation:
+            includes: Sequence[str | Path] = (), instantiate: Sequence[str] = ()) -> SafeInvocation:
     """Write the wrapper for ``source`` into ``workdir`` (a fresh private folder) and return the
     plain flags to compile it with. ``where`` names the origin of the flags in error messages
     (``--nvcc-flag``, ``compile_commands.json``); ``includes`` are further files the wrapper
-    includes after ``source`` (none usually)."""
+    includes after ``source`` (none usually); ``instantiate``: template kernels to instantiate
+    (``gemm<128,128,8>``), checked by :func:`instantiation_line`."""
     work = Path(workdir)
     private_dir_ok(work)
     src = Path(source).resolve()
@@ -183,11 +190,33 @@ def prepare(source: str | Path, workdir: str | Path, flags: Iterable[str], *, wh
     else:
         body = f'#include "{src}"'
     extra = [_include_line(Path(p).resolve(), work, links, f"x{i}") for i, p in enumerate(includes)]
+    lines = [*head, body, *extra]
+    insts: list[tuple[int, str]] = []
+    for i, spec in enumerate(instantiate):
+        lines.append(instantiation_line(spec, i))
+        insts.append((len(lines), spec))
     wrapper = work / WRAPPER
-    wrapper.write_text("\n".join([*head, body, *extra]) + "\n", encoding="utf-8")
+    wrapper.write_text("\n".join(lines) + "\n", encoding="utf-8")
     # longest link first, so that f/u.cu is replaced before a folder link that is its prefix
     links.sort(key=lambda kv: -len(kv[0]))
-    return SafeInvocation(tuple(out_flags), wrapper, tuple(links))
+    return SafeInvocation(tuple(out_flags), wrapper, tuple(links), tuple(insts))
+
+
+#: ``--instantiate`` text: a (qualified) template name and its argument list, with only the
+#: characters template arguments need: no ``;``, braces, quotes, ``#``, ``/``, ``\`` or line breaks,
+#: so the text cannot end the declaration it is written into or open a comment or a directive.
+_TEMPLATE_ID = re.compile(r"[ \t]*(?:::)?[A-Za-z_]\w*(?:[ \t]*::[ \t]*[A-Za-z_]\w*)*[ \t]*<[\w \t,:<>().*&+\-]*>[ \t]*",
+                          re.ASCII)
+
+
+def instantiation_line(spec: str, n: int) -> str:
+    """The wrapper's line that instantiates template kernel ``spec`` (``gemm<128,128,8>``): taking
+    the kernel's address in host code makes nvcc instantiate it without knowing its parameter
+    types. InputError (one line naming the argument) for text that is not a template-id."""
+    if not _TEMPLATE_ID.fullmatch(spec) or spec.count("(") != spec.count(")") or spec.count("<") < 1:
+        raise InputError(f"--instantiate {spec!r}: not a template kernel with its arguments, "
+                         "e.g. 'gemm<128,128,8>' or 'reduce<float,256>'")
+    return f"static auto* __cudalens_inst_{n} = &{spec.strip()};"
 
 
 def _include_line(real: Path, work: Path, links: list[tuple[str, str]], name: str) -> str:
@@ -200,11 +229,11 @@ def _include_line(real: Path, work: Path, links: list[tuple[str, str]], name: st
 
 
 def nvcc_command(nvcc: str, source: str | Path, workdir: str | Path, flags: Iterable[str], output: str | Path,
-                 *, where: str = "flag") -> tuple[list[str], SafeInvocation]:
+                 *, where: str = "flag", instantiate: Sequence[str] = ()) -> tuple[list[str], SafeInvocation]:
     """The argument list that compiles ``source`` with ``flags`` into ``output`` through the wrapper
     (for callers that run nvcc themselves: ``-D``/``-I`` values never reach its command line).
     ``workdir`` must be a fresh private folder; ``output`` a plain path in it."""
-    inv = prepare(source, workdir, flags, where=where)
+    inv = prepare(source, workdir, flags, where=where, instantiate=instantiate)
     if not is_plain(str(output)):
         raise ToolchainError(f"output path {str(output)!r} is not plain")
     return [nvcc, *inv.flags, str(inv.wrapper), "-o", str(output)], inv

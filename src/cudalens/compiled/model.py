@@ -143,6 +143,9 @@ class CompileResult:
     cache_hit: bool
     flags: tuple[str, ...] = ()
     deps: tuple[str, ...] = ()  # every file the preprocessor read (nvcc -MD), real paths
+    # the PTX of the same compile (nvcc --keep): what ptxas assembled into the cubin above, read by
+    # the compiled access model (cudalens.pipeline.compiled_access); "" when not kept
+    ptx: str = field(default="", repr=False, compare=False)
 
     @property
     def project_deps(self) -> tuple[str, ...]:

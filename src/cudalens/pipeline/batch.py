@@ -42,8 +42,10 @@ def _reason(path: str, exc: BaseException) -> str:
 
 def analyze_files(paths: list[str], *, block: tuple[int, int, int] | None, defines: Mapping[str, Any], cc: str,
                   compile: bool, build: Any, jobs: int = 1, keep_going: bool = False,
-                  progress: Progress | None = None) -> tuple[list[Any], list[tuple[str, str]]]:
-    """(FileAnalysis per analysable file, [(path, reason)] of the others)."""
+                  progress: Progress | None = None,
+                  instantiate: tuple[str, ...] = ()) -> tuple[list[Any], list[tuple[str, str]]]:
+    """(FileAnalysis per analysable file, [(path, reason)] of the others). ``instantiate``: template
+    kernels each compiled unit instantiates; one the compiler rejects is an InputError naming it."""
     from cudalens.hardware.table import limits
     from cudalens.pipeline.defines import compiler_defines
     from cudalens.pipeline.stages import analyze_file
@@ -60,6 +62,7 @@ def analyze_files(paths: list[str], *, block: tuple[int, int, int] | None, defin
             raise exc
         failed[path] = _reason(path, exc)
 
+    wanted = _instantiations(order, instantiate) if compile else {}
     futures: dict[str, Future] = {}
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="cudalens-compile") if compile else None
     try:
@@ -73,17 +76,18 @@ def analyze_files(paths: list[str], *, block: tuple[int, int, int] | None, defin
                     fail(p, exc)
             units = [p for p in order if p in compile_defs and not is_header(p)]
             for p in units:
-                futures[p] = pool.submit(_compile_unit, str(p), cc, compile_defs[p], build)
+                futures[p] = pool.submit(_compile_unit, str(p), cc, compile_defs[p], build, wanted.get(p, ()))
             for p in order:
                 if p in compile_defs and is_header(p):
-                    futures[p] = pool.submit(_compile_header, p, units, futures, cc, compile_defs[p], build)
+                    futures[p] = pool.submit(_compile_header, p, units, futures, cc, compile_defs[p], build,
+                                             wanted.get(p, ()))
         done: list[Any] = []
         for i, p in enumerate(order):
             if p not in failed:
                 try:
                     outcome = futures[p].result() if p in futures else None
                     done.append(analyze_file(p, block=block, defines=defines, cc=cc, compile=compile, build=build,
-                                             compiled_outcome=outcome))
+                                             compiled_outcome=outcome, instantiate=wanted.get(p, ())))
                 except (CudalensError, OSError) as exc:
                     fail(p, exc)
             if progress is not None:
@@ -94,26 +98,17 @@ def analyze_files(paths: list[str], *, block: tuple[int, int, int] | None, defin
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _compile_unit(path: str, cc: str, defines: Mapping[str, Any], build: Any) -> tuple[Any | None, list[str]]:
-    """The cubin compile of a unit, then its PTX compile (the compiled access model's input) in the
-    same worker: the PTX lands in the compile cache, so the model's own request on the calling
-    thread is a cache hit instead of a second compile done one file at a time."""
+def _compile_unit(path: str, cc: str, defines: Mapping[str, Any], build: Any,
+                  instantiate: tuple[str, ...] = ()) -> tuple[Any | None, list[str]]:
+    """The one compile of a unit: its cubin facts and, kept from the same nvcc run, the PTX the
+    compiled access model reads (CompileResult.ptx)."""
     from cudalens.pipeline.stages import _compile
 
-    outcome = _compile(path, cc, defines, build)
-    if outcome[0] is not None:
-        try:
-            from cudalens.compiled.ptx import compile_ptx
-
-            flags = tuple(build.nvcc_flags(path)) if build is not None else ()
-            compile_ptx(path, cc, {k: str(v) for k, v in defines.items()}, flags)
-        except Exception:  # noqa: BLE001, S110 - a warm-up only: the calling thread reports any failure
-            pass
-    return outcome
+    return _compile(path, cc, defines, build, instantiate=instantiate)
 
 
 def _compile_header(header: str, units: list[str], futures: dict[str, Future], cc: str, defines: Mapping[str, Any],
-                    build: Any) -> tuple[Any | None, list[str]]:
+                    build: Any, instantiate: tuple[str, ...] = ()) -> tuple[Any | None, list[str]]:
     """Compile ``header`` through the first unit that includes it (units are queued before headers,
     so waiting on them cannot deadlock the pool)."""
     from cudalens.pipeline.stages import _compile
@@ -122,7 +117,7 @@ def _compile_header(header: str, units: list[str], futures: dict[str, Future], c
     for unit in units:
         result, _notes = futures[unit].result()
         if result is not None and real in result.deps:
-            compiled, notes = _compile(header, cc, defines, build, through=unit)
+            compiled, notes = _compile(header, cc, defines, build, through=unit, instantiate=instantiate)
             return compiled, [f"compiled through {unit}, which includes it", *notes]
     # not among the given files: a unit of compile_commands.json that includes it (its include
     # graph read from the sources with its own include folders)
@@ -131,10 +126,25 @@ def _compile_header(header: str, units: list[str], futures: dict[str, Future], c
     # first the units that name one of the header's kernels (they instantiate its templates)
     candidates.sort(key=lambda u: not any(k in _read(u) for k in kernels))
     for unit in candidates[:3]:
-        compiled, notes = _compile(header, cc, defines, build, through=unit)
+        compiled, notes = _compile(header, cc, defines, build, through=unit, instantiate=instantiate)
         if compiled is not None:
             return compiled, [f"compiled through {unit} (compile_commands.json), which includes it", *notes]
-    return _compile(header, cc, defines, build)
+    return _compile(header, cc, defines, build, instantiate=instantiate)
+
+
+def _instantiations(paths: list[str], instantiate: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """Per file, the ``--instantiate`` templates whose name its text mentions (a unit that never
+    names a template cannot instantiate it); InputError for one that no given file mentions."""
+    out: dict[str, tuple[str, ...]] = {}
+    for spec in instantiate:
+        name = spec.split("<", 1)[0].strip().rsplit("::", 1)[-1].strip()
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        hits = [p for p in paths if word.search(_read(p))]
+        if not hits:
+            raise InputError(f"--instantiate {spec!r}: no analyzed file mentions {name!r}")
+        for p in hits:
+            out[p] = (*out.get(p, ()), spec)
+    return out
 
 
 def _read(path: str) -> str:

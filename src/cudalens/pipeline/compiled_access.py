@@ -40,25 +40,29 @@ def _launch(k: Kernel, model: SourceModel, block: tuple[int, int, int] | None,
 def compiled_access(path: str, model: SourceModel, cc: str, defines: Mapping[str, Any],
                     block: tuple[int, int, int] | None = None, flags: tuple[str, ...] = (),
                     sass_lds: Mapping[str, Mapping[int, Mapping[int, int]]] | None = None,
-                    ) -> tuple[dict[str, tuple[KernelEvaluation, ...]], list[str]]:
-    """Kernel name -> the evaluations of its instantiations, and notes (why a layer is missing)."""
-    from cudalens.compiled.ptx import compile_ptx
+                    ptx: str = "") -> tuple[dict[str, tuple[KernelEvaluation, ...]], list[str]]:
+    """Kernel name -> the evaluations of its instantiations, and notes (why a layer is missing).
+
+    ``ptx``: the PTX kept from the compile that made the cubin (CompileResult.ptx), so the model
+    reads exactly what ptxas assembled; without it the file is compiled to PTX here."""
+    from cudalens.compiled.ptx import compile_ptx, parse_ptx
 
     try:
-        build = compile_ptx(path, cc, {k: str(v) for k, v in defines.items()}, flags)
+        module = parse_ptx(ptx) if ptx else compile_ptx(path, cc, {k: str(v) for k, v in defines.items()},
+                                                         flags).module
     except Exception as exc:  # noqa: BLE001 - the source model is the fallback
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return {}, [f"compiled access model unavailable ({type(exc).__name__}: {msg}); source access model used"]
     by_name = {k.name: k for k in model.kernels}
     out: dict[str, list[KernelEvaluation]] = {}
     notes: list[str] = []
-    for fn in build.module.entries:
+    for fn in module.entries:
         k = by_name.get(base_name_from_mangled(fn.name))
         if k is None:
             continue
         blk, grid, params = _launch(k, model, block, defines)
         try:
-            out.setdefault(k.name, []).append(evaluate(build.module, fn, blk, grid, params,
+            out.setdefault(k.name, []).append(evaluate(module, fn, blk, grid, params,
                                                        sass_lds=(sass_lds or {}).get(fn.name)))
         except Exception as exc:  # noqa: BLE001 - one kernel's failure keeps the others
             notes.append(f"compiled access model failed on {fn.name} ({type(exc).__name__}); source model used")

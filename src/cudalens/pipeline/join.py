@@ -3,12 +3,15 @@
 :func:`join` pairs every kernel of the source model with its compiled kernel (when the file was
 compiled) and decides, once, what the two say together: which branches the compiler predicated,
 which branch instructions the model cannot see, the width at which the compiler issued shared
-loads, the resources and SASS counts, and the theoretical occupancy at the launch. Reports, the
-guided analysis and the JSON read these records; none of them recomputes a fact.
+loads, the resources and SASS counts, the theoretical occupancy at the launch, and, where the
+source access model has no figure, the compiled access model's (pipeline.compiled_figures: the
+records' kernels carry them, so the rules read them). Reports, the guided analysis and the JSON
+read these records; none of them recomputes a fact.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -73,6 +76,7 @@ class KernelRecord:
 
 def _access_dict(a: Access) -> dict[str, Any]:
     d = a.to_dict()
+    d["figures_from"] = a.figures_from
     d["assumptions"] = list(a.assumptions)
     if a.reuse is not None:
         d["reuse"] = a.reuse
@@ -86,19 +90,35 @@ def _safe(fn: Any) -> Any:
         return None
 
 
-def join_kernel(k: Kernel, ck: CompiledKernel | None, model: SourceModel, cc: str) -> KernelRecord:
-    """The record of kernel ``k`` (and its compiled kernel ``ck``, when there is one)."""
+def join_kernel(k: Kernel, ck: CompiledKernel | None, model: SourceModel, cc: str,
+                evals: tuple[Any, ...] = ()) -> KernelRecord:
+    """The record of kernel ``k`` (and its compiled kernel ``ck``, when there is one); ``evals``:
+    the compiled access model's evaluations of its instantiations, which fill the source model's
+    missing figures (:func:`cudalens.pipeline.compiled_figures.fill_kernel`)."""
+    if evals:
+        from cudalens.pipeline.compiled_figures import fill_kernel
+
+        k = fill_kernel(k, evals)
     if ck is None:
-        return KernelRecord(k)
+        return KernelRecord(k, compiled_access=evals)
     facts = branch_facts(k, ck)
     return KernelRecord(k, ck, compiled_loads(k.accesses, ck), facts[0] if facts else None, facts[1] if facts else None,
                         _safe(ck.resources_dict), _safe(lambda: dict(ck.sass_counts)),
-                        _safe(lambda: occupancy_at_launch(ck, k, model, cc)))
+                        _safe(lambda: occupancy_at_launch(ck, k, model, cc)), evals)
 
 
-def join(model: SourceModel, compiled: Mapping[str, CompiledKernel] | None, cc: str) -> tuple[KernelRecord, ...]:
-    """A record per kernel of ``model``, joined with ``compiled`` (kernel name -> compiled facts)."""
-    return tuple(join_kernel(k, (compiled or {}).get(k.name), model, cc) for k in model.kernels)
+def join(model: SourceModel, compiled: Mapping[str, CompiledKernel] | None, cc: str,
+         evals: Mapping[str, tuple[Any, ...]] | None = None) -> tuple[KernelRecord, ...]:
+    """A record per kernel of ``model``, joined with ``compiled`` (kernel name -> compiled facts)
+    and ``evals`` (kernel name -> the compiled access model's evaluations)."""
+    return tuple(join_kernel(k, (compiled or {}).get(k.name), model, cc, tuple((evals or {}).get(k.name, ())))
+                 for k in model.kernels)
+
+
+def joined_model(model: SourceModel, records: tuple[KernelRecord, ...]) -> SourceModel:
+    """``model`` with the records' kernels (their accesses carry the compiled figures): what rules read."""
+    kernels = tuple(r.kernel for r in records)
+    return model if kernels == model.kernels else dataclasses.replace(model, kernels=kernels)
 
 
 def compiled_shared_loads(accesses: Sequence[Access], ck: CompiledKernel) -> list[tuple[Access, float | None, float]]:

@@ -18,7 +18,7 @@ from cudalens.hardware.table import limits
 from cudalens.pipeline.analysis import Analysis, FileAnalysis
 from cudalens.pipeline.confirm import confirm_source_findings
 from cudalens.pipeline.defines import compiler_defines
-from cudalens.pipeline.join import join
+from cudalens.pipeline.join import join, joined_model
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import run_rules
 from cudalens.source.limits import Budget
@@ -27,7 +27,7 @@ from cudalens.triage.impact import estimate
 
 
 def _compile(path: str, cc: str, defines: Mapping[str, Any], build: Any = None,
-             through: str | None = None) -> tuple[Any | None, list[str]]:
+             through: str | None = None, instantiate: tuple[str, ...] = ()) -> tuple[Any | None, list[str]]:
     try:
         from cudalens.compiled import compile_file
     except Exception as exc:  # noqa: BLE001 - the compiled layer is optional
@@ -35,7 +35,7 @@ def _compile(path: str, cc: str, defines: Mapping[str, Any], build: Any = None,
     try:
         flags = build.nvcc_flags(through or path) if build is not None else ()
         result = compile_file(path, cc, {k: str(v) for k, v in defines.items()}, flags,  # defines already filtered
-                              through=through)
+                              through=through, instantiate=instantiate)
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - ToolchainError, CompileError: continue source-only
@@ -46,10 +46,12 @@ def _compile(path: str, cc: str, defines: Mapping[str, Any], build: Any = None,
 
 def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
                  defines: Mapping[str, Any] | None = None, cc: str = "9.0", compile: bool = True,
-                 build: Any = None, compiled_outcome: tuple[Any | None, list[str]] | None = None) -> FileAnalysis:
+                 build: Any = None, compiled_outcome: tuple[Any | None, list[str]] | None = None,
+                 instantiate: tuple[str, ...] = ()) -> FileAnalysis:
     """``build``: a :class:`cudalens.project.BuildContext` (include folders, flags; the macros of
     the project headers the file includes reach the source model). ``compiled_outcome``: the
-    (result, notes) of :func:`_compile` when the caller compiled the file already."""
+    (result, notes) of :func:`_compile` when the caller compiled the file already.
+    ``instantiate``: template kernels to instantiate in the compiled unit (``gemm<128,128,8>``)."""
     cc = limits(cc).cc  # an unknown compute capability is an InputError naming the known ones
     defines = dict(defines or {})
     predefined = tuple(build.header_macros(path).items()) if build is not None else ()
@@ -58,17 +60,19 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
     notes: list[str] = []
     compiled = None
     if compile:
-        compiled, notes = compiled_outcome or _compile(str(path), cc, compiler_defines(model, defines), build)
+        compiled, notes = compiled_outcome or _compile(str(path), cc, compiler_defines(model, defines), build,
+                                                       instantiate=instantiate)
         notes = list(notes)
-    kernels = join(model, compiled.kernels if compiled is not None else None, cc)
+    evals: dict[str, Any] = {}
     if compiled is not None:  # the access model on the compiled PTX; the source model stays the fallback
         from cudalens.pipeline.compiled_access import compiled_access, sass_shared_widths
 
         flags = tuple(build.nvcc_flags(str(path))) if build is not None else ()
         evals, access_notes = compiled_access(str(path), model, cc, compiler_defines(model, defines), block, flags,
-                                              sass_shared_widths(compiled))
+                                              sass_shared_widths(compiled), ptx=compiled.ptx)
         notes.extend(access_notes)
-        kernels = tuple(dataclasses.replace(r, compiled_access=evals.get(r.name, ())) for r in kernels)
+    kernels = join(model, compiled.kernels if compiled is not None else None, cc, evals)
+    model = joined_model(model, kernels)  # the compiled figures where the source model had none
     launch: dict[str, dict[str, object]] = {}
     for site in model.launch_sites:
         launch.setdefault(site.kernel, {"block": site.block_dims, "grid": site.grid_dims, "smem": site.shared_mem,
@@ -88,18 +92,20 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
 
 def analyze(paths: list[str], *, block: tuple[int, int, int] | None = None, defines: Mapping[str, Any] | None = None,
             cc: str = "9.0", compile: bool = True, build: Any = None, jobs: int = 1, keep_going: bool = False,
-            progress: Any = None, binary: str | Path | None = None) -> Analysis:
+            progress: Any = None, binary: str | Path | None = None, instantiate: tuple[str, ...] = ()) -> Analysis:
     """Analyze every file; a non-CUDA file raises InputError naming it (with ``keep_going``, it is
     listed in ``Analysis.failed`` and the others are analyzed). Compiles run ``jobs`` at a time;
     headers are compiled through a translation unit that includes them (see
     :mod:`cudalens.pipeline.batch`). ``binary``: a built executable, object or library whose
-    embedded SASS and PTX are judged against ``cc`` (rule Y3), once for the whole analysis."""
+    embedded SASS and PTX are judged against ``cc`` (rule Y3), once for the whole analysis.
+    ``instantiate``: template kernels every compiled unit instantiates (``--instantiate``)."""
     if not paths:
         raise InputError("no file given")
     from cudalens.pipeline.batch import analyze_files
 
     files, failed = analyze_files(list(paths), block=block, defines=dict(defines or {}), cc=cc, compile=compile,
-                                  build=build, jobs=jobs, keep_going=keep_going, progress=progress)
+                                  build=build, jobs=jobs, keep_going=keep_going, progress=progress,
+                                  instantiate=tuple(instantiate))
     if binary is not None and files:
         files[0] = binary_findings(files[0], binary, cc)
     return Analysis(tuple(files), cc, block, dict(defines or {}), tuple(failed))

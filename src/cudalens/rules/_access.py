@@ -24,10 +24,23 @@ def accesses(ctx: RuleContext, space: str) -> Iterator[tuple[Kernel, Access]]:
                 yield k, a
 
 
+def figures_layer(a: Access) -> Layer:
+    """The layer that gave ``a``'s figures: the access model on the source, or on the compiled code
+    where the source model had none (the join fills those: pipeline.compiled_figures)."""
+    return Layer.MODEL if a.figures_from == "source" else Layer.COMPILED
+
+
+def figures_evidence(a: Access) -> list[Evidence]:
+    """Evidence naming the compiled layer when it gave ``a``'s figures (empty otherwise)."""
+    return [] if a.figures_from == "source" else [Evidence(Layer.COMPILED, "figures_from", a.figures_from)]
+
+
 def sector_evidence(a: Access, k: Kernel) -> list[Evidence]:
-    ev = [Evidence(Layer.MODEL, "sectors_per_request", a.sectors_per_request),
-          Evidence(Layer.MODEL, "ideal_sectors_per_request", a.ideal_sectors_per_request),
-          Evidence(Layer.MODEL, "block", k.block_dims), Evidence(Layer.SOURCE, "index", a.index)]
+    layer = figures_layer(a)
+    ev = [Evidence(layer, "sectors_per_request", a.sectors_per_request),
+          Evidence(layer, "ideal_sectors_per_request", a.ideal_sectors_per_request),
+          Evidence(Layer.MODEL, "block", k.block_dims), Evidence(Layer.SOURCE, "index", a.index),
+          *figures_evidence(a)]
     ev.extend(Evidence(Layer.MODEL, "assumption", s) for s in a.assumptions)
     return ev
 

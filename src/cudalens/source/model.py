@@ -42,6 +42,8 @@ class Loop:
     start: str | None  # expression text
     condition: str | None
     step: str | None
+    # trips per entry the compiled code ran (pipeline.compiled_figures), when known; None otherwise
+    compiled_trips: float | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,9 @@ class Access:
     index_expr: Any = field(default=None, compare=False, repr=False)
     mask_expr: Any = field(default=None, compare=False, repr=False)  # conditions guarding it, None: always
     loop_context: tuple[Any, ...] = field(default=(), compare=False, repr=False)  # (symbol, start, step, line)
+    # which layer gave the figures above: "source" (this model) or "compiled-ptx" (the warp access
+    # model on the compiled code, where this model had none: pipeline.compiled_figures)
+    figures_from: str = "source"
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -40,6 +40,8 @@ def runs_per_thread(kernel: Any, line: int | None, defines: Mapping[str, str] | 
     for lp in getattr(kernel, "loops", ()):
         if lp.line <= line <= lp.end_line and not (lp.line == line and lp.line == kernel.line):
             trips, basis = trip_count(lp, defines)
+            if basis == "assumed" and getattr(lp, "compiled_trips", None):  # the compiled code ran it to its end
+                trips, basis = lp.compiled_trips, "compiled code"
             runs *= trips
             how.append(f"loop at line {lp.line}: {trips:g} trips ({basis})")
     return runs, how

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from cudalens.findings import Evidence, Finding, Layer
-from cudalens.rules._access import accesses, share
+from cudalens.rules._access import accesses, figures_evidence, figures_layer, share
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 
@@ -49,7 +49,8 @@ def shared_bank_conflicts(ctx: RuleContext) -> Iterator[Finding]:
                 impact=share(waste),
                 impact_text="share of shared-memory wavefronts lost to conflicts",
                 evidence=[
-                    Evidence(Layer.MODEL, "bank_conflict_ways", a.bank_conflict_ways),
+                    Evidence(figures_layer(a), "bank_conflict_ways", a.bank_conflict_ways),
                     Evidence(Layer.MODEL, "block", k.block_dims),
+                    *figures_evidence(a),
                 ],
             )

@@ -1,0 +1,118 @@
+"""Where the source model has no figure, the compiled model's: the one place rules learn them.
+
+The source access model gives no sectors per request (or no bank-conflict ways) for an access
+whose stride is a kernel parameter, whose element width is a template parameter, whose index was
+loaded from memory, ... The warp access model on the compiled PTX (pipeline.compiled_access) often
+has the number for that line. :func:`fill_from_compiled` writes it into the source model's
+``Access`` (``figures_from="compiled-ptx"``, with the condition as an assumption), so every rule
+(G1/G2 coalescing, SH1 bank conflicts, ...) reads one set of figures and says, through its
+evidence, which layer gave them (rules._access.figures_layer). Figures the source model has are
+kept: this only fills gaps.
+
+Loops: a loop whose trip count the source cannot establish but the compiled run completed without
+reaching its cap gets ``compiled_trips`` (trips per entry), which weights ranking
+(triage.impact.runs_per_thread).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from cudalens.source.model import Access, Kernel, Loop, SourceModel
+
+COMPILED = "compiled-ptx"
+_QUANTITY = {("global", "load"): "global load sectors/request", ("global", "store"): "global store sectors/request",
+             ("shared", "load"): "shared load wavefronts/request",
+             ("shared", "store"): "shared store wavefronts/request"}
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(path) if path else ""
+
+
+def line_figures(evals: Sequence[Any], file: str) -> dict[tuple[int, str], tuple[float, float, str]]:
+    """(line, quantity) -> (value, ideal, condition) for the lines of ``file`` the compiled model
+    gives a number for. Instantiations that disagree: the largest value, the condition naming all."""
+    real = _real(file)
+    seen: dict[tuple[int, str], list[tuple[float, float, str, str]]] = {}
+    for ev in evals:
+        for p in ev.predictions:
+            if p.value is None or p.ideal is None or _real(p.file) != real:
+                continue
+            seen.setdefault((p.line, p.quantity), []).append((float(p.value), float(p.ideal), p.condition, ev.kernel))
+    out = {}
+    for key, vals in seen.items():
+        value, ideal, cond, _k = max(vals, key=lambda v: v[0] - v[1])
+        if len({v[0] for v in vals}) > 1:
+            cond = "instantiations differ: " + ", ".join(f"{k}: {v:g}" for v, _i, _c, k in vals) + \
+                f"; the worst ({value:g}) is used"
+        out[key] = (value, ideal, cond)
+    return out
+
+
+def _global_pattern(value: float, ideal: float) -> str:
+    if value <= ideal + 1e-9:
+        return "coalesced"
+    return "misaligned" if abs(value - ideal - 1) < 1e-9 and ideal >= 4 else "uncoalesced"
+
+
+def fill_access(a: Access, figures: Mapping[tuple[int, str], tuple[float, float, str]]) -> Access:
+    """``a`` with the compiled figures of its line where its own are missing; else ``a``."""
+    quantity = _QUANTITY.get((a.space, a.op))
+    fig = figures.get((a.line, quantity)) if quantity else None
+    if fig is None:
+        return a
+    value, ideal, cond = fig
+    why = (f"figures from the compiled code ({COMPILED}: {quantity} {value:g}, ideal {ideal:g} on line {a.line}"
+           f"{'; ' + cond if cond else ''}) where the source model had none ({a.pattern or 'unknown'})")
+    if a.space == "global" and a.sectors_per_request is None:
+        return dataclasses.replace(a, sectors_per_request=value, ideal_sectors_per_request=ideal,
+                                   pattern=_global_pattern(value, ideal), figures_from=COMPILED,
+                                   assumptions=(*a.assumptions, why))
+    if a.space == "shared" and a.bank_conflict_ways is None and ideal > 0:
+        return dataclasses.replace(a, wavefronts_per_request=value, ideal_wavefronts_per_request=ideal,
+                                   bank_conflict_ways=round(value / ideal, 2), figures_from=COMPILED,
+                                   assumptions=(*a.assumptions, why))
+    return a
+
+
+def compiled_trips(k: Kernel, evals: Sequence[Any]) -> dict[int, float]:
+    """Loop line -> trips per entry, for the kernel's outermost source loops that the compiled run
+    executed to the end (not cut at its cap) in every instantiation, with one trip count."""
+    trips: dict[int, set[float]] = {}
+    cut: set[int] = set()
+    for ev in evals:
+        for lp in ev.loops:
+            line = int(lp.get("line") or 0)
+            if lp.get("cut"):
+                cut.add(line)
+            trips.setdefault(line, set()).add(float(lp.get("iterations", 0)) + 1.0)  # back edges taken + the last
+    out = {}
+    for lp in k.loops:
+        nested = any(o is not lp and o.line <= lp.line <= o.end_line and o.line != lp.line for o in k.loops)
+        if lp.line in trips and lp.line not in cut and not nested and len(trips[lp.line]) == 1:
+            out[lp.line] = next(iter(trips[lp.line]))
+    return out
+
+
+def fill_kernel(k: Kernel, evals: Sequence[Any]) -> Kernel:
+    """Kernel ``k`` with compiled figures in its accesses' gaps and compiled trip counts on its loops."""
+    if not evals:
+        return k
+    figures = line_figures(evals, k.file)
+    accesses = tuple(fill_access(a, figures) for a in k.accesses)
+    trips = compiled_trips(k, evals)
+    loops: tuple[Loop, ...] = tuple(dataclasses.replace(lp, compiled_trips=trips[lp.line]) if lp.line in trips else lp
+                                    for lp in k.loops)
+    if accesses == k.accesses and loops == k.loops:
+        return k
+    return dataclasses.replace(k, accesses=accesses, loops=loops)
+
+
+def fill_from_compiled(model: SourceModel, evals: Mapping[str, Sequence[Any]]) -> SourceModel:
+    """``model`` with every kernel filled from its compiled evaluations (kernel name -> evaluations)."""
+    kernels = tuple(fill_kernel(k, evals.get(k.name, ())) for k in model.kernels)
+    return model if kernels == model.kernels else dataclasses.replace(model, kernels=kernels)
