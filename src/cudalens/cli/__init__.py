@@ -1,7 +1,11 @@
 """The `cudalens` command. Thin: parse arguments, call the library, render.
 
-Every sub-command lives in its own module of this package and exposes ``register(group)``;
-modules are discovered, so adding a command never edits this file.
+Every sub-command lives in its own module of this package and exposes ``register(group)``.
+Commands load lazily: ``cudalens profile ...`` imports only ``cli/profile.py``, not every command's
+module (and their numpy, tree-sitter, CUDA bindings...), so a command starts in a fraction of the
+time. :data:`COMMANDS` names the module of each command, for loading it without importing the
+others; a module missing from it is still discovered (imported when the commands are listed), and
+``tests/trace/test_cli_lazy.py`` checks the table against what the modules register.
 """
 
 from __future__ import annotations
@@ -15,24 +19,59 @@ import click
 from cudalens import __version__
 from cudalens.errors import CudalensError
 
+#: command name -> the module of this package that registers it
+COMMANDS: dict[str, str] = {
+    "analyze": "analyze", "assess": "assess", "offload": "assess", "speedup": "assess", "bandwidth": "bandwidth",
+    "bench": "bench", "check": "check", "device": "device", "doctor": "doctor", "history": "history",
+    "compare": "history", "lab": "lab", "occupancy": "occupancy", "profile": "profile", "rules": "rules",
+    "tune": "tune",
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+def registered_by(module_name: str) -> dict[str, click.Command]:
+    """The commands that ``cudalens.cli.<module_name>`` registers (imports that module only)."""
+    module = importlib.import_module(f"{__name__}.{module_name}")
+    register = getattr(module, "register", None)
+    scratch = click.Group()
+    if register is not None:
+        register(scratch)
+    return dict(scratch.commands)
+
+
+class LazyGroup(click.Group):
+    """A group whose commands are imported when first used (click's lazy-loading pattern)."""
+
+    def _load_module(self, module_name: str) -> None:
+        for name, cmd in registered_by(module_name).items():
+            self.commands.setdefault(name, cmd)
+
+    def _discover(self) -> None:
+        """Modules not named in COMMANDS: loaded eagerly, so a new command works before it is listed."""
+        if getattr(self, "_discovered", False):
+            return
+        self._discovered = True
+        known = set(COMMANDS.values())
+        for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+            if not info.name.startswith("_") and info.name not in known:
+                self._load_module(info.name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._discover()
+        return sorted(set(COMMANDS) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            if cmd_name in COMMANDS:
+                self._load_module(COMMANDS[cmd_name])
+            else:
+                self._discover()
+        return self.commands.get(cmd_name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="cudalens")
 def cli() -> None:
     """What limits a CUDA kernel, how far it is from the hardware, what to change first."""
-
-
-def _register_commands() -> None:
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        register = getattr(module, "register", None)
-        if register is not None:
-            register(cli)
-
-
-_register_commands()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -130,6 +130,58 @@ def _start(w: _Writer):
     return cupti
 
 
+#: audit events (sys.addaudithook) that start another process
+_SPAWN_EVENTS = {"subprocess.Popen": 1, "os.system": 0, "os.posix_spawn": 1, "os.exec": 1, "os.spawn": 2,
+                 "os.fork": None, "os.forkpty": None}
+
+
+class ChildWatch:
+    """Counts the processes the program starts (an audit hook): they are not traced, and the report says so.
+
+    multiprocessing's spawn and forkserver start methods start processes without an audit event; once
+    ``multiprocessing.util`` is loaded (seen at the next import) its ``spawnv_passfds`` is wrapped to count.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first: str | None = None
+        self._mp_wrapped = False
+
+    def _seen(self, what: object, event: str) -> None:
+        self.count += 1
+        if self.first is None:
+            if isinstance(what, (list, tuple)):
+                what = " ".join(os.fsdecode(a) if isinstance(a, bytes) else str(a) for a in what)
+            self.first = _clean(str(what))[:200] if what is not None else event
+
+    def _wrap_multiprocessing(self) -> None:
+        self._mp_wrapped = True
+        util = sys.modules["multiprocessing.util"]
+        spawn = getattr(util, "spawnv_passfds", None)
+        if spawn is None:
+            return
+
+        def spawnv_passfds(path, args, passfds):
+            self._seen(args, "multiprocessing")
+            return spawn(path, args, passfds)
+
+        util.spawnv_passfds = spawnv_passfds  # type: ignore[attr-defined]
+
+    def __call__(self, event: str, args: tuple) -> None:
+        if event == "import":
+            if not self._mp_wrapped and "multiprocessing.util" in sys.modules:
+                self._wrap_multiprocessing()
+            return
+        if event in _SPAWN_EVENTS:
+            i = _SPAWN_EVENTS[event]
+            self._seen(args[i] if i is not None and len(args) > i else None, event)
+
+    def write(self, w: _Writer) -> None:
+        if self.count:
+            w.info("children", self.count)
+            w.info("child_first", self.first or "?")
+
+
 def _program_files(base: str) -> list[str]:
     """Source files of modules the program imported from its own directory tree (not installed packages)."""
     base = os.path.abspath(base)
@@ -160,6 +212,8 @@ def main(argv: list[str]) -> int:
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, on_term)
+    children = ChildWatch()
+    sys.addaudithook(children)
     base = os.getcwd()
     try:
         if program[0] == "-m" and len(program) > 1:
@@ -192,6 +246,7 @@ def main(argv: list[str]) -> int:
         with w.lock:
             for path in _program_files(base):
                 w.fh.write(f"F\t{path}\n")
+        children.write(w)
         w.info("exit_status", status)
         w.close()
     return status

@@ -18,15 +18,19 @@ import os
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from cudalens import __version__
 from cudalens.errors import CudalensError, NoDeviceError
-from cudalens.findings import Finding, sort_findings
-from cudalens.trace import assess
-from cudalens.trace import kernels as kern
 from cudalens.trace.records import Trace
 from cudalens.trace.run import TracedRun, is_python_program, run_traced
+
+if TYPE_CHECKING:
+    from cudalens.trace import assess
+
+# The analysis modules (assess, kernels and what they import: the compiled-code and access models,
+# occupancy) load inside build_report; profile_application imports them while the program runs, so
+# their import time does not add to the command's wall time.
 
 SCHEMA = "cudalens/profile-1"
 TIMELINE_BINS = 240
@@ -136,8 +140,26 @@ def timeline(trace: Trace, bins: int = TIMELINE_BINS) -> dict[str, Any]:
             "copy": [round(min(v / width, 1.0), 3) for v in copy]}
 
 
+def children_notes(trace: Trace, child_traces: Sequence[Trace]) -> list[str]:
+    """One line each about the program's child processes: traced apart (native), or not traced (Python)."""
+    notes = []
+    if child_traces:
+        launches = sum(len(t.kernels) for t in child_traces)
+        notes.append(f"{len(child_traces)} child process(es) of the program also used CUDA ({launches} kernel "
+                     "launches): they were traced apart and are not in this report's shares and findings")
+    started = int(trace.info.get("children", 0) or 0)
+    if started:
+        notes.append(f"the program started {started} child process(es) (first: {trace.info.get('child_first', '?')}); "
+                     "child processes of a Python program are not traced: any GPU work they did is missing here")
+    return notes
+
+
 def build_report(argv: Sequence[str], run: TracedRun, trace: Trace, opts: Options,
                  device: dict[str, Any]) -> dict[str, Any]:
+    from cudalens.findings import Finding, sort_findings
+    from cudalens.trace import assess
+    from cudalens.trace import kernels as kern
+
     program = os.path.abspath(argv[1] if is_python_program(argv) and len(argv) > 1 and not argv[0].endswith(".py")
                               and os.path.isfile(argv[1]) else argv[0])
     cc = device["cc"]
@@ -199,6 +221,7 @@ def build_report(argv: Sequence[str], run: TracedRun, trace: Trace, opts: Option
         notes.append(f"--launch-limit {opts.launch_limit}: {dropped} later kernel launches were not recorded")
     if trace.info.get("dropped_records"):
         notes.append(f"CUPTI dropped {trace.info['dropped_records']} records (buffers full)")
+    notes += children_notes(trace, run.child_traces)
     if run.stopped_after_s is not None:
         notes.append(f"--duration: the program was stopped after {run.stopped_after_s:.1f} s")
     kernels = []
@@ -229,15 +252,22 @@ def build_report(argv: Sequence[str], run: TracedRun, trace: Trace, opts: Option
     }
 
 
-def profile_application(argv: Sequence[str], opts: Options, *, stdout: IO[str] | None = None) -> dict[str, Any]:
-    from concurrent.futures import ThreadPoolExecutor
+def _while_running(cc: str | None) -> dict[str, Any]:
+    """What the parent does while the program runs: load the analysis modules, query the device."""
+    from cudalens.trace import kernels  # noqa: F401 - imported now, used by build_report
 
-    with ThreadPoolExecutor(max_workers=1) as pool:  # the device query overlaps the program's run
-        device = pool.submit(device_facts, opts.cc)
+    return device_facts(cc)
+
+
+def profile_application(argv: Sequence[str], opts: Options, *, stdout: IO[str] | None = None) -> dict[str, Any]:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:  # started once the program runs, so it does not delay it
+        device: list[Future] = []
         run = run_traced(argv, duration=opts.duration, launch_limit=opts.launch_limit, keep=opts.keep_trace,
-                         stdout=stdout)
+                         stdout=stdout, on_start=lambda: device.append(pool.submit(_while_running, opts.cc)))
         trace = check_run(run)
-        return build_report(argv, run, trace, opts, device.result())
+        return build_report(argv, run, trace, opts, device[0].result() if device else device_facts(opts.cc))
 
 
 def report_from_trace(trace: Trace, argv: Sequence[str], opts: Options, *, exit_status: int = 0,

@@ -16,7 +16,9 @@ Findings (each with its measured cost as ``impact``, a share of the assessed spa
   again and again), cost = their time. X2: many small copies (< 64 KiB), cost = their time minus
   the time one batched copy of the same bytes would take at the link's theoretical bandwidth.
   X3: copies from or to pageable host memory, cost = their time. X4: synchronous copies in the
-  kernel stream (the host waits and nothing overlaps), cost = the host time spent in them.
+  kernel stream (the host waits and nothing overlaps), cost = the host time spent in them; and
+  read-backs in a loop (a few bytes copied to the host, then a synchronize: ``loss.item()``),
+  cost = the GPU's idle time after them (:mod:`cudalens.trace.readback`).
 * E8: runs of back-to-back kernels on one stream that each fill less than the GPU (fewer blocks
   than multiprocessors): independent ones could run concurrently on separate streams; the trace
   cannot establish independence, so these are flagged candidates.
@@ -33,6 +35,7 @@ from typing import Any
 from cudalens.assess.scaling import amdahl, amdahl_limit
 from cudalens.compiled.names import base_name_from_mangled
 from cudalens.findings import Evidence, Finding, Layer, Priority
+from cudalens.trace.readback import readback_findings
 from cudalens.trace.records import CopyRecord, KernelRecord, Trace
 
 X1_MIN_BYTES = 256 * 1024  # repeated copies below this in total and below 1 % of the span: see X4 instead
@@ -297,6 +300,7 @@ def findings(trace: Trace, facts: AppFacts, program: str, *, sm_count: int | Non
                       "larger launches or CUDA graphs; move host work off the critical path",
                       facts.idle_s, span, (("busy_share", facts.busy_share), ("idle_s", facts.idle_s))))
     out += _transfer_findings(trace, facts, program)
+    out += readback_findings(trace, span, program)
     out += _e8(trace, facts, program, sm_count)
     out += _m1(trace, facts, program)
     return out

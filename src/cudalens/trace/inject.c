@@ -149,7 +149,15 @@ static void on_term(int sig) {
 int InitializeInjection(void) {
   const char *path = getenv("CUDALENS_TRACE_OUT");
   if (!path || out) return 1;
-  out = fopen(path, "w");
+  /* The first process to initialize CUDA takes the file (exclusive create; cudalens removes it before
+   * the run); a child process of the program that initializes CUDA too writes beside it, to PATH.PID,
+   * instead of truncating the parent's records. cudalens reports those children separately. */
+  out = fopen(path, "wx");
+  if (!out) {
+    char child[4096];
+    snprintf(child, sizeof child, "%s.%d", path, (int)getpid());
+    out = fopen(child, "w");
+  }
   if (!out) return 0;
   const char *lim = getenv("CUDALENS_TRACE_LAUNCH_LIMIT");
   launch_limit = lim ? atoll(lim) : 0;

@@ -18,10 +18,15 @@ calls that synchronize, allocate, free, copy or set, explicit synchronizations, 
 (``NVTX_INJECTION64_PATH`` points NVTX at CUPTI). ``launch_limit`` keeps the first N kernel
 records; ``duration`` stops the program (SIGTERM, then SIGKILL 10 s later) after that many seconds.
 
+Child processes: under the injection library (native programs) a child that initializes CUDA too
+inherits the injection and writes its own records beside the trace (``TRACE.PID``); they are read
+as ``child_traces`` and reported in one line, not mixed into the program's own assessment. A Python
+program's child processes are not traced: the collector counts the processes it starts (an audit
+hook on ``subprocess``, ``os.system``, ``os.exec*``, ``os.spawn*``, ``os.posix_spawn``, ``os.fork``) and
+the report says in one line that their GPU work is missing.
+
 Limits: a program that ends through ``os._exit`` or a signal that cannot be caught loses the records
-still buffered; child processes of the program are traced only when they are native CUDA programs
-(the injection variable is inherited) -- a Python program's own Python subprocesses are not.
-The command is an argument list and never passes through a shell.
+still buffered. The command is an argument list and never passes through a shell.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO
 
@@ -56,6 +61,29 @@ class TracedRun:
     wall_s: float
     stopped_after_s: float | None  # set when --duration ended the program
     raw_path: str | None
+    child_traces: tuple[Trace, ...] = ()  # child processes traced beside the program (injection library)
+
+
+def child_trace_files(out_path: str) -> list[str]:
+    """The records of the program's child processes that initialized CUDA (``OUT.PID``, see inject.c)."""
+    folder, base = os.path.split(out_path)
+    pattern = re.compile(re.escape(base) + r"\.\d+$")
+    try:
+        names = os.listdir(folder or ".")
+    except OSError:
+        return []
+    return sorted(os.path.join(folder, n) for n in names if pattern.match(n))
+
+
+def _child_traces(out_path: str) -> tuple[Trace, ...]:
+    out = []
+    for path in child_trace_files(out_path):
+        try:
+            if os.path.getsize(path):
+                out.append(parse_file(path))
+        except (OSError, InputError):
+            continue  # a child killed while writing: its records are lost, the program's are not
+    return tuple(out)
 
 
 def is_python_program(argv: Sequence[str]) -> bool:
@@ -113,10 +141,12 @@ def command_for(argv: Sequence[str], out_path: str, launch_limit: int) -> tuple[
 
 
 def run_traced(argv: Sequence[str], *, duration: float | None = None, launch_limit: int = 0,
-               keep: str | None = None, stdout: IO[str] | None = None) -> TracedRun:
+               keep: str | None = None, stdout: IO[str] | None = None,
+               on_start: Callable[[], object] | None = None) -> TracedRun:
     """Run ``argv`` traced; the program's output goes to ``stdout`` (default: inherited).
 
     ``keep``: a path to keep the raw trace at (else a temporary file, removed after parsing).
+    ``on_start``: called once the program has started (work for the parent to overlap with the run).
     """
     if duration is not None and duration <= 0:
         raise InputError(f"--duration must be positive, got {duration}")
@@ -129,8 +159,9 @@ def run_traced(argv: Sequence[str], *, duration: float | None = None, launch_lim
         tmpdir = tempfile.mkdtemp(prefix="cudalens-trace-")
         out_path = os.path.join(tmpdir, "trace.tsv")
     try:
-        if os.path.exists(out_path):
-            os.remove(out_path)
+        for old in [out_path, *child_trace_files(out_path)]:
+            if os.path.exists(old):
+                os.remove(old)
         mode, cmd, extra = command_for(argv, out_path, launch_limit)
         env = {**os.environ, **extra}
         t0 = time.perf_counter()
@@ -139,6 +170,8 @@ def run_traced(argv: Sequence[str], *, duration: float | None = None, launch_lim
             proc = subprocess.Popen(cmd, env=env, stdout=stdout)
         except OSError as exc:
             raise InputError(f"{argv[0]}: cannot run ({exc.strerror})") from None
+        if on_start is not None:
+            on_start()
         try:
             status = proc.wait(timeout=duration)
         except subprocess.TimeoutExpired:
@@ -155,7 +188,8 @@ def run_traced(argv: Sequence[str], *, duration: float | None = None, launch_lim
             raise
         wall = time.perf_counter() - t0
         trace = parse_file(out_path) if os.path.exists(out_path) and os.path.getsize(out_path) else None
-        return TracedRun(tuple(argv), mode, trace, status, wall, stopped, out_path if keep else None)
+        return TracedRun(tuple(argv), mode, trace, status, wall, stopped, out_path if keep else None,
+                         _child_traces(out_path))
     finally:
         if tmpdir:
             shutil.rmtree(tmpdir, ignore_errors=True)
