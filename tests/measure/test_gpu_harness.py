@@ -121,3 +121,60 @@ def test_a_kernel_that_skips_work_after_its_first_call_is_suspect():
     assert r.certificate["verdict"] == "suspect"
     assert not r.certificate["checks"]["outputs_after"]["ok"]
     assert any("outputs differ" in why for why in r.certificate["reasons"])
+
+
+def test_an_access_policy_window_set_by_the_work_is_reported_hot_and_removed_cold():
+    """#17: a callable that sets a persisting-L2 window on the timed stream at its first call.
+    Hot mode leaves it in place and says so (suspect); cold mode removes it before every sample and
+    resets persisting lines (suspect, with the count). The window is set through cuda.bindings as a
+    user would; the stream is ours so that nothing else sees it."""
+    from cudalens.measure import cuda_util as cu
+    from cudalens.measure.harness import bench
+
+    n = 1 << 22
+    with cu.device_context(0) as ctx:
+        drv = cu._driver()
+        if cu.device_attribute(cu.cu_device(0), "MAX_PERSISTING_L2_CACHE_SIZE") <= 0:
+            pytest.skip("this device has no persisting L2")
+        with open(KERNELS) as fh:
+            kernel = cu.compile_kernel(fh.read(), "copy_f4", ctx.cc)
+        src, dst, stream = cu.DeviceBuffer(4 * n), cu.DeviceBuffer(4 * n), cu.Stream()
+        attr = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW
+
+        def set_window(nbytes):
+            v = drv.CUstreamAttrValue()
+            v.accessPolicyWindow.base_ptr = src.ptr
+            v.accessPolicyWindow.num_bytes = nbytes
+            v.accessPolicyWindow.hitRatio = 1.0 if nbytes else 0.0
+            v.accessPolicyWindow.hitProp = drv.CUaccessProperty.CU_ACCESS_PROPERTY_PERSISTING
+            v.accessPolicyWindow.missProp = drv.CUaccessProperty.CU_ACCESS_PROPERTY_STREAMING
+            cu.check(drv.cuStreamSetAttribute(stream.handle, attr, v), "cuStreamSetAttribute")
+
+        state = {"set": False}
+
+        def work():
+            if not state["set"]:
+                set_window(1 << 20)
+                state["set"] = True
+            cu.launch(kernel, 256, 256, [(src.ptr, "u8"), (dst.ptr, "u8"), (n // 4, "i8")], stream)
+
+        try:
+            hot = bench(work, stream=int(stream.handle), **FAST)
+            state["set"] = False
+            cold = bench(work, stream=int(stream.handle), mode="cold", **FAST)
+            state["set"] = True  # the window is gone after cold mode: nothing set again
+            clean = bench(work, stream=int(stream.handle), mode="cold", **FAST)
+        finally:
+            set_window(0)
+            cu.check(drv.cuCtxResetPersistingL2Cache(), "cuCtxResetPersistingL2Cache")
+            for release in (stream.close, src.close, dst.close, kernel.unload):
+                release()
+    h = hot.certificate["checks"]["persisting_l2"]
+    assert h["checked"] and h["windows_found"] == 1 and h["windows"][0]["left_in_place"]
+    assert h["windows"][0]["num_bytes"] == 1 << 20 and hot.certificate["verdict"] == "suspect"
+    assert any("left an L2 access-policy window" in r for r in hot.certificate["reasons"])
+    c = cold.certificate["checks"]["persisting_l2"]
+    assert c["windows_found"] == 1 and cold.certificate["flush"]["persisting_reset"]
+    assert any("set an L2 access-policy window" in r for r in cold.certificate["reasons"])
+    assert clean.certificate["checks"]["persisting_l2"]["windows_found"] == 0
+    assert clean.certificate["verdict"] == "trusted", clean.certificate["reasons"]

@@ -13,6 +13,8 @@ Checks (each on by default, each can be switched off; a check that did not run s
 - ``speed_of_light``: the median is not below the compulsory DRAM traffic at the device's
   theoretical bandwidth (only when the bytes are known);
 - ``side_work``: no sample saw work of the context still running after its stop event;
+- ``other_devices``: this process used no SMs of another GPU during the samples (NVML per-process
+  utilization; not checked, with the reason, where NVML cannot tell: see measure/nvml.py);
 - ``persisting_l2``: in cold mode, persisting L2 lines were reset before every sample and no
   access-policy window was left on the stream (a window found there is reported);
 - ``clocks``: no sample throttled (NVML), and the throttle reasons at the first and last sample.
@@ -76,6 +78,8 @@ def build_certificate(*, mode: str, engine: Mapping[str, Any], samples: Sequence
         "side_work": {"checked": bool(engine.get("side_work_checked")), "ok": not side,
                       "untrusted_samples": len(side), **dict(engine.get("side_work") or {}),
                       **({"example": side[0].untrusted} if side else {})},
+        "other_devices": dict(engine.get("other_devices") or {"checked": False, "ok": True,
+                                                               "reason": "work on other devices not checked"}),
         "persisting_l2": {"checked": bool(engine.get("persisting_reset")) or bool(engine.get("window_checked")),
                           "ok": windows == 0, "windows_found": windows,
                           "windows": list(engine.get("windows_seen") or [])},

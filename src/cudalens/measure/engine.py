@@ -39,6 +39,8 @@ from typing import Any, Callable
 import numpy as np
 
 from cudalens.errors import InputError, NoDeviceError
+from cudalens.measure.nvml import Nvml as _Nvml
+from cudalens.measure.nvml import OtherDevicesWatch
 from cudalens.measure.result import DeviceInfo
 from cudalens.measure.sampling import Collected, Sample, SamplingPolicy, collect, is_throttled, side_work
 from cudalens.measure.timers import Timer, make_timer
@@ -130,67 +132,6 @@ def device_info(index: int = 0) -> DeviceInfo:
         max_sm_clock_mhz=nv.max_sm_clock() if nv else None,
         theoretical_bandwidth_gbs=theo,
     )
-
-
-class _Nvml:
-    """SM clock readings through nvidia-ml-py; ``open`` returns None when NVML is unusable."""
-
-    def __init__(self, mod: Any, handle: Any) -> None:
-        self.mod, self.handle = mod, handle
-
-    @classmethod
-    def open(cls, index: int) -> "_Nvml | None":
-        try:
-            import pynvml  # noqa: PLC0415
-
-            pynvml.nvmlInit()
-            cu = _cu()
-            bus_id = cu.check(cu._driver().cuDeviceGetPCIBusId(32, cu.cu_device(index)), "cuDeviceGetPCIBusId")
-            bus_id = bus_id.split(b"\0", 1)[0] if isinstance(bus_id, bytes) else bus_id
-            try:
-                handle = pynvml.nvmlDeviceGetHandleByPciBusId(bus_id)
-            except Exception:  # noqa: BLE001 - fall back to the index
-                handle = pynvml.nvmlDeviceGetHandleByIndex(index)
-            return cls(pynvml, handle)
-        except Exception:  # noqa: BLE001 - no NVML: clocks unknown, no throttle detection
-            return None
-
-    def sm_clock(self) -> float | None:
-        try:
-            return float(self.mod.nvmlDeviceGetClockInfo(self.handle, self.mod.NVML_CLOCK_SM))
-        except Exception:  # noqa: BLE001
-            return None
-
-    def max_sm_clock(self) -> float | None:
-        try:
-            return float(self.mod.nvmlDeviceGetMaxClockInfo(self.handle, self.mod.NVML_CLOCK_SM))
-        except Exception:  # noqa: BLE001
-            return None
-
-    def mem_clock(self) -> float | None:
-        try:
-            return float(self.mod.nvmlDeviceGetClockInfo(self.handle, self.mod.NVML_CLOCK_MEM))
-        except Exception:  # noqa: BLE001
-            return None
-
-    def throttle_reasons(self) -> list[str]:
-        """Names of the active clock-event (throttle) reasons, e.g. ["SwPowerCap"]; [] when none
-        (decoded by hardware.live, the one table of NVML's reason bits)."""
-        from cudalens.hardware.live import decode_clock_event_reasons  # noqa: PLC0415
-
-        for call in ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"):
-            try:
-                return list(decode_clock_event_reasons(int(getattr(self.mod, call)(self.handle))))
-            except Exception:  # noqa: BLE001 - older or newer NVML: try the other name
-                continue
-        return ["unknown"]
-
-    def driver_version(self) -> str:
-        try:
-            v = self.mod.nvmlSystemGetDriverVersion()
-            return v.decode() if isinstance(v, bytes) else str(v)
-        except Exception:  # noqa: BLE001
-            return ""
 
 
 # ---------------------------------------------------------------------------- the timing engine
@@ -461,8 +402,12 @@ def measure(ctx: Any, info: DeviceInfo, enqueue: Callable[[], None], *, stream_h
         n = 1 if mode == "cold" else (batch or _choose_batch(engine, enqueue, policy))
         if tm.graph:
             engine.capture(enqueue, n)
+        watch = OtherDevicesWatch(info.index) if detect_side_work else None
+        if watch is not None:
+            watch.start()
         collected = collect(lambda: engine.sample(enqueue, n, policy), policy, clock, criterion=criterion)
         engine.last_clocks()
+        others = watch.finish() if watch is not None else {"checked": False, "ok": True}
         if not engine.reset_persisting and reset_persisting:  # hot mode: report a window, leave it
             engine.check_window()
         side = {"checked": False}
@@ -478,6 +423,7 @@ def measure(ctx: Any, info: DeviceInfo, enqueue: Callable[[], None], *, stream_h
             "window_checked": reset_persisting,
             "windows_seen": engine.windows_seen[:3], "windows_seen_count": len(engine.windows_seen),
             "side_work_checked": detect_side_work, "side_work": side,
+            "other_devices": others,
             "clocks": [{"sm_mhz": c[0], "mem_mhz": c[1], "throttle_reasons": c[2]} for c in engine.clocks],
             "criterion": (criterion.describe() if criterion is not None and hasattr(criterion, "describe")
                           else {"name": "noise-target", **{k: v for k, v in policy.to_dict().items()}}),
