@@ -4,6 +4,6 @@
 * :mod:`~cudalens.assess.hotspots`: host profiles (cProfile run in a subprocess, saved pstats,
   gprof flat profiles) ranked by self time, with the Amdahl bound of each hotspot;
 * :mod:`~cudalens.assess.offload`: host time vs device time plus transfers, and the problem size
-  above which the GPU wins; formulas in n are parsed safely by :mod:`~cudalens.assess.expr`;
+  above which the GPU wins; formulas in n are parsed safely by :data:`~cudalens.assess.offload.FORMULA`;
 * :mod:`~cudalens.assess.plots`: matplotlib figures for the two models.
 """

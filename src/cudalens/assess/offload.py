@@ -12,7 +12,7 @@ The model, with every rate a throughput the user can override:
 * host time   = ops(n) / host_rate
 * device time = ops(n) / device_rate + elements(n) * bytes_per_element / link_rate + overhead
 
-``ops`` and ``elements`` are formulas in n (see :mod:`cudalens.assess.expr`). ``elements`` counts
+``ops`` and ``elements`` are formulas in n (:data:`FORMULA`, the safe grammar of :mod:`cudalens.expressions` with the one variable n). ``elements`` counts
 everything that crosses the link, both directions, each byte once (no overlap of copy and
 compute: an upper bound on the device time, which is what a decision to offload should use).
 The **crossover** is the smallest whole n for which the device time is strictly lower.
@@ -27,8 +27,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from cudalens.assess.expr import Expression, parse
 from cudalens.errors import InputError
+from cudalens.expressions import Expr, Function, Grammar
 
 # Per lane: transfer rate (GT/s) and line-code efficiency. Gen 1-2 use 8b/10b, gen 3-5
 # 128b/130b, gen 6 FLIT mode (242 payload bytes per 256-byte flit, PAM4 signalling).
@@ -63,12 +63,24 @@ def pcie_bytes_per_s(gen: int = DEFAULT_PCIE_GEN, lanes: int = DEFAULT_PCIE_LANE
     return lanes * gts * 1e9 * efficiency / 8.0
 
 
+FORMULA = Grammar(
+    functions={"log2": Function(math.log2), "log": Function(math.log), "sqrt": Function(math.sqrt)},
+    names=frozenset({"n"}), summary="only numbers, n, + - * / **, parentheses, log2/log/sqrt",
+    example="; write a formula in n such as 'n**3'",
+)
+
+
+def parse(text: str) -> Expr:
+    """A formula in n (``"3*n**2"``, ``"n*log2(n)"``), parsed safely; InputError naming what is not allowed."""
+    return FORMULA.parse(text)
+
+
 @dataclass(frozen=True)
 class OffloadModel:
     """One operation and the machine it might be offloaded on. Rates in ops/s and bytes/s."""
 
-    ops: Expression  # operations as a function of n
-    elements: Expression  # elements transferred (both directions) as a function of n
+    ops: Expr  # operations as a function of n
+    elements: Expr  # elements transferred (both directions) as a function of n
     bytes_per_element: float
     host_ops_per_s: float = DEFAULT_HOST_OPS_PER_S
     device_ops_per_s: float = DEFAULT_DEVICE_OPS_PER_S
@@ -92,8 +104,8 @@ class OffloadModel:
 
     def point(self, n: float) -> "OffloadPoint":
         """Host and device times at problem size ``n``."""
-        ops = self.ops(n)
-        elements = self.elements(n)
+        ops = self.ops.value({"n": n})
+        elements = self.elements.value({"n": n})
         if ops < 0:
             raise InputError(f"ops expression {self.ops.text!r} is negative at n = {n:g}")
         if elements < 0:
