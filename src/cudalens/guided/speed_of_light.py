@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from cudalens.guided.inputs import Measurement
-from cudalens.measure.throughput import Ceilings
+from cudalens.measure.throughput import Ceilings, rates
 from cudalens.profile.ncu import LegacyMetrics
 
 
@@ -61,12 +61,6 @@ class SpeedOfLight:
                 "arithmetic_intensity": self.arithmetic_intensity, "achieved_flops": self.gflops * 1e9}
 
 
-def _pct(value: float | None, ceiling: float | None) -> float | None:
-    if value is None or not ceiling:
-        return None
-    return 100.0 * value / ceiling
-
-
 def _shares(pct_theory: float | None, theory: float | None, pct_meas: float | None, meas: float | None,
             unit: str) -> str:
     parts = []
@@ -93,8 +87,8 @@ def speed_of_light(m: Measurement, ceilings: Ceilings | None = None,
         flops, fsrc = float(counters.flops), "counters"
     else:
         flops, fsrc = 0.0, "none"
-    bw = nbytes / m.seconds / 1e9 if nbytes > 0 else None
-    gf = flops / m.seconds / 1e9 if flops > 0 else None
+    sol = rates(nbytes, flops, m.seconds, c)
+    bw, gf = sol.bandwidth_gbs, sol.gflops
     ai = flops / nbytes if flops > 0 and nbytes > 0 else None
     peak_gf = c.theoretical_gflops or c.measured_gflops
     peak_bw = c.theoretical_bandwidth_gbs or c.measured_bandwidth_gbs
@@ -105,27 +99,21 @@ def speed_of_light(m: Measurement, ceilings: Ceilings | None = None,
         attainable = min(peak_flops, peak_bps * ai)
         pct_roof = 100.0 * gf * 1e9 / attainable
         bound = "memory" if peak_bps * ai < peak_flops else "compute"
-    sol = dict(
-        pct_theoretical_bandwidth=_pct(bw, c.theoretical_bandwidth_gbs),
-        pct_measured_bandwidth=_pct(bw, c.measured_bandwidth_gbs),
-        pct_theoretical_flops=_pct(gf, c.theoretical_gflops),
-        pct_measured_flops=_pct(gf, c.measured_gflops),
-    )
     lines = [f"{m.kernel}: {m.seconds * 1e3:.4g} ms per launch."]
     if bw is not None:
         what = "DRAM traffic (ncu)" if bsrc == "counters" else "declared traffic"
         lines.append(f"{m.kernel}: {what} {nbytes / 1e6:.4g} MB -> {bw:.1f} GB/s = "
-                     + _shares(sol["pct_theoretical_bandwidth"], c.theoretical_bandwidth_gbs,
-                               sol["pct_measured_bandwidth"], c.measured_bandwidth_gbs, "GB/s") + ".")
+                     + _shares(sol.pct_theoretical_bandwidth, c.theoretical_bandwidth_gbs,
+                               sol.pct_measured_bandwidth, c.measured_bandwidth_gbs, "GB/s") + ".")
     if gf is not None:
         lines.append(f"{m.kernel}: {flops / 1e6:.4g} MFLOP -> {gf:.1f} GFLOP/s = "
-                     + _shares(sol["pct_theoretical_flops"], c.theoretical_gflops,
-                               sol["pct_measured_flops"], c.measured_gflops, "GFLOP/s") + ".")
+                     + _shares(sol.pct_theoretical_flops, c.theoretical_gflops,
+                               sol.pct_measured_flops, c.measured_gflops, "GFLOP/s") + ".")
     if pct_roof is not None:
         ridge = peak_flops / peak_bps
         lines.append(f"{m.kernel}: arithmetic intensity {ai:.3g} FLOP/B, ridge point {ridge:.3g} FLOP/B: "
                      f"{bound}-bound; {pct_roof:.1f} % of the roofline at this intensity.")
     return SpeedOfLight(kernel=m.kernel, seconds=m.seconds, bytes=nbytes, bytes_source=bsrc, flops=flops,
-                        flops_source=fsrc, bandwidth_gbs=bw, gflops=gf, arithmetic_intensity=ai,
-                        peak_flops=peak_flops, peak_bandwidth_bytes_per_s=peak_bps, pct_of_roofline=pct_roof,
-                        bound=bound, lines=tuple(lines), **sol)
+                        flops_source=fsrc, arithmetic_intensity=ai, peak_flops=peak_flops,
+                        peak_bandwidth_bytes_per_s=peak_bps, pct_of_roofline=pct_roof, bound=bound,
+                        lines=tuple(lines), **asdict(sol))

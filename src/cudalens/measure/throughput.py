@@ -45,6 +45,37 @@ class Ceilings:
 
 
 @dataclass(frozen=True)
+class Rates:
+    """Achieved bandwidth (GB/s) and FLOP rate (GFLOP/s) and their shares (percent) of the ceilings.
+
+    None where the amount was zero or the ceiling is unknown. The one place a measured kernel's rates
+    are set against the device: the harness's :class:`Throughput` and guided analysis's speed of
+    light both read them from :func:`rates`.
+    """
+
+    bandwidth_gbs: float | None
+    gflops: float | None
+    pct_theoretical_bandwidth: float | None
+    pct_measured_bandwidth: float | None
+    pct_theoretical_flops: float | None
+    pct_measured_flops: float | None
+
+
+def rates(nbytes: float, flops: float, seconds: float, ceilings: Ceilings) -> Rates:
+    """``nbytes`` and ``flops`` moved and done in ``seconds``, against ``ceilings``."""
+    bw = nbytes / 1e9 / seconds if nbytes > 0 else None
+    gf = flop_rate_gflops(flops, seconds) if flops > 0 else None
+    return Rates(
+        bandwidth_gbs=bw,
+        gflops=gf,
+        pct_theoretical_bandwidth=_pct(bw, ceilings.theoretical_bandwidth_gbs),
+        pct_measured_bandwidth=_pct(bw, ceilings.measured_bandwidth_gbs),
+        pct_theoretical_flops=_pct(gf, ceilings.theoretical_gflops),
+        pct_measured_flops=_pct(gf, ceilings.measured_gflops),
+    )
+
+
+@dataclass(frozen=True)
 class Throughput:
     """Throughput of one kernel at its median time, with shares of the ceilings (percent) and warnings."""
 
@@ -87,9 +118,11 @@ def assess_throughput(
     the number says nothing about DRAM); a hot measurement whose working set fits in L2 (later
     launches read from L2, measure cold for DRAM behaviour).
     """
+    if seconds <= 0:
+        raise ValueError("time must be positive")
     total = bytes_read + bytes_written
-    bw = effective_bandwidth_gbs(bytes_read, bytes_written, seconds) if total > 0 else None
-    gf = flop_rate_gflops(flops, seconds) if flops > 0 else None
+    r = rates(total, flops, seconds, ceilings)
+    bw = r.bandwidth_gbs
     warnings: list[str] = []
     dram = ceilings.measured_bandwidth_gbs or ceilings.theoretical_bandwidth_gbs
     if bw is not None and dram and bw > dram:
@@ -107,11 +140,6 @@ def assess_throughput(
         bytes_read=bytes_read,
         bytes_written=bytes_written,
         flops=flops,
-        bandwidth_gbs=bw,
-        gflops=gf,
-        pct_theoretical_bandwidth=_pct(bw, ceilings.theoretical_bandwidth_gbs),
-        pct_measured_bandwidth=_pct(bw, ceilings.measured_bandwidth_gbs),
-        pct_theoretical_flops=_pct(gf, ceilings.theoretical_gflops),
-        pct_measured_flops=_pct(gf, ceilings.measured_gflops),
         warnings=tuple(warnings),
+        **asdict(r),
     )
