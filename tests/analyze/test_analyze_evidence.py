@@ -231,10 +231,19 @@ def test_counters_flag_profiles_the_run_launch_once(capsys, monkeypatch):
         calls.append((list(program), kwargs))
         return Path(FIXTURE_CSV).read_text()
 
+    pages = []
+
+    def fake_page(program, kernel, timeout_s, env=None):  # the source page: a second ncu run (-lineinfo build)
+        pages.append((kernel, json.loads(Path(program[3]).read_text())))
+        return None, None
+
     monkeypatch.setattr(ncu, "run_ncu", fake_ncu)
+    monkeypatch.setattr("cudalens.pipeline.line_checks.profile_source_page", fake_page)
     monkeypatch.setattr("cudalens.measure.isolate.run_isolated", _fake_bench)
     rc, d, err = analyze_json(capsys, FIXTURE_CU, "--run", RUN_STRIDE2, "--counters")
     assert rc == 0 and err == ""
+    ((kernel, request),) = pages
+    assert kernel == "copy_stride2" and request["lineinfo"] is True and request["kernel"] == "copy_stride2"
     ((program, kwargs),) = calls
     assert kwargs == {"kernel": "copy_stride2", "launch_count": 1}
     assert program[0] == sys.executable and program[1] == "-c" and program[3].endswith(".json")

@@ -20,9 +20,11 @@ takes the options of `cudalens bench` (--arg, --shared-mem, -D, --hot, --timeout
 says the measurement was skipped and the static report is still produced."""
 
 COUNTERS_HELP = """Nsight Compute counters to check the predictions against. Alone (--counters, or
---counters=run): profile the --run launch once with ncu. With a file (--counters FILE.csv): import a
-CSV saved earlier with `ncu --csv --page raw`, e.g. on another machine. When ncu is missing or not
-allowed, a note says why and the static report is still produced. Put a bare --counters after
+--counters=run): profile the --run launch with ncu, its kernel counters and its per-instruction
+source page (a -lineinfo build: every prediction is checked against its own line's instructions).
+With a file (--counters FILE.csv): import a CSV saved earlier, e.g. on another machine, with `ncu
+--csv --page raw` (kernel counters) or `ncu --csv --page source --print-source cuda,sass` (per line).
+When ncu is missing or not allowed, a note says why and the static report is still produced. Put a bare --counters after
 the files (or write --counters=run): before them it would take the first file as its CSV."""
 
 

@@ -65,6 +65,7 @@ class Evidence:
     counters: tuple[Any, ...] | None = None  # cudalens.profile.ncu.LaunchCounters
     counters_source: str | None = None  # the CSV file, or "ncu" when profiled here
     notes: tuple[str, ...] = ()
+    lines: Any | None = None  # cudalens.pipeline.line_checks.LineEvidence: predictions vs their lines' counters
 
 
 #: ``counters=`` value of :func:`gather_evidence` that profiles the ``run`` launch with ncu.
@@ -88,10 +89,13 @@ def gather_evidence(analysis: Analysis, *, run: RunSpec | None = None, counters:
                     ncu_timeout_s: float = 300.0) -> Evidence:
     """Measure ``run`` (isolated, with its timeout) and read counters, noting what could not be had.
 
-    ``counters``: None, a path to a CSV saved by ``ncu --csv --page raw`` (read here; an unreadable
-    file is the user's error and raises InputError), or :data:`PROFILE_RUN` to profile the ``run``
-    launch once under ncu (``-k regex:^KERNEL$ --launch-count 1``). No GPU, no ncu, no permission
-    or a failing kernel are not errors: each becomes one line in ``notes``.
+    ``counters``: None, a path to a CSV saved by ``ncu --csv --page raw`` or by ``ncu --csv --page
+    source --print-source cuda,sass`` (per-instruction counters of a ``-lineinfo`` build: every
+    compiled-model prediction is checked against its own line's instructions; read here, an
+    unreadable file is the user's error and raises InputError), or :data:`PROFILE_RUN` to profile
+    the ``run`` launch under ncu (``-k regex:^KERNEL$ --launch-count 1``): its kernel counters and
+    its source page. No GPU, no ncu, no permission or a failing kernel are not errors: each
+    becomes one line in ``notes``.
     """
     if counters == PROFILE_RUN and run is None:
         raise InputError("--counters without a file profiles the --run launch: give --run, or --counters FILE.csv")
@@ -100,6 +104,8 @@ def gather_evidence(analysis: Analysis, *, run: RunSpec | None = None, counters:
     launches = None
     source_name = None
     request = None
+    lines = None
+    page = _source_page(counters) if counters not in (None, PROFILE_RUN) else None
     if run is not None:
         fa = _file_of(analysis, run.kernel)
         request = run.request(fa.model.text, fa.model.path, compiler_defines(fa.model, analysis.defines))
@@ -112,6 +118,16 @@ def gather_evidence(analysis: Analysis, *, run: RunSpec | None = None, counters:
         source_name = "ncu"
         if note:
             notes.append(note)
+        if launches is not None:  # ncu can profile here: the source page of the same launch too
+            lines, note = _profile_lines(analysis, request, run, max(ncu_timeout_s, run.timeout_s))
+            if note:
+                notes.append(note)
+    elif counters is not None and page is not None:
+        from cudalens.pipeline.line_checks import check_analysis
+
+        lines = check_analysis(analysis, page, source=counters)
+        source_name = counters
+        notes.extend(lines.notes)
     elif counters is not None:
         from cudalens.profile.ncu import parse_csv_file
 
@@ -122,7 +138,38 @@ def gather_evidence(analysis: Analysis, *, run: RunSpec | None = None, counters:
         if not names & analyzed:
             notes.append(f"counters: {counters} holds no launch of an analyzed kernel "
                          f"(it has {', '.join(sorted(names)) or 'none'})")
-    return Evidence(measurement, tuple(launches) if launches is not None else None, source_name, tuple(notes))
+    return Evidence(measurement, tuple(launches) if launches is not None else None, source_name, tuple(notes), lines)
+
+
+def _source_page(path: str) -> str | None:
+    """The text of ``path`` when it is an ncu source page, else None (InputError: unreadable)."""
+    from cudalens.pipeline.line_checks import is_source_page
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise InputError(f"--counters {path}: cannot read ({exc.strerror})") from None
+    return text if is_source_page(text) else None
+
+
+def _profile_lines(analysis: Analysis, request: dict[str, Any], run: RunSpec,
+                   timeout_s: float) -> tuple[Any | None, str | None]:
+    """The run's launch profiled again for its source page (a -lineinfo build), checked per line."""
+    from cudalens.pipeline.line_checks import check_analysis, profile_source_page
+
+    with tempfile.TemporaryDirectory(prefix="cudalens_ncu_") as tmp:
+        req_path = os.path.join(tmp, "request.json")
+        with open(req_path, "w", encoding="utf-8") as fh:
+            json.dump({**request, "lineinfo": True}, fh)
+        text, note = profile_source_page(driver_argv(req_path), run.kernel, timeout_s)
+    if text is None:
+        return None, note
+    try:
+        lines = check_analysis(analysis, text, run=run, source="ncu")
+    except InputError as exc:
+        return None, f"line counters skipped: {_one_line(exc)}"
+    return lines, "; ".join(lines.notes) or None
 
 
 def _measure(request: dict[str, Any], timeout_s: float) -> tuple[Any | None, str | None]:
@@ -183,6 +230,8 @@ def launch_once(request: Mapping[str, Any]) -> None:
     rng = np.random.default_rng(0)
     host = [materialize(s, rng) for s in parse_args(list(request.get("args") or ()))]
     opts = [f"-D{k}" if v is None else f"-D{k}={v}" for k, v in (request.get("defines") or {}).items()]
+    if request.get("lineinfo"):  # profiled for the source page: SASS mapped to source lines
+        opts.append("-lineinfo")
     kernel = str(request["kernel"])
     with cu.device_context(int(request.get("device", 0))) as ctx:
         try:
@@ -239,8 +288,19 @@ def guided_report(analysis: Analysis, evidence: Evidence | None = None) -> dict[
     from cudalens.guided.merge import merge_guided
 
     ev = evidence or Evidence()
-    out = merge_guided(analysis.to_dict(), counters=ev.counters or None, measurement=ev.measurement)
+    base = analysis.to_dict()
+    if ev.lines is not None:  # V1 per line: ranked with the others by merge_guided
+        from cudalens.pipeline.analysis import _finding_dict
+
+        base["findings"] = [*base["findings"], *(_finding_dict(f) for f in ev.lines.findings)]
+    out = merge_guided(base, counters=ev.counters or None, measurement=ev.measurement)
     out["measurement"] = ev.measurement.to_dict() if ev.measurement is not None else None
     out["counters_source"] = ev.counters_source
     out["evidence_notes"] = list(ev.notes)
+    if ev.lines is not None:
+        checks = ev.lines.to_dicts()
+        out["line_checks"] = checks
+        out["line_checks_summary"] = {"lines": len(checks), "predicted": sum(c["predicted"] is not None for c in checks),
+                                      "agree": sum(c["agree"] is True for c in checks),
+                                      "disagree": sum(c["agree"] is False for c in checks)}
     return out
