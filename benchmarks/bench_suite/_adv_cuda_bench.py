@@ -18,7 +18,7 @@ def main() -> int:
     with cu.device_context(0) as ctx:
         mod = A.Module(ctx.cc)
         objs = []
-        for cls, n in A.SUITE:
+        for cls, n in A.suite():
             adv = cls(mod, n)
             objs.append(adv)
 

@@ -44,14 +44,61 @@ extern "C" __global__ void adv_token(float* p) {
     if (threadIdx.x == 1000000) p[0] = 0.f;
 }
 
-// Read-only: per-block sums of src (the L2-resident adversary: 16 MB fit in the H100's 50 MB L2).
-extern "C" __global__ void adv_sum(const float4* __restrict__ src, float* __restrict__ out, long long n4) {
-    float acc = 0.f;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n4;
-         i += (long long)gridDim.x * blockDim.x) {
-        float4 v = src[i];
-        acc += (v.x + v.y) + (v.z + v.w);
+// The L2-resident adversary, bandwidth-bound: per-block sums of src with four independent 16-byte
+// loads in flight per thread (a grid of a few blocks per SM, grid-stride). Called again in hot mode,
+// its whole working set (a few to ~24 MB) is still in the 50 MB L2, and L2 serves it faster than
+// HBM could: the time beats compulsory bytes / DRAM bandwidth.
+extern "C" __global__ void adv_l2_sum(const float4* __restrict__ src, float* __restrict__ out, long long n4) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    float a0 = 0.f, a1 = 0.f, a2 = 0.f, a3 = 0.f;
+    for (; i + 3 * stride < n4; i += 4 * stride) {
+        const float4 v0 = src[i], v1 = src[i + stride], v2 = src[i + 2 * stride], v3 = src[i + 3 * stride];
+        a0 += (v0.x + v0.y) + (v0.z + v0.w);
+        a1 += (v1.x + v1.y) + (v1.z + v1.w);
+        a2 += (v2.x + v2.y) + (v2.z + v2.w);
+        a3 += (v3.x + v3.y) + (v3.z + v3.w);
     }
+    for (; i < n4; i += stride) {
+        const float4 v = src[i];
+        a0 += (v.x + v.y) + (v.z + v.w);
+    }
+    float acc = (a0 + a1) + (a2 + a3);
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
+    __shared__ float part[32];
+    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = acc;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float t = 0.f;
+        for (int w = 0; w < (int)(blockDim.x >> 5); ++w) t += part[w];
+        out[blockIdx.x] = t;
+    }
+}
+
+// The aliased-batch adversary: per-block sums over a batch of `entries` inputs of n4 float4 each,
+// entry e at src + e * entry_stride4. Benchmarked with entry_stride4 = 0 (every entry is the same
+// buffer, as when a benchmark builds its batch by broadcasting one tensor), its claimed compulsory
+// traffic is entries x the buffer, but after the first entry the reads hit L2.
+extern "C" __global__ void adv_batch_sum(const float4* __restrict__ src, float* __restrict__ out, long long n4,
+                                         int entries, long long entry_stride4) {
+    const int entry = blockIdx.x % entries;
+    const int parts = gridDim.x / entries;  // blocks per entry (the grid is a multiple of entries)
+    const long long stride = (long long)parts * blockDim.x;
+    const float4* __restrict__ p = src + entry * entry_stride4;
+    long long i = (long long)(blockIdx.x / entries) * blockDim.x + threadIdx.x;
+    float a0 = 0.f, a1 = 0.f, a2 = 0.f, a3 = 0.f;
+    for (; i + 3 * stride < n4; i += 4 * stride) {
+        const float4 v0 = p[i], v1 = p[i + stride], v2 = p[i + 2 * stride], v3 = p[i + 3 * stride];
+        a0 += (v0.x + v0.y) + (v0.z + v0.w);
+        a1 += (v1.x + v1.y) + (v1.z + v1.w);
+        a2 += (v2.x + v2.y) + (v2.z + v2.w);
+        a3 += (v3.x + v3.y) + (v3.z + v3.w);
+    }
+    for (; i < n4; i += stride) {
+        const float4 v = p[i];
+        a0 += (v.x + v.y) + (v.z + v.w);
+    }
+    float acc = (a0 + a1) + (a2 + a3);
     for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
     __shared__ float part[32];
     if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = acc;

@@ -15,7 +15,7 @@ from cudalens.measure import cuda_util as cu
 from cudalens.measure.kernels import compile_named
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-NAMES = ["adv_copy", "adv_cached", "adv_first_only", "adv_mark", "adv_reset", "adv_token", "adv_sum"]
+NAMES = ["adv_copy", "adv_cached", "adv_first_only", "adv_mark", "adv_reset", "adv_token", "adv_l2_sum", "adv_batch_sum"]
 BLOCK = 512
 
 
@@ -35,9 +35,24 @@ class Module:
         self.module = cu.check(drv.cuModuleLoadData(self._image.ctypes.data), "cuModuleLoadData")
         self.k = {n: cu.Kernel(n, self.module, cu.check(drv.cuModuleGetFunction(self.module, cubin.symbol(n).encode()),
                                                         n), "nvrtc") for n in NAMES}
+        self._packed = {}  # (name, args) -> (value holders, kernelParams array): packed once
+        self._streams = {}  # raw handle -> CUstream
 
     def launch(self, name, grid, args, stream_h):
-        cu.launch(self.k[name], grid, BLOCK, args, _S(stream_h))
+        """cuLaunchKernel with arguments packed once per (kernel, arguments): a few us of Python per
+        launch instead of cu.launch's ~10, so the peers' hot loops are not bound by the host."""
+        key = (name, tuple(args))
+        packed = self._packed.get(key)
+        if packed is None:
+            holders = [np.array([v], dtype=t) for v, t in args]
+            packed = self._packed[key] = (holders, np.array([h.ctypes.data for h in holders], dtype=np.uint64))
+        stream = self._streams.get(stream_h)
+        if stream is None:
+            stream = self._streams[stream_h] = cu._driver().CUstream(int(stream_h))
+        err = cu._driver().cuLaunchKernel(self.k[name].function, grid, 1, 1, BLOCK, 1, 1, 0, stream,
+                                          packed[1].ctypes.data, 0)
+        if int(err[0]) != 0:
+            cu.check(err, f"cuLaunchKernel({name})")
 
 
 class _S:
@@ -158,20 +173,50 @@ class SideStream(Adversary):
 
 class L2Resident(Adversary):
     kind = "l2-resident"
-    what = "reads 16 MB (per-block sums): between calls its data stays in the 50 MB L2 unless flushed"
-    kernel = "adv_sum"
+    what = ("reads {mb} MB once per call (per-block sums, 4 independent 16-byte loads in flight per thread): "
+            "called again, its data is still in the 50 MB L2 unless flushed")
+    kernel = "adv_l2_sum"
 
     def __init__(self, mod, n, device_info=None):
         super().__init__(mod, n)
+        self.what = self.what.format(mb=round(4 * n / 2**20))
+        self.grid = 4 * cu.device_attribute(cu.cu_device(0), "MULTIPROCESSOR_COUNT")  # 2048 threads per SM
         self.outputs = [DevArray(self.dst.ptr, self.grid)]
         self.bytes_written = 4 * self.grid
 
 
-SUITE = [  # (class, elements)
-    (Adversary, 1 << 24),
-    (PersistingWindow, 1 << 22),
-    (CachedByPointer, 1 << 24),
-    (FirstCallOnly, 1 << 24),
-    (SideStream, 1 << 24),
-    (L2Resident, 1 << 22),
-]
+class L2Aliased(Adversary):
+    kind = "l2-aliased"
+    what = ("sums a batch of {entries} inputs of {mb} MB that all alias one buffer (a batch built by "
+            "broadcasting one tensor): {claimed} MB of claimed compulsory reads, {mb} MB in memory, "
+            "so every entry after the first is read from L2")
+    kernel = "adv_batch_sum"
+    entries = 16
+
+    def __init__(self, mod, n, device_info=None):
+        super().__init__(mod, n)
+        self.what = self.what.format(entries=self.entries, mb=round(4 * n / 1e6), claimed=round(self.entries * 4 * n / 1e6))
+        self.grid = self.entries * (4 * cu.device_attribute(cu.cu_device(0), "MULTIPROCESSOR_COUNT") // self.entries)
+        self.outputs = [DevArray(self.dst.ptr, self.grid)]
+        self.bytes_read = self.entries * 4 * n  # what the batch's argument roles claim
+        self.bytes_written = 4 * self.grid
+
+    def args(self):
+        return [(self.src.ptr, "u8"), (self.dst.ptr, "u8"), (self.n // 4, "i8"), (self.entries, "i4"), (0, "i8")]
+
+
+def l2_elements() -> int:
+    """Working set of the suite's L2-resident row: ADV_L2_MB (MiB; the sweep step sets it) or 24."""
+    return int(float(os.environ.get("ADV_L2_MB", "24")) * 2**20) // 4 // 1024 * 1024
+
+
+def suite():
+    """(class, elements) of every adversary; the L2-resident size read from ADV_L2_MB now;
+    ADV_ONLY (comma-separated kinds) keeps only those."""
+    every = [(Adversary, 1 << 24), (PersistingWindow, 1 << 22), (CachedByPointer, 1 << 24),
+             (FirstCallOnly, 1 << 24), (L2Resident, l2_elements()), (L2Aliased, 1 << 21), (SideStream, 1 << 24)]
+    only = [k for k in os.environ.get("ADV_ONLY", "").split(",") if k]
+    return [(c, n) for c, n in every if not only or c.kind in only]
+
+
+SUITE = suite()

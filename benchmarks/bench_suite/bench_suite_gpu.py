@@ -1,7 +1,7 @@
 """#17 on a GPU: named public kernels vs ncu, the adversarial suite vs peers, short kernels.
 
 Usage (repository root, GPU machine): python3 benchmarks/bench_suite/bench_suite_gpu.py OUTDIR [STEP...]
-steps: named adversarial short (default: all). Each writes OUTDIR/<step>.json.
+steps: named l2sweep adversarial short (default: all). Each writes OUTDIR/<step>.json.
 ncu always runs with --clock-control none and --cache-control none (the harness's own flush gives
 the cache state).
 """
@@ -119,44 +119,158 @@ def _brief(r):
     c = r.certificate
     return {"median_s": r.summary.median, "samples": len(r.samples), "kept": r.summary.n, "verdict": c["verdict"],
             "reasons": c["reasons"], "checks": {k: {kk: vv for kk, vv in v.items() if kk in ("checked", "ok", "reason",
-                                                                                             "windows_found", "untrusted_samples", "ratio")}
+                                                                                             "windows_found", "untrusted_samples", "ratio",
+                                                                                             "found", "other_devices", "note")}
                                                 for k, v in c["checks"].items()}, "notes": list(r.notes)}
+
+
+CHECKS_OFF = {"recheck": False, "reset_persisting": False, "speed_of_light": False, "detect_side_work": False}
+
+
+def _peers(adv, naive_launches=200):
+    """The same adversary through triton.testing.do_bench (median; it zeroes a 256 MB buffer before
+    each call), do_bench_cudagraph (a CUDA graph of back-to-back calls, no cache clearing: hot) and
+    a naive hot loop (torch events around ``naive_launches`` back-to-back calls, no flush)."""
+    out = {}
+    try:
+        import torch  # noqa: PLC0415
+        import triton.testing as tt  # noqa: PLC0415
+    except Exception as exc:  # noqa: BLE001
+        return {"triton_do_bench": {"error": f"{type(exc).__name__}: {exc}"[:300]}}
+    ts = torch.cuda.Stream()
+    cur = lambda: adv.run(torch.cuda.current_stream().cuda_stream)  # noqa: E731
+    for label, run in (
+            ("triton_do_bench", lambda: tt.do_bench(cur, return_mode="median")),
+            ("triton_do_bench_cudagraph", lambda: tt.do_bench_cudagraph(cur, return_mode="median")),
+            ("naive_hot_loop", lambda: _naive_loop(torch, cur, naive_launches))):
+        adv.reset()
+        try:
+            with torch.cuda.stream(ts):
+                ms = run()
+            torch.cuda.synchronize()
+            out[label] = {"median_s": ms * 1e-3}
+        except Exception as exc:  # noqa: BLE001
+            out[label] = {"error": f"{type(exc).__name__}: {exc}"[:600]}
+            try:
+                torch.cuda.synchronize()
+            except Exception:  # noqa: BLE001
+                pass
+    return out
+
+
+def _naive_loop(torch, fn, launches):
+    """What many scripts do: warm up, then events around a loop of launches; median of 5 loops (ms)."""
+    for _ in range(10):
+        fn()
+    times = []
+    for _ in range(5):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(launches):
+            fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) / launches)
+    return float(np.median(times))
+
+
+def step_l2sweep(out_dir):
+    """The L2-resident adversary over working sets of 4-48 MiB: hot (cudalens default and with the
+    checks off), cold, and do_bench_cudagraph (hot), against the DRAM floor. Sets ADV_L2_MB for the
+    adversarial step: the largest size whose hot time is below 0.9 x floor (else 24)."""
+    import adversaries as A  # noqa: PLC0415
+
+    rows, pol = [], dict(POLICY, max_time_s=1.0, min_time_s=0.2)
+    with cu.device_context(0) as ctx:
+        mod = A.Module(ctx.cc)
+        stream = cu.Stream()
+        h = int(stream.handle)
+        for mb in (4, 8, 12, 16, 20, 24, 28, 32, 40, 48):
+            adv = A.L2Resident(mod, mb * 2**20 // 4)
+            row = {"mib": mb, "bytes": adv.bytes_read + adv.bytes_written,
+                   "dram_floor_s": (adv.bytes_read + adv.bytes_written) / 3352.3e9}
+            kw = dict(stream=h, outputs=adv.outputs, bytes_read=adv.bytes_read, bytes_written=adv.bytes_written,
+                      name=f"l2-resident-{mb}MiB", **pol)
+            for label, extra in (("hot", {}), ("hot_checks_off", CHECKS_OFF), ("cold", {"mode": "cold"})):
+                try:
+                    row[label] = _brief(bench(lambda adv=adv: adv.run(h), **kw, **extra))
+                except Exception as exc:  # noqa: BLE001
+                    row[label] = {"error": f"{type(exc).__name__}: {exc}"[:600]}
+            row.update({k: v for k, v in _peers(adv).items() if k == "triton_do_bench_cudagraph"})
+            for label in ("hot", "hot_checks_off", "cold", "triton_do_bench_cudagraph"):
+                if "median_s" in row.get(label, {}):
+                    row[label]["ratio_to_floor"] = row[label]["median_s"] / row["dram_floor_s"]
+            rows.append(row)
+            cu.check(cu._driver().cuCtxSynchronize(), "sync")
+            adv.close()
+            print(f"l2 {mb:3d} MiB floor {row['dram_floor_s'] * 1e6:6.2f} us",
+                  {k: (round(v.get("median_s", 0) * 1e6, 2), round(v.get("ratio_to_floor", 0), 3), v.get("verdict"))
+                   for k, v in row.items() if isinstance(v, dict)}, flush=True)
+        stream.close()
+    fast = [r["mib"] for r in rows if r.get("hot_checks_off", {}).get("ratio_to_floor", 9) < 0.9]
+    chosen = max(fast) if fast else 24
+    os.environ["ADV_L2_MB"] = str(chosen)
+    return {"rows": rows, "chosen_mib": chosen, "rule": "largest size with hot (checks off) < 0.9 x DRAM floor"}
+
+
+def step_nvml(out_dir):
+    """The other-devices check's NVML pieces on this machine: this process's context and SM samples
+    on the timed device itself while it works (the same readings the watch asks of other devices),
+    and the watch's verdict."""
+    import adversaries as A  # noqa: PLC0415
+
+    from cudalens.measure.nvml import NvmlSource, OtherDevicesWatch, cuda_bus_id  # noqa: PLC0415
+
+    src = NvmlSource.open()
+    if src is None:
+        return {"nvml": False}
+    with cu.device_context(0) as ctx:
+        mod = A.Module(ctx.cc)
+        adv = A.Adversary(mod, 1 << 24)
+        watch = OtherDevicesWatch(0)
+        watch.start()
+        since = src.now_us()
+        t0 = time.time()
+        while time.time() - t0 < 1.5:
+            for _ in range(20):
+                adv.run(0)
+            cu.check(cu._driver().cuCtxSynchronize(), "sync")
+        own = [src.reading(i, os.getpid(), since) for i in src.device_indexes()]
+        verdict = watch.finish()
+        adv.close()
+        out = {"devices": len(own), "cuda_bus_id": cuda_bus_id(0), "nvml_bus_ids": [src.bus_id(i) for i in src.device_indexes()],
+               "pid": os.getpid(), "own_readings": [r.__dict__ for r in own], "watch": verdict}
+    print("nvml", json.dumps(out, default=str)[:1500], flush=True)
+    return out
 
 
 def step_adversarial(out_dir):
     import adversaries as A  # noqa: PLC0415
+
+    sweep = os.path.join(out_dir, "l2sweep.json")
+    if "ADV_L2_MB" not in os.environ and os.path.exists(sweep):  # the size the sweep chose (its own process)
+        os.environ["ADV_L2_MB"] = str(json.load(open(sweep)).get("chosen_mib", 24))
 
     rows = []
     with cu.device_context(0) as ctx:
         mod = A.Module(ctx.cc)
         stream = cu.Stream()
         h = int(stream.handle)
-        for cls, n in A.SUITE:
+        for cls, n in A.suite():
             adv = cls(mod, n)
             row = {"kind": adv.kind, "what": adv.what, "bytes": adv.bytes_read + adv.bytes_written}
             kw = dict(stream=h, outputs=adv.outputs, bytes_read=adv.bytes_read, bytes_written=adv.bytes_written,
                       name=adv.kind, **POLICY)
             for label, extra in (("cudalens_default", {}),
                                  ("cudalens_cold", {"mode": "cold"}),
-                                 ("cudalens_checks_off", {"mode": "cold", "recheck": False, "reset_persisting": False,
-                                                          "speed_of_light": False, "detect_side_work": False})):
+                                 ("cudalens_checks_off", {"mode": "cold", **CHECKS_OFF}),
+                                 ("cudalens_hot_checks_off", CHECKS_OFF)):
                 adv.reset()
                 try:
-                    row[label] = _brief(bench(lambda: adv.run(h), **kw, **extra))
+                    row[label] = _brief(bench(lambda adv=adv: adv.run(h), **kw, **extra))
                 except Exception as exc:  # noqa: BLE001
                     row[label] = {"error": f"{type(exc).__name__}: {exc}"[:600]}
-            try:
-                import torch  # noqa: PLC0415
-                import triton.testing as tt  # noqa: PLC0415
-
-                adv.reset()
-                ts = torch.cuda.Stream()
-                with torch.cuda.stream(ts):
-                    ms = tt.do_bench(lambda: adv.run(ts.cuda_stream), return_mode="median")
-                torch.cuda.synchronize()
-                row["triton_do_bench"] = {"median_s": ms * 1e-3}
-            except Exception as exc:  # noqa: BLE001
-                row["triton_do_bench"] = {"error": f"{type(exc).__name__}: {exc}"[:600]}
+            row.update(_peers(adv))
             honest = row.get("cudalens_cold", {}).get("median_s")
             row["dram_floor_s"] = row["bytes"] / (3352.3e9)
             rows.append(row)
@@ -179,7 +293,9 @@ def step_adversarial(out_dir):
                 for row in rows:
                     if row["kind"] == name:
                         row["cuda_bench"] = {"mean_s": float(summ.get("nv/cold/time/gpu/mean") or "nan"),
-                                             "samples": summ.get("nv/cold/sample_size")}
+                                             "samples": summ.get("nv/cold/sample_size"),
+                                             "batch_mean_s": float(summ.get("nv/batch/time/gpu/mean") or "nan"),
+                                             "batch_samples": summ.get("nv/batch/sample_size")}
     except Exception as exc:  # noqa: BLE001
         cb = {"error": f"{type(exc).__name__}: {exc}"}
     return {"rows": rows, "cuda_bench_run": cb}
