@@ -3,10 +3,15 @@
 - :mod:`~cudalens.pipeline.stages`: one file through every stage (:func:`analyze_file`), and many
   (:func:`analyze`);
 - :mod:`~cudalens.pipeline.join`: source × compiled facts as one :class:`KernelRecord` per kernel;
+- :mod:`~cudalens.pipeline.compiled_access`: the warp access model on the compiled PTX (kept from
+  the one compile); :mod:`~cudalens.pipeline.compiled_figures`: its figures where the source model
+  has none, written into the records' kernels so the rules read them;
 - :mod:`~cudalens.pipeline.confirm`: source findings confirmed or downgraded by the compiled code;
 - :mod:`~cudalens.pipeline.analysis`: the records of an analysis and their JSON (serialization only);
 - :mod:`~cudalens.pipeline.defines`: which ``--define`` values reach the compiler;
-- :mod:`~cudalens.pipeline.evidence`: a measured launch and Nsight Compute counters, merged.
+- :mod:`~cudalens.pipeline.evidence`: a measured launch and Nsight Compute counters, merged;
+- :mod:`~cudalens.pipeline.line_checks`: each prediction checked against its own line's
+  instructions (ncu's source page), V1 findings naming the line.
 """
 
 from cudalens.pipeline.analysis import SCHEMA, Analysis, FileAnalysis

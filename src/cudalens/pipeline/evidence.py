@@ -230,12 +230,16 @@ def launch_once(request: Mapping[str, Any]) -> None:
     rng = np.random.default_rng(0)
     host = [materialize(s, rng) for s in parse_args(list(request.get("args") or ()))]
     opts = [f"-D{k}" if v is None else f"-D{k}={v}" for k, v in (request.get("defines") or {}).items()]
-    if request.get("lineinfo"):  # profiled for the source page: SASS mapped to source lines
+    source = str(request["source"])
+    if request.get("lineinfo"):  # profiled for the source page: SASS mapped to the analyzed file's lines
         opts.append("-lineinfo")
+        origin = os.path.abspath(str(request.get("origin") or ""))
+        if request.get("origin") and os.path.isfile(origin) and not any(c in origin for c in '"\\\n\r'):
+            source = f'#line 1 "{origin}"\n' + source  # ncu reads the lines from the file itself
     kernel = str(request["kernel"])
     with cu.device_context(int(request.get("device", 0))) as ctx:
         try:
-            kern = cu.compile_kernel(str(request["source"]), kernel, ctx.cc, options=opts)
+            kern = cu.compile_kernel(source, kernel, ctx.cc, options=opts)
         except cu.CudaCallError as exc:
             if "NOT_FOUND" in str(exc):
                 raise InputError(f"kernel {kernel!r} not found; declare it extern \"C\"") from None
