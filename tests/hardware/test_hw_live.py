@@ -172,3 +172,18 @@ def test_device_json_from_fake_report(capsys, monkeypatch):
     d = json.loads(capsys.readouterr().out)
     assert d["cc"] == "9.0" and round(d["memory_bandwidth"]["gb_per_s"]) == 3352
     assert d["pcie_max"]["generation"] == 5
+
+
+def test_report_gives_the_one_device_facts_record():
+    from cudalens.hardware.device import DeviceFacts
+
+    facts = fake_report().facts()
+    assert isinstance(facts, DeviceFacts)
+    assert (facts.name, facts.cc, facts.cc_tuple, facts.arch) == ("NVIDIA H100 80GB HBM3", "9.0", (9, 0), "sm_90")
+    assert facts.sm_count == 132 and facts.mem_clock_mhz == pytest.approx(2619.0) and facts.bus_width_bits == 5120
+    assert facts.theoretical_bandwidth_gbs == pytest.approx(memory_bandwidth(2619e6, 5120).gb_per_s)
+    assert facts.driver_version == "580.159.04" and facts.cuda_version == "13.0"
+    assert DeviceFacts.from_dict(facts.to_dict()) == facts
+    assert facts.max_sm_clock_mhz is not None
+    no_nvml = _REAL_QUERY(0, cuda=FakeCuda(), nvml=FakeNvml(init_error=RuntimeError("no NVML"))).facts()
+    assert no_nvml.max_sm_clock_mhz is None and no_nvml.driver_version == "" and no_nvml.sm_count == 132

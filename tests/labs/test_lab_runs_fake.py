@@ -4,13 +4,13 @@ behaves as the guide describes makes the verdict say "holds"; one that does not,
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from cudalens.labs import all_labs, get_lab, run_lab, write_result
-from cudalens.labs.fake import FakeRunner, H100_LIKE
+from cudalens.labs.fake import H100_LIKE, FakeRunner
 from cudalens.labs.predict import offset_sectors, stride_sectors
-from cudalens.labs.runner import DeviceInfo
 
 
 @pytest.mark.parametrize("lab", all_labs(), ids=lambda l: l.name)
@@ -59,7 +59,7 @@ def test_sector_model_gpu_holds_flat_gpu_does_not(name):
 
 
 def test_cc_below_lab_minimum_is_skipped():
-    old = DeviceInfo(**{**H100_LIKE.__dict__, "cc": (7, 0)})
+    old = replace(H100_LIKE, cc="7.0")
     res = run_lab(get_lab("async-copy"), FakeRunner(info=old), quick=True)
     assert res.status == "skipped" and "8.0" in res.message
 

@@ -12,7 +12,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from cudalens.errors import InputError
 from cudalens.findings import Evidence, Finding, Layer, Priority
-from cudalens.measure.result import BenchResult, DeviceInfo
+from cudalens.hardware.device import DeviceFacts
+from cudalens.measure.result import BenchResult
 from cudalens.measure.throughput import Ceilings
 from cudalens.profile.ncu import LaunchCounters, LegacyMetrics, base_kernel_name, by_kernel
 
@@ -30,7 +31,7 @@ class Measurement:
     bytes_read: int = 0
     bytes_written: int = 0
     flops: float = 0.0
-    device: DeviceInfo | None = None
+    device: DeviceFacts | None = None
 
     @property
     def bytes(self) -> int:
@@ -94,7 +95,7 @@ def as_counters(obj: Any) -> tuple[dict[str, LegacyMetrics], dict[str, tuple[Lau
     return by_kernel(launches), {k: tuple(v) for k, v in raw.items()}
 
 
-def device_ceilings(device: DeviceInfo, precision: str = "fp32") -> Ceilings:
+def device_ceilings(device: DeviceFacts, precision: str = "fp32") -> Ceilings:
     """Theoretical ceilings of a device: its DRAM bandwidth and its peak FMA FLOP/s.
 
     Peak FLOP/s = SMs x maximum SM clock x FMA results per clock per SM (the Programming Guide's

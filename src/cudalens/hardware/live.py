@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from cudalens.errors import CudalensError, InputError
+from cudalens.hardware.device import DeviceFacts
 from cudalens.hardware.theory import (
     MemoryBandwidth,
     PcieBandwidth,
@@ -147,6 +148,29 @@ class DeviceReport:
     @property
     def clock_event_reasons(self) -> tuple[str, ...] | None:
         return self.value("clocks_event_reasons")
+
+    def facts(self) -> DeviceFacts:
+        """The device-facts record of this device (what a run or a lab records about it)."""
+        def get(key: str, default: Any = None) -> Any:
+            try:
+                v = self.value(key)
+            except KeyError:
+                return default
+            return default if v is None else v
+
+        mem_khz = get("memory_clock_rate_khz", 0)
+        sm_max = get("sm_clock_max_mhz")
+        return DeviceFacts(
+            name=self.name or "", index=self.index, cc=self.cc or "", driver_version=str(get("driver_version", "")),
+            cuda_version=self.cuda_driver_version or "", sm_count=get("sm_count", 0),
+            l2_bytes=get("l2_cache_bytes", 0), mem_clock_mhz=mem_khz / 1e3,
+            bus_width_bits=get("memory_bus_width_bits", 0),
+            max_sm_clock_mhz=None if sm_max is None else float(sm_max),
+            theoretical_bandwidth_gbs=self.memory_bandwidth.gb_per_s if self.memory_bandwidth else None,
+            max_persisting_l2_bytes=get("max_persisting_l2_bytes"), max_threads_per_sm=get("max_threads_per_sm"),
+            max_smem_per_block_optin=get("smem_per_block_optin_bytes"), integrated=get("integrated"),
+            async_engines=get("async_engines"),
+        )
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -106,7 +106,7 @@ def measure_occupancy(runner: Any, quick: bool) -> Measured:
                      "local_bytes_per_thread": ki.local_bytes, "time_ms": t.ms,
                      "bandwidth_GBps": bandwidth_gbps(2 * n * 4, t.ms)})
     return Measured(tuple(rows), {"elements": n, "block": BLOCK, "grid": "blocks_per_sm x SMs (one wave)",
-                                  "cc": f"{info.cc[0]}.{info.cc[1]}"},
+                                  "cc": info.cc},
                     ("occupancy is theoretical (driver's occupancy calculator) for the launch shown",))
 
 
@@ -191,7 +191,7 @@ def measure_block_size(runner: Any, quick: bool) -> Measured:
         rows.append({"series": "grid size (block 256)", "block": BLOCK, "grid": grid,
                      "lane_efficiency": 1.0, "time_ms": t.ms,
                      "bandwidth_GBps": bandwidth_gbps(2 * n * 4, t.ms)})
-    return Measured(tuple(rows), {"elements": n, "sm_count": sm, "cc": f"{info.cc[0]}.{info.cc[1]}",
+    return Measured(tuple(rows), {"elements": n, "sm_count": sm, "cc": info.cc,
                                   "registers_block_copy": runner.kernel_info(k).registers,
                                   "registers_grid_copy": runner.kernel_info(g).registers})
 

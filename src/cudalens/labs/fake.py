@@ -15,13 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from cudalens.labs.runner import DeviceInfo, KernelInfo, Timing, kernel_source
+from cudalens.hardware.device import DeviceFacts
+from cudalens.labs.runner import KernelInfo, Timing, kernel_source
 
-H100_LIKE = DeviceInfo(
-    name="Fake H100", cc=(9, 0), sm_count=132, l2_bytes=50 * 2**20,
+H100_LIKE = DeviceFacts(
+    name="Fake H100", cc="9.0", sm_count=132, l2_bytes=50 * 2**20,
     max_persisting_l2_bytes=int(37.5 * 2**20), max_threads_per_sm=2048,
     max_smem_per_block_optin=232448, integrated=False, can_map_host=True, async_engines=3,
-    peak_bandwidth_gbps=3352.0,
+    theoretical_bandwidth_gbs=3352.0,
 )
 
 
@@ -41,7 +42,7 @@ def unit_cost(op: str, **details: Any) -> float:
 @dataclass
 class FakeRunner:
     cost: Callable[..., float] = unit_cost
-    info: DeviceInfo = H100_LIKE
+    info: DeviceFacts = H100_LIKE
     samples: int = 3
     registers: Callable[[FakeKernel], KernelInfo] = lambda k: KernelInfo(32, 0, 0)
     calls: list[tuple[str, dict]] = field(default_factory=list)
@@ -64,7 +65,7 @@ class FakeRunner:
 
     def blocks_per_sm(self, kernel: FakeKernel, block: int, dynamic_smem: int) -> int:
         """Threads and shared memory limits only (1 KB reserved per block, 228 KB per SM)."""
-        by_threads = self.info.max_threads_per_sm // block
+        by_threads = (self.info.max_threads_per_sm or 2048) // block
         by_smem = (233472 // (dynamic_smem + 1024)) if dynamic_smem else 32
         return max(0, min(32, by_threads, by_smem))
 

@@ -171,7 +171,7 @@ def verdict_allocation(rows: Sequence[Row], params: Mapping[str, Any]) -> Verdic
 
 def measure_l2(runner: Any, quick: bool) -> Measured:
     info = runner.info
-    setaside = info.max_persisting_l2_bytes
+    setaside = info.max_persisting_l2_bytes or 0
     if setaside <= 0:
         return Measured((), {"setaside_bytes": 0}, ("device reports no persisting L2 capacity",))
     stream_words = (128 if quick else 512) * MB // 4

@@ -10,6 +10,7 @@ from typing import Any
 from cudalens.errors import InputError
 from cudalens.labs import exec_labs, host_labs, instr_labs, memory_labs
 from cudalens.labs.core import Lab, LabResult
+from cudalens.labs.runner import device_dict
 
 
 def all_labs() -> tuple[Lab, ...]:
@@ -26,8 +27,8 @@ def get_lab(name: str) -> Lab:
 
 def run_lab(lab: Lab, runner: Any, quick: bool = False) -> LabResult:
     """Measure, judge and predict one lab. A failure becomes a result with status "error"."""
-    device = runner.info.to_dict()
-    if runner.info.cc < lab.min_cc:
+    device = device_dict(runner.info)
+    if runner.info.cc_tuple < lab.min_cc:
         return LabResult(lab.name, "skipped", device=device,
                          message=f"needs compute capability >= {lab.min_cc[0]}.{lab.min_cc[1]}")
     t0 = time.perf_counter()

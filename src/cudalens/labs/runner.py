@@ -23,6 +23,8 @@ from typing import Any, Protocol, Sequence
 import numpy as np
 
 from cudalens.errors import NoDeviceError
+from cudalens.hardware.device import DeviceFacts
+from cudalens.hardware.theory import memory_bandwidth
 
 KERNEL_PACKAGE = "cudalens.labs"
 
@@ -44,28 +46,15 @@ def kernel_names(source: str) -> tuple[str, ...]:
     return tuple(_KERNEL_RE.findall(source))
 
 
-@dataclass(frozen=True)
-class DeviceInfo:
-    name: str
-    cc: tuple[int, int]
-    sm_count: int
-    l2_bytes: int
-    max_persisting_l2_bytes: int = 0
-    max_threads_per_sm: int = 2048
-    max_smem_per_block_optin: int = 49152
-    integrated: bool = False
-    can_map_host: bool = True
-    async_engines: int = 1
-    peak_bandwidth_gbps: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "cc": f"{self.cc[0]}.{self.cc[1]}", "sm_count": self.sm_count,
-                "l2_bytes": self.l2_bytes, "max_persisting_l2_bytes": self.max_persisting_l2_bytes,
-                "max_threads_per_sm": self.max_threads_per_sm,
-                "max_smem_per_block_optin_bytes": self.max_smem_per_block_optin,
-                "integrated": self.integrated, "can_map_host_memory": self.can_map_host,
-                "async_copy_engines": self.async_engines,
-                "peak_bandwidth_GBps": self.peak_bandwidth_gbps}
+def device_dict(info: DeviceFacts) -> dict[str, Any]:
+    """The device as the lab results have always written it (their JSON keys)."""
+    return {"name": info.name, "cc": info.cc, "sm_count": info.sm_count,
+            "l2_bytes": info.l2_bytes, "max_persisting_l2_bytes": info.max_persisting_l2_bytes,
+            "max_threads_per_sm": info.max_threads_per_sm,
+            "max_smem_per_block_optin_bytes": info.max_smem_per_block_optin,
+            "integrated": info.integrated, "can_map_host_memory": info.can_map_host,
+            "async_copy_engines": info.async_engines,
+            "peak_bandwidth_GBps": info.theoretical_bandwidth_gbs}
 
 
 @dataclass(frozen=True)
@@ -97,7 +86,7 @@ class KernelInfo:
 class Runner(Protocol):
     """Everything a lab may ask of a GPU. Pointers are device addresses as numpy.uint64."""
 
-    info: DeviceInfo
+    info: DeviceFacts
     samples: int
 
     def kernel(self, file: str, name: str, defines: Sequence[str] = (), fast_math: bool = False,
@@ -191,7 +180,7 @@ class CudaRunner:
     min_sample_ms: float = 0.2
     device_id: int = 0
     max_time_s: float = 1.0
-    info: DeviceInfo = field(init=False)
+    info: DeviceFacts = field(init=False)
     certificates: list = field(init=False, default_factory=list)
 
     def __post_init__(self) -> None:
@@ -208,18 +197,16 @@ class CudaRunner:
         self._rt = rt
         p = self._dev.properties
         cc = self._dev.compute_capability
-        peak = None
-        try:
-            peak = 2.0 * p.memory_clock_rate * 1e3 * (p.global_memory_bus_width / 8) / 1e9
-        except Exception:  # noqa: BLE001
-            pass
-        self.info = DeviceInfo(
-            name=self._dev.name, cc=(cc.major, cc.minor), sm_count=p.multiprocessor_count,
+        mem_khz, bus = p.memory_clock_rate or 0, p.global_memory_bus_width or 0
+        peak = memory_bandwidth(mem_khz * 1e3, bus).gb_per_s if mem_khz > 0 and bus > 0 else None
+        self.info = DeviceFacts(
+            name=self._dev.name, index=self.device_id, cc=f"{cc.major}.{cc.minor}", sm_count=p.multiprocessor_count,
             l2_bytes=p.l2_cache_size, max_persisting_l2_bytes=getattr(p, "max_persisting_l2_cache_size", 0),
             max_threads_per_sm=p.max_threads_per_multiprocessor,
             max_smem_per_block_optin=p.max_shared_memory_per_block_optin,
             integrated=bool(p.integrated), can_map_host=bool(p.can_map_host_memory),
-            async_engines=p.async_engine_count, peak_bandwidth_gbps=peak,
+            async_engines=p.async_engine_count, theoretical_bandwidth_gbs=peak,
+            mem_clock_mhz=mem_khz / 1e3, bus_width_bits=bus,
         )
         self._stream = self._dev.create_stream()
         self._programs: dict[tuple, Any] = {}
@@ -233,9 +220,8 @@ class CudaRunner:
         key = (file, tuple(defines), fast_math, max_registers)
         obj = self._programs.get(key)
         if obj is None:
-            cc = self.info.cc
             opts = ProgramOptions(
-                name=file, arch=f"sm_{cc[0]}{cc[1]}", std="c++17",
+                name=file, arch=self.info.arch, std="c++17",
                 define_macro=list(defines) or None,
                 use_fast_math=fast_math or None, max_register_count=max_registers,
             )
@@ -246,7 +232,7 @@ class CudaRunner:
                 obj = Program(src, "c++", options=opts).compile("cubin", name_expressions=kernel_names(src))
             except Exception as nvrtc_error:  # noqa: BLE001 - e.g. no libnvrtc: try nvcc
                 try:
-                    obj = _compile_with_nvcc(file, cc, defines, fast_math, max_registers)
+                    obj = _compile_with_nvcc(file, self.info.cc_tuple, defines, fast_math, max_registers)
                 except Exception as nvcc_error:  # noqa: BLE001
                     raise RuntimeError(f"cannot compile {file}: NVRTC: {nvrtc_error}; nvcc: {nvcc_error}") from nvcc_error
             self._programs[key] = obj

@@ -3,35 +3,16 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
+from cudalens.hardware.device import DeviceFacts
 from cudalens.measure.sampling import Sample, kept
 from cudalens.measure.stats import Summary
 
-
-@dataclass(frozen=True)
-class DeviceInfo:
-    """The GPU a run used. Clocks in MHz, sizes in bytes, bandwidth in GB/s (10^9 B/s)."""
-
-    name: str
-    index: int = 0
-    cc: str = ""
-    driver_version: str = ""
-    cuda_version: str = ""
-    sm_count: int = 0
-    l2_bytes: int = 0
-    mem_clock_mhz: float = 0.0
-    bus_width_bits: int = 0
-    max_sm_clock_mhz: float | None = None
-    theoretical_bandwidth_gbs: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "DeviceInfo":
-        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+#: The GPU a run used: the one device-facts record of :mod:`cudalens.hardware.device` (the name
+#: ``DeviceInfo`` stays for the harness's engine, which imports it from here).
+DeviceInfo = DeviceFacts
 
 
 @dataclass(frozen=True)
