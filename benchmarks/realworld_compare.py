@@ -42,8 +42,9 @@ def _params(k: dict) -> dict:
     return out
 
 
-def sass_lds(root: Path, cubin: str) -> dict[str, dict[int, dict[int, int]]]:
-    """Per kernel (mangled): source line -> {bytes per lane: LDS instructions}, from nvdisasm."""
+def sass_lds(root: Path, cubin: str) -> dict[str, dict[str, dict[int, dict[int, int]]]]:
+    """Per kernel (mangled), for "ld" (LDS) and "st" (STS): source line -> {bytes per lane:
+    instructions}, from nvdisasm."""
     import subprocess
 
     from cudalens.compiled.sass import parse_nvdisasm
@@ -52,14 +53,21 @@ def sass_lds(root: Path, cubin: str) -> dict[str, dict[int, dict[int, int]]]:
     tc = discover()
     p = subprocess.run([tc.get("nvdisasm").path, "-gi", "-c", str(root / cubin)], capture_output=True, text=True,
                        env=tc.env(), timeout=300)
-    out: dict[str, dict[int, dict[int, int]]] = {}
+    out: dict[str, dict[str, dict[int, dict[int, int]]]] = {}
     for name, fs in parse_nvdisasm(p.stdout, None).items():
-        per: dict[int, dict[int, int]] = {}
+        per: dict[str, dict[int, dict[int, int]]] = {"ld": {}, "st": {}}
         for ins in fs.instructions:
-            if ins.klass and ins.klass.startswith("lds.") and ins.line is not None:
-                w = int(ins.klass.split(".")[1]) // 8
-                per.setdefault(ins.line, {}).setdefault(w, 0)
-                per[ins.line][w] += 1
+            if ins.line is None or ins.klass is None:
+                continue
+            if ins.klass.startswith("lds."):
+                kind, w = "ld", int(ins.klass.split(".")[1]) // 8
+            elif ins.klass == "sts":
+                mods = ins.opcode.split(".")[1:]
+                kind, w = "st", next((int(x) // 8 for x in mods if x in ("64", "128")), 4)
+            else:
+                continue
+            per[kind].setdefault(ins.line, {}).setdefault(w, 0)
+            per[kind][ins.line][w] += 1
         out[name] = per
     return out
 
@@ -93,8 +101,9 @@ def compare_main(argv: list[str]) -> int:
         k = next(x for x in u["kernels"] if x["name"] == name)
         t0 = time.perf_counter()
         try:
+            sh = lds[tu].get(name, {})
             ev = evaluate(mod, fn, tuple(k["block"]), tuple(k["grid"]), _params(k), blocks=_blocks(k["grid"]),
-                          loop_cap=LOOP_CAP, max_steps=MAX_STEPS, sass_lds=lds[tu].get(name))
+                          loop_cap=LOOP_CAP, max_steps=MAX_STEPS, sass_lds=sh.get("ld"), sass_sts=sh.get("st"))
             preds, notes = ev.predictions, list(ev.notes)
         except Exception as exc:  # noqa: BLE001 - a model failure is a result to report, not a crash
             preds, notes = (), [f"model failed: {type(exc).__name__}: {exc}"]
@@ -123,11 +132,14 @@ def compare_main(argv: list[str]) -> int:
 def summarize(table: list[dict], kernels: list[dict]) -> dict:
     def stats(rows: list[dict]) -> dict:
         measured = [r for r in rows if r["measured"] is not None]
-        pred = [r for r in measured if r["predicted"] is not None]
+        pred = [r for r in measured if r["predicted"] is not None or r.get("low") is not None]
         agree = [r for r in pred if r["agree"]]
+        ranges = [r for r in pred if r["predicted"] is None]
         return {"measured": len(measured), "predicted": len(pred), "agree": len(agree),
                 "predicted_share": round(len(pred) / len(measured), 4) if measured else None,
-                "agree_share": round(len(agree) / len(pred), 4) if pred else None}
+                "agree_share": round(len(agree) / len(pred), 4) if pred else None,
+                "predicted_as_range": len(ranges), "agree_as_range": sum(1 for r in ranges if r["agree"]),
+                "agree_as_number": len(agree) - sum(1 for r in ranges if r["agree"])}
 
     public = [r for r in table if r["project"] != "own"]
     out = {"all_public": stats(public), "own": stats([r for r in table if r["project"] == "own"]),
@@ -136,7 +148,7 @@ def summarize(table: list[dict], kernels: list[dict]) -> dict:
            "kernels_public": len({(k["tu"], k["kernel"]) for k in kernels if k["project"] != "own"}),
            "kernels_by_project": dict(collections.Counter(k["project"] for k in kernels))}
     reasons = collections.Counter(r["reason"].split(" at line")[0][:90] for r in public
-                                  if r["measured"] is not None and r["predicted"] is None)
+                                  if r["measured"] is not None and r["predicted"] is None and r.get("low") is None)
     out["null_reasons"] = dict(reasons.most_common())
     return out
 
@@ -148,6 +160,7 @@ def markdown(table: list[dict], summary: dict) -> str:
              f"{s['predicted']} predicted ({s['predicted_share']}), {s['agree']} agree ({s['agree_share']}).", "",
              "| project | kernel | line | quantity | predicted | measured | agree | reason |", "|---|---|---|---|---|---|---|---|"]
     for r in table:
+        pred = r["predicted"] if r.get("low") is None else f"{r['low']}..{r['high']}"
         lines.append(f"| {r['project']} | `{r['kernel'][:48]}` | {Path(r['file']).name}:{r['line']} | {r['quantity']} | "
-                     f"{r['predicted']} | {r['measured']} | {r['agree']} | {r['reason'][:80]} |")
+                     f"{pred} | {r['measured']} | {r['agree']} | {r['reason'][:80]} |")
     return "\n".join(lines) + "\n"

@@ -58,6 +58,25 @@ def global_sectors(addr: np.ndarray, active: np.ndarray, width: int) -> tuple[np
     return sectors, ideal
 
 
+#: lanes that share one read of a wide (8- or 16-byte) shared access: identical addresses are served
+#: once per group of this many consecutive lanes (see :func:`shared_wavefronts`)
+LANE_GROUP = 4
+
+
+def _lane_group_wavefronts(a: np.ndarray, m: np.ndarray, width: int) -> np.ndarray:
+    """Per warp: wavefronts the data delivered to the lanes needs when identical addresses are
+    shared only within groups of :data:`LANE_GROUP` consecutive lanes (128 bytes per wavefront)."""
+    if width < 8:
+        return np.zeros(a.shape[0], dtype=np.int64)
+    g = a.reshape(a.shape[0], -1, LANE_GROUP)
+    gm = m.reshape(g.shape)
+    v = np.sort(np.where(gm, g // width, _SENTINEL), axis=2)
+    new = np.ones_like(v, dtype=bool)
+    new[:, :, 1:] = v[:, :, 1:] != v[:, :, :-1]
+    new &= v != _SENTINEL
+    return -(-(new.sum(axis=(1, 2)) * width) // 128)
+
+
 def shared_wavefronts(addr: np.ndarray, active: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(ways, wavefronts, ideal_wavefronts) per warp for shared-memory byte addresses."""
     words_per_lane = max(1, width // 4)
@@ -80,7 +99,7 @@ def shared_wavefronts(addr: np.ndarray, active: np.ndarray, width: int) -> tuple
         rows = np.nonzero(first)[0]
         banks = np.mod(w[first], BANKS)
         counts = np.bincount(rows * BANKS + banks, minlength=nwarps * BANKS).reshape(nwarps, BANKS)
-        pass_waves = counts.max(axis=1)
+        pass_waves = np.maximum(counts.max(axis=1), _lane_group_wavefronts(a, m, width))
         distinct_words = first.sum(axis=1)
         pass_ideal = np.minimum(np.maximum(-(-distinct_words // BANKS), 1), pass_waves)
         pass_ideal = np.where(m.any(axis=1), pass_ideal, 0)

@@ -33,6 +33,9 @@ from cudalens.access.ptx_run import run
 from cudalens.compiled.ptx import Function, PtxModule, type_bytes
 
 PLAUSIBLE = (256, 1000, 4096)
+#: trial seeds for loaded values: two synthetic values per address, then zero-filled memory
+SEEDS = (1, 2, 0)
+_SEED_NAMES = {0: "zero", 1: "synthetic 1", 2: "synthetic 2"}
 BRANCH_QUANTITY = "branch divergent share"  # warp executions of the line's branches whose lanes split
 LAYER = "compiled-ptx"
 QUANTITIES = {("global", "load"): "global load sectors/request", ("global", "store"): "global store sectors/request",
@@ -58,6 +61,14 @@ class LinePrediction:
     iteration_invariant: bool | None = None
     width: int | None = None  # bytes per lane (the widest instruction of the line)
     layer: str = LAYER
+    # shared lines: Nsight Compute's "L1 Conflicts Shared N-Way" as it prints it (per instruction the
+    # whole part of its wavefronts per execution, averaged over the line's executions); for a range
+    # (``value`` None, ``low``/``high`` set) its low and high
+    nway: float | None = None
+    nway_low: float | None = None
+    nway_high: float | None = None
+    # (file, line) of the calls the line's instructions were inlined into (ptxas may place their SASS there)
+    call_sites: tuple[tuple[str, int], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -75,24 +86,30 @@ class KernelEvaluation:
     loops: tuple[dict, ...] = field(default=())  # {"line", "iterations", "cut"}
 
 
-def shared_merges(fn: Function, sass_lds: Mapping[int, Mapping[int, int]]) -> dict[int, int]:
-    """Which PTX shared loads ptxas merged into wider SASS loads, from the SASS of the same kernel.
+def shared_merges(fn: Function, sass_lds: Mapping[int, Mapping[int, int]], op: str = "ld") -> dict[int, int]:
+    """Which PTX shared loads (``op`` "ld") or stores ("st") ptxas merged into wider SASS ones,
+    from the SASS of the same kernel.
 
-    ``sass_lds``: source line -> {bytes per lane: number of LDS instructions of that width}. On a
-    line where the SASS has fewer, wider loads than the PTX, consecutive scalar ``ld.shared`` of the
-    same base register at consecutive offsets (the first aligned to the merged width) are grouped,
-    widest first. Returns instruction index -> merged width (first of a group) or 0 (the others).
+    ``sass_lds``: source line -> {bytes per lane: number of LDS (STS) instructions of that width}.
+    On a line where the SASS has fewer, wider accesses than the PTX, consecutive scalar shared
+    accesses of the same base register at consecutive offsets (the first aligned to the merged
+    width; in any order on the line) are grouped, widest first; loads may also be widened over a missing last element (three
+    4-byte loads read as one 16-byte load: ptxas reads the aligned vector). Where every SASS access
+    of a line has one width w and PTX accesses are left ungrouped (ptxas unrolled a loop and
+    vectorized across its iterations), each is evaluated as the aligned w-byte access that holds
+    it. Returns instruction index -> merged width (first of a group), 0 (the others of a group) or
+    -w (evaluate as the aligned w-byte access holding it).
     """
     out: dict[int, int] = {}
     by_line: dict[int, list] = {}
     for ins in fn.instructions:
-        if ins.base == "ld" and "shared" in ins.parts and ins.loc and not any(v in ins.parts for v in ("v2", "v4")):
+        if ins.base == op and "shared" in ins.parts and ins.loc and not any(v in ins.parts for v in ("v2", "v4")):
             by_line.setdefault(ins.loc.line, []).append(ins)
-    for line, loads in by_line.items():
+    for line, accesses in by_line.items():
         want = dict(sass_lds.get(line, {}))
         parsed = []
-        for ins in loads:
-            tok = ins.operands[1].strip("[]").replace(" ", "")
+        for ins in accesses:
+            tok = ins.operands[1 if op == "ld" else 0].strip("[]").replace(" ", "")
             base, _, off = tok.partition("+")
             try:
                 parsed.append((ins, base, int(off, 0) if off else 0, type_bytes(ins.parts[-1]) or 4))
@@ -100,18 +117,25 @@ def shared_merges(fn: Function, sass_lds: Mapping[int, Mapping[int, int]]) -> di
                 parsed.append((ins, base, None, 4))
         used: set[int] = set()
         for width in (16, 8):
-            for k, (ins, base, off, eb) in enumerate(parsed):
-                if want.get(width, 0) <= 0 or off is None or off % width or ins.index in used:
-                    continue
-                n = width // eb
-                group = parsed[k:k + n]
-                if len(group) == n and all(g[1] == base and g[2] == off + j * eb and g[0].index not in used
-                                           for j, g in enumerate(group)):
-                    out[ins.index] = width
-                    for g in group[1:]:
-                        out[g[0].index] = 0
-                    used.update(g[0].index for g in group)
-                    want[width] -= 1
+            sizes = (width // 4, width // 4 - 1) if op == "ld" and width == 16 else (None,)
+            for size in sizes:
+                for k, (ins, base, off, eb) in enumerate(parsed):
+                    if want.get(width, 0) <= 0 or off is None or off % width or ins.index in used:
+                        continue
+                    n = width // eb if size is None or eb != 4 else size
+                    group = [next((g for g in parsed[k:] if g[1] == base and g[2] == off + j * eb and g[3] == eb
+                                   and g[0].index not in used), None) for j in range(n)]
+                    if all(g is not None for g in group):
+                        out[ins.index] = width
+                        for g in group[1:]:
+                            out[g[0].index] = 0
+                        used.update(g[0].index for g in group)
+                        want[width] -= 1
+        wide = {w for w, c in sass_lds.get(line, {}).items() if c > 0}
+        if len(wide) == 1 and (w := wide.pop()) > 4:  # every SASS access of the line is w bytes wide
+            for ins, _base, _off, eb in parsed:
+                if ins.index not in used and eb < w:
+                    out[ins.index] = -w  # vectorized across unrolled iterations: the w-byte access holding it
     return out
 
 
@@ -197,8 +221,16 @@ def _values(module: PtxModule, fn: Function, res, cd) -> dict[tuple[str, int, st
         space = next((s for s in ("global", "shared") if s in ins.parts), None)
         q = QUANTITIES.get((space, "store" if ins.base == "st" else "load"))
         if q is not None:
-            why = ("not reached by the evaluated warps" + ("" if res.complete else
-                   f" (evaluation stopped after {res.steps} instruction steps)"))
+            gate = max(((br.taint, bidx, br.why) for bidx, br in res.branches.items()
+                        if br.taint >= 1 and ins.index in cd.get(bidx, ())), default=None)
+            if gate is not None:
+                bl = fn.instructions[gate[1]].loc
+                why = (f"data-dependent: not reached by the evaluated warps, under a branch (line "
+                       f"{bl.line if bl else 0}) on a {gate[2] or 'loaded value'}")
+            else:
+                why = ("not a data dependence: not reached by the evaluated warps" + (
+                    " (the launch's threads never take this path)" if res.complete else
+                    f" (evaluation stopped after {res.steps} instruction steps)"))
             out[(module.files.get(ins.loc.file, ""), ins.loc.line, q)] = {"value": None, "reason": why, "taint": 0, "req": 0}
     for key, recs in _line_groups(module, fn, res).items():
         req = sum(r.requests for r in recs)
@@ -214,7 +246,11 @@ def _values(module: PtxModule, fn: Function, res, cd) -> dict[tuple[str, int, st
         num = sum(r.sectors if glob else r.wavefronts for r in recs)
         ideal = sum(r.ideal if glob else r.ideal_wavefronts for r in recs)
         calls = [v for r in recs for v in r.per_call]
-        out[key] = {"value": round(num / req, 4), "ideal": round(ideal / req, 4), "taint": taint, "why": why,
+        nway = None if glob else round(sum(int(r.wavefronts / r.requests + 1e-9) * r.requests for r in recs
+                                            if r.requests) / req, 4)
+        sites = sorted({(module.files.get(f, ""), ln) for r in recs for f, ln in
+                        (fn.instructions[r.index].loc.inlined_at if fn.instructions[r.index].loc else ())})
+        out[key] = {"sites": tuple(sites), "value": round(num / req, 4), "nway": nway, "ideal": round(ideal / req, 4), "taint": taint, "why": why,
                     "req": req, "n": len(recs), "threads": round(sum(r.lanes for r in recs) / req, 3),
                     "inv": len(set(calls)) <= 1 if calls else None, "width": max(r.width for r in recs)}
     return out
@@ -223,65 +259,37 @@ def _values(module: PtxModule, fn: Function, res, cd) -> dict[tuple[str, int, st
 def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid: tuple[int, int, int],
              params: Mapping[int, Any] | None = None, blocks: tuple[tuple[int, int, int], ...] | None = None,
              loop_cap: int = 8, max_steps: int = 6000,
-             sass_lds: Mapping[int, Mapping[int, int]] | None = None) -> KernelEvaluation:
+             sass_lds: Mapping[int, Mapping[int, int]] | None = None,
+             sass_sts: Mapping[int, Mapping[int, int]] | None = None) -> KernelEvaluation:
     """Predictions per (source line, quantity) for ``fn`` launched with ``block`` x ``grid``.
 
     ``params``: known parameter values by position (ints/floats; pointer parameters may be left
     out: they get distinct 256-byte aligned buffers). A scalar parameter left out is tried at
     each of :data:`PLAUSIBLE`. ``blocks``: the blocks to evaluate (default: 0 and 1 along x).
-    ``sass_lds``: the widths of the kernel's SASS shared loads per line (see :func:`shared_merges`),
-    when the cubin is at hand.
+    ``sass_lds``/``sass_sts``: the widths of the kernel's SASS shared loads/stores per line (see
+    :func:`shared_merges`), when the cubin is at hand.
     """
-    merged = shared_merges(fn, sass_lds) if sass_lds else {}
+    merged = {**(shared_merges(fn, sass_lds) if sass_lds else {}),
+              **(shared_merges(fn, sass_sts, "st") if sass_sts else {})}
     params = dict(params or {})
     scalars = [k for k, p in enumerate(fn.params) if k not in params and not _is_pointer_param(fn, k)]
     blocks = blocks or tuple(b for b in ((0, 0, 0), (1, 0, 0)) if b[0] < grid[0])
     cd = control_dependent(fn)
     trials = [{**params, **{k: v for k in scalars}} for v in (PLAUSIBLE if scalars else (None,))]
     runs = []
-    for seed in (1, 2):
-        for values in trials:
+    for seed in SEEDS:
+        for values in (trials if seed == SEEDS[0] else trials[:1]):  # loaded values are compared at the first
             with np.errstate(all="ignore"):  # lanes' arithmetic wraps and overflows as on the GPU
                 res = run(module, fn, Launch(grid, block, blocks, {k: v for k, v in values.items() if v is not None},
                                              seed, loop_cap, max_steps, merged))
             runs.append((seed, values, res, _values(module, fn, res, cd)))
             if not res.complete:
                 break  # at the step budget: further trials would cost as much again
-        if not runs[0][2].complete or seed == 1 and not any(v.get("taint") == 1 for v in runs[0][3].values()) and not any(
-                b.taint == 1 for b in runs[0][2].branches.values()):
-            break  # nothing depends on a loaded value: a second seed would give the same
+        if not runs[0][2].complete or seed == SEEDS[0] and not any(v.get("taint") == 1 for v in runs[0][3].values()) \
+                and not any(b.taint == 1 for b in runs[0][2].branches.values()):
+            break  # nothing depends on a loaded value: another seed would give the same
     base = runs[0]
-    preds = []
-    names = [fn.params[k].name.rsplit("_param_", 1)[-1] for k in scalars]
-    for key, v in sorted(base[3].items()):
-        file, line, q = key
-        common = dict(kernel=fn.name, file=file, line=line, quantity=q, instructions=v.get("n", 0),
-                      requests=v.get("req", 0), ideal=v.get("ideal"), threads_per_request=v.get("threads"),
-                      iteration_invariant=v.get("inv"), width=v.get("width"))
-        if v["value"] is None:
-            preds.append(LinePrediction(value=None, reason=v["reason"], **common))
-            continue
-        if v["taint"] >= 2:
-            preds.append(LinePrediction(value=None, reason=f"data-dependent: {v['why']}", **common))
-            continue
-        seeds = {r[0]: r[3].get(key, {}).get("value") for r in runs if r[1] == base[1]}
-        if len(set(seeds.values())) > 1:
-            why = v["why"] or "values loaded from memory (through the loop trip counts or lanes they decide)"
-            preds.append(LinePrediction(value=None, reason=f"data-dependent: differs with {why} "
-                                        f"({' vs '.join(str(x) for x in seeds.values())} for two trial values)",
-                                        **common))
-            continue
-        by_value = {tuple(sorted((k, r[1][k]) for k in scalars)): r[3].get(key, {}).get("value") for r in runs
-                    if r[0] == 1}
-        vals = [x for x in by_value.values() if x is not None]
-        if len(set(vals)) <= 1:
-            cond = (f"the same for {', '.join('param ' + n for n in names)} = {', '.join(map(str, PLAUSIBLE))}"
-                    if scalars else "")
-            preds.append(LinePrediction(value=v["value"], condition=cond, **common))
-        else:
-            cond = "; ".join(f"{dict((names[scalars.index(k)], x) for k, x in kv)}: {val}" for kv, val in by_value.items())
-            preds.append(LinePrediction(value=None, low=min(vals), high=max(vals), condition=cond,
-                                        reason="varies with parameters nobody gave", **common))
+    preds = [_decide(fn, key, v, base, runs, scalars) for key, v in sorted(base[3].items())]
     res = base[2]
     preds += _branch_predictions(module, fn, res, cd)
     loops = tuple({"line": fn.instructions[i].loc.line if fn.instructions[i].loc else 0, "iterations": n,
@@ -292,11 +300,57 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     if res.unmodelled:
         notes.append("not modelled: " + ", ".join(f"{k} x{v}" for k, v in sorted(res.unmodelled.items())))
     if merged:
-        notes.append(f"{sum(1 for w in merged.values() if w)} group(s) of shared loads at the width ptxas merged "
+        notes.append(f"{sum(1 for w in merged.values() if w)} group(s) of shared accesses at the width ptxas merged "
                      "them to (SASS)")
     if res.calls:
         notes.append(f"{res.calls} call(s) to functions not inlined: their results are treated as per-lane data")
     return KernelEvaluation(fn.name, block, grid, len(blocks), tuple(preds), res.complete, tuple(notes), loops)
+
+
+def _null_reason(why: str) -> str:
+    """Why a figure is null: the data it depends on, or plainly that it is not a data dependence."""
+    if "not modelled" in why or "does not follow" in why:
+        return f"not a data dependence: {why}"
+    return f"data-dependent: {why}"
+
+
+def _decide(fn: Function, key: tuple[str, int, str], v: dict[str, Any], base, runs, scalars: list[int]) -> LinePrediction:
+    """One (line, quantity): a number when every trial (loaded values, parameters nobody gave)
+    gives the same figure, else a range with its condition; null with the data dependence named
+    when lanes' addresses depend on values loaded per lane."""
+    file, line, q = key
+    names = [fn.params[k].name.rsplit("_param_", 1)[-1] for k in scalars]
+    common = dict(kernel=fn.name, file=file, line=line, quantity=q, instructions=v.get("n", 0),
+                  requests=v.get("req", 0), ideal=v.get("ideal"), threads_per_request=v.get("threads"),
+                  iteration_invariant=v.get("inv"), width=v.get("width"), call_sites=v.get("sites", ()))
+    if v["value"] is None:
+        return LinePrediction(value=None, reason=v["reason"], **common)
+    if v["taint"] >= 2:
+        return LinePrediction(value=None, reason=_null_reason(v["why"]), **common)
+    by_seed = {r[0]: r[3].get(key, {}) for r in runs if r[1] == base[1]}
+    figs = [(x.get("value"), x.get("nway")) for x in by_seed.values() if x.get("value") is not None]
+    if len(set(figs)) > 1:
+        why = v["why"] or "values loaded from memory (through the loop trip counts or lanes they decide)"
+        trial = "; ".join(f"{_SEED_NAMES.get(sd, sd)}: {x.get('value')}" for sd, x in by_seed.items())
+        ways = [f[1] for f in figs if f[1] is not None]
+        if len({x.get("ideal") for x in by_seed.values()}) > 1:
+            common["ideal"] = None  # the ideal varies too: no range of sectors over ideal
+        return LinePrediction(value=None, low=min(f[0] for f in figs), high=max(f[0] for f in figs),
+                              nway_low=min(ways, default=None), nway_high=max(ways, default=None),
+                              condition=f"range over the loaded values ({trial})",
+                              reason=f"data-dependent: a range, with {why}", **common)
+    by_value = {tuple(sorted((k, r[1][k]) for k in scalars)): r[3].get(key, {}) for r in runs if r[0] == SEEDS[0]}
+    vals = [(x["value"], x.get("nway")) for x in by_value.values() if x.get("value") is not None]
+    if len(set(vals)) <= 1:
+        cond = (f"the same for {', '.join('param ' + n for n in names)} = {', '.join(map(str, PLAUSIBLE))}"
+                if scalars else "")
+        return LinePrediction(value=v["value"], nway=v.get("nway"), condition=cond, **common)
+    cond = "; ".join(f"{dict((names[scalars.index(k)], x) for k, x in kv)}: {val.get('value')}"
+                     for kv, val in by_value.items())
+    ways = [f[1] for f in vals if f[1] is not None]
+    return LinePrediction(value=None, low=min(f[0] for f in vals), high=max(f[0] for f in vals),
+                          nway_low=min(ways, default=None), nway_high=max(ways, default=None), condition=cond,
+                          reason="varies with parameters nobody gave", **common)
 
 
 def _branch_predictions(module: PtxModule, fn: Function, res, cd) -> list[LinePrediction]:
@@ -313,7 +367,7 @@ def _branch_predictions(module: PtxModule, fn: Function, res, cd) -> list[LinePr
         worst = max(brs, key=lambda b: b.taint)
         common = dict(kernel=fn.name, file=file, line=line, quantity=BRANCH_QUANTITY, instructions=len(brs), requests=req)
         if worst.taint >= 2:
-            out.append(LinePrediction(value=None, reason=f"data-dependent: {worst.why}", **common))
+            out.append(LinePrediction(value=None, reason=_null_reason(worst.why), **common))
         elif req:
             out.append(LinePrediction(value=round(sum(b.divergent for b in brs) / req, 4), **common))
     return out

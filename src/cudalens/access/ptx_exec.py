@@ -53,8 +53,9 @@ class Launch:
     seed: int = 1
     loop_cap: int = 32
     max_steps: int = 40000
-    # shared loads ptxas merged into one wider SASS load: instruction index -> bytes per lane of the
-    # merged load for the first of a group, 0 for the others (their lanes are counted with the first)
+    # shared accesses ptxas merged into one wider SASS access: instruction index -> bytes per lane of
+    # the merged access for the first of a group, 0 for the others (their lanes are counted with the
+    # first), -w for one evaluated as the aligned w-byte access holding it (ptx_eval.shared_merges)
     merged: Mapping[int, int] = field(default_factory=dict)
 
 

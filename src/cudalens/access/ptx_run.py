@@ -44,7 +44,9 @@ def _width(ins: Instruction) -> tuple[int, int, str]:
 
 
 def _synthetic(addr: np.ndarray, seed: int, typ: str) -> np.ndarray:
-    h = ((addr >> 2) * 2654435761 + seed * 7919) % _SYNTHETIC_MOD
+    """The value a load yields in trial ``seed``: 0 everywhere for seed 0 (zero-filled memory),
+    else a hash of the address, different per seed."""
+    h = ((addr >> 2) * 2654435761 + seed * 7919) % _SYNTHETIC_MOD if seed else np.zeros_like(addr)
     return h.astype(np.float64) if typ.startswith("f") else h.astype(np.int64)
 
 
@@ -107,6 +109,9 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
         addr = Val(np.where(addr.a >= SHARED_BASE, addr.a - SHARED_BASE, addr.a), addr.taint, addr.why)
     line = ins.loc.line if ins.loc else 0
     width = m.launch.merged.get(ins.index, vec * eb)
+    if width < 0:  # vectorized by ptxas across unrolled iterations: the aligned wider access holding it
+        width = -width
+        addr = Val(addr.a - addr.a % width, addr.taint, addr.why)
     if space in ("global", "shared", "const", "local") and width:
         _record(m, ins, space, "load" if op in ("ld", "ldu") else "store", addr, mask & m.valid, present & m.valid,
                 width, ptaint)
@@ -233,6 +238,16 @@ def _step(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
             _taint_dsts(m, ins, mask, f"{ins.opcode} not modelled")
 
 
+def _loop_cap(launch: Launch, steps: int) -> int:
+    """Iterations per loop entry: ``launch.loop_cap`` in the first quarter of the step budget, then
+    2, then 0 past half of it (each loop body once), so that the code after deep or long loops is
+    still reached: a loop's figures come from its first iterations (``per_call`` says whether they
+    were the same)."""
+    if steps <= launch.max_steps // 4:
+        return launch.loop_cap
+    return min(launch.loop_cap, 2) if steps <= launch.max_steps // 2 else 0
+
+
 def run(module: PtxModule, fn: Function, launch: Launch) -> RunResult:
     """Execute ``fn`` for ``launch.blocks`` and return what every memory instruction and branch did."""
     m = Machine(module, fn, launch)
@@ -292,7 +307,7 @@ def run(module: PtxModule, fn: Function, launch: Launch) -> RunResult:
             taken = mask
         fall = mask & ~taken
         if target <= k and taken.any():  # a loop's back edge
-            if counts.get(last.index, 0) >= launch.loop_cap:
+            if counts.get(last.index, 0) >= _loop_cap(launch, steps):
                 truncated.add(last.index)
                 send(k + 1, taken)
                 taken = np.zeros_like(taken)

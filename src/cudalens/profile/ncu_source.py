@@ -191,6 +191,8 @@ class LineCheck:
     layer: str
     reason: str = ""
     executed: float = 0.0
+    low: float | None = None  # a predicted range (``predicted`` None): agrees when the measured value lies
+    high: float | None = None  # in [low, high], each end widened by the tolerance of :func:`agrees`
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -210,6 +212,36 @@ def measured_value(c: LineCounter) -> tuple[str, float | None, str]:
     return "conflict ways", c.nway, ""
 
 
+def _inlined_here(by_key: Mapping[tuple[str, int, str, str], Any], measured: set, file: str, line: int, space: str,
+                  op: str) -> Any:
+    """The prediction to compare with a measured line that has no PTX instruction of its class: the
+    one line of an inlined helper, called from this line, whose own line has no SASS of the class
+    (ptxas placed that helper's access at the call)."""
+    cands = [p for (f, ln, s, o), p in by_key.items() if s == space and o == op and (file, line) in
+             getattr(p, "call_sites", ()) and (f, ln, s, o) not in measured]
+    return cands[0] if len(cands) == 1 else None
+
+
+def _compared(p: Any, unit: str) -> tuple[float | None, float | None, float | None]:
+    """(number, low, high) of a prediction in the unit of the measurement: shared lines compare the
+    model's N-way (whole wavefronts per execution of each instruction, as ncu prints it), global
+    lines with predicated SASS compare sectors over ideal sectors."""
+    if unit == "conflict ways":
+        nway = getattr(p, "nway", None)
+        if p.value is not None:
+            return (nway if nway is not None else p.value), None, None
+        lo, hi = getattr(p, "nway_low", None), getattr(p, "nway_high", None)
+        return None, (p.low if lo is None else lo), (p.high if hi is None else hi)
+    if unit == "sectors/ideal":
+        if not p.ideal:
+            return None, None, None
+        if p.value is not None:
+            return round(p.value / p.ideal, 4), None, None
+        return None, (None if p.low is None else round(p.low / p.ideal, 4)), (
+            None if p.high is None else round(p.high / p.ideal, 4))
+    return p.value, p.low, p.high
+
+
 def check_lines(predictions: Iterable[Any], counters: Mapping[tuple[str, str, int, str, str], LineCounter],
                 kernel: str, files: Iterable[str] | None = None) -> list[LineCheck]:
     """Every measured (line, space, op) of ``kernel`` next to the model's prediction for it.
@@ -225,6 +257,7 @@ def check_lines(predictions: Iterable[Any], counters: Mapping[tuple[str, str, in
         space, op = p.quantity.split()[:2]
         by_key[(p.file, p.line, space, op)] = p
     out = []
+    measured = {(f, ln, s, o) for (k, f, ln, s, o), c in counters.items() if k == kernel and c.executed > 0}
     for (k, file, line, space, op), c in sorted(counters.items()):
         if k != kernel or c.executed <= 0 or (wanted is not None and file not in wanted):
             continue
@@ -236,17 +269,24 @@ def check_lines(predictions: Iterable[Any], counters: Mapping[tuple[str, str, in
             out.append(LineCheck(k, file, line, q, None if p is None else p.value, None, None,
                                  "" if p is None else p.layer, why_not, c.executed))
             continue
+        note = ""
         if p is None:
-            out.append(LineCheck(k, file, line, q, None, meas, None, "", "no instruction of this class on this line in "
-                                 "the PTX (the compiler moved or created it in SASS)", c.executed))
+            p = _inlined_here(by_key, measured, file, line, space, op)
+            note = "attributed through the inlining chain: " if p is not None else ""
+        if p is None:
+            out.append(LineCheck(k, file, line, q, None, meas, None, "", "not a data dependence: no PTX instruction of "
+                                 "this class on this line of the kernel (ptxas placed SASS here that the PTX has "
+                                 "elsewhere or not at all, or the line is in a function the kernel calls, which the "
+                                 "model does not follow)", c.executed))
             continue
-        pred = p.value
-        if pred is not None and unit == "sectors/ideal":
-            pred = round(p.value / p.ideal, 4) if p.ideal else None
+        pred, low, high = _compared(p, unit)
+        if pred is None and low is not None and high is not None:
+            ok = low - max(REL_TOL * abs(low), ABS_TOL) <= meas <= high + max(REL_TOL * abs(high), ABS_TOL)
+            out.append(LineCheck(k, file, line, q, None, meas, ok, p.layer, note + p.reason, c.executed, low, high))
+            continue
         if pred is None:
-            out.append(LineCheck(k, file, line, q, None, meas, None, p.layer, p.reason or "not established",
+            out.append(LineCheck(k, file, line, q, None, meas, None, p.layer, note + (p.reason or "not established"),
                                  c.executed))
             continue
-        out.append(LineCheck(k, file, line, q, pred, meas, None if meas is None else agrees(pred, meas), p.layer,
-                             "" if meas is not None else "ncu gave no value", c.executed))
+        out.append(LineCheck(k, file, line, q, pred, meas, agrees(pred, meas), p.layer, note.rstrip(": "), c.executed))
     return out

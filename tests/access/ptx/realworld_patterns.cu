@@ -1,0 +1,62 @@
+// Kernels of our own reproducing patterns met in public code (benchmarks/results/h100/realworld/),
+// for the compiled access model's CPU tests (tests/access/test_ptx_realworld_patterns.py).
+
+// 16-byte shared loads where each address is read by lanes 4 apart (lane % 4), as in a warp-tiled
+// GEMM's register tile of B: 4 distinct 16-byte chunks, 64 bytes. Measured on the H100: N-way 4.
+__global__ void wide_lane_mod4(float *out) {
+    __shared__ float4 tile[64];
+    tile[threadIdx.x % 64] = make_float4(threadIdx.x, 0.f, 0.f, 0.f);
+    __syncthreads();
+    float4 v = tile[threadIdx.x % 4];  // lane % 4
+    out[blockIdx.x * blockDim.x + threadIdx.x] = v.x + v.y + v.z + v.w;
+}
+
+// 8-byte shared stores, 8 distinct addresses repeated every 8 lanes (a block of 8 x 8 x 4 threads
+// indexing by threadIdx.x), as in a Jacobi solver's staging: 2 wavefronts.
+__global__ void wide_tid_mod8(const double *x, double *out) {
+    __shared__ double xs[64];
+    xs[threadIdx.x] = x[threadIdx.x];  // tid.x % 8 per lane
+    __syncthreads();
+    out[threadIdx.x + 8 * (threadIdx.y + 8 * threadIdx.z)] = xs[(threadIdx.x + 1) % 8];
+}
+
+// One shared load instruction run with stride 1 then stride 2 (1 and 2 wavefronts): 1.5 wavefronts
+// per request, which Nsight Compute prints as N-way 1 (the whole part per instruction).
+__global__ void mixed_stride(float *out, int n) {
+    __shared__ float sh[2048];
+    for (int i = threadIdx.x; i < 2048; i += blockDim.x) sh[i] = i;
+    __syncthreads();
+    float acc = 0.f;
+#pragma unroll 1
+    for (int s = 1; s <= n; s *= 2) {
+        acc += sh[threadIdx.x * s];  // mixed
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+
+// A stride loaded from memory, the same for every lane (warp-uniform): the sectors depend on its
+// value, so the model answers with the range over its trial values (zero: every lane reads one word).
+__global__ void loaded_stride(const int *strides, const float *in, float *out) {
+    int s = strides[0];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = in[threadIdx.x * s];  // loaded stride
+}
+
+// A long loop before a store: with a small step budget the loop is cut early and the store after
+// it is still evaluated.
+__global__ void long_loop_then_store(const float *in, float *out, int n) {
+    float acc = 0.f;
+#pragma unroll 1
+    for (int k = 0; k < n; ++k) {
+        acc += in[k * 32 + threadIdx.x];  // loop body
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc;  // after the loop
+}
+
+// A store reached only when a per-lane loaded flag says so: unreached by the evaluated warps
+// because of data, and the reason says which.
+__global__ void gated_by_loaded_flag(const int *flags, float *out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (flags[i] == 12345) {
+        out[i * 32] = 1.f;  // gated store
+    }
+}

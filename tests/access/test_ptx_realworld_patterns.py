@@ -1,0 +1,102 @@
+"""The compiled access model on kernels of our own that reproduce patterns of public code
+(tests/access/ptx/realworld_patterns.cu), with the figures worked out by hand:
+
+- 16-byte shared loads at ``tile[lane % 4]``: each 16-byte chunk is read by lanes 4 apart; lanes
+  share a read only within groups of 4 consecutive lanes, so each group of 4 lanes needs its 4
+  chunks (64 B): per half-warp 4 groups x 64 B = 256 B = 2 wavefronts, 4 for the warp (the H100's
+  per-instruction counters gave N-way 4 for this pattern in siboehm/SGEMM_CUDA's warptiling kernel);
+- 8-byte shared stores at ``xs[tid.x]`` with a block of 8 x 8 x 4: 8 distinct addresses per group
+  of 8 lanes, each group of 4 lanes 32 B, 8 groups = 256 B = 2 wavefronts (cuda-samples' Jacobi: 2);
+- one shared load run at stride 1 (1 wavefront) and stride 2 (2): 1.5 wavefronts per request, and
+  Nsight Compute's N-way, the whole part per instruction, 1;
+- a stride loaded from memory, the same for all lanes: with zero-filled memory every lane reads one
+  word (1 sector); with the synthetic trial values the stride is 8 floats or more (32 sectors):
+  the range 1..32;
+- a loop cut early under a small step budget still reaches the store after it (4 sectors);
+- a store behind a per-lane loaded flag that the trial values never satisfy: null, naming the load.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cudalens.access import memory as M
+from cudalens.access.ptx_eval import evaluate
+from cudalens.compiled.ptx import compile_ptx
+
+PATTERNS = Path(__file__).parent / "ptx" / "realworld_patterns.cu"
+
+
+@pytest.fixture(scope="module")
+def module():
+    from cudalens.compiled.toolchain import discover
+
+    tc = discover()
+    if "nvcc" not in tc.tools or tc.host_compiler is None:
+        pytest.skip("no nvcc (wheel) or host compiler")
+    return compile_ptx(PATTERNS, "9.0", toolchain=tc).module
+
+
+def _fn(module, name):
+    return next(f for f in module.entries if name in f.name)
+
+
+def _line(text: str) -> int:
+    return next(i for i, t in enumerate(PATTERNS.read_text().splitlines(), 1) if text in t)
+
+
+def _at(ev, text: str, quantity: str):
+    line = _line(text)
+    return next(p for p in ev.predictions if p.line == line and p.quantity == quantity)
+
+
+def test_lane_group_rule_on_the_measured_patterns():
+    t = np.arange(32)
+    one = np.ones((1, 32), dtype=bool)
+    assert int(M.shared_wavefronts((16 * (t % 4))[None], one, 16)[1][0]) == 4  # SGEMM warptiling, measured 4
+    assert int(M.shared_wavefronts((16 * (t // 4) * 2)[None], one, 16)[1][0]) == 2  # its A tile, measured 2
+    assert int(M.shared_wavefronts((8 * (t % 8))[None], one, 8)[1][0]) == 2  # Jacobi, measured 2
+    assert int(M.shared_wavefronts((16 * (t // 8))[None], one, 16)[1][0]) == 2  # probe: quarters, measured 2
+    assert int(M.shared_wavefronts((8 * (t // 16))[None], one, 8)[1][0]) == 1  # probe: 8-byte halves, measured 1
+
+
+def test_wide_shared_loads_by_lane_groups(module):
+    ev = evaluate(module, _fn(module, "wide_lane_mod4"), (64, 1, 1), (2, 1, 1))
+    p = _at(ev, "// lane % 4", "shared load wavefronts/request")
+    assert (p.value, p.width, p.nway) == (4.0, 16, 4.0)
+    ev8 = evaluate(module, _fn(module, "wide_tid_mod8"), (8, 8, 4), (1, 1, 1))
+    q = _at(ev8, "// tid.x % 8 per lane", "shared store wavefronts/request")
+    assert (q.value, q.width) == (2.0, 8)
+
+
+def test_nway_is_the_whole_part_per_instruction(module):
+    ev = evaluate(module, _fn(module, "mixed_stride"), (256, 1, 1), (1, 1, 1), {1: 2})
+    p = _at(ev, "// mixed", "shared load wavefronts/request")
+    assert p.value == 1.5 and p.nway == 1.0 and p.iteration_invariant is False
+
+
+def test_warp_uniform_loaded_stride_gives_a_range(module):
+    ev = evaluate(module, _fn(module, "loaded_stride"), (256, 1, 1), (2, 1, 1))
+    p = _at(ev, "// loaded stride", "global load sectors/request")
+    assert p.value is None and (p.low, p.high) == (1.0, 32.0)
+    assert "zero: 1.0" in p.condition and "warp-uniform value loaded at line" in p.reason
+    assert f"line {_line('int s = strides[0];')}" in p.reason
+
+
+def test_a_loop_cut_under_the_step_budget_still_reaches_what_follows(module):
+    ev = evaluate(module, _fn(module, "long_loop_then_store"), (256, 1, 1), (2, 1, 1), {2: 1000}, loop_cap=16,
+                  max_steps=120)
+    assert ev.complete
+    assert _at(ev, "// after the loop", "global store sectors/request").value == 4.0
+    assert _at(ev, "// loop body", "global load sectors/request").value == 4.0
+    assert ev.loops[0]["cut"] is True
+
+
+def test_unreached_line_names_the_data_that_gates_it(module):
+    ev = evaluate(module, _fn(module, "gated_by_loaded_flag"), (256, 1, 1), (2, 1, 1))
+    p = _at(ev, "// gated store", "global store sectors/request")
+    assert p.value is None
+    assert p.reason.startswith("data-dependent: not reached") and "per-lane value loaded at line" in p.reason
