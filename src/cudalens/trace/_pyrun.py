@@ -144,15 +144,16 @@ class ChildWatch:
 
     def __init__(self) -> None:
         self.count = 0
-        self.first: str | None = None
+        self.commands: list[str] = []  # the first few distinct ones
         self._mp_wrapped = False
 
     def _seen(self, what: object, event: str) -> None:
         self.count += 1
-        if self.first is None:
-            if isinstance(what, (list, tuple)):
-                what = " ".join(os.fsdecode(a) if isinstance(a, bytes) else str(a) for a in what)
-            self.first = _clean(str(what))[:200] if what is not None else event
+        if isinstance(what, (list, tuple)):
+            what = " ".join(os.fsdecode(a) if isinstance(a, bytes) else str(a) for a in what)
+        text = _clean(str(what))[:120] if what is not None else event
+        if len(self.commands) < 3 and text not in self.commands:
+            self.commands.append(text)
 
     def _wrap_multiprocessing(self) -> None:
         self._mp_wrapped = True
@@ -179,7 +180,7 @@ class ChildWatch:
     def write(self, w: _Writer) -> None:
         if self.count:
             w.info("children", self.count)
-            w.info("child_first", self.first or "?")
+            w.info("child_commands", " ; ".join(self.commands) or "?")
 
 
 def _program_files(base: str) -> list[str]:

@@ -145,11 +145,11 @@ def children_notes(trace: Trace, child_traces: Sequence[Trace]) -> list[str]:
     notes = []
     if child_traces:
         launches = sum(len(t.kernels) for t in child_traces)
-        notes.append(f"{len(child_traces)} child process(es) of the program also used CUDA ({launches} kernel "
+        notes.append(f"{len(child_traces)} more process(es) started by the program also used CUDA ({launches} kernel "
                      "launches): they were traced apart and are not in this report's shares and findings")
     started = int(trace.info.get("children", 0) or 0)
     if started:
-        notes.append(f"the program started {started} child process(es) (first: {trace.info.get('child_first', '?')}); "
+        notes.append(f"the program started {started} child process(es) ({trace.info.get('child_commands', '?')}); "
                      "child processes of a Python program are not traced: any GPU work they did is missing here")
     return notes
 
@@ -254,7 +254,8 @@ def build_report(argv: Sequence[str], run: TracedRun, trace: Trace, opts: Option
 
 def _while_running(cc: str | None) -> dict[str, Any]:
     """What the parent does while the program runs: load the analysis modules, query the device."""
-    from cudalens.trace import kernels  # noqa: F401 - imported now, used by build_report
+    import cudalens.occupancy  # noqa: F401 - imported now (numpy with it), used by build_report
+    from cudalens.trace import kernels  # noqa: F401
 
     return device_facts(cc)
 
