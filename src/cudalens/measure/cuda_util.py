@@ -16,6 +16,21 @@ What is here, and why:
   if its library loads, else ``nvcc -cubin``), load it, and launch it with plain Python ints.
 
 Everything imports cuda.bindings lazily, so importing this module never needs a GPU.
+
+One GPU stack (#15): where cuda.core serves, the package uses it: NVRTC compilation by C++ name
+(``measure.kernels``: ``cuda.core.Program`` with name expressions) and ``measure.kernels.load_kernel``
+(``ObjectCode``). The timing path stays on cuda.bindings, for these reasons:
+
+- the engine times work on *foreign* streams (raw handles from PyTorch, CuPy, cuda.core or a user
+  int) and must read and clear their L2 access-policy window (``cuStreamGet/SetAttribute``), reset
+  persisting L2 lines (``cuCtxResetPersistingL2Cache``) and capture them into graphs
+  (``cuStreamBeginCapture``): cuda.core 1.2 has no API for the first two;
+- the blocking kernel spins on page-locked host flags the host writes while it runs, and the
+  side-work check times ``cuCtxSynchronize`` on the primary context the user's framework shares;
+- events, streams, buffers and ``launch`` here are thin and measured (event floor, launch cost in
+  benchmarks/results/h100/bench); moving them to cuda.core's objects is possible (``Device``,
+  ``Stream.from_handle``, ``Event`` with timing, ``launch``) but changes the timed path, so it waits
+  for a device run that re-measures the event floor and the short-kernel ratios against ncu.
 """
 
 from __future__ import annotations
