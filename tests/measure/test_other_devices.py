@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from cudalens.measure.certificate import build_certificate
+from cudalens.measure.certificate import build_certificate, checks_not_made
 from cudalens.measure.nvml import DeviceReading, OtherDevicesWatch, judge_other_devices
 from cudalens.measure.result import DeviceInfo
 from cudalens.measure.sampling import NoiseTarget, Sample, SamplingPolicy
@@ -93,3 +93,20 @@ def test_found_work_makes_the_certificate_suspect_and_unchecked_says_so():
     cert = build_certificate(engine=dict(engine, other_devices=blind), **kw)
     assert cert["verdict"] == "trusted" and not cert["checks"]["other_devices"]["checked"]
     assert "not checked" in cert["checks"]["other_devices"]["reason"]
+    assert checks_not_made(cert) == ["other_devices: work on other devices not checked: NVML is not available"]
+
+
+def test_bench_prints_a_check_it_could_not_make(capsys):
+    from dataclasses import replace
+
+    from cudalens.cli.bench import _render
+
+    from ._factory import fake_result
+
+    blind = judge_other_devices(None, (), source_missing="NVML is not available")
+    r = fake_result(1e-4)
+    cert = {"verdict": "trusted", "reasons": [], "checks": {"other_devices": blind, "clocks": {"checked": True, "ok": True}}}
+    _render(replace(r, certificate=cert), None)
+    out = capsys.readouterr().out
+    assert "note: other_devices: work on other devices not checked: NVML is not available\n" in out
+    assert "checks passed: clocks" in out

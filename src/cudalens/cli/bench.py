@@ -209,5 +209,9 @@ def _render(result, run_id) -> None:
     con.print(t)
     for reason in cert.get("reasons", []):
         con.print(f"[red]suspect:[/red] {reason}")
+    from cudalens.measure.certificate import checks_not_made  # noqa: PLC0415
+
+    for what in checks_not_made(cert):
+        con.print(f"note: {what}", soft_wrap=True)
     for w in list(thr.get("warnings", [])) + list(result.notes):
         con.print(f"[yellow]warning:[/yellow] {w}")

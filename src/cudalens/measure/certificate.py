@@ -127,6 +127,13 @@ def build_certificate(*, mode: str, engine: Mapping[str, Any], samples: Sequence
     }
 
 
+def checks_not_made(certificate: Mapping[str, Any]) -> list[str]:
+    """"NAME: why" for every check of ``certificate`` that could not be made and says why (e.g. work on
+    other devices where NVML cannot tell); checks switched off by the caller carry no reason."""
+    return [f"{name}: {c['reason']}" for name, c in (certificate.get("checks") or {}).items()
+            if not c.get("checked") and c.get("reason")]
+
+
 def compare_outputs(actual: Mapping[int, Any], expected: Mapping[int, Any], rtol: float, atol: float,
                     *, against: str) -> dict[str, Any]:
     """numpy.isclose of each output with its reference (NaN equals NaN only where both are NaN)."""
