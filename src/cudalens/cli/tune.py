@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from cudalens.cli._common import echo_json, format_option
+from cudalens.compiled.names import split_top_level
 from cudalens.errors import InputError
 
 _DB_HELP = "History database (default ~/.cudalens/history.db); the session resumes from it."
@@ -15,16 +16,7 @@ _DB_HELP = "History database (default ~/.cudalens/history.db); the session resum
 
 def _split_top(text: str, what: str) -> list[str]:
     """'cdiv(N, BN), M/BM' -> ['cdiv(N, BN)', 'M/BM'] (commas inside parentheses stay)."""
-    parts, depth, cur = [], 0, ""
-    for ch in text:
-        depth += ch == "("
-        depth -= ch == ")"
-        if ch == "," and depth == 0:
-            parts.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    parts.append(cur.strip())
+    parts = [p.strip() for p in split_top_level(text, "()")]
     if any(not p for p in parts):
         raise InputError(f"--{what} {text!r}: an empty expression")
     return parts

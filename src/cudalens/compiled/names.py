@@ -39,6 +39,27 @@ def base_name_from_mangled(mangled: str) -> str:
     return last
 
 
+def split_top_level(text: str, brackets: str = "<>()") -> list[str]:
+    """``text`` split at the commas outside brackets (pairs of opening and closing characters).
+
+    ``split_top_level("T=pair<int,int>,float")`` -> ``["T=pair<int,int>", "float"]``; the pieces
+    are not stripped. Template argument lists, ``--grid`` expressions and PTX operand lists
+    (``brackets="{}[]"``) are split this way.
+    """
+    opens, closes = brackets[0::2], brackets[1::2]
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in opens:
+            depth += 1
+        elif ch in closes:
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    out.append(text[start:])
+    return out
+
+
 def parameters_start(demangled: str) -> int:
     """Index of the ``(`` that opens the parameter list (the first one outside template brackets),
     or ``len(demangled)`` when there is none."""

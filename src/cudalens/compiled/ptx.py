@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from cudalens.compiled.names import split_top_level
 from cudalens.errors import InputError, ToolchainError
 
 
@@ -116,20 +117,8 @@ _LABEL_RE = re.compile(r"^\s*([\w$]+):\s*$")
 
 
 def _split_operands(text: str) -> tuple[str, ...]:
-    out, depth, cur = [], 0, []
-    for ch in text:
-        if ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    if "".join(cur).strip():
-        out.append("".join(cur).strip())
-    return tuple(out)
+    parts = [p.strip() for p in split_top_level(text, "{}[]")]
+    return tuple(parts if parts[-1] else parts[:-1])
 
 
 def _decl(m: re.Match, is_extern: bool) -> SharedDecl:

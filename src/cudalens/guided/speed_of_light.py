@@ -20,13 +20,13 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from cudalens.guided.inputs import Measurement
-from cudalens.measure.throughput import Ceilings, rates
+from cudalens.measure.throughput import Ceilings, Rates, rates
 from cudalens.profile.ncu import LegacyMetrics
 
 
 @dataclass(frozen=True)
-class SpeedOfLight:
-    """Achieved rates of one kernel and their shares (percent) of the ceilings; None = unknown."""
+class SpeedOfLight(Rates):
+    """Achieved rates of one kernel (see :class:`Rates`) and its roofline point; None = unknown."""
 
     kernel: str
     seconds: float
@@ -34,12 +34,6 @@ class SpeedOfLight:
     bytes_source: str  # "counters" (DRAM bytes) or "measurement" (declared bytes)
     flops: float
     flops_source: str  # "measurement", "counters" or "none"
-    bandwidth_gbs: float | None
-    gflops: float | None
-    pct_theoretical_bandwidth: float | None
-    pct_measured_bandwidth: float | None
-    pct_theoretical_flops: float | None
-    pct_measured_flops: float | None
     arithmetic_intensity: float | None  # FLOP per byte
     peak_flops: float | None  # FLOP/s used for the roofline
     peak_bandwidth_bytes_per_s: float | None  # B/s used for the roofline

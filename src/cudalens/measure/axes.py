@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
+from cudalens.compiled.names import split_top_level
 from cudalens.errors import InputError
 
 MAX_CELLS = 10_000
@@ -81,19 +82,7 @@ def parse_axis(spec: str) -> Axis:
 
 def _split_top(text: str) -> list[str]:
     """Split on commas outside <...> and (...), so ``T=pair<int,int>,float`` has two values."""
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        if ch in "<(":
-            depth += 1
-        elif ch in ">)":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    out.append(cur)
-    return out
+    return split_top_level(text)
 
 
 def parse_axes(specs: Iterable[str]) -> list[Axis]:

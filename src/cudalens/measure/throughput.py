@@ -76,19 +76,13 @@ def rates(nbytes: float, flops: float, seconds: float, ceilings: Ceilings) -> Ra
 
 
 @dataclass(frozen=True)
-class Throughput:
-    """Throughput of one kernel at its median time, with shares of the ceilings (percent) and warnings."""
+class Throughput(Rates):
+    """The rates of one kernel at its median time (see :class:`Rates`), what it moved, and warnings."""
 
     seconds: float
     bytes_read: int
     bytes_written: int
     flops: float
-    bandwidth_gbs: float | None
-    gflops: float | None
-    pct_theoretical_bandwidth: float | None
-    pct_measured_bandwidth: float | None
-    pct_theoretical_flops: float | None
-    pct_measured_flops: float | None
     warnings: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
