@@ -2,8 +2,11 @@
 
     python3 benchmarks/tune/run_tune.py OUTDIR exhaustive guided optuna   # local, GPU 0
     python3 benchmarks/tune/run_tune.py OUTDIR --ray exhaustive            # through Ray, every GPU
+    python3 benchmarks/tune/run_tune.py OUTDIR --ray --ray-workers=1 exhaustive  # through Ray, one GPU actor
     python3 benchmarks/tune/run_tune.py OUTDIR --seed=1 --tag=_rep guided  # a repeat: a new session
 
+With --ray this process starts its own local Ray cluster (ray.init without an address) and its
+wall time includes that start (``ray_init_seconds``), so runs in separate processes compare.
 Each JSON holds the session summary (best configuration, top-5 with confidence intervals and
 bootstrap P(fastest), pruning counts, configurations measured, wall time) and every measured
 configuration's median, so compare.py can check the winners against the exhaustive run.
@@ -30,11 +33,14 @@ def main() -> None:
     out, rest = sys.argv[1], sys.argv[2:]
     ray = None
     if "--ray" in rest:
-        ray = "auto"
+        ray = "local"
         rest.remove("--ray")
-    tag, seed = "", 0
+    tag, seed, workers = "", 0, None
     for a in list(rest):
-        if a.startswith("--tag="):
+        if a.startswith("--ray-workers="):
+            workers = int(a.split("=", 1)[1])
+            rest.remove(a)
+        elif a.startswith("--tag="):
             tag = a.split("=", 1)[1]
             rest.remove(a)
         elif a.startswith("--seed="):
@@ -57,7 +63,8 @@ def main() -> None:
         t0 = time.perf_counter()
         events: list[str] = []
         rep = tune(G.SOURCE, G.KERNEL, space, grid=G.GRID, block=G.BLOCK, args=G.ARGS, strategy=strategy, db=db,
-                   policy=policy, flops=G.FLOPS, ray=ray, cache_dir=cache, on_event=events.append, seed=seed)
+                   policy=policy, flops=G.FLOPS, ray=ray, cache_dir=cache, on_event=events.append, seed=seed,
+                   num_workers=workers)
         wall = time.perf_counter() - t0 + init_s
         rep["ray_init_seconds"] = round(init_s, 3)
         init_s = 0.0
@@ -67,6 +74,7 @@ def main() -> None:
                                   "worker": r.worker, "seq": r.seq} for k, r in rows.items()}
         rep["wall_seconds_total"] = round(wall, 3)
         rep["ray"] = ray
+        rep["ray_workers"] = workers
         rep["policy"] = policy
         rep["events"] = events
         rep["script"] = "benchmarks/tune/run_tune.py"

@@ -45,3 +45,31 @@ def test_worker_killed_mid_sweep_loses_nothing(cluster, gemm_source, gemm_space,
     started = [line.split()[1] for line in log.read_text().splitlines()]
     assert started.count(victim) == 2 and all(started.count(k) == 1 for k in set(started) - {victim})
     assert r["best"]["config"] == "BM=128,BN=128,BK=16,TM=8,TN=8"
+
+
+def test_configuration_that_kills_every_worker_fails_after_two_attempts(cluster, gemm_source, gemm_space, tmp_path):
+    """Each actor holds two configurations (exhaustive: depth 2); a configuration that kills every
+    worker is stored as failed after two deaths, and the ones queued behind it on the dead workers
+    are measured elsewhere, each started once."""
+    from cudalens.tune import tune
+    from cudalens.tune.ray_backend import ray_builder
+    from cudalens.tune.runners import RunnerSpec, fake_build
+
+    killer = "BM=128,BN=64,BK=8,TM=4,TN=4"
+    marker, log, db = tmp_path / "died", tmp_path / "measured.log", str(tmp_path / "h.db")
+    runner = RunnerSpec("fake", fake={"delay_s": 0.005, "log": str(log), "die_on": killer, "die_marker": str(marker),
+                                      "die_times": 10})
+    events: list[str] = []
+    r = tune(gemm_source, "gemm<BM,BN,BK,TM,TN>", gemm_space, grid=["N/BN", "M/BM"], block=["(BM/TM)*(BN/TN)"],
+             strategy="exhaustive", db=db, runner=runner, builder=ray_builder(fake_build), build_fn=fake_build, ray="auto",
+             on_event=events.append)
+    assert len(marker.read_text().splitlines()) == 2  # two workers died on it, then it was given up
+    conn = sqlite3.connect(db)
+    rows = dict(conn.execute("SELECT config_key, status FROM tune_results").fetchall())
+    reason = conn.execute("SELECT reason FROM tune_results WHERE config_key = ?", (killer,)).fetchone()[0]
+    conn.close()
+    assert len(rows) == 295 and rows[killer] == "failed" and "2 workers died" in reason
+    assert r["failed"] == 1 and r["measured"] == sum(1 for s in rows.values() if s == "measured") == 295 - 1 - r["pruned"]
+    started = [line.split()[1] for line in log.read_text().splitlines()]
+    assert started.count(killer) == 2 and all(started.count(k) == 1 for k in set(started) - {killer})
+    assert sum(e.startswith(f"worker died measuring {killer}") for e in events) == 2

@@ -14,8 +14,8 @@
   actor takes the freed GPU. A configuration that kills ``max_attempts`` workers is stored as failed.
 
 ``address``: ``"auto"`` joins the running cluster (``ray start --head`` beforehand) and starts a
-local one when there is none; any other text is a cluster address (``ray://host:10001`` or
-``host:6379``).
+local one when there is none; ``"local"`` always starts a new local cluster; any other text is a
+cluster address (``ray://host:10001`` or ``host:6379``).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def init(address: str | None, **kwargs: Any) -> Any:
         return ray
     opts = {"include_dashboard": False, "log_to_driver": False, **kwargs}
     if address in (None, "", "local"):
-        ray.init(**opts)
+        ray.init(address="local", **opts)  # a new local cluster, never one left over by another process
     elif address == "auto":
         try:
             ray.init(address="auto", **opts)
@@ -130,22 +130,31 @@ def start_workers(runner_spec: RunnerSpec, n: int | None = None) -> list[Any]:
     ray = _ray()
     gpus = int(ray.cluster_resources().get("GPU", 0))
     n = n or gpus
-    if n < 1:
+    if n < 1 or gpus < 1:
         raise InputError("the Ray cluster has no GPU (num_gpus=0); start it on GPU nodes or run without --ray")
+    if n > gpus:
+        raise InputError(f"{n} GPU workers asked for, but the Ray cluster has {gpus} GPUs")
     actor_cls = ray.remote(num_gpus=1, num_cpus=0, max_restarts=0)(_Worker)
     return [actor_cls.remote(runner_spec) for _ in range(n)]
 
 
 def run_ray(prep: Prepared, runner_spec: RunnerSpec, db: str | None, *, num_workers: int | None = None,
-            actors: Sequence[Any] = (),
+            actors: Sequence[Any] = (), depth: int | None = None,
             max_attempts: int = 2, progress: Progress | None = None, cache_dir: str | None = None,
             on_outcome: Callable[[Outcome], None] | None = None, on_event: Callable[[str], None] | None = None) -> Progress:
     """Measure with one actor per GPU of the cluster (``actors``, or new ones) until the strategy is
-    finished."""
+    finished.
+
+    ``depth``: configurations handed to each actor ahead (it runs them in order), so that an actor
+    never waits while the driver stores a result and picks the next configuration; default 2 for the
+    exhaustive strategy (its order does not depend on results), 1 for the others (each asks with
+    every result known but those in flight). When an actor dies, only the configuration it was
+    running (the first in its queue) counts as an attempt; the ones queued behind it go back unharmed."""
     ray = _ray()
     from ray.exceptions import RayActorError
 
     progress = progress or Progress()
+    depth = depth or (2 if prep.spec.strategy == "exhaustive" else 1)
     ref_item = None
     if prep.reference:
         ref_item = item_for(prep.facts[prep.reference], launch_for(prep.spec, Config.from_key(prep.reference))[0])
@@ -163,23 +172,25 @@ def run_ray(prep: Prepared, runner_spec: RunnerSpec, db: str | None, *, num_work
     t0 = time.perf_counter()
     compile_task = ray.remote(num_cpus=1)(_compile_task)
     compiling = {compile_task.remote(prep.build_fn, j) for j in prep.pending}  # streaming: compile while measuring
-    idle = list(actors) if actors else start_workers(runner_spec, num_workers)
-    ray.get([a.set_reference.remote(ref_item) for a in idle])  # in parallel: each GPU runs the reference
-    note("workers: " + "; ".join(str(d) for d in ray.get([a.describe.remote() for a in idle])))
+    live = list(actors) if actors else start_workers(runner_spec, num_workers)
+    ray.get([a.set_reference.remote(ref_item) for a in live])  # in parallel: each GPU runs the reference
+    note("workers: " + "; ".join(str(d) for d in ray.get([a.describe.remote() for a in live])))
+    queues: dict[int, list[str]] = {id(a): [] for a in live}  # per actor, the keys handed to it, in order
     inflight: dict[Any, tuple[Any, str]] = {}
     attempts: dict[str, int] = {}
+    dead_head: dict[int, str] = {}
     while True:
         if not compiling and prep.pending:
             prep.compile_seconds += time.perf_counter() - t0
             prep.compiles_done()
-        while idle and not prep.strategy.finished:
-            keys = prep.strategy.ask(1)
-            if not keys:
-                break
-            key = keys[0]
-            actor = idle.pop()
-            launch, _ = launch_for(prep.spec, Config.from_key(key))
-            inflight[actor.measure.remote(item_for(prep.facts[key], launch))] = (actor, key)
+        for actor in list(live):
+            while len(queues[id(actor)]) < depth and not prep.strategy.finished:
+                keys = prep.strategy.ask(1)
+                if not keys:
+                    break
+                launch, _ = launch_for(prep.spec, Config.from_key(keys[0]))
+                inflight[actor.measure.remote(item_for(prep.facts[keys[0]], launch))] = (actor, keys[0])
+                queues[id(actor)].append(keys[0])
         if not inflight and not compiling:
             break
         ready, _ = ray.wait(list(inflight) + list(compiling), num_returns=1)
@@ -193,23 +204,32 @@ def run_ray(prep: Prepared, runner_spec: RunnerSpec, db: str | None, *, num_work
             try:
                 out = ray.get(ref)
             except RayActorError as exc:
+                if actor in live:  # the first news of this death: a new actor takes the freed GPU
+                    live.remove(actor)
+                    ray.kill(actor)
+                    dead_head[id(actor)] = queues[id(actor)][0]  # the one it was running
+                    fresh = start()
+                    live.append(fresh)
+                    queues[id(fresh)] = []
+                queues[id(actor)].remove(key)
+                if key != dead_head[id(actor)]:
+                    note(f"{key} was queued on a dead worker; handed out again")
+                    prep.strategy.requeue(key)
+                    continue
                 attempts[key] = attempts.get(key, 0) + 1
                 note(f"worker died measuring {key} ({type(exc).__name__}); attempt {attempts[key]}")
-                if attempts[key] >= max_attempts:
-                    out = Outcome(key, "failed", f"{attempts[key]} workers died while measuring it", None, "ray")
-                else:
+                if attempts[key] < max_attempts:
                     prep.strategy.requeue(key)
-                    idle.append(start())
                     continue
-                idle.append(start())
+                out = Outcome(key, "failed", f"{attempts[key]} workers died while measuring it", None, "ray")
             else:
-                idle.append(actor)
+                queues[id(actor)].remove(key)
             if store_outcome(db, prep, out):
                 progress.measured += out.status != "failed"
                 progress.failed += out.status == "failed"
             _tell(prep, out)
             if on_outcome:
                 on_outcome(out)
-    for a in idle:
+    for a in live:
         ray.kill(a)
     return progress

@@ -23,6 +23,7 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -91,13 +92,14 @@ def fake_seconds(key: str, base: float = 1e-3) -> float:
 
 class FakeRunner:
     """Synthetic measurements (no GPU). ``die_on``: a config key at which the process exits with
-    code 137 the first time (``die_marker`` records that it did); ``log``: a file that gets one
-    line per measurement started; ``delay_s``: seconds each measurement takes."""
+    code 137 the first ``die_times`` times (``die_marker`` counts them, one line each); ``log``: a
+    file that gets one line per measurement started; ``delay_s``: seconds each measurement takes."""
 
     def __init__(self, delay_s: float = 0.0, log: str | None = None, die_on: str | None = None,
                  die_marker: str | None = None, noise: float = 0.01, wrong: tuple[str, ...] = (),
-                 fail: tuple[str, ...] = (), samples: int = 10) -> None:
+                 fail: tuple[str, ...] = (), samples: int = 10, die_times: int = 1) -> None:
         self.delay_s, self.log, self.die_on, self.die_marker = delay_s, log, die_on, die_marker
+        self.die_times = die_times
         self.noise, self.wrong, self.fail, self.samples = noise, set(wrong), set(fail), samples
         self.device = DeviceInfo(name="fake GPU", index=0, cc="9.0", sm_count=132, l2_bytes=50 * 2**20)
 
@@ -113,10 +115,12 @@ class FakeRunner:
                 fh.write(f"{os.getpid()} {item.config_key}\n")
                 fh.flush()
                 os.fsync(fh.fileno())
-        if self.die_on == item.config_key and self.die_marker and not os.path.exists(self.die_marker):
-            with open(self.die_marker, "w") as fh:
-                fh.write(str(os.getpid()))
-            os._exit(137)
+        if self.die_on == item.config_key and self.die_marker:
+            died = len(Path(self.die_marker).read_text().splitlines()) if os.path.exists(self.die_marker) else 0
+            if died < self.die_times:
+                with open(self.die_marker, "a") as fh:
+                    fh.write(f"{os.getpid()}\n")
+                os._exit(137)
         if self.delay_s:
             time.sleep(self.delay_s)
         if item.config_key in self.fail:
