@@ -225,3 +225,33 @@ def test_counters_run_checks_the_run_kernel_at_the_run_launch(toolchain_ok, tmp_
     line = _line("out[i] = in[i];  // 16")
     assert got[(line, "global load sectors/request")] == (16.0, 16.0, True)
     assert got[(line, "global store sectors/request")] == (16.0, 16.0, True)
+
+
+def test_source_page_launch_names_the_analyzed_file(tmp_path):
+    from cudalens.pipeline.evidence import launch_source
+
+    f = tmp_path / "k.cu"
+    f.write_text(TRANSPOSE)
+    req = {"source": TRANSPOSE, "origin": str(f)}
+    assert launch_source(req) == TRANSPOSE  # a plain measured launch: unchanged
+    assert launch_source({**req, "lineinfo": True}) == f'#line 1 "{f}"\n' + TRANSPOSE
+    odd = tmp_path / 'q"uote.cu'
+    odd.write_text(TRANSPOSE)
+    assert launch_source({"source": TRANSPOSE, "origin": str(odd), "lineinfo": True}) == TRANSPOSE
+
+
+def test_source_page_is_told_from_a_raw_page():
+    from cudalens.pipeline.line_checks import is_source_page
+
+    assert is_source_page(SOURCE_PAGE.read_text())
+    assert not is_source_page((HERE.parent / "fixtures" / "ncu_h100_raw.csv").read_text())
+
+
+def test_check_instantiates_in_the_files_that_name_the_template(toolchain_ok, tmp_path, capsys):
+    _write(tmp_path, "gemm.cu", GEMM)
+    _write(tmp_path, "transpose.cu", TRANSPOSE)
+    rc = main(["check", str(tmp_path), "--instantiate", "gemm<128,128,8>", "--format", "concise", "-j", "1"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert any("gemm.cu:5:" in ln and "G1" in ln for ln in out.splitlines()), out
+    assert any("transpose.cu:4:" in ln and "G1" in ln for ln in out.splitlines()), out

@@ -216,6 +216,18 @@ def _profile(request: dict[str, Any], kernel: str, timeout_s: float) -> tuple[tu
     return launches, None
 
 
+def launch_source(request: Mapping[str, Any]) -> str:
+    """The source the profiled launch compiles: for a source-page profile (``lineinfo``) headed by a
+    ``#line`` naming the analyzed file, so its line info (and ncu's source view) name that file with
+    the same line numbers. A path a C string cannot hold plainly keeps the build's own name."""
+    source = str(request["source"])
+    origin = os.path.abspath(str(request.get("origin") or ""))
+    if request.get("lineinfo") and request.get("origin") and os.path.isfile(origin) and \
+            not any(c in origin for c in '"\\\n\r'):
+        return f'#line 1 "{origin}"\n' + source
+    return source
+
+
 def launch_once(request: Mapping[str, Any]) -> None:
     """Compile the request's kernel with NVRTC and launch it exactly once on fresh arguments.
 
@@ -230,12 +242,9 @@ def launch_once(request: Mapping[str, Any]) -> None:
     rng = np.random.default_rng(0)
     host = [materialize(s, rng) for s in parse_args(list(request.get("args") or ()))]
     opts = [f"-D{k}" if v is None else f"-D{k}={v}" for k, v in (request.get("defines") or {}).items()]
-    source = str(request["source"])
+    source = launch_source(request)
     if request.get("lineinfo"):  # profiled for the source page: SASS mapped to the analyzed file's lines
         opts.append("-lineinfo")
-        origin = os.path.abspath(str(request.get("origin") or ""))
-        if request.get("origin") and os.path.isfile(origin) and not any(c in origin for c in '"\\\n\r'):
-            source = f'#line 1 "{origin}"\n' + source  # ncu reads the lines from the file itself
     kernel = str(request["kernel"])
     with cu.device_context(int(request.get("device", 0))) as ctx:
         try:
