@@ -3,6 +3,7 @@ the whole command's overhead before and after lazy CLI loading, the read-back fi
 
 Usage (repository root, GPU machine):
     python3 benchmarks/profile_gpu_s4.py OUTDIR [--samples DIR] [--before SRC] [--pairs N] [--budget S]
+    python3 benchmarks/profile_gpu_s4.py --analyze OUTDIR   (no GPU: per-launch ncu - trace offsets)
 
 * For each application of benchmarks/profile_gpu.py (torch, cupy, transpose, convsep): a trace-mode
   profile (``<app>_trace.json``, raw trace ``<app>_trace.tsv``) and ncu over the same command with every
@@ -57,7 +58,43 @@ def ncu_metric_means(csv_text: str, metric: str) -> dict[str, float]:
     return {k: statistics.mean(v) for k, v in acc.items()}
 
 
+def per_launch_offsets(out: str) -> dict:
+    """``--analyze DIR`` (no GPU): per kernel, ncu's mean gpu__time_duration per launch minus the trace's,
+    for every application; and transpose's shares with one constant per-launch offset (the median over its
+    kernels) taken off ncu's sums -- a check that a fixed per-launch difference explains its gap."""
+    res: dict = {}
+    for app in ("torch", "cupy", "transpose", "convsep", "transpose_blocking"):
+        try:
+            with open(f"{out}/{app}_trace.json") as fh:
+                rep = json.load(fh)
+            with open(f"{out}/{app.split('_')[0]}_ncu_nocache.csv") as fh:
+                ncu_ns = ncu_shares(fh.read())
+        except OSError:
+            continue
+        res[app] = [{"kernel": k["name"], "launches": k["launches"], "trace_us": k["total_s"] / k["launches"] * 1e6,
+                     "ncu_us": ncu_ns[k["symbol"]] / k["launches"] * 1e-3,
+                     "offset_us": ncu_ns[k["symbol"]] / k["launches"] * 1e-3 - k["total_s"] / k["launches"] * 1e6}
+                    for k in rep["kernels"][:10] if k["symbol"] in ncu_ns]
+    if res.get("transpose"):
+        with open(f"{out}/transpose_trace.json") as fh:
+            rep = json.load(fh)
+        with open(f"{out}/transpose_ncu_nocache.csv") as fh:
+            ncu_ns = ncu_shares(fh.read())
+        c = statistics.median(r["offset_us"] for r in res["transpose"]) * 1e3
+        adj = {k: v - c * next(r["launches"] for r in rep["kernels"] if r["symbol"] == k) for k, v in ncu_ns.items()}
+        res["transpose_offset_removed"] = {"offset_ns": c, "compare": compare(rep, adj)}
+    return res
+
+
 def main() -> int:
+    if sys.argv[1] == "--analyze":
+        path = f"{sys.argv[2]}/profile_gpu_s4.json"
+        with open(path) as fh:
+            result = json.load(fh)
+        result["per_launch_offsets"] = per_launch_offsets(sys.argv[2])
+        with open(path, "w") as fh:
+            json.dump(result, fh, indent=2)
+        return 0
     out = sys.argv[1]
     samples = arg("--samples", ".carry/cuda-samples")
     before = os.path.abspath(arg("--before", ".carry/s4_before/src"))

@@ -3,7 +3,8 @@ lazily loaded CLI.
 
 The read-back fixtures are raw traces recorded on an H100 (tests/fixtures/profile/, from
 benchmarks/profile_gpu.py and benchmarks/profile_gpu_s4.py): a PyTorch training step that reads its
-loss back every step, and a CuPy program that reads 16 floats back every iteration.
+loss back every step (two captures, from two sessions), and a CuPy program that reads 16 floats back
+every iteration.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from cudalens.trace.run import _child_traces, child_trace_files
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "profile"
 TORCH = FIX / "h100_torch_train.tsv"
+TORCH_S4 = FIX / "h100_torch_train_s4.tsv"  # a second capture (session 4, benchmarks/profile_gpu_s4.py)
 CUPY = FIX / "h100_cupy_rawkernel.tsv"
 TRANSPOSE = FIX / "h100_transpose.tsv"
 
@@ -33,8 +35,9 @@ TRANSPOSE = FIX / "h100_transpose.tsv"
 # ------------------------------------------------------------------------------------ read-backs
 
 
-def test_torch_item_per_step_is_found_with_its_measured_cost():
-    trace = parse_file(str(TORCH))
+@pytest.mark.parametrize("fixture", [TORCH, TORCH_S4], ids=["session3", "session4"])
+def test_torch_item_per_step_is_found_with_its_measured_cost(fixture):
+    trace = parse_file(str(fixture))
     found = read_backs(trace)
     steps = [r for r in trace.ranges if r.name.startswith("step")]
     assert len(found) == len(steps) == 20  # one loss.item() per step

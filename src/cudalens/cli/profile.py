@@ -54,9 +54,11 @@ def profile_cmd(duration, launch_limit, counters, top, counters_top, sources, de
         raise click.UsageError("no command given: cudalens profile [OPTIONS] -- COMMAND [ARGS]")
     if top < 1 or counters_top < 0:
         raise click.BadParameter("must be at least 1", param_hint="--top")
-    from cudalens.access.model import parse_defines
+    pairs: tuple[tuple[str, str], ...] = ()
+    if defines:  # the access model (numpy with it) only when asked: nothing heavy before the program starts
+        from cudalens.access.model import parse_defines
 
-    pairs = tuple(parse_defines(list(defines)).items()) if defines else ()
+        pairs = tuple(parse_defines(list(defines)).items())
     build = None
     if sources or include_dirs or nvcc_flags or compile_commands:
         build = make_build(list(sources), include_dirs, nvcc_flags, compile_commands, no_config)

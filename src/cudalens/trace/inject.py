@@ -21,8 +21,25 @@ from pathlib import Path
 from cudalens.errors import ToolchainError
 
 
+def _wheel_libcupti() -> str | None:
+    """The CUPTI library of an installed NVIDIA wheel (nvidia/*/lib/libcupti.so*) when exactly one is there:
+    found by path, without importing cuda.pathfinder or loading the library (a few ms instead of ~0.4 s)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return None
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    hits = {os.path.realpath(h) for r in roots for h in glob.glob(os.path.join(r, "*", "lib", "libcupti.so*"))}
+    return hits.pop() if len(hits) == 1 else None
+
+
 def find_libcupti() -> str | None:
     """The CUPTI shared library: the one CUDA's Python packages load (as cupti-python does), else a toolkit's."""
+    wheel = _wheel_libcupti()
+    if wheel:
+        return wheel
     try:
         from cuda.pathfinder import load_nvidia_dynamic_lib
 
