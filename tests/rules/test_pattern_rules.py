@@ -72,6 +72,17 @@ def test_y1_user_wrappers_count_as_checks():
     assert run(code, "Y1") == []
 
 
+def test_y1_calls_inside_the_launch_or_of_the_standard_library_are_not_checks():
+    # dim3(...) in the launch's own configuration is not a call after the launch; std::chrono and
+    # clock() are no project's error check (found by the check-examples comparison of #15)
+    code = KERNEL + (
+        "void h(float *d) { k<<<dim3(4, 4), dim3(32)>>>(d, 1); }\n"
+        "double t(float *d) { k<<<1, 32>>>(d, 1); auto t1 = std::chrono::steady_clock::now(); return 0; }\n"
+        "void c(float *d) { k<<<1, 32>>>(d, 1); clock_t c1 = clock(); }\n"
+        "void w(float *d) { k<<<1, 32>>>(d, 1); getLastCudaError(\"k\"); }\n")
+    assert [f.line for f in run(code, "Y1")] == [2, 3, 4]  # the unseen wrapper after line 5's launch may check
+
+
 def test_m1_setup_loop_over_devices_is_not_hot():
     code = KERNEL + ("void h(float **d, int g) { for (int i = 0; i < g; ++i) { cudaSetDevice(i);\n"
                      "cudaMalloc(&d[i], 4); k<<<1, 256>>>(d[i], 1); } }\n")

@@ -61,14 +61,18 @@ _NOT_WRAPPERS = frozenset({
     "printf", "fprintf", "sprintf", "snprintf", "puts", "fputs", "putchar", "fflush", "exit", "abort",
     "malloc", "calloc", "realloc", "free", "memcpy", "memset", "memcmp", "strcmp", "strlen", "assert",
     "rand", "srand", "sqrt", "fabs", "min", "max", "std::min", "std::max", "std::cout", "std::endl",
+    "clock", "time", "gettimeofday", "dim3",
 })
 
 
-def _unseen_wrapper(name: str, own: set[str]) -> bool:
+def _unseen_wrapper(call: Any, own: set[str]) -> bool:
     """A call of a function or macro whose definition this file does not show (a project's error
     check such as ``getLastCudaError("...")`` from a header), which is not a CUDA API call nor a
-    C library function: whether it checks the launch is not established, so no finding."""
-    return bool(name) and name not in own and not host.CUDA_API.match(name) and name not in _NOT_WRAPPERS
+    C library or C++ standard library function: whether it checks the launch is not established,
+    so no finding."""
+    name = syn.call_name(call)
+    standard = syn.norm(call.child_by_field_name("function")).startswith("std::")
+    return bool(name) and name not in own and not host.CUDA_API.match(name) and name not in _NOT_WRAPPERS and not standard
 
 
 def _discarded(call: Any) -> bool:
@@ -124,11 +128,12 @@ def unchecked_cuda_call(ctx: RuleContext) -> Iterator[Finding]:
         for i, c in enumerate(cs):
             name = syn.call_name(c)
             if syn.is_launch(c):
-                later = cs[i + 1 :]
+                # calls after the launch, not those inside its own configuration or arguments (dim3(...))
+                later = [d for d in cs[i + 1 :] if d.start_byte >= c.end_byte]
                 nxt = next((j for j, d in enumerate(later) if syn.is_launch(d)), len(later))
                 if any(syn.call_name(d) in readers for d in later[:nxt]):
                     continue
-                if later[:nxt] and _unseen_wrapper(syn.call_name(later[0]), own):
+                if later[:nxt] and _unseen_wrapper(later[0], own):
                     continue  # the next call may check the launch: its definition is not visible here
                 yield ctx.finding(
                     syn.line(c),
