@@ -77,3 +77,23 @@ def test_macros_go_into_the_wrapper_not_the_command_line(tmp_path):
     (tmp_path / "w2").mkdir()
     with pytest.raises(InputError, match="line break"):
         prepare(src, tmp_path / "w2", ["-DA=1\nB"])
+
+
+def test_keep_flags_are_ours_to_choose(tmp_path):
+    """The compile keeps its PTX in a folder of ours: a user's --keep/--keep-dir/-save-temps is dropped."""
+    src = tmp_path / "k.cu"
+    src.write_text("__global__ void k() {}\n")
+    inv = prepare(src, tmp_path, ["--keep", "--keep-dir", "/elsewhere", "-keep-dir=/y", "-save-temps", "-O3"])
+    assert inv.flags == ("-O3",)
+
+
+def test_instantiations_are_lines_of_the_wrapper(tmp_path):
+    src = tmp_path / "k.cu"
+    src.write_text("template <int N> __global__ void k() {}\n")
+    inv = prepare(src, tmp_path, [], instantiate=["k<4>", "ns::k< 2 * 8 >"])
+    lines = inv.wrapper.read_text().splitlines()
+    assert lines[-2:] == ["static auto* __cudalens_inst_0 = &k<4>;", "static auto* __cudalens_inst_1 = &ns::k< 2 * 8 >;"]
+    assert inv.instantiation_at(len(lines)) == "ns::k< 2 * 8 >" and inv.instantiation_at(1) is None
+    for bad in ("k<1>;x", "k<1>//", "k", "k<1>\n", "k<\"a\">", "k<1>{}"):
+        with pytest.raises(InputError, match="--instantiate"):
+            prepare(src, tmp_path / "x", [], instantiate=[bad])

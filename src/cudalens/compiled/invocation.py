@@ -40,11 +40,13 @@ _UNINCLUDABLE = re.compile(r'["\\\x00-\x1f\x7f]')
 _DIR_FLAGS = {"-I": "-I", "--include-path": "-I", "-isystem": "-isystem", "--system-include": "-isystem"}
 WRAPPER = "tu.cu"
 #: Flags that choose outputs or dependency files: ours to choose, dropped with their value.
+#: (--keep and its folder included: the compile keeps its intermediate files where cudalens reads the PTX)
 _DROPPED_WITH_VALUE = ("-o", "--output-file", "-x", "--x", "-MF", "-MT", "-MQ", "--dependency-output",
-                       "--dependency-target-name")
+                       "--dependency-target-name", "--keep-dir", "-keep-dir")
 _DROPPED = ("-c", "--compile", "-M", "-MM", "-MD", "-MMD", "-MP", "--generate-dependencies",
             "--generate-nonsystem-dependencies", "--generate-dependencies-with-compile",
-            "--generate-nonsystem-dependencies-with-compile", "--generate-dependency-targets")
+            "--generate-nonsystem-dependencies-with-compile", "--generate-dependency-targets", "--keep", "-keep",
+            "--save-temps", "-save-temps")
 
 
 @dataclass(frozen=True)
@@ -173,7 +175,8 @@ def prepare(source: str | Path, workdir: str | Path, flags: Iterable[str], *, wh
         elif flag in ("-include", "--pre-include"):
             real = Path(value or "").resolve()
             head.append(_include_line(real, work, links, f"p{len(head)}"))
-        elif flag in _DROPPED_WITH_VALUE or flag in _DROPPED or flag.endswith((".cu", ".cpp", ".cc", ".o")):
+        elif (flag.split("=", 1)[0] in _DROPPED_WITH_VALUE or flag in _DROPPED
+              or flag.endswith((".cu", ".cpp", ".cc", ".o"))):
             continue  # outputs and dependency files are ours to choose
         elif is_plain(flag):
             out_flags.append(flag)
