@@ -5,6 +5,9 @@ in the user's own interpreter (so the program sees its own packages). CUPTI acti
 *before* the program's first CUDA call; the program then runs through :mod:`runpy` as ``__main__``
 with its own ``sys.argv``. Records are written in the format of :mod:`cudalens.trace.records`.
 
+Processes the program starts are counted (:class:`ChildWatch`, an audit hook) and written as
+``I children N`` and ``I child_commands ...``: they are not traced, and the report says so.
+
 The program's exit status becomes this process's exit status: an uncaught exception prints its
 traceback (as Python would) and exits 1; ``sys.exit(n)`` exits n. Only the standard library and
 ``cupti`` are imported here, so tracing adds nothing else to the program's process.
