@@ -31,6 +31,34 @@ def medians(rep: dict) -> dict[str, float]:
     return {k: v["median_s"] for k, v in rep.get("all_results", {}).items() if v["status"] == "measured"}
 
 
+def spearman(a: list[float], b: list[float]) -> float:
+    ra, rb = np.argsort(np.argsort(a)), np.argsort(np.argsort(b))
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def speedups(runs: dict) -> dict:
+    """Every two-GPU Ray sweep against every one-GPU sweep of the same directory: the wall times
+    (each including the start of its own Ray cluster, if any) and the same without those starts."""
+    two = {n: r for n, r in runs.items() if n.startswith("cudalens_exhaustive") and n.endswith("2gpu")}
+    one = {n: r for n, r in runs.items() if n.startswith("cudalens_exhaustive") and n.endswith(("1gpu", "local"))}
+    out = {}
+    for n2, r2 in two.items():
+        for n1, r1 in one.items():
+            w1, w2 = r1["wall_seconds_total"], r2["wall_seconds_total"]
+            i1, i2 = r1.get("ray_init_seconds") or 0.0, r2.get("ray_init_seconds") or 0.0
+            out[f"{n1} / {n2}"] = {
+                "one_gpu_wall_s": w1, "two_gpu_wall_s": w2, "speedup": w1 / w2,
+                "one_gpu_cluster_start_s": i1, "two_gpu_cluster_start_s": i2,
+                "speedup_without_cluster_starts": (w1 - i1) / (w2 - i2),
+                "measured": [r1["measured"], r2["measured"]],
+                "same_winner": (r1.get("best") or {}).get("config") == (r2.get("best") or {}).get("config"),
+                "workers": [sorted({v["worker"] for v in r["all_results"].values() if v.get("worker")}) for r in (r1, r2)],
+            }
+    if len(out) == 1:
+        return {"ray_speedup": next(iter(out.values()))}
+    return {"ray_speedups": out} if out else {}
+
+
 def main() -> None:
     d = sys.argv[1]
     runs = {os.path.basename(p)[:-5]: load(p) for p in sorted(glob.glob(os.path.join(d, "cudalens_*.json")))
@@ -81,16 +109,13 @@ def main() -> None:
                              "top5": [t["config"] for t in k["top5"]], "device": k.get("device")}
     if len(kts) >= 2:
         out["kernel_tuner_same_winner_across_runs"] = len({k.get("best") for k in kts.values()}) == 1
-    one = runs.get("cudalens_exhaustive_1gpu")
-    two = runs.get("cudalens_exhaustive_ray_2gpu")
-    if one and two:
-        out["ray_speedup"] = {
-            "one_gpu_wall_s": one["wall_seconds_total"], "ray_two_gpu_wall_s": two["wall_seconds_total"],
-            "speedup": one["wall_seconds_total"] / two["wall_seconds_total"],
-            "ray_init_s": two.get("ray_init_seconds"), "measured": [one["measured"], two["measured"]],
-            "same_winner": (one.get("best") or {}).get("config") == (two.get("best") or {}).get("config"),
-            "workers": sorted({v["worker"] for v in two["all_results"].values() if v.get("worker")}),
-        }
+    if kts and base:  # hot means of 7 (kernel_tuner) against cold medians (cudalens), over the same configurations
+        for name, k in kts.items():
+            common = sorted(set(k.get("all", {})) & set(base))
+            if len(common) > 2:
+                out["runs"][name]["spearman_vs_cudalens_exhaustive"] = spearman([k["all"][c] for c in common],
+                                                                                [base[c] for c in common])
+    out.update(speedups(runs))
     with open(os.path.join(d, "summary.json"), "w") as fh:
         json.dump(out, fh, indent=1)
     print(json.dumps(out, indent=1))
