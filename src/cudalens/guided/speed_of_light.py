@@ -48,7 +48,8 @@ class SpeedOfLight(Rates):
 
     def roofline(self) -> dict[str, Any] | None:
         """The point ``render_html`` draws, or None when a ceiling or the intensity is unknown."""
-        if None in (self.peak_flops, self.peak_bandwidth_bytes_per_s, self.arithmetic_intensity, self.gflops):
+        if (self.peak_flops is None or self.peak_bandwidth_bytes_per_s is None or self.arithmetic_intensity is None
+                or self.gflops is None):
             return None
         return {"kernel": self.kernel, "peak_flops": self.peak_flops,
                 "peak_bandwidth_bytes_per_s": self.peak_bandwidth_bytes_per_s,
@@ -89,7 +90,7 @@ def speed_of_light(m: Measurement, ceilings: Ceilings | None = None,
     peak_flops = peak_gf * 1e9 if peak_gf else None
     peak_bps = peak_bw * 1e9 if peak_bw else None
     pct_roof = bound = None
-    if ai is not None and peak_flops and peak_bps:
+    if ai is not None and gf is not None and peak_flops and peak_bps:
         attainable = min(peak_flops, peak_bps * ai)
         pct_roof = 100.0 * gf * 1e9 / attainable
         bound = "memory" if peak_bps * ai < peak_flops else "compute"
@@ -103,7 +104,7 @@ def speed_of_light(m: Measurement, ceilings: Ceilings | None = None,
         lines.append(f"{m.kernel}: {flops / 1e6:.4g} MFLOP -> {gf:.1f} GFLOP/s = "
                      + _shares(sol.pct_theoretical_flops, c.theoretical_gflops,
                                sol.pct_measured_flops, c.measured_gflops, "GFLOP/s") + ".")
-    if pct_roof is not None:
+    if pct_roof is not None and peak_flops and peak_bps:
         ridge = peak_flops / peak_bps
         lines.append(f"{m.kernel}: arithmetic intensity {ai:.3g} FLOP/B, ridge point {ridge:.3g} FLOP/B: "
                      f"{bound}-bound; {pct_roof:.1f} % of the roofline at this intensity.")

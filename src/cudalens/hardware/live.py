@@ -338,7 +338,9 @@ def query_device(index: int = 0, *, cuda: Any = None, nvml: Any = None) -> Devic
     if nvml is None:
         handle, why = None, "NVML unavailable: nvidia-ml-py is not installed"
     else:
-        pci = (by_key.get("pci_domain"), by_key.get("pci_bus"), by_key.get("pci_device"))
+        ids = [by_key.get(k) for k in ("pci_domain", "pci_bus", "pci_device")]
+        dom, bus, dev = (int(v) if v is not None else None for v in ids)
+        pci = (dom, bus, dev) if dom is not None and bus is not None and dev is not None else None
         handle, why = _open_nvml(nvml, pci, index)
     nvml_readings = _nvml_readings(nvml, handle, why)
     if why and handle is not None:

@@ -67,13 +67,14 @@ def parse_axis(spec: str) -> Axis:
         if (mult and (k < 2 or start <= 0)) or (not mult and k <= 0) or stop < start:
             raise InputError(f"--axis {spec!r}: the range never reaches its end (need START <= STOP, "
                              "STEP > 0, and for xK: K >= 2 and START > 0)")
-        values, v = [], start
+        steps: list[str] = []
+        v = start
         while v <= stop:
-            values.append(str(v))
-            if len(values) > MAX_CELLS:
+            steps.append(str(v))
+            if len(steps) > MAX_CELLS:
                 raise InputError(f"--axis {spec!r}: more than {MAX_CELLS} values")
             v = v * k if mult else v + k
-        return Axis(name, tuple(values))
+        return Axis(name, tuple(steps))
     values = tuple(v.strip() for v in _split_top(rest))
     if any(not v for v in values):
         raise InputError(f"--axis {spec!r}: empty value in the list")
