@@ -69,7 +69,7 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
 
         flags = tuple(build.nvcc_flags(str(path))) if build is not None else ()
         evals, access_notes = compiled_access(str(path), model, cc, compiler_defines(model, defines), block, flags,
-                                              sass_shared_widths(compiled), ptx=compiled.ptx)
+                                              sass_shared_widths(compiled), ptx=getattr(compiled, "ptx", ""))
         notes.extend(access_notes)
     kernels = join(model, compiled.kernels if compiled is not None else None, cc, evals)
     model = joined_model(model, kernels)  # the compiled figures where the source model had none
