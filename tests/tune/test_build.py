@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cudalens.errors import InputError
-from cudalens.tune.build import BuildJob, KernelSpec, build_all, build_one, wrapper_source
+from cudalens.tune.build import BuildJob, KernelSpec, build_all, build_one, check_flags, instantiations
 
 GEMM = str(Path(__file__).resolve().parents[2] / "examples" / "tune" / "gemm.cu")
 
@@ -19,8 +19,9 @@ def test_kernel_spec_and_wrapper():
     assert k.name == "gemm" and k.template_args == ("BM", "BN*2", "float")
     assert k.instance({"BM": 64, "BN": 32}) == "gemm<64, 64, float>"
     job = BuildJob("/x/k.cu", k, "BM=64,BN=32", (("BM", 64), ("BN", 32)), "9.0")
-    text = wrapper_source(job)
-    assert '#include "/x/k.cu"' in text and "&gemm<64, 64, float>" in text
+    assert instantiations(job) == ("gemm<64, 64, float>",)
+    macros = BuildJob("/x/k.cu", KernelSpec.parse("saxpy"), "B=1", (("B", 1),), "9.0")
+    assert instantiations(macros) == ()
     assert KernelSpec.parse("saxpy").instance({}) == "saxpy"
     for bad in ("gemm<BM", "gemm<>", "a b"):
         with pytest.raises(InputError):
@@ -62,3 +63,35 @@ def test_missing_toolchain_is_a_reason_not_a_crash(tmp_path, monkeypatch):
     job = BuildJob(GEMM, KernelSpec.parse("gemm<BM,BN,BK,TM,TN>"), "k", (("BM", 64),), "9.0", cache_dir=str(tmp_path))
     f = build_one(job, toolchain=Toolchain("wheel", {}))
     assert not f.ok and "nvcc not found" in f.error
+
+
+def test_hostile_flag_is_refused_before_nvcc_runs(tmp_path):
+    """--flag goes through the project's safe nvcc invocation: shell characters are refused in one
+    line before any compile, and a configuration built with one is a reason, not a command run."""
+    victim = tmp_path / "pwned"
+    bad = f"-Xcompiler=$(touch {victim})"
+    with pytest.raises(InputError, match="--flag .*shell"):
+        check_flags(GEMM, [bad])
+    check_flags(GEMM, ["-O3", "-DX=1", "-I/usr/include"])  # ordinary flags pass
+    job = BuildJob(GEMM, KernelSpec.parse("gemm<BM,BN,BK,TM,TN>"), "k", (("BM", 64),), "9.0", flags=(bad,),
+                   cache_dir=str(tmp_path / "cache"), define_params=False)
+    f = build_one(job)
+    assert not f.ok and not victim.exists()
+    from cudalens.compiled.toolchain import discover
+
+    if "nvcc" in discover().tools:  # without nvcc the reason is that it is missing
+        assert "shell" in (f.error or "")
+
+
+@pytest.mark.slow
+def test_source_path_with_quote_and_space_compiles(tmp_path):
+    _toolchain_or_skip()
+    odd = tmp_path / 'my "gemm" dir'
+    odd.mkdir()
+    src = odd / "gemm's.cu"
+    src.write_text(Path(GEMM).read_text())
+    job = BuildJob(str(src), KernelSpec.parse("gemm<BM,BN,BK,TM,TN>"), "k",
+                   (("BM", 64), ("BN", 64), ("BK", 8), ("TM", 4), ("TN", 4)), "9.0", cache_dir=str(tmp_path / "c"),
+                   define_params=False)
+    f = build_one(job)
+    assert f.ok and f.mangled.startswith("_Z4gemmILi64ELi64ELi8ELi4ELi4E") and f.resources["registers"] > 0

@@ -73,3 +73,12 @@ def test_configuration_that_kills_every_worker_fails_after_two_attempts(cluster,
     started = [line.split()[1] for line in log.read_text().splitlines()]
     assert started.count(killer) == 2 and all(started.count(k) == 1 for k in set(started) - {killer})
     assert sum(e.startswith(f"worker died measuring {killer}") for e in events) == 2
+
+
+def test_more_gpu_workers_than_gpus_is_refused(cluster):
+    from cudalens.errors import InputError
+    from cudalens.tune.ray_backend import start_workers
+    from cudalens.tune.runners import RunnerSpec
+
+    with pytest.raises(InputError, match="3 GPU workers asked for, but the Ray cluster has 2 GPUs"):
+        start_workers(RunnerSpec("fake"), 3)

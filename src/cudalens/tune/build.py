@@ -1,25 +1,28 @@
 """Compile one configuration of a kernel and read back what the compiler made of it.
 
-A templated kernel (``--kernel 'gemm<BM,BN,BK,TM,TN>'``) is instantiated by a two-line wrapper that
-includes the user's file and takes the address of ``gemm<64,128,8,8,8>``: that forces nvcc to
-instantiate it without the tuner having to know the parameter list. A kernel without template
-arguments gets the parameters as ``-DNAME=VALUE`` instead (kernels tuned through macros). Then:
+A templated kernel (``--kernel 'gemm<BM,BN,BK,TM,TN>'``) is instantiated by a line that takes the
+address of ``gemm<64,128,8,8,8>`` after the user's file: that forces nvcc to instantiate it without
+the tuner having to know the parameter list. A kernel without template arguments gets the
+parameters as ``-DNAME=VALUE`` instead (kernels tuned through macros). Then:
 
-1. ``nvcc -cubin -arch=sm_XY -lineinfo -Xptxas -v -std=c++17 -D... wrapper.cu`` (the flags of
-   :func:`cudalens.compiled.compile.build_flags`), ptxas's report parsed by
-   :func:`cudalens.compiled.reports.parse_ptxas_verbose`;
+1. ``nvcc -cubin -arch=sm_XY -lineinfo -Xptxas -v -std=c++17 -D...`` (the flags of
+   :func:`cudalens.compiled.compile.build_flags`) through the project's safe invocation
+   (:func:`cudalens.compiled.invocation.nvcc_command`: a fixed-name wrapper includes the user's
+   file, ``-D``/``-I`` values and the instantiation go into the wrapper, never onto nvcc's command
+   line, and a ``--flag`` with characters nvcc's shell would interpret is refused); ptxas's report
+   parsed by :func:`cudalens.compiled.reports.parse_ptxas_verbose`;
 2. ``nvdisasm -c`` on the cubin, classified by :func:`cudalens.compiled.sass.parse_nvdisasm`;
 3. the kernel's entry is found among the cubin's functions by its base name and, when several
    share it, by its demangled template arguments; that mangled name is what the GPU worker loads.
 
-:func:`cudalens.measure.kernels.compile_named` (compile by C++ name, #17) landed after this was
-written and takes the same address-of wrapper route for nvcc; it returns the cubin and the lowered
-names but not ptxas's report, which the pruning needs, so this module still runs nvcc itself. To
-unify: let compile_named keep nvcc's stderr (``-Xptxas -v``) and call it from here.
+:func:`cudalens.measure.kernels.compile_named` (compile by C++ name, #17) takes the same wrapper
+route for nvcc, but prefers NVRTC, which gives no ptxas report, and keeps no per-configuration
+cache; the pruning needs the report, so the tuner calls nvcc_command itself.
 
-Results are cached on disk (cubin + facts JSON), keyed by everything they depend on (the wrapper,
-every quoted include it reaches, flags, compute capability, toolchain), so a resumed or repeated
-sweep does not compile again. Compilation runs in a process pool (:func:`build_all`).
+Results are cached on disk (cubin + facts JSON), keyed by everything they depend on (the user's
+file and every quoted include it reaches, the instance, flags, compute capability, toolchain), so
+a resumed or repeated sweep does not compile again. Compilation runs in a process pool
+(:func:`build_all`).
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from cudalens.compiled.model import Resources
 from cudalens.compiled.names import base_name_from_mangled, demangle_all
 from cudalens.compiled.reports import parse_diagnostics, parse_ptxas_verbose
 from cudalens.compiled.sass import parse_nvdisasm
-from cudalens.errors import InputError
+from cudalens.errors import InputError, ToolchainError
 from cudalens.tune import expr as E
 
 
@@ -140,12 +143,19 @@ def default_cache_dir() -> str:
     return str(_cache.cache_dir() / "tune")
 
 
-def wrapper_source(job: BuildJob) -> str:
-    inst = job.kernel.instance(dict(job.env))
-    text = f'#include "{job.source}"\n'
-    if job.kernel.template_args:
-        text += f"static const void* const cudalens_tune_instance = (const void*)&{inst};\n"
-    return text
+def instantiations(job: BuildJob) -> tuple[str, ...]:
+    """The template instance the wrapper instantiates (none for a kernel tuned through macros)."""
+    return (job.kernel.instance(dict(job.env)),) if job.kernel.template_args else ()
+
+
+def check_flags(source: str, flags: Sequence[str]) -> None:
+    """InputError (one line) for a ``--flag`` the safe invocation refuses, before any compile."""
+    from cudalens.compiled.invocation import nvcc_command
+
+    with tempfile.TemporaryDirectory(prefix="cudalens-tune-") as tmp:
+        work = Path(tmp) / "w"
+        work.mkdir()
+        nvcc_command("nvcc", source, work, list(flags), Path(tmp) / "k.cubin", where="--flag")
 
 
 def _flags(job: BuildJob) -> list[str]:
@@ -177,14 +187,15 @@ def _quoted_includes(path: Path, dirs: Sequence[Path]) -> list[Path]:
     return seen
 
 
-def cache_key(job: BuildJob, wrapper: Path, fingerprint: str) -> str:
-    """SHA-256 of the wrapper, every quoted include it reaches (by content), the flags, the
+def cache_key(job: BuildJob, fingerprint: str) -> str:
+    """SHA-256 of the user's file and every quoted include it reaches (by content), the flags, the
     instance, the compute capability and the toolchain fingerprint."""
     flags = _flags(job)
     dirs = [Path(f[2:]) for f in flags if f.startswith("-I") and len(f) > 2]
-    h = hashlib.sha256(f"cudalens-tune/1\0{job.cc}\0{fingerprint}\0".encode())
-    h.update("\0".join([*flags, job.kernel.instance(dict(job.env))]).encode())
-    for f in [wrapper, *_quoted_includes(wrapper, dirs)]:
+    source = Path(job.source)
+    h = hashlib.sha256(f"cudalens-tune/2\0{job.cc}\0{fingerprint}\0".encode())
+    h.update("\0".join([*flags, job.kernel.instance(dict(job.env)), *instantiations(job)]).encode())
+    for f in [source, *_quoted_includes(source, dirs)]:
         h.update(b"\0" + str(f).encode() + b"\0" + f.read_bytes())
     return h.hexdigest()
 
@@ -201,13 +212,10 @@ def build_one(job: BuildJob, toolchain: Any = None) -> BuildFacts:
         return BuildFacts(job.config_key, False, str(exc))
     root = Path(job.cache_dir or default_cache_dir())
     root.mkdir(parents=True, exist_ok=True)
-    text = wrapper_source(job)
-    wdir = root / "src"
-    wdir.mkdir(exist_ok=True)
-    wrapper = wdir / (hashlib.sha256(text.encode()).hexdigest()[:24] + ".cu")
-    if not wrapper.exists():
-        _cache.atomic_write(wrapper, text.encode())
-    key = cache_key(job, wrapper, tc.fingerprint())
+    try:
+        key = cache_key(job, tc.fingerprint())
+    except OSError as exc:
+        return BuildFacts(job.config_key, False, f"cannot read {job.source}: {exc.strerror or exc}")
     facts_file, cubin_file = root / key[:2] / f"{key}.json", root / key[:2] / f"{key}.cubin"
     try:
         cached = json.loads(facts_file.read_text())
@@ -216,18 +224,25 @@ def build_one(job: BuildJob, toolchain: Any = None) -> BuildFacts:
             return BuildFacts.from_dict(cached)
     except (OSError, ValueError):
         pass
-    facts = _compile(job, tc, nvcc, nvdisasm, wrapper, cubin_file)
+    facts = _compile(job, tc, nvcc, nvdisasm, cubin_file)
     facts = BuildFacts(**{**facts.to_dict(), "seconds": time.perf_counter() - t0})
     cubin_file.parent.mkdir(parents=True, exist_ok=True)
     _cache.atomic_write(facts_file, json.dumps(facts.to_dict()).encode())
     return facts
 
 
-def _compile(job: BuildJob, tc: Any, nvcc: str, nvdisasm: str, wrapper: Path, cubin_file: Path) -> BuildFacts:
+def _compile(job: BuildJob, tc: Any, nvcc: str, nvdisasm: str, cubin_file: Path) -> BuildFacts:
+    from cudalens.compiled.invocation import nvcc_command
+
     inst = job.kernel.instance(dict(job.env))
     with tempfile.TemporaryDirectory(prefix="cudalens-tune-") as tmp:
-        out = Path(tmp) / "k.cubin"
-        cmd = [nvcc, *_flags(job), str(wrapper), "-o", str(out)]
+        out, work = Path(tmp) / "k.cubin", Path(tmp) / "w"
+        work.mkdir()
+        try:
+            cmd, _ = nvcc_command(nvcc, job.source, work, _flags(job), out, where="--flag",
+                                  instantiate=instantiations(job))
+        except (InputError, ToolchainError) as exc:
+            return BuildFacts(job.config_key, False, f"not compiled: {exc}", instance=inst)
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, env=tc.env(), timeout=600, check=False)
         except (OSError, subprocess.SubprocessError) as exc:
