@@ -91,6 +91,13 @@ def copies(fn_node: Any) -> list[Copy]:
     return out
 
 
+def bus_copies(fn_node: Any) -> list[Copy]:
+    """The copies of a function that cross the host-device bus on the critical path: neither
+    device-to-device nor host-to-host, nor an async copy on a named stream (:func:`deliberate_overlap`)."""
+    return [c for c in copies(fn_node)
+            if c.kind not in {"DeviceToDevice", "HostToHost"} and not deliberate_overlap(c)]
+
+
 def loop_has_launch(loop: Any) -> bool:
     return bool(syn.launches(loop))
 

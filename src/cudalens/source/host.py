@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from cudalens.source import expr as E
@@ -19,6 +20,18 @@ def _launch_dim(v: Any) -> int | None:
     if isinstance(v, float) and not (v.is_integer() and 1 <= v <= _MAX_DIM):
         return None
     return int(v) if 1 <= v <= _MAX_DIM else None
+
+
+def _dim3(values: Iterable[int | None]) -> tuple[int, int, int] | None:
+    """Up to three launch dimensions padded with 1 (dim3's defaults); None when one is not derivable
+    (the values after it are not computed)."""
+    out: list[int] = []
+    for v in values:
+        if v is None:
+            return None
+        out.append(v)
+    out += [1] * (3 - len(out))
+    return (out[0], out[1], out[2])
 
 
 class HostEnv:
@@ -137,33 +150,21 @@ class HostEnv:
             return self._tuple(node.child_by_field_name("value"), vals)
         else:
             items = [node]
-        out = []
-        for it in items[:3]:
-            v = _launch_dim(self.scope.const_value(it, vals))
-            if v is None:
-                return None
-            out.append(v)
-        while len(out) < 3:
-            out.append(1)
-        return (out[0], out[1], out[2])
+        return _dim3(_launch_dim(self.scope.const_value(it, vals)) for it in items[:3])
 
     def _from_texts(self, texts: list[str], vals: dict[str, Any]) -> tuple[int, int, int] | None:
-        out = []
         allv = self.scope.macro_values()
         allv.update(vals)
-        for t in texts[:3]:
+
+        def dim(t: str) -> int | None:
             e = _parse_value_text(t, self.scope)
             e = E.substitute(e, {k: ("n", v) for k, v in vals.items() if isinstance(v, (int, float))})
             try:
-                v = _launch_dim(E.eval_scalar(e, allv))
+                return _launch_dim(E.eval_scalar(e, allv))
             except E.Unknown:
                 return None
-            if v is None:
-                return None
-            out.append(v)
-        while len(out) < 3:
-            out.append(1)
-        return (out[0], out[1], out[2])
+
+        return _dim3(dim(t) for t in texts[:3])
 
     def dims(self, node: Any, line: int) -> tuple[int, int, int] | None:
         """The (x, y, z) of a launch configuration argument, or None if not derivable."""

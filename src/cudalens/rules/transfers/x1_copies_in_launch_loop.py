@@ -46,9 +46,7 @@ def copies_in_launch_loop(ctx: RuleContext) -> Iterator[Finding]:
     """
     src = ctx.source
     for fn in host_functions(src):
-        for c in host.copies(fn.node):
-            if c.kind in {"DeviceToDevice", "HostToHost"} or host.deliberate_overlap(c):
-                continue
+        for c in host.bus_copies(fn.node):
             loop = next((lp for lp in syn.enclosing_loops(c.node) if host.loop_has_launch(lp)), None)
             if loop is None:
                 continue

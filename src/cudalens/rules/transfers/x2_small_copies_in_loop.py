@@ -43,9 +43,7 @@ def small_copies_in_loop(ctx: RuleContext) -> Iterator[Finding]:
     """
     src = ctx.source
     for fn in host_functions(src):
-        for c in host.copies(fn.node):
-            if c.kind in {"DeviceToDevice", "HostToHost"} or host.deliberate_overlap(c):
-                continue
+        for c in host.bus_copies(fn.node):
             loops = syn.enclosing_loops(c.node)
             if not loops or any(host.loop_has_launch(lp) for lp in loops):
                 continue
