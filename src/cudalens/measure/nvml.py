@@ -12,6 +12,10 @@ Two small objects over nvidia-ml-py (``pynvml``), each of which says when it can
   starts and, when it ends, asks every other device for this process's samples since then: an SM
   utilization above zero on another device is work of ours there, and the run is not trusted.
 
+  Limit: NVML samples utilization over periods of about 1/6 to 1 s and reports whole percent, so
+  work on another device that keeps its SMs busy for less than about 1 % of such a period is not
+  seen; a callable that moves its whole work there is.
+
   The check is reported as *not checked*, with the reason, when it cannot be made: NVML missing,
   a device that has no per-process utilization, or NVML not listing this process on its own device
   (a PID namespace: NVML's PIDs are the host's). With one device there is nothing to watch; the
