@@ -13,7 +13,11 @@ warp at once, 16-byte accesses in two passes of 16 lanes; each pass needs ``max 
 distinct words`` wavefronts. This is the rule measured on an H100 with one load per pattern
 (benchmarks/shared_wide_probe.py, results/h100/shared_wide_probe.json: 11 of 11 patterns, e.g. a
 16-byte broadcast costs 2 wavefronts, an 8-byte broadcast 1, 16-byte loads of 4 distinct addresses
-2, unit-stride 16-byte loads 4). We report, per warp request,
+2, unit-stride 16-byte loads 4). For 8- and 16-byte accesses lanes share one read of an address only
+within a group of 4 consecutive lanes (:data:`LANE_GROUP`): a pass needs at least the bytes its
+groups receive over 128 wavefronts. The H100's per-instruction counters on public code show it
+(results/h100/realworld/): 16-byte loads of ``tile[lane % 4]`` cost 4 wavefronts, not 2, and 8-byte
+stores of ``s[lane % 8]`` 2, not 1; every probe pattern keeps its figure. We report, per warp request,
 
 - ``wavefronts``: the sum over passes, which is what Nsight Compute's
   ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum`` divided by

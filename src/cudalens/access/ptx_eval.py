@@ -12,11 +12,21 @@ and for each conditional branch the share of warp executions whose lanes split.
   nobody gives is tried at each of :data:`PLAUSIBLE` (and pointers are 256-byte aligned buffers);
   a quantity equal for all values is reported as that number, else as a range with its condition.
 - **Loaded values**: an address the same for all lanes of a warp yields a warp-uniform value. The
-  kernel is run with two different synthetic values for every load; a quantity that differs
-  between them depends on loaded data and is null with the load's line. An address or a branch
-  built from values loaded per lane makes the quantities it reaches null, naming that load.
-- **Loops** run for their real trip count up to ``loop_cap`` iterations per entry; the figure
-  covers the iterations run, ``iteration_invariant`` says whether every execution gave the same.
+  kernel is run with three values for every load (:data:`SEEDS`: two synthetic values per address
+  and zero-filled memory); a quantity that differs between them is reported as the range over them,
+  with the load's line. An address or a branch built from values loaded per lane makes the
+  quantities it reaches null, naming that load. Every null says which data it depends on, or
+  plainly that it is not a data dependence (an instruction not modelled, a path not taken).
+- **Loops** run for their real trip count up to ``loop_cap`` back-edge passes per entry while the
+  first quarter of the step budget lasts, then 2, past half of it none (each body once; ptx_run),
+  so the code after them is reached;
+  the figure covers the iterations run, ``iteration_invariant`` says whether every execution gave
+  the same.
+- **Trials run together**: the parameter trials (and then the loaded-value seeds) are variants of
+  one lane machine run (ptx_run.run_variants), each with its own copy of the blocks' lanes.
+- **Compared with Nsight Compute**: shared lines also carry ``nway``, the figure as ncu's source
+  page prints "L1 Conflicts Shared N-Way" (per instruction the whole part of its wavefronts per
+  execution, averaged over the line); see cudalens.profile.ncu_source.
 
 Facts are frozen; :func:`evaluate` is pure (numpy work only).
 """
@@ -29,7 +39,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from cudalens.access.ptx_exec import Launch, basic_blocks
-from cudalens.access.ptx_run import run
+from cudalens.access.ptx_run import run_variants
 from cudalens.compiled.ptx import Function, PtxModule, type_bytes
 
 PLAUSIBLE = (256, 1000, 4096)
@@ -276,18 +286,18 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     blocks = blocks or tuple(b for b in ((0, 0, 0), (1, 0, 0)) if b[0] < grid[0])
     cd = control_dependent(fn)
     trials = [{**params, **{k: v for k in scalars}} for v in (PLAUSIBLE if scalars else (None,))]
-    runs = []
-    for seed in SEEDS:
-        for values in (trials if seed == SEEDS[0] else trials[:1]):  # loaded values are compared at the first
-            with np.errstate(all="ignore"):  # lanes' arithmetic wraps and overflows as on the GPU
-                res = run(module, fn, Launch(grid, block, blocks, {k: v for k, v in values.items() if v is not None},
-                                             seed, loop_cap, max_steps, merged))
-            runs.append((seed, values, res, _values(module, fn, res, cd)))
-            if not res.complete:
-                break  # at the step budget: further trials would cost as much again
-        if not runs[0][2].complete or seed == SEEDS[0] and not any(v.get("taint") == 1 for v in runs[0][3].values()) \
-                and not any(b.taint == 1 for b in runs[0][2].branches.values()):
-            break  # nothing depends on a loaded value: another seed would give the same
+    def batch(seeds_values: list[tuple[int, dict]]) -> list:
+        variants = tuple((sd, {k: v for k, v in vals.items() if v is not None}) for sd, vals in seeds_values)
+        with np.errstate(all="ignore"):  # lanes' arithmetic wraps and overflows as on the GPU
+            results = run_variants(module, fn, Launch(grid, block, blocks, variants[0][1], variants[0][0], loop_cap,
+                                                      max_steps, merged, variants))
+        return [(sd, vals, res, _values(module, fn, res, cd)) for (sd, vals), res in zip(seeds_values, results)]
+
+    runs = batch([(SEEDS[0], values) for values in trials])  # every parameter trial in one run
+    first = runs[0]
+    if first[2].complete and (any(v.get("taint") == 1 for v in first[3].values())
+                              or any(b.taint == 1 for b in first[2].branches.values())):
+        runs += batch([(seed, trials[0]) for seed in SEEDS[1:]])  # loaded values: the other seeds
     base = runs[0]
     preds = [_decide(fn, key, v, base, runs, scalars) for key, v in sorted(base[3].items())]
     res = base[2]

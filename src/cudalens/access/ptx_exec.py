@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -57,6 +58,9 @@ class Launch:
     # the merged access for the first of a group, 0 for the others (their lanes are counted with the
     # first), -w for one evaluated as the aligned w-byte access holding it (ptx_eval.shared_merges)
     merged: Mapping[int, int] = field(default_factory=dict)
+    # several trials at once: (seed, params) per variant, each with its own copy of ``blocks``'
+    # lanes (empty: the one variant (seed, params)); see ptx_run.run_variants
+    variants: tuple[tuple[int, Mapping[int, Any]], ...] = ()
 
 
 @dataclass
@@ -130,11 +134,11 @@ def _as(v: np.ndarray, typ: str) -> np.ndarray:
     """Interpret raw lane values as PTX type ``typ``."""
     k, bits = typ[0], typ[1:]
     if k == "f":
-        return v.astype(np.float64)
+        return v if v.dtype == np.float64 else v.astype(np.float64)
     if v.dtype.kind == "f":
         v = np.clip(np.where(np.isfinite(v), v, 0), -(2.0 ** 62), 2.0 ** 62).astype(np.int64)
     if bits in ("64", "") or not bits.isdigit():
-        return v.astype(np.int64)
+        return v if v.dtype == np.int64 else v.astype(np.int64)
     n = int(bits)
     m = (1 << n) - 1
     u = v.astype(np.int64) & m
@@ -153,8 +157,13 @@ _TYPES = {"b8", "b16", "b32", "b64", "u8", "u16", "u32", "u64", "s8", "s16", "s3
           "b128", "bf16", "f16x2", "bf16x2"}
 
 
-def _types(ins: Instruction) -> list[str]:
-    return [p for p in ins.parts[1:] if p in _TYPES]
+def _types(ins: Instruction) -> tuple[str, ...]:
+    return _opcode_types(ins.opcode)
+
+
+@lru_cache(maxsize=4096)
+def _opcode_types(opcode: str) -> tuple[str, ...]:
+    return tuple(p for p in opcode.split(".")[1:] if p in _TYPES)
 
 
 class Machine:
@@ -164,8 +173,14 @@ class Machine:
         nthr = bx * by * bz
         self.nw = -(-nthr // WARP)
         per = self.nw * WARP
-        self.T = per * len(launch.blocks)
-        tid = np.tile(np.arange(per), len(launch.blocks))
+        variants = launch.variants or ((launch.seed, launch.params),)
+        self.V = len(variants)
+        nb = len(launch.blocks)
+        self.T = per * nb * self.V
+        tid = np.tile(np.arange(per), nb * self.V)
+        self.variant = np.repeat(np.arange(self.V), per * nb)  # lanes: variant-major, then blocks
+        self.row_variant = self.variant[::WARP]
+        self.seed_lane = np.asarray([sd for sd, _p in variants], dtype=np.int64)[self.variant]
         self.valid = tid < nthr
         self.special: dict[str, np.ndarray] = {
             "%tid.x": tid % bx, "%tid.y": (tid // bx) % by, "%tid.z": tid // (bx * by),
@@ -174,7 +189,7 @@ class Machine:
         for i, c in enumerate("xyz"):
             self.special[f"%ntid.{c}"] = np.full(self.T, launch.block[i])
             self.special[f"%nctaid.{c}"] = np.full(self.T, launch.grid[i])
-            self.special[f"%ctaid.{c}"] = np.repeat([b[i] for b in launch.blocks], per)
+            self.special[f"%ctaid.{c}"] = np.tile(np.repeat([b[i] for b in launch.blocks], per), self.V)
         self.special["%nwarpid"] = np.full(self.T, self.nw)
         self.regs: dict[str, Val] = {}
         self.symbols: dict[str, int] = {}
@@ -193,14 +208,12 @@ class Machine:
             if d.space == "shared" and d.size is None:
                 off = -(-off // 16) * 16
                 self.symbols[d.name] = off
-        self.params: dict[str, tuple[int, Any]] = {}
+        self.params: dict[str, tuple[int, list[Any]]] = {}  # name -> (position, value per variant)
         for k, p in enumerate(fn.params):
-            v = launch.params.get(k)
-            if v is None:
-                v = ("ptr", PARAM_BASE + ((k + 1) << 36))
-            self.params[p.name] = (k, v)
-        self.mem: dict[int, MemRecord] = {}
-        self.branches: dict[int, BranchRecord] = {}
+            vals = [vp.get(k) for _sd, vp in variants]
+            self.params[p.name] = (k, [("ptr", PARAM_BASE + ((k + 1) << 36)) if v is None else v for v in vals])
+        self.mem_v: list[dict[int, MemRecord]] = [{} for _ in range(self.V)]
+        self.branches_v: list[dict[int, BranchRecord]] = [{} for _ in range(self.V)]
         self.unmodelled: dict[str, int] = {}
         self.calls = 0
 
@@ -248,8 +261,9 @@ class Machine:
         tok = tok.strip()
         new = _store_as(val.a, typ) if typ != "pred" else (np.asarray(val.a) != 0).astype(np.int64)
         old = self.regs.get(tok)
-        if old is None or mask.all():
-            self.regs[tok] = Val(np.broadcast_to(new, (self.T,)).copy(), val.taint, val.why)
+        if old is None or mask.all():  # registers are never changed in place: no copy needed
+            self.regs[tok] = Val(new if new.shape == (self.T,) else np.broadcast_to(new, (self.T,)).copy(),
+                                 val.taint, val.why)
             return
         a = np.where(mask, new, old.a if old.a.dtype == new.dtype else old.a.astype(new.dtype))
         t = val.taint if val.taint >= old.taint else old.taint

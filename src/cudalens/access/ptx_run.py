@@ -43,39 +43,61 @@ def _width(ins: Instruction) -> tuple[int, int, str]:
     return vec, type_bytes(typ) or 4, typ
 
 
-def _synthetic(addr: np.ndarray, seed: int, typ: str) -> np.ndarray:
-    """The value a load yields in trial ``seed``: 0 everywhere for seed 0 (zero-filled memory),
-    else a hash of the address, different per seed."""
-    h = ((addr >> 2) * 2654435761 + seed * 7919) % _SYNTHETIC_MOD if seed else np.zeros_like(addr)
+def _synthetic(addr: np.ndarray, seed: np.ndarray | int, typ: str) -> np.ndarray:
+    """The value a load yields in trial ``seed`` (per lane): 0 for seed 0 (zero-filled memory), else
+    a hash of the address, different per seed."""
+    h = np.where(np.asarray(seed) == 0, 0, ((addr >> 2) * 2654435761 + np.asarray(seed) * 7919) % _SYNTHETIC_MOD)
     return h.astype(np.float64) if typ.startswith("f") else h.astype(np.int64)
 
 
 def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active: np.ndarray, present: np.ndarray,
             width: int, extra_taint: tuple[int, str] = (0, "")) -> None:
-    rec = m.mem.get(ins.index)
-    if rec is None:
-        rec = m.mem[ins.index] = MemRecord(ins.index, space, op, width)
     rows_present = present.reshape(-1, WARP).any(axis=1)
     if not rows_present.any():
+        for mem in m.mem_v:
+            mem.setdefault(ins.index, MemRecord(ins.index, space, op, width))
         return
     a = addr.a.reshape(-1, WARP)[rows_present]
     act = active.reshape(-1, WARP)[rows_present]
-    n = int(rows_present.sum())
-    rec.requests += n
-    rec.lanes += int(act.sum())
-    for t, w in ((addr.taint, addr.why), extra_taint):
-        if t > rec.taint:
-            rec.taint, rec.why = t, w
+    rv = m.row_variant[rows_present]
+    num = ideal = None
     if space == "global":
-        s, i = M.global_sectors(a, act, width)
-        rec.sectors += float(s.sum())
-        rec.ideal += float(i.sum())
-        rec.per_call.append(round(float(s.sum()) / n, 4))
+        num, ideal = M.global_sectors(a, act, width)
     elif space == "shared":
-        _ways, wv, iw = M.shared_wavefronts(a, act, width)
-        rec.wavefronts += float(wv.sum())
-        rec.ideal_wavefronts += float(iw.sum())
-        rec.per_call.append(round(float(wv.sum()) / n, 4))
+        _ways, num, ideal = M.shared_wavefronts(a, act, width)
+    lanes = act.sum(axis=1)
+    for v in np.unique(rv).tolist():
+        sel = rv == v
+        rec = m.mem_v[v].get(ins.index)
+        if rec is None:
+            rec = m.mem_v[v][ins.index] = MemRecord(ins.index, space, op, width)
+        n = int(sel.sum())
+        rec.requests += n
+        rec.lanes += int(lanes[sel].sum())
+        for t, w in ((addr.taint, addr.why), extra_taint):
+            if t > rec.taint:
+                rec.taint, rec.why = t, w
+        if num is None or ideal is None:
+            continue
+        total = float(num[sel].sum())
+        if space == "global":
+            rec.sectors += total
+            rec.ideal += float(ideal[sel].sum())
+        else:
+            rec.wavefronts += total
+            rec.ideal_wavefronts += float(ideal[sel].sum())
+        rec.per_call.append(round(total / n, 4))
+
+
+def _param_value(v: object, off: int, eb: int) -> int | float:
+    """The value a kernel parameter load reads: a pointer's address, a struct's bytes, a scalar."""
+    if isinstance(v, tuple) and v[0] == "ptr":
+        return int(v[1]) + off
+    if isinstance(v, (bytes, bytearray)):
+        return int.from_bytes(bytes(v[off:off + eb]).ljust(eb, b"\0"), "little")
+    if isinstance(v, (int, float)):
+        return v
+    return 0
 
 
 def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray, ptaint: tuple[int, str]) -> None:
@@ -87,17 +109,11 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
         addr, pname = m.address(o[1])
         k, v = m.params.get(pname, (None, 0)) if pname else (None, 0)
         off = int(addr.a[0]) if addr.a.size else 0
-        if isinstance(v, tuple) and v[0] == "ptr":
-            val = v[1] + off
-        elif isinstance(v, (bytes, bytearray)):
-            val = int.from_bytes(bytes(v[off:off + eb]).ljust(eb, b"\0"), "little")
-        elif v is None:
-            val = 0
-        else:
-            val = v
-        dsts = [d.strip() for d in o[0].strip("{}").split(",")]
-        for d in dsts:
-            m.write(d, Val(np.full(m.T, val, dtype=np.float64 if typ.startswith("f") else np.int64)), typ, mask)
+        vals = [_param_value(x, off, eb) for x in (v if isinstance(v, list) else [v])]
+        dt = np.float64 if typ.startswith("f") or any(isinstance(x, float) for x in vals) else np.int64
+        arr = np.full(m.T, vals[0], dtype=dt) if len(set(vals)) == 1 else np.asarray(vals, dtype=dt)[m.variant]
+        for d in (d.strip() for d in o[0].strip("{}").split(",")):
+            m.write(d, Val(arr), typ, mask)
         return
     mem_tok = o[1] if op in ("ld", "ldu") else o[0]
     addr, _ = m.address(mem_tok)
@@ -126,7 +142,7 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
             f"{'warp-uniform ' if uniform else 'per-lane '}value loaded at line {line}")
         dsts = [d.strip() for d in o[0].strip("{}").split(",")]
         for k, d in enumerate(dsts):
-            m.write(d, Val(_synthetic(addr.a + k * eb, m.launch.seed, typ), taint, why), typ, mask)
+            m.write(d, Val(_synthetic(addr.a + k * eb, m.seed_lane, typ), taint, why), typ, mask)
 
 
 def _shfl(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
@@ -210,7 +226,8 @@ def _step(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
     elif op in ("atom", "red"):
         space = _space(ins) or "global"
         addr, _ = m.address(ins.operands[1] if op == "atom" else ins.operands[0])
-        m.mem.setdefault(ins.index, MemRecord(ins.index, f"atomic-{space}", "atomic", _width(ins)[1]))
+        for v in np.unique(m.row_variant[(mask & m.valid).reshape(-1, WARP).any(axis=1)]).tolist():
+            m.mem_v[v].setdefault(ins.index, MemRecord(ins.index, f"atomic-{space}", "atomic", _width(ins)[1]))
         if op == "atom":
             _taint_dsts(m, ins, mask, f"atomic result at line {ins.loc.line if ins.loc else 0}")
     elif op == "mbarrier":
@@ -250,6 +267,14 @@ def _loop_cap(launch: Launch, steps: int) -> int:
 
 def run(module: PtxModule, fn: Function, launch: Launch) -> RunResult:
     """Execute ``fn`` for ``launch.blocks`` and return what every memory instruction and branch did."""
+    return run_variants(module, fn, launch)[0]
+
+
+def run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunResult]:
+    """:func:`run` for every variant of ``launch.variants`` (seed and parameter values) at once, in
+    one lane machine (each variant has its own copy of the blocks' lanes): one result per variant,
+    sharing the step count and the loops' iteration counts (the variants run in lock step where
+    their control flow agrees)."""
     m = Machine(module, fn, launch)
     blocks = basic_blocks(fn)
     start_of = {s: k for k, (s, _e) in enumerate(blocks)}
@@ -294,15 +319,18 @@ def run(module: PtxModule, fn: Function, launch: Launch) -> RunResult:
         if last.pred:
             p = m.read(last.pred, "pred")
             taken = mask & (p.a != 0)
-            rec = m.branches.setdefault(last.index, BranchRecord(last.index))
             act = (mask & m.valid).reshape(-1, WARP)
             tk = (taken & m.valid).reshape(-1, WARP)
             live = act.any(axis=1)
             ntk = tk.sum(axis=1)
-            rec.requests += int(live.sum())
-            rec.divergent += int(((ntk > 0) & (ntk < act.sum(axis=1))).sum())
-            if p.taint > rec.taint:
-                rec.taint, rec.why = p.taint, p.why
+            div = (ntk > 0) & (ntk < act.sum(axis=1))
+            for v in np.unique(m.row_variant[live]).tolist():
+                sel = m.row_variant == v
+                rec = m.branches_v[v].setdefault(last.index, BranchRecord(last.index))
+                rec.requests += int((live & sel).sum())
+                rec.divergent += int((div & sel).sum())
+                if p.taint > rec.taint:
+                    rec.taint, rec.why = p.taint, p.why
         else:
             taken = mask
         fall = mask & ~taken
@@ -319,4 +347,5 @@ def run(module: PtxModule, fn: Function, launch: Launch) -> RunResult:
                         counts[other] = 0
         send(target, taken)
         send(k + 1, fall)
-    return RunResult(m.mem, m.branches, back_taken, truncated, steps, complete, m.unmodelled, m.calls)
+    return [RunResult(mem, br, back_taken, truncated, steps, complete, m.unmodelled, m.calls)
+            for mem, br in zip(m.mem_v, m.branches_v)]

@@ -17,6 +17,7 @@ import re
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -42,11 +43,11 @@ class Instruction:
     pred: str | None = None  # "%p1" or "!%p1"
     loc: Loc | None = None
 
-    @property
+    @cached_property
     def parts(self) -> tuple[str, ...]:
         return tuple(self.opcode.split("."))
 
-    @property
+    @cached_property
     def base(self) -> str:
         return self.opcode.split(".", 1)[0]
 
