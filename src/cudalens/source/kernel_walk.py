@@ -32,14 +32,12 @@ from cudalens.source.model import Access, ArrayDecl, Branch, Param
 from cudalens.source.scope import (
     _MAX_INLINE_DEPTH,
     FileScope,
-    _array_dims,
     _declarator_name,
     _iter,
     _line,
     _space_of_declaration,
     _text,
 )
-from cudalens.source.types import element_bytes, strip_type
 
 
 class KernelWalker(KernelAccesses):
@@ -158,17 +156,10 @@ class KernelWalker(KernelAccesses):
         tnode = node.child_by_field_name("type")
         type_text = _text(tnode) if tnode is not None else ""
         for d in node.children_by_field_name("declarator"):
-            inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
-            name = _declarator_name(d)
-            if name is None:
-                continue
-            if inner is not None and inner.type == "array_declarator":
-                dims = _array_dims(inner)
-                shape = tuple(self.scope._dim(s) if s is not None else None for s in dims)
-                self.arrays[name] = ArrayDecl(name, space, strip_type(type_text), element_bytes(type_text), shape,
-                                              _line(node))
-                st.env.pop(name, None)
-                continue
+            array = self.scope.array_decl(node, d, space, type_text)
+            if array is not None:
+                self.arrays[array.name] = array
+                st.env.pop(array.name, None)
         self._scan(node, st)
         self._declare_values(node, st)
 

@@ -89,15 +89,13 @@ class FileScope:
             is_const = any(_text(c) in ("const", "constexpr") for c in decl.children if c.type in
                            ("type_qualifier", "storage_class_specifier")) or "constexpr" in _text(decl).split("=")[0]
             for d in decl.children_by_field_name("declarator"):
-                inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
-                name = _declarator_name(d)
-                if name is None:
+                array = scope.array_decl(decl, d, space if space != "local" else "global", type_text)
+                if array is not None:
+                    scope.arrays[array.name] = array
                     continue
-                if inner is not None and inner.type == "array_declarator":
-                    shape = tuple(scope._dim(s) for s in _array_dims(inner))
-                    scope.arrays[name] = ArrayDecl(name, space if space != "local" else "global", strip_type(type_text),
-                                                   element_bytes(type_text), shape, _line(decl))
-                elif d.type == "init_declarator" and is_const and "*" not in _text(inner):
+                name = _declarator_name(d)
+                if name is not None and d.type == "init_declarator" and is_const and "*" not in _text(
+                        d.child_by_field_name("declarator")):
                     scope.const_exprs[name] = scope.expr(d.child_by_field_name("value"))
         for fn, quals, _t, _tp in functions:
             if "__device__" in quals and "__global__" not in quals:
@@ -151,6 +149,16 @@ class FileScope:
             return E.eval_scalar(E.from_node(node, resolve, on_call=self._pure_call), vals)
         except (E.Unknown, RecursionError):
             return None
+
+    def array_decl(self, decl: Any, d: Any, space: str, type_text: str) -> ArrayDecl | None:
+        """The array declarator ``d`` of declaration ``decl`` declares (``float a[N][M]``), sized with
+        this scope's constants; None when ``d`` declares no array."""
+        inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
+        name = _declarator_name(d)
+        if name is None or inner is None or inner.type != "array_declarator":
+            return None
+        shape = tuple(self._dim(s) for s in _array_dims(inner))
+        return ArrayDecl(name, space, strip_type(type_text), element_bytes(type_text), shape, _line(decl))
 
     def _dim(self, size_node: Any) -> int | None:
         if size_node is None:
