@@ -11,16 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from cudalens.report.html import _CSS, _e, _excerpt
+from cudalens.report.profile_terminal import _t as duration_text
 
 
 def _t(seconds: float | None) -> str:
-    if seconds is None:
-        return "n/a"
-    if seconds >= 1:
-        return f"{seconds:.2f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.2f} ms"
-    return f"{seconds * 1e6:.1f} µs"
+    return duration_text(seconds, unknown="n/a", micro="µs")
 
 
 def timeline_svg(tl: dict[str, Any], width: int = 960, height: int = 46) -> str:

@@ -12,14 +12,15 @@ from rich.text import Text
 from cudalens.report.terminal import _COLORS
 
 
-def _t(seconds: float | None) -> str:
+def _t(seconds: float | None, *, unknown: str = "-", micro: str = "us") -> str:
+    """A duration in s, ms or microseconds (``micro``: how the HTML page spells the unit)."""
     if seconds is None:
-        return "-"
+        return unknown
     if seconds >= 1:
         return f"{seconds:.2f} s"
     if seconds >= 1e-3:
         return f"{seconds * 1e3:.2f} ms"
-    return f"{seconds * 1e6:.1f} us"
+    return f"{seconds * 1e6:.1f} {micro}"
 
 
 def render_profile(report: dict[str, Any], console: Console, top: int = 10) -> None:
