@@ -197,7 +197,10 @@ class CudaRunner:
         self._rt = rt
         p = self._dev.properties
         cc = self._dev.compute_capability
-        mem_khz, bus = p.memory_clock_rate or 0, p.global_memory_bus_width or 0
+        try:
+            mem_khz, bus = int(p.memory_clock_rate or 0), int(p.global_memory_bus_width or 0)
+        except Exception:  # noqa: BLE001 - a property this cuda.core/driver pair does not report: unknown
+            mem_khz, bus = 0, 0
         peak = memory_bandwidth(mem_khz * 1e3, bus).gb_per_s if mem_khz > 0 and bus > 0 else None
         self.info = DeviceFacts(
             name=self._dev.name, index=self.device_id, cc=f"{cc.major}.{cc.minor}", sm_count=p.multiprocessor_count,
