@@ -52,6 +52,10 @@ def main(argv: list[str]) -> int:
                "median_s": round(statistics.median(secs), 3),
                "p90_s": round(secs[int(0.9 * (len(secs) - 1))], 3), "max_s": secs[-1],
                "share_within_1s": round(sum(s <= 1.0 for s in secs) / len(secs), 4),
+               "within_1s": sum(s <= 1.0 for s in secs),
+               "over_1s": [{"tu": r["tu"], "kernels": r["kernels"], "cpu_s": r["model_cpu_seconds"]}
+                           for r in sorted(rows, key=lambda r: -r["model_cpu_seconds"]) if r["model_cpu_seconds"] > 1.0],
+               "cpu_s_per_kernel_max": round(max(r["model_cpu_seconds"] / max(r["kernels"], 1) for r in rows), 3),
                "compile_median_s": statistics.median([r["ptx_compile_seconds"] for r in rows
                                                       if r["ptx_compile_seconds"]] or [0]),
                "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}

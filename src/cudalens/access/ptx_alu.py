@@ -135,10 +135,9 @@ def alu(m: Machine, ins: Instruction, mask: np.ndarray) -> None:  # noqa: C901 -
             elif op == "abs":
                 r = np.abs(x)
             elif op == "popc":
-                r = np.array([bin(int(v) & ((1 << 64) - 1)).count("1") for v in x], dtype=np.int64)
+                r = _popc(x)
             elif op == "clz":
-                bits = int(typ[1:])
-                r = np.array([bits - (int(v) & ((1 << bits) - 1)).bit_length() for v in x], dtype=np.int64)
+                r = _clz(x, int(typ[1:]))
             elif op == "sqrt":
                 r = np.sqrt(np.abs(x))
             elif op == "rcp":
@@ -235,3 +234,18 @@ def alu(m: Machine, ins: Instruction, mask: np.ndarray) -> None:  # noqa: C901 -
         m.write(o[0], Val(np.zeros(m.T, dtype=np.int64), max(t, 2), w or "byte permute of loaded data"), "u32", mask)
         return
     raise _NotModelled(ins.opcode)
+
+
+def _popc(x: np.ndarray) -> np.ndarray:
+    """Set bits per lane (of the 64-bit pattern)."""
+    if hasattr(np, "bitwise_count"):  # numpy >= 2.0
+        return np.bitwise_count(x.astype(np.int64).view(np.uint64)).astype(np.int64)
+    return np.array([bin(int(v) & ((1 << 64) - 1)).count("1") for v in x], dtype=np.int64)
+
+
+def _clz(x: np.ndarray, bits: int) -> np.ndarray:
+    """Leading zeros per lane of the low ``bits`` bits."""
+    u = x.astype(np.int64) & ((1 << bits) - 1) if bits < 64 else x.astype(np.int64)
+    if bits <= 32:  # exact in float64: bit length from frexp
+        return (bits - np.frexp(u.astype(np.float64))[1]).astype(np.int64)
+    return np.array([bits - (int(v) & ((1 << bits) - 1)).bit_length() for v in x], dtype=np.int64)

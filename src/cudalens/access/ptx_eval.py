@@ -181,7 +181,8 @@ def control_dependent(fn: Function) -> dict[int, set[int]]:
     ipdom: dict[int, int] = {}
     for k in range(nb):
         strict = pdom[k] - {k}
-        ipdom[k] = next((c for c in strict if all(c in pdom[o] or o == c for o in strict)), exit_node)
+        # strict postdominators form a chain: the immediate one is postdominated by all the others
+        ipdom[k] = max(strict, key=lambda c: len(pdom[c])) if strict else exit_node
     out_map: dict[int, set[int]] = {}
     for k, (_s, e) in enumerate(blocks):
         last = fn.instructions[e - 1]
@@ -225,14 +226,19 @@ def _taint_from_control(fn: Function, res, cd: dict[int, set[int]]) -> dict[int,
 def _values(module: PtxModule, fn: Function, res, cd) -> dict[tuple[str, int, str], dict[str, Any]]:
     ctl = _taint_from_control(fn, res, cd)
     out: dict[tuple[str, int, str], dict[str, Any]] = {}
+    gates: dict[int, tuple[int, int, str]] = {}  # instruction -> the worst loaded-value branch deciding it
+    for bidx, br in res.branches.items():
+        if br.taint >= 1:
+            for i in cd.get(bidx, ()):
+                if i not in gates or (br.taint, bidx) > gates[i][:2]:
+                    gates[i] = (br.taint, bidx, br.why)
     for ins in fn.instructions:  # memory instructions no evaluated warp reached
         if ins.index in res.mem or ins.loc is None or ins.base not in ("ld", "st", "ldu"):
             continue
         space = next((s for s in ("global", "shared") if s in ins.parts), None)
         q = QUANTITIES.get((space, "store" if ins.base == "st" else "load"))
         if q is not None:
-            gate = max(((br.taint, bidx, br.why) for bidx, br in res.branches.items()
-                        if br.taint >= 1 and ins.index in cd.get(bidx, ())), default=None)
+            gate = gates.get(ins.index)
             if gate is not None:
                 bl = fn.instructions[gate[1]].loc
                 why = (f"data-dependent: not reached by the evaluated warps, under a branch (line "
