@@ -3,6 +3,13 @@
 Usage:
     python benchmarks/compare_findings.py BEFORE_ROOT AFTER_ROOT [--ignore-key KEY ...] [--out DIR]
     python benchmarks/compare_findings.py --rev REV_A --rev REV_B   # two commits of this repository
+    python benchmarks/compare_findings.py --rev REV_A --rev REV_B --inputs ROOT --json OUT.json
+
+``--inputs ROOT`` runs both versions on the same inputs (ROOT's ``examples/`` and corpus, ROOT as the
+working directory), so every difference comes from the code; without it each root reads its own.
+Each version gets its own empty compile cache (``CUDALENS_CACHE_DIR``), so no version reads what
+the other compiled. ``--json`` writes every difference, the finding counts per rule of both
+versions, and the commands, for committing under ``benchmarks/results/``.
 
 Each root is a checkout (``src/``, ``examples/``, ``tests/analyze/corpus/``); ``--rev`` exports a
 commit with ``git archive`` into a temporary folder. In each, with that root's ``src`` first on
@@ -39,21 +46,28 @@ def _export(rev: str, dest: Path) -> Path:
     return root
 
 
-def _run(root: Path, args: list[str]) -> str:
-    env = {**os.environ, "PYTHONPATH": str(root / "src")}
-    proc = subprocess.run([sys.executable, "-m", "cudalens", *args], cwd=root, env=env, capture_output=True,
+def _run(root: Path, args: list[str], inputs: Path, cache: Path) -> str:
+    env = {**os.environ, "PYTHONPATH": str(root / "src"), "CUDALENS_CACHE_DIR": str(cache)}
+    proc = subprocess.run([sys.executable, "-m", "cudalens", *args], cwd=inputs, env=env, capture_output=True,
                           text=True, timeout=1800)
     return proc.stdout if proc.stdout else f"<exit {proc.returncode}> {proc.stderr.strip()[-300:]}"
 
 
-def collect(root: Path) -> dict[str, str]:
-    """Every output, by a name that is the same in both roots."""
-    out = {"rules.txt": _run(root, ["rules"]), "rules.json": _run(root, ["rules", "--format", "json"])}
-    for row in json.loads(out["rules.json"])["rules"]:
-        out[f"rules/{row['id']}"] = _run(root, ["rules", row["id"]])
-    out["check-examples.json"] = _run(root, ["check", "examples", "--format", "json"])
-    for cu in sorted((root / "tests" / "analyze" / "corpus").glob("*.cu")):
-        out[f"corpus/{cu.name}"] = _run(root, ["analyze", str(cu.relative_to(root)), "--format", "json"])
+def collect(root: Path, inputs: Path | None = None, only_check: bool = False) -> dict[str, str]:
+    """Every output, by a name that is the same in both roots (``inputs``: where examples and corpus are read)."""
+    inputs = inputs or root
+    with tempfile.TemporaryDirectory(prefix="cudalens_compare_cache_") as cache:
+        def run(args: list[str]) -> str:
+            return _run(root, args, inputs, Path(cache))
+
+        out = {"check-examples.json": run(["check", "examples", "--format", "json"])}
+        if only_check:
+            return out
+        out["rules.txt"], out["rules.json"] = run(["rules"]), run(["rules", "--format", "json"])
+        for row in json.loads(out["rules.json"])["rules"]:
+            out[f"rules/{row['id']}"] = run(["rules", row["id"]])
+        for cu in sorted((inputs / "tests" / "analyze" / "corpus").glob("*.cu")):
+            out[f"corpus/{cu.name}"] = run(["analyze", str(cu.relative_to(inputs)), "--format", "json"])
     return out
 
 
@@ -83,6 +97,29 @@ def _key(f: dict) -> str:
     return f"{f.get('rule')} {f.get('file')}:{f.get('line')} {f.get('kernel')}"
 
 
+def _keyed(found: list[dict]) -> dict[str, dict]:
+    """Findings by key; a second finding of the same rule on the same line and kernel gets '#2'."""
+    out: dict[str, dict] = {}
+    for f in found:
+        k, n = _key(f), 1
+        while (k if n == 1 else f"{k} #{n}") in out:
+            n += 1
+        out[k if n == 1 else f"{k} #{n}"] = f
+    return out
+
+
+def rule_counts(text: str) -> dict[str, int]:
+    """Findings per rule in one JSON output ({} when it is not JSON)."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return {}
+    counts: dict[str, int] = {}
+    for f in _findings(doc):
+        counts[f["rule"]] = counts.get(f["rule"], 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def compare(before: dict[str, str], after: dict[str, str], ignore: set[str]) -> list[str]:
     diffs = []
     for name in sorted(set(before) | set(after)):
@@ -100,8 +137,8 @@ def compare(before: dict[str, str], after: dict[str, str], ignore: set[str]) -> 
         ja, jb = _strip(ja, ignore), _strip(jb, ignore)
         if ja == jb:
             continue
-        fa = {_key(f): f for f in _findings(ja)}
-        fb = {_key(f): f for f in _findings(jb)}
+        fa = _keyed(_findings(ja))
+        fb = _keyed(_findings(jb))
         for k in sorted(set(fa) - set(fb)):
             diffs.append(f"{name}: finding gone: {k}")
         for k in sorted(set(fb) - set(fa)):
@@ -126,12 +163,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rev", action="append", default=[], help="a commit to export (give two)")
     ap.add_argument("--ignore-key", action="append", default=[], help="a finding/report key to drop before comparing")
     ap.add_argument("--out", type=Path, help="also write every output under DIR/before and DIR/after")
+    ap.add_argument("--inputs", type=Path, help="read examples/ and the corpus of this checkout in both versions")
+    ap.add_argument("--only-check", action="store_true", help="only `check examples` (no rule pages, no corpus)")
+    ap.add_argument("--json", type=Path, help="write the differences and per-rule counts as JSON")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="cudalens_compare_") as tmp:
         roots = list(args.roots) + [_export(r, Path(tmp)) for r in args.rev]
         if len(roots) != 2:
             ap.error("give two roots or two --rev")
-        before, after = collect(roots[0]), collect(roots[1])
+        inputs = args.inputs.resolve() if args.inputs else None
+        before, after = collect(roots[0], inputs, args.only_check), collect(roots[1], inputs, args.only_check)
     if args.out:
         for label, outputs in (("before", before), ("after", after)):
             for name, text in outputs.items():
@@ -139,6 +180,15 @@ def main(argv: list[str] | None = None) -> int:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text)
     diffs = compare(before, after, set(args.ignore_key))
+    if args.json:
+        name = "check-examples.json"
+        args.json.write_text(json.dumps({
+            "before": args.rev[0] if args.rev else str(roots[0]), "after": args.rev[-1] if args.rev else str(roots[1]),
+            "inputs": str(args.inputs) if args.inputs else "each version's own", "ignored_keys": args.ignore_key,
+            "outputs_compared": len(set(before) | set(after)),
+            "check_examples_findings": {"before": rule_counts(before.get(name, "")),
+                                        "after": rule_counts(after.get(name, ""))},
+            "differences": diffs}, indent=1) + "\n")
     print("\n".join(diffs) if diffs else "identical")
     return 1 if diffs else 0
 
