@@ -255,3 +255,22 @@ def test_check_instantiates_in_the_files_that_name_the_template(toolchain_ok, tm
     assert rc == 0, out
     assert any("gemm.cu:5:" in ln and "G1" in ln for ln in out.splitlines()), out
     assert any("transpose.cu:4:" in ln and "G1" in ln for ln in out.splitlines()), out
+
+
+TWO = """template <int ST>
+__global__ void two(float *o) {
+    __shared__ float s[4096];
+    s[threadIdx.x] = 1.0f;
+    __syncthreads();
+    o[threadIdx.x] = s[threadIdx.x * ST] + s[threadIdx.x * ST + 1];
+}
+"""
+
+
+def test_a_lines_compiled_figure_goes_to_one_access(toolchain_ok, tmp_path):
+    """Two shared loads on one line, no source figure: the line's compiled figure (the compiler
+    merged the pair into one 8-byte load per lane, 2 wavefronts where 2 are ideal: ratio 1)
+    fills the first, not each."""
+    d = analyze([_write(tmp_path, "two.cu", TWO)], instantiate=("two<2>",)).to_dict()
+    loads = [a for a in d["kernels"][0]["accesses"] if a["space"] == "shared" and a["op"] == "load"]
+    assert [(a["figures_from"], a["bank_conflict_ways"]) for a in loads] == [("compiled-ptx", 1.0), ("source", None)]

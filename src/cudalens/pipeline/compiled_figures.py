@@ -66,7 +66,8 @@ def fill_access(a: Access, figures: Mapping[tuple[int, str], tuple[float, float,
     if fig is None:
         return a
     value, ideal, cond = fig
-    why = (f"figures from the compiled code ({COMPILED}: {quantity} {value:g}, ideal {ideal:g} on line {a.line}"
+    why = (f"figures from the compiled code ({COMPILED}: {quantity} {value:g}, ideal {ideal:g}, over the "
+           f"instructions of line {a.line}"
            f"{'; ' + cond if cond else ''}) where the source model had none ({a.pattern or 'unknown'})")
     if a.space == "global" and a.sectors_per_request is None:
         return dataclasses.replace(a, sectors_per_request=value, ideal_sectors_per_request=ideal,
@@ -103,13 +104,22 @@ def fill_kernel(k: Kernel, evals: Sequence[Any]) -> Kernel:
     if not evals:
         return k
     figures = line_figures(evals, k.file)
-    accesses = tuple(fill_access(a, figures) for a in k.accesses)
+    # the compiled figure is the line's (all its instructions of the class): it goes to the line's
+    # first access of that class without one, not to each (one finding per line, not one per access)
+    taken: set[tuple[int, str, str]] = set()
+    accesses = []
+    for a in k.accesses:
+        key = (a.line, a.space, a.op)
+        filled = a if key in taken else fill_access(a, figures)
+        if filled is not a:
+            taken.add(key)
+        accesses.append(filled)
     trips = compiled_trips(k, evals)
     loops: tuple[Loop, ...] = tuple(dataclasses.replace(lp, compiled_trips=trips[lp.line]) if lp.line in trips else lp
                                     for lp in k.loops)
-    if accesses == k.accesses and loops == k.loops:
+    if tuple(accesses) == k.accesses and loops == k.loops:
         return k
-    return dataclasses.replace(k, accesses=accesses, loops=loops)
+    return dataclasses.replace(k, accesses=tuple(accesses), loops=loops)
 
 
 def fill_from_compiled(model: SourceModel, evals: Mapping[str, Sequence[Any]]) -> SourceModel:
