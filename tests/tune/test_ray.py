@@ -82,3 +82,30 @@ def test_more_gpu_workers_than_gpus_is_refused(cluster):
 
     with pytest.raises(InputError, match="3 GPU workers asked for, but the Ray cluster has 2 GPUs"):
         start_workers(RunnerSpec("fake"), 3)
+
+
+def test_running_call_of_a_dead_actor_is_the_first_without_a_result():
+    """When an actor dies with two calls in flight, the one it was running is the first (in
+    submission order) that did not finish with a result, even when the call before it finished
+    but its result has not been read yet."""
+    from cudalens.tune.ray_backend import _running_call
+
+    class Died(Exception):
+        pass
+
+    class FakeRay:
+        def __init__(self, outcomes):
+            self.outcomes = outcomes
+
+        def wait(self, calls, timeout=None):
+            return calls, []
+
+        def get(self, call):
+            if self.outcomes[call] == "died":
+                raise Died(call)
+            return self.outcomes[call]
+
+    fake = FakeRay({"a": "result", "b": "died", "c": "died"})
+    assert _running_call(fake, ["a", "b", "c"], Died) == "b"
+    assert _running_call(fake, ["b", "c"], Died) == "b"
+    assert _running_call(fake, ["a"], Died) is None

@@ -138,6 +138,21 @@ def start_workers(runner_spec: RunnerSpec, n: int | None = None) -> list[Any]:
     return [actor_cls.remote(runner_spec) for _ in range(n)]
 
 
+def _running_call(ray: Any, calls: Sequence[Any], error: type) -> Any:
+    """Of a dead actor's calls in submission order (an actor runs them in that order), the one it
+    was running: the first that did not finish with a result. Calls before it finished; their
+    results are read again later."""
+    for call in calls:
+        ready, _ = ray.wait([call], timeout=30)
+        if not ready:
+            return call
+        try:
+            ray.get(call)
+        except error:
+            return call
+    return None
+
+
 def run_ray(prep: Prepared, runner_spec: RunnerSpec, db: str | None, *, num_workers: int | None = None,
             actors: Sequence[Any] = (), depth: int | None = None,
             max_attempts: int = 2, progress: Progress | None = None, cache_dir: str | None = None,
@@ -175,10 +190,10 @@ def run_ray(prep: Prepared, runner_spec: RunnerSpec, db: str | None, *, num_work
     live = list(actors) if actors else start_workers(runner_spec, num_workers)
     ray.get([a.set_reference.remote(ref_item) for a in live])  # in parallel: each GPU runs the reference
     note("workers: " + "; ".join(str(d) for d in ray.get([a.describe.remote() for a in live])))
-    queues: dict[int, list[str]] = {id(a): [] for a in live}  # per actor, the keys handed to it, in order
+    queues: dict[int, list[Any]] = {id(a): [] for a in live}  # per actor, its calls in flight, in order
     inflight: dict[Any, tuple[Any, str]] = {}
     attempts: dict[str, int] = {}
-    dead_head: dict[int, str] = {}
+    dead_head: dict[int, Any] = {}  # per dead actor, the call it was running
     while True:
         if not compiling and prep.pending:
             prep.compile_seconds += time.perf_counter() - t0
@@ -189,8 +204,9 @@ def run_ray(prep: Prepared, runner_spec: RunnerSpec, db: str | None, *, num_work
                 if not keys:
                     break
                 launch, _ = launch_for(prep.spec, Config.from_key(keys[0]))
-                inflight[actor.measure.remote(item_for(prep.facts[keys[0]], launch))] = (actor, keys[0])
-                queues[id(actor)].append(keys[0])
+                call = actor.measure.remote(item_for(prep.facts[keys[0]], launch))
+                inflight[call] = (actor, keys[0])
+                queues[id(actor)].append(call)
         if not inflight and not compiling:
             break
         ready, _ = ray.wait(list(inflight) + list(compiling), num_returns=1)
@@ -207,12 +223,12 @@ def run_ray(prep: Prepared, runner_spec: RunnerSpec, db: str | None, *, num_work
                 if actor in live:  # the first news of this death: a new actor takes the freed GPU
                     live.remove(actor)
                     ray.kill(actor)
-                    dead_head[id(actor)] = queues[id(actor)][0]  # the one it was running
+                    dead_head[id(actor)] = _running_call(ray, queues[id(actor)], RayActorError)
                     fresh = start()
                     live.append(fresh)
                     queues[id(fresh)] = []
-                queues[id(actor)].remove(key)
-                if key != dead_head[id(actor)]:
+                queues[id(actor)].remove(ref)
+                if ref != dead_head[id(actor)]:
                     note(f"{key} was queued on a dead worker; handed out again")
                     prep.strategy.requeue(key)
                     continue
@@ -223,7 +239,7 @@ def run_ray(prep: Prepared, runner_spec: RunnerSpec, db: str | None, *, num_work
                     continue
                 out = Outcome(key, "failed", f"{attempts[key]} workers died while measuring it", None, "ray")
             else:
-                queues[id(actor)].remove(key)
+                queues[id(actor)].remove(ref)
             if store_outcome(db, prep, out):
                 progress.measured += out.status != "failed"
                 progress.failed += out.status == "failed"
