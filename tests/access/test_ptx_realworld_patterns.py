@@ -100,3 +100,23 @@ def test_unreached_line_names_the_data_that_gates_it(module):
     p = _at(ev, "// gated store", "global store sectors/request")
     assert p.value is None
     assert p.reason.startswith("data-dependent: not reached") and "per-lane value loaded at line" in p.reason
+
+
+def test_the_code_after_a_loaded_branch_is_not_under_it(module):
+    ev = evaluate(module, _fn(module, "after_a_loaded_branch"), (256, 1, 1), (2, 1, 1), {3: 4})
+    inside = _at(ev, "// inside the branch", "global load sectors/request")
+    assert inside.value is None and inside.reason.startswith("data-dependent: runs under a branch")
+    after = _at(ev, "// after the branch", "global store sectors/request")
+    assert after.value == 4.0 and after.reason == ""
+
+
+def test_bit_scans_follow_the_ptx_definitions():
+    from cudalens.access.ptx_alu import _bfind, _clz, _popc
+
+    x = np.array([0, 1, 2, 255, 256, -1, -2], dtype=np.int64)
+    none = 0xFFFFFFFF
+    assert _bfind(x, "u32", False).tolist() == [none, 0, 1, 7, 8, 31, 31]
+    assert _bfind(x, "s32", False).tolist() == [none, 0, 1, 7, 8, none, 0]  # -1: no non-sign bit
+    assert _bfind(x, "u32", True).tolist() == [none, 31, 30, 24, 23, 0, 0]
+    assert _clz(x, 32).tolist() == [32, 31, 30, 24, 23, 0, 0]
+    assert _popc(x).tolist() == [0, 1, 1, 8, 1, 64, 63]

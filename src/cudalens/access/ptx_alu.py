@@ -138,6 +138,9 @@ def alu(m: Machine, ins: Instruction, mask: np.ndarray) -> None:  # noqa: C901 -
                 r = _popc(x)
             elif op == "clz":
                 r = _clz(x, int(typ[1:]))
+            elif op == "bfind":
+                r = _bfind(x, typ, "shiftamt" in parts)
+                dst_t = "u32"
             elif op == "sqrt":
                 r = np.sqrt(np.abs(x))
             elif op == "rcp":
@@ -249,3 +252,17 @@ def _clz(x: np.ndarray, bits: int) -> np.ndarray:
     if bits <= 32:  # exact in float64: bit length from frexp
         return (bits - np.frexp(u.astype(np.float64))[1]).astype(np.int64)
     return np.array([bits - (int(v) & ((1 << bits) - 1)).bit_length() for v in x], dtype=np.int64)
+
+
+def _bfind(x: np.ndarray, typ: str, shiftamt: bool) -> np.ndarray:
+    """PTX bfind: the position of the most significant non-sign bit (0xFFFFFFFF if none); with
+    .shiftamt the left shift that brings it to the top."""
+    bits = int(typ[1:])
+    u = x.astype(np.int64)
+    if typ[0] == "s":
+        u = np.where(u < 0, ~u, u)
+    u = u & ((1 << bits) - 1) if bits < 64 else u
+    pos = np.array([int(v).bit_length() - 1 for v in u], dtype=np.int64) if bits > 32 else (
+        np.frexp(u.astype(np.float64))[1] - 1).astype(np.int64)
+    out = (bits - 1 - pos) if shiftamt else pos
+    return np.where(pos < 0, 0xFFFFFFFF, out)

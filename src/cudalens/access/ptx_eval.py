@@ -149,6 +149,26 @@ def shared_merges(fn: Function, sass_lds: Mapping[int, Mapping[int, int]], op: s
     return out
 
 
+def transitive(cd: Mapping[int, set[int]]) -> dict[int, set[int]]:
+    """Control dependence closed over nested branches: a branch decides also what the branches it
+    decides decide (a loop inside an if runs only for the lanes the if let in)."""
+    out: dict[int, set[int]] = {}
+    for b, region in cd.items():
+        seen = set(region)
+        stack = [x for x in region if x in cd and x != b]
+        done = {b}
+        while stack:
+            x = stack.pop()
+            if x in done:
+                continue
+            done.add(x)
+            new = cd[x] - seen
+            seen |= new
+            stack += [y for y in new if y in cd]
+        out[b] = seen
+    return out
+
+
 def control_dependent(fn: Function) -> dict[int, set[int]]:
     """Branch instruction index -> the instruction indices whose execution it decides (control
     dependence on the basic-block graph, from post-dominators)."""
@@ -290,7 +310,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     params = dict(params or {})
     scalars = [k for k, p in enumerate(fn.params) if k not in params and not _is_pointer_param(fn, k)]
     blocks = blocks or tuple(b for b in ((0, 0, 0), (1, 0, 0)) if b[0] < grid[0])
-    cd = control_dependent(fn)
+    cd = transitive(control_dependent(fn))
     trials = [{**params, **{k: v for k in scalars}} for v in (PLAUSIBLE if scalars else (None,))]
     def batch(seeds_values: list[tuple[int, dict]]) -> list:
         variants = tuple((sd, {k: v for k, v in vals.items() if v is not None}) for sd, vals in seeds_values)

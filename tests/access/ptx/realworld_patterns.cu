@@ -60,3 +60,16 @@ __global__ void gated_by_loaded_flag(const int *flags, float *out) {
         out[i * 32] = 1.f;  // gated store
     }
 }
+
+// A branch on a per-lane loaded value around a loop; the store after the branch runs for every lane
+// (the branch's immediate postdominator), so its figure does not depend on the data.
+__global__ void after_a_loaded_branch(const int *flags, const float *in, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = 0.f;
+    if (flags[i] > 30) {
+        for (int k = 0; k < n; ++k) {
+            v += in[k * 64 + i];  // inside the branch
+        }
+    }
+    out[i] = v;  // after the branch
+}
