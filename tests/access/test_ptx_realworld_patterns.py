@@ -111,7 +111,7 @@ def test_the_code_after_a_loaded_branch_is_not_under_it(module):
 
 
 def test_bit_scans_follow_the_ptx_definitions():
-    from cudalens.access.ptx_alu import _bfind, _clz, _popc
+    from cudalens.access.ptx_alu import _bfind, _brev, _clz, _popc
 
     x = np.array([0, 1, 2, 255, 256, -1, -2], dtype=np.int64)
     none = 0xFFFFFFFF
@@ -120,3 +120,5 @@ def test_bit_scans_follow_the_ptx_definitions():
     assert _bfind(x, "u32", True).tolist() == [none, 31, 30, 24, 23, 0, 0]
     assert _clz(x, 32).tolist() == [32, 31, 30, 24, 23, 0, 0]
     assert _popc(x).tolist() == [0, 1, 1, 8, 1, 64, 63]
+    rev = _brev(np.array([0, 1, 2, 0x12345678], dtype=np.int64), 32)
+    assert rev.tolist() == [0, 0x80000000, 0x40000000, 0x1E6A2C48]

@@ -138,6 +138,8 @@ def alu(m: Machine, ins: Instruction, mask: np.ndarray) -> None:  # noqa: C901 -
                 r = _popc(x)
             elif op == "clz":
                 r = _clz(x, int(typ[1:]))
+            elif op == "brev":
+                r = _brev(x, int(typ[1:]))
             elif op == "bfind":
                 r = _bfind(x, typ, "shiftamt" in parts)
                 dst_t = "u32"
@@ -266,3 +268,15 @@ def _bfind(x: np.ndarray, typ: str, shiftamt: bool) -> np.ndarray:
         np.frexp(u.astype(np.float64))[1] - 1).astype(np.int64)
     out = (bits - 1 - pos) if shiftamt else pos
     return np.where(pos < 0, 0xFFFFFFFF, out)
+
+
+_REV8 = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], dtype=np.int64)
+
+
+def _brev(x: np.ndarray, bits: int) -> np.ndarray:
+    """PTX brev: the low ``bits`` bits in reverse order."""
+    u = x.astype(np.int64)
+    out = np.zeros_like(u)
+    for k in range(bits // 8):
+        out |= _REV8[(u >> (8 * k)) & 0xFF] << (bits - 8 * (k + 1))
+    return out
