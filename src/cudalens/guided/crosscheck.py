@@ -113,12 +113,13 @@ def _ratio_check(kernel: Mapping[str, Any], space: str, op: str, counter_value: 
         return CrossCheck(kernel["name"], kernel.get("file", ""), quantity, line, predicted, counter_value, agree,
                           unit, "≈", _RATIO_TOL, counter, reason)
 
-    missing = [a for a in accesses if get(a) is None]
+    predictions = [get(a) for a in accesses]
+    missing = [a for a, v in zip(accesses, predictions) if v is None]
     if missing:
         a = missing[0]
         return make(None, a.get("line"), None,
                     f"{space} {op} of {a.get('array')} at line {a.get('line')} not modelled ({a.get('pattern')})")
-    values = sorted({round(float(get(a)), 4) for a in accesses})
+    values = sorted({round(float(v), 4) for v in predictions if v is not None})
     if len(values) > 1:
         where = ", ".join(f"line {a.get('line')}: {get(a):g}" for a in accesses)
         return make(None, None, None, f"the kernel's {op}s differ ({where}); ncu gives only their aggregate")

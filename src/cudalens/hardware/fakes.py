@@ -57,7 +57,7 @@ class FakeNvml:
 
     def __init__(self, reasons: int = 0x1, unsupported=(), init_error: Exception | None = None):
         self.reasons, self.unsupported, self.init_error = reasons, set(unsupported), init_error
-        self.bus_ids = []
+        self.bus_ids: list[str] = []
         self.shutdown_called = False
 
     def _gate(self, name):

@@ -154,7 +154,7 @@ def pair_rows(file: str, pairs: Sequence[Any], rows: Sequence[Mapping[str, Any]]
     out = []
     for p in pairs:
         tb, tg = find_time(rows, p.bad, aliases), find_time(rows, p.good, aliases)
-        measured = tb / tg if _is_num(tb) and _is_num(tg) and tg else None
+        measured = tb / tg if tb is not None and tg is not None and _is_num(tb) and _is_num(tg) and tg else None
         note = "" if measured is not None else f"table has no time for {p.bad} and {p.good}"
         where = {"rule": p.rule, "bad_kernel": p.bad, "good_kernel": p.good}
         if s.error:

@@ -31,7 +31,7 @@ KERNEL_PACKAGE = "cudalens.labs"
 
 def kernel_path(file: str):
     """Path of a lab kernel file shipped with the package (labs/kernels/<file>)."""
-    return resources.files(KERNEL_PACKAGE).joinpath("kernels", file)
+    return resources.files(KERNEL_PACKAGE).joinpath("kernels").joinpath(file)
 
 
 def kernel_source(file: str) -> str:
