@@ -96,3 +96,40 @@ def test_rules_without_a_syntax_tree_say_nothing(rule_id):
                                kernels=tuple(dataclasses.replace(k, node=None) for k in source.kernels))
     findings, problems = run_rules(RuleContext(source=bare), only=[rule_id])
     assert problems == [] and findings == []
+
+
+def analyzed(code: str, tmp_path):
+    """The pipeline's analysis of ``code`` (the access model sets ``reuse``), without compiling."""
+    from cudalens.pipeline import analyze_file
+
+    path = tmp_path / "t.cu"
+    path.write_text(code)
+    return analyze_file(str(path), compile=False)
+
+
+def g8(code: str, tmp_path) -> list:
+    return [f for f in analyzed(code, tmp_path).findings if f.rule == "G8"]
+
+
+G8_HEADER_POINTER = """__global__ void k(float *out, const float *in, int n) {
+  for (const float *p = in; p < in + n; p += blockDim.x) out[0] += p[threadIdx.x];
+}
+"""
+
+
+def test_g8_pointer_advanced_in_the_loop_header_is_not_a_fixed_address(tmp_path):
+    # ``p`` moves by blockDim.x every iteration: ``p[threadIdx.x]`` reads new addresses each time;
+    # ``out[0]`` is read and written in the loop with the same address: that one is G8
+    fa = analyzed(G8_HEADER_POINTER, tmp_path)
+    (through_p,) = [a for rec in fa.kernels for a in rec.kernel.accesses if a.array == "in"]
+    assert through_p.reuse is not None and through_p.reuse["invariant_in_loop"] is False
+    assert [f.message.split("[")[0] for f in fa.findings if f.rule == "G8"] == ["out"]
+
+
+def test_g8_do_while_zero_is_one_pass_not_a_loop(tmp_path):
+    once = "__global__ void k(int *a) { do { a[0]++; } while (0); }\n"
+    assert g8(once, tmp_path) == []
+    assert g8(once.replace("while (0)", "while (false)"), tmp_path) == []
+    # a do-while that repeats still re-reads a[0] on every iteration
+    again = g8(once.replace("while (0)", "while (a[1] > 0)"), tmp_path)
+    assert [f.line for f in again if f.message.startswith("a[0]")] == [1]

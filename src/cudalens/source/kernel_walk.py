@@ -333,6 +333,9 @@ class KernelWalker(KernelAccesses):
             sym = f"iteration@{line}"
             inner.loops = inner.loops + ((sym, E.num(0), E.num(1), line),)
             trip = ("v", sym)
+            # not a value counter: a pointer the header declares or assigns (``p = b; ...; p += n``)
+            # is advanced like any other pointer, by the iteration number times its step
+            var = None
         self._advanced_by_loop(node, var, trip, inner)
         cond_node = node.child_by_field_name("condition")
         if cond_node is not None:
@@ -413,12 +416,19 @@ class KernelWalker(KernelAccesses):
             probe.env[name] = ("v", "__cur")
         self._assignments(effect, probe)
         new = probe.ptrs.get(name, (None, None))[1] if name in st.ptrs else probe.env.get(name)
+        if isinstance(new, tuple) and new[0] == "b" and new[2] == ("b", "+", ("v", "__cur"), E.num(0)):
+            new = (*new[:2], ("v", "__cur"), new[3])  # a pointer's ``+=`` adds to its offset (cur + 0)
         if (isinstance(new, tuple) and new[0] == "b" and new[1] in ("+", "-") and new[2] == ("v", "__cur")
                 and "__cur" not in E.symbols(new[3]) and not E.unknowns(new[3])):
             return new[3] if new[1] == "+" else E.fold(("u", "-", new[3]))
         return None
 
     def _while(self, node: Any, st: _State) -> None:
+        if node.type == "do_statement" and _runs_once(node):
+            body = node.child_by_field_name("body")  # ``do { ... } while (0)``: one pass, no loop
+            if body is not None:
+                self.walk(body, st)
+            return
         inner = st.copy()
         sym = f"iteration@{_line(node)}"
         inner.loops = inner.loops + ((sym, E.num(0), E.num(1), _line(node)),)
@@ -475,3 +485,12 @@ def walk_kernel(fn: Any, body: Any, params: tuple[Param, ...], tparams: tuple[st
     except BudgetExceeded as exc:
         walker.problems.append(f"unmodelled: the rest of the kernel ({exc.what})")
     return tuple(walker.arrays.values()), walker.accesses, walker.branches, walker.problems
+
+
+def _runs_once(node: Any) -> bool:
+    """A ``do ... while`` whose condition is the literal 0 or ``false`` (the macro idiom): one pass."""
+    cond = node.child_by_field_name("condition")
+    text = _text(cond).strip() if cond is not None else ""
+    while text.startswith("(") and text.endswith(")"):
+        text = text[1:-1].strip()
+    return text in ("0", "false", "0u", "0U")
