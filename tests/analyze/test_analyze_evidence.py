@@ -16,7 +16,8 @@ import pytest
 
 from cudalens.cli import main
 from cudalens.errors import NoDeviceError
-from cudalens.measure.result import BenchResult, DeviceInfo
+from cudalens.hardware.device import DeviceFacts
+from cudalens.measure.result import BenchResult
 from cudalens.measure.sampling import Sample
 from cudalens.measure.stats import summarize
 from cudalens.profile import ncu
@@ -193,7 +194,7 @@ def test_run_without_gpu_text_report_is_still_produced(capsys, monkeypatch):
 def _fake_bench(request, timeout_s=120.0):
     secs = 100e-6 * (1 + 0.001 * np.random.default_rng(0).standard_normal(30))
     samples = tuple(Sample(float(s), 1, 1980.0, False) for s in secs)
-    dev = DeviceInfo(name="NVIDIA H100 80GB HBM3", cc="9.0", sm_count=132, l2_bytes=50 << 20,
+    dev = DeviceFacts(name="NVIDIA H100 80GB HBM3", cc="9.0", sm_count=132, l2_bytes=50 << 20,
                      max_sm_clock_mhz=1980.0, theoretical_bandwidth_gbs=3352.3)
     result = BenchResult(kernel=request["kernel"], mode=request["mode"], device=dev,
                          config={"grid": request["grid"], "block": request["block"]}, samples=samples,

@@ -1,12 +1,11 @@
 import pytest
+from _guided_synth import metrics
 
 from cudalens.guided.inputs import Measurement, device_ceilings
 from cudalens.guided.speed_of_light import speed_of_light
+from cudalens.hardware.device import DeviceFacts
 from cudalens.hardware.throughput import peaks
-from cudalens.measure.result import DeviceInfo
 from cudalens.measure.throughput import Ceilings
-
-from _guided_synth import metrics
 
 
 def test_rates_shares_and_roofline_from_the_measurement():
@@ -51,10 +50,10 @@ def test_unknown_ceilings_leave_shares_and_roofline_unknown():
 
 
 def test_device_ceilings_use_the_throughput_table():
-    info = DeviceInfo(name="H100", cc="9.0", sm_count=132, max_sm_clock_mhz=1980.0,
+    info = DeviceFacts(name="H100", cc="9.0", sm_count=132, max_sm_clock_mhz=1980.0,
                       theoretical_bandwidth_gbs=3352.3)
     c = device_ceilings(info)
     fp32 = next(p for p in peaks("9.0", 132, 1980e6) if p.key == "fp32_add_mul_fma")
     assert c.theoretical_gflops == pytest.approx(fp32.per_s / 1e9)
     assert c.theoretical_bandwidth_gbs == 3352.3
-    assert device_ceilings(DeviceInfo(name="x")).theoretical_gflops is None
+    assert device_ceilings(DeviceFacts(name="x")).theoretical_gflops is None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cudalens.measure.result import BenchResult, DeviceInfo
+from cudalens.hardware.device import DeviceFacts
+from cudalens.measure.result import BenchResult
 from cudalens.measure.sampling import Sample
 from cudalens.measure.stats import summarize
 
@@ -16,7 +17,7 @@ def fake_result(median_s: float, *, n: int = 50, noise: float = 0.002, seed: int
     samples = tuple(Sample(float(s), 1, 1980.0, False) for s in secs)
     samples += tuple(Sample(float(median_s * 3), 1, 900.0, True) for _ in range(throttled))
     return BenchResult(
-        kernel=kernel, mode="cold", device=DeviceInfo(name="Fake GPU", cc="9.0", l2_bytes=50 << 20),
+        kernel=kernel, mode="cold", device=DeviceFacts(name="Fake GPU", cc="9.0", l2_bytes=50 << 20),
         config={"grid": [1, 1, 1]}, samples=samples, stop_reason="converged",
         summary=summarize([s.seconds for s in samples if not s.throttled]), code_hash="abc",
     )

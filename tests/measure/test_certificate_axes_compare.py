@@ -6,17 +6,18 @@ import pytest
 
 from cudalens.cli import main
 from cudalens.errors import InputError
+from cudalens.hardware.device import DeviceFacts
 from cudalens.measure import axes as ax
 from cudalens.measure.certificate import CERTIFICATE_KEYS, build_certificate, compare_outputs, speed_of_light
 from cudalens.measure.comparison import compare_results, load_results
-from cudalens.measure.result import BenchResult, DeviceInfo
+from cudalens.measure.result import BenchResult
 from cudalens.measure.sampling import FixedSamples, NoiseTarget, Sample, SamplingPolicy, collect
 from cudalens.measure.stats import summarize
 from cudalens.measure.timers import TIMERS, GraphTimer, RawEventTimer, Timer, make_timer
 
 from ._factory import fake_result
 
-DEV = DeviceInfo(name="Fake H100", cc="9.0", l2_bytes=50 << 20, theoretical_bandwidth_gbs=3352.3,
+DEV = DeviceFacts(name="Fake H100", cc="9.0", l2_bytes=50 << 20, theoretical_bandwidth_gbs=3352.3,
                  driver_version="580.159.04", cuda_version="13.0", max_sm_clock_mhz=1980.0)
 ENGINE = {"event_floor_s": 1.3e-6, "timer": Timer().describe(), "flush_bytes": 100 << 20, "persisting_reset": True,
           "windows_seen": [], "windows_seen_count": 0, "side_work_checked": True, "graph": False,

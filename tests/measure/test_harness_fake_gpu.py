@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from cudalens.errors import ToolchainError
+from cudalens.hardware.device import DeviceFacts
 from cudalens.measure import harness
 from cudalens.measure.certificate import CERTIFICATE_KEYS
-from cudalens.measure.result import DeviceInfo
 from cudalens.measure.sampling import Collected, Sample
 
 SRC = r"""
@@ -24,7 +24,7 @@ template <typename T> __global__ void twice(const T* x, T* y, int n) {
 }
 """
 N = 4096
-DEV = DeviceInfo(name="Simulated", cc="9.0", l2_bytes=50 << 20, theoretical_bandwidth_gbs=3352.3)
+DEV = DeviceFacts(name="Simulated", cc="9.0", l2_bytes=50 << 20, theoretical_bandwidth_gbs=3352.3)
 
 
 class FakeCu:

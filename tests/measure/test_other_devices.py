@@ -2,9 +2,9 @@
 
 from dataclasses import dataclass
 
+from cudalens.hardware.device import DeviceFacts
 from cudalens.measure.certificate import build_certificate, checks_not_made
 from cudalens.measure.nvml import DeviceReading, OtherDevicesWatch, judge_other_devices
-from cudalens.measure.result import DeviceInfo
 from cudalens.measure.sampling import NoiseTarget, Sample, SamplingPolicy
 from cudalens.measure.stats import summarize
 from cudalens.measure.timers import Timer
@@ -81,7 +81,7 @@ def test_one_device_has_nothing_to_watch():
 
 
 def test_found_work_makes_the_certificate_suspect_and_unchecked_says_so():
-    dev = DeviceInfo(name="Fake", cc="9.0", l2_bytes=50 << 20, theoretical_bandwidth_gbs=3352.3)
+    dev = DeviceFacts(name="Fake", cc="9.0", l2_bytes=50 << 20, theoretical_bandwidth_gbs=3352.3)
     samples = tuple(Sample(1e-4, 1, 1980.0) for _ in range(20))
     engine = {"timer": Timer().describe(), "flush_bytes": 0, "criterion": NoiseTarget(SamplingPolicy()).describe()}
     kw = dict(mode="hot", samples=samples, stop="converged", summary=summarize([s.seconds for s in samples]),

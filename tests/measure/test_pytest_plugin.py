@@ -12,7 +12,8 @@ import zlib
 import numpy as np
 import pytest
 
-from cudalens.measure.result import BenchResult, DeviceInfo
+from cudalens.measure.result import BenchResult
+from cudalens.hardware.device import DeviceFacts
 from cudalens.measure.sampling import Sample
 from cudalens.measure.stats import summarize
 
@@ -23,7 +24,7 @@ def fake(name, median):
     rng = np.random.default_rng(zlib.crc32(name.encode()))  # same name, same samples
     secs = median * (1 + 0.002 * rng.standard_normal(40))
     samples = tuple(Sample(float(s)) for s in secs)
-    return BenchResult(kernel=name, mode="hot", device=DeviceInfo(name="Fake"), config={}, samples=samples,
+    return BenchResult(kernel=name, mode="hot", device=DeviceFacts(name="Fake"), config={}, samples=samples,
                        stop_reason="converged", summary=summarize(list(secs)))
 
 

@@ -39,9 +39,9 @@ from typing import Any, Callable
 import numpy as np
 
 from cudalens.errors import InputError, NoDeviceError
+from cudalens.hardware.device import DeviceFacts
 from cudalens.measure.nvml import Nvml as _Nvml
 from cudalens.measure.nvml import OtherDevicesWatch
-from cudalens.measure.result import DeviceInfo
 from cudalens.measure.sampling import Collected, Sample, SamplingPolicy, collect, is_throttled, side_work
 from cudalens.measure.timers import Timer, make_timer
 
@@ -107,7 +107,7 @@ def _cu():
 
 # ---------------------------------------------------------------------------- device facts
 
-def device_info(index: int = 0) -> DeviceInfo:
+def device_info(index: int = 0) -> DeviceFacts:
     """Facts of device ``index`` from driver attributes (and NVML for the max SM clock)."""
     cu = _cu()
     drv = cu._driver()
@@ -119,7 +119,7 @@ def device_info(index: int = 0) -> DeviceInfo:
     bus = attr("GLOBAL_MEMORY_BUS_WIDTH")
     theo = 2.0 * mem_khz * 1e3 * (bus / 8) / 1e9 if mem_khz and bus else None
     nv = _Nvml.open(index)
-    return DeviceInfo(
+    return DeviceFacts(
         name=name,
         index=index,
         cc=f"{attr('COMPUTE_CAPABILITY_MAJOR')}.{attr('COMPUTE_CAPABILITY_MINOR')}",
@@ -195,7 +195,7 @@ def _window_attr(drv: Any) -> Any:
 class _Engine:
     """Per-run GPU state: events, blocking kernel and flags, L2 flush buffer, NVML, the timer."""
 
-    def __init__(self, ctx: Any, info: DeviceInfo, stream_h: int, cold: bool, timer: Timer,
+    def __init__(self, ctx: Any, info: DeviceFacts, stream_h: int, cold: bool, timer: Timer,
                  reset_persisting: bool = True, detect_side_work: bool = True) -> None:
         cu = _cu()
         self.cu, self.drv = cu, cu._driver()
@@ -387,7 +387,7 @@ def _choose_batch(engine: _Engine, enqueue: Callable[[], None], policy: Sampling
     return int(min(MAX_HOT_BATCH, max(1, round(HOT_BATCH_TARGET_S / t))))
 
 
-def measure(ctx: Any, info: DeviceInfo, enqueue: Callable[[], None], *, stream_h: int, mode: str,
+def measure(ctx: Any, info: DeviceFacts, enqueue: Callable[[], None], *, stream_h: int, mode: str,
             batch: int | None, policy: SamplingPolicy, clock: Callable[[], float], timer: Any = "events",
             criterion: Any = None, reset_persisting: bool = True, detect_side_work: bool = True,
             ) -> tuple[Any, int, list[str], dict[str, Any]]:

@@ -28,6 +28,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from cudalens.errors import CudalensError, InputError
+from cudalens.hardware.device import DeviceFacts
 from cudalens.measure.argspec import ArgSpec, materialize
 from cudalens.measure.certificate import build_certificate, compare_outputs, speed_of_light
 from cudalens.measure.devargs import ArgSets, device_array, first_run_check, poison, read_array
@@ -40,14 +41,14 @@ from cudalens.measure.engine import (  # noqa: F401 - re-exported: the harness's
     measure,
     stream_handle,
 )
-from cudalens.measure.result import BenchResult, DeviceInfo, code_hash
+from cudalens.measure.result import BenchResult, code_hash
 from cudalens.measure.sampling import SamplingPolicy
 from cudalens.measure.stats import summarize
 from cudalens.measure.throughput import Ceilings, assess_throughput
 from cudalens.measure.timers import TIMERS, make_timer  # noqa: F401 - TIMERS re-exported
 
 
-def _ceilings(info: DeviceInfo, extra: Ceilings | None) -> Ceilings:
+def _ceilings(info: DeviceFacts, extra: Ceilings | None) -> Ceilings:
     base = extra or Ceilings()
     return Ceilings(
         theoretical_bandwidth_gbs=base.theoretical_bandwidth_gbs or info.theoretical_bandwidth_gbs,
@@ -59,7 +60,7 @@ def _ceilings(info: DeviceInfo, extra: Ceilings | None) -> Ceilings:
     )
 
 
-def _finish(kernel: str, mode: str, info: DeviceInfo, config: dict[str, Any], collected: Any,
+def _finish(kernel: str, mode: str, info: DeviceFacts, config: dict[str, Any], collected: Any,
             notes: list[str], bytes_rw: tuple[int, int], flops: float, ceilings: Ceilings | None,
             verification: dict[str, Any] | None, chash: str, *, engine: Mapping[str, Any],
             checks: Mapping[str, Any], toolchain: Mapping[str, Any] | None, sol_check: bool,

@@ -7,16 +7,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cudalens.hardware.device import DeviceFacts
-from cudalens.measure.sampling import Sample, kept
+from cudalens.measure.sampling import Sample, SampleCounts
 from cudalens.measure.stats import Summary
-
-#: The GPU a run used: the one device-facts record of :mod:`cudalens.hardware.device` (the name
-#: ``DeviceInfo`` stays for the harness's engine, which imports it from here).
-DeviceInfo = DeviceFacts
 
 
 @dataclass(frozen=True)
-class BenchResult:
+class BenchResult(SampleCounts):
     """One measurement. ``samples`` holds all of them (throttled too); ``summary`` the kept ones.
 
     Times are seconds per launch.
@@ -24,7 +20,7 @@ class BenchResult:
 
     kernel: str
     mode: str  # "cold" | "hot" | "callable"
-    device: DeviceInfo
+    device: DeviceFacts
     config: dict[str, Any]
     samples: tuple[Sample, ...]
     stop_reason: str
@@ -38,14 +34,6 @@ class BenchResult:
     @property
     def suspect(self) -> bool:
         return bool(self.certificate) and self.certificate.get("verdict") == "suspect"  # type: ignore[union-attr]
-
-    @property
-    def kept_seconds(self) -> list[float]:
-        return kept(self.samples)
-
-    @property
-    def throttled_count(self) -> int:
-        return sum(1 for s in self.samples if s.throttled)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -69,7 +57,7 @@ class BenchResult:
         return cls(
             kernel=d["kernel"],
             mode=d["mode"],
-            device=DeviceInfo.from_dict(d["device"]),
+            device=DeviceFacts.from_dict(d["device"]),
             config=d.get("config", {}),
             samples=tuple(Sample(**s) for s in d["samples"]),
             stop_reason=d.get("stop_reason", ""),

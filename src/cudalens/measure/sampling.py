@@ -95,6 +95,21 @@ def kept(samples: Sequence[Sample]) -> list[float]:
     return [s.seconds for s in samples if not s.throttled and not s.untrusted]
 
 
+class SampleCounts:
+    """``kept_seconds`` and ``throttled_count`` of a record holding ``samples`` (all of them, throttled
+    too): what :class:`Collected` and the benchmark result both report."""
+
+    samples: tuple[Sample, ...]
+
+    @property
+    def kept_seconds(self) -> list[float]:
+        return kept(self.samples)
+
+    @property
+    def throttled_count(self) -> int:
+        return sum(1 for s in self.samples if s.throttled)
+
+
 def stop_reason(samples: Sequence[Sample], elapsed_s: float, policy: SamplingPolicy) -> str | None:
     """Why sampling should stop now, or None to go on. Pure: depends only on its arguments.
 
@@ -152,20 +167,12 @@ class FixedSamples:
 
 
 @dataclass(frozen=True)
-class Collected:
+class Collected(SampleCounts):
     """All samples of one measurement (throttled ones included) and why sampling stopped."""
 
     samples: tuple[Sample, ...]
     stop: str
     elapsed_s: float
-
-    @property
-    def kept_seconds(self) -> list[float]:
-        return kept(self.samples)
-
-    @property
-    def throttled_count(self) -> int:
-        return sum(1 for s in self.samples if s.throttled)
 
 
 def collect(

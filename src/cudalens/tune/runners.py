@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 
 from cudalens.errors import CudalensError
-from cudalens.measure.result import BenchResult, DeviceInfo
+from cudalens.hardware.device import DeviceFacts
+from cudalens.measure.result import BenchResult
 from cudalens.measure.sampling import Sample, SamplingPolicy
 from cudalens.measure.stats import summarize
 from cudalens.tune.space import Config
@@ -101,7 +102,7 @@ class FakeRunner:
         self.delay_s, self.log, self.die_on, self.die_marker = delay_s, log, die_on, die_marker
         self.die_times = die_times
         self.noise, self.wrong, self.fail, self.samples = noise, set(wrong), set(fail), samples
-        self.device = DeviceInfo(name="fake GPU", index=0, cc="9.0", sm_count=132, l2_bytes=50 * 2**20)
+        self.device = DeviceFacts(name="fake GPU", index=0, cc="9.0", sm_count=132, l2_bytes=50 * 2**20)
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.device.name, "cc": self.device.cc, "sm_count": self.device.sm_count, "pid": os.getpid()}
