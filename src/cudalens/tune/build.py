@@ -43,7 +43,7 @@ from typing import Any
 from cudalens.compiled import cache as _cache
 from cudalens.compiled.compile import build_flags
 from cudalens.compiled.model import Resources
-from cudalens.compiled.names import base_name_from_mangled, demangle_all
+from cudalens.compiled.names import base_name_from_mangled, demangle_all, split_top_level
 from cudalens.compiled.reports import parse_diagnostics, parse_ptxas_verbose
 from cudalens.compiled.sass import parse_nvdisasm
 from cudalens.errors import InputError, ToolchainError
@@ -67,18 +67,7 @@ class KernelSpec:
         if not text.endswith(">"):
             raise InputError(f"--kernel {text!r}: template arguments must end with '>'")
         name, inner = text[: text.index("<")].strip(), text[text.index("<") + 1: -1]
-        args, depth, cur = [], 0, ""
-        for ch in inner:
-            if ch in "<(":
-                depth += 1
-            elif ch in ">)":
-                depth -= 1
-            if ch == "," and depth == 0:
-                args.append(cur.strip())
-                cur = ""
-            else:
-                cur += ch
-        args.append(cur.strip())
+        args = [a.strip() for a in split_top_level(inner)]
         if not name or any(not a for a in args):
             raise InputError(f"--kernel {text!r}: empty name or template argument")
         return cls(name, tuple(args))

@@ -260,14 +260,18 @@ def prepare(spec: TuneSpec, runner: RunnerSpec, device_name: str, db: str | None
                     [], model, db, progress, build_fn)
 
 
-def store_outcome(db: str | None, prep: Prepared, out: Outcome) -> bool:
+def settle(db: str | None, prep: Prepared, out: Outcome, progress: Progress,
+           on_outcome: Callable[[Outcome], None] | None) -> None:
+    """What every backend does with an outcome: store it (counted in ``progress`` when new), tell the
+    strategy its median time (None when not measured), hand it to ``on_outcome``."""
     v = prep.verdicts.get(out.config_key)
-    return store.record(db, prep.session_id, out.config_key, out.status, reason=out.reason, result=out.result,
-                        predicted=v.predicted_cost if v else None, worker=out.worker)
-
-
-def _tell(prep: Prepared, out: Outcome) -> None:
+    if store.record(db, prep.session_id, out.config_key, out.status, reason=out.reason, result=out.result,
+                    predicted=v.predicted_cost if v else None, worker=out.worker):
+        progress.measured += out.status != "failed"
+        progress.failed += out.status == "failed"
     prep.strategy.tell(out.config_key, out.result.summary.median if out.status == "measured" and out.result else None)
+    if on_outcome:
+        on_outcome(out)
 
 
 def run_local(prep: Prepared, runner_spec: RunnerSpec, db: str | None, *, runner: Any = None,
@@ -304,12 +308,7 @@ def run_local(prep: Prepared, runner_spec: RunnerSpec, db: str | None, *, runner
             launch, _ = launch_for(prep.spec, Config.from_key(key))
             out = runner.measure(item_for(prep.facts[key], launch))
             out = Outcome(out.config_key, out.status, out.reason, out.result, out.worker or f"local:{os.getpid()}")
-            if store_outcome(db, prep, out):
-                progress.measured += out.status != "failed"
-                progress.failed += out.status == "failed"
-            _tell(prep, out)
-            if on_outcome:
-                on_outcome(out)
+            settle(db, prep, out, progress, on_outcome)
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)

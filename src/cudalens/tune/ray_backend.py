@@ -37,10 +37,9 @@ from cudalens.tune.build import (
 from cudalens.tune.engine import (
     Prepared,
     Progress,
-    _tell,
     item_for,
     launch_for,
-    store_outcome,
+    settle,
 )
 from cudalens.tune.runners import Outcome, RunnerSpec
 from cudalens.tune.space import Config
@@ -240,12 +239,7 @@ def run_ray(prep: Prepared, runner_spec: RunnerSpec, db: str | None, *, num_work
                 out = Outcome(key, "failed", f"{attempts[key]} workers died while measuring it", None, "ray")
             else:
                 queues[id(actor)].remove(ref)
-            if store_outcome(db, prep, out):
-                progress.measured += out.status != "failed"
-                progress.failed += out.status == "failed"
-            _tell(prep, out)
-            if on_outcome:
-                on_outcome(out)
+            settle(db, prep, out, progress, on_outcome)
     for a in live:
         ray.kill(a)
     return progress
