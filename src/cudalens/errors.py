@@ -15,3 +15,13 @@ class ToolchainError(CudalensError):
 
 class NoDeviceError(CudalensError):
     """The work needs a GPU and none is usable here."""
+
+
+def read_text(path: str, what: str) -> str:
+    """The text of the file ``path`` (undecodable bytes replaced); an :class:`InputError`
+    ``"PATH: cannot read WHAT (reason)"`` when it cannot be read."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read {what} ({exc.strerror})") from None

@@ -62,23 +62,21 @@ class Nvml:
         except Exception:  # noqa: BLE001 - no NVML: clocks unknown, no throttle detection
             return None
 
-    def sm_clock(self) -> float | None:
+    def _clock(self, call: str, domain: str) -> float | None:
+        """MHz from ``nvmlDeviceGet<call>(handle, NVML_CLOCK_<domain>)``; None when NVML cannot say."""
         try:
-            return float(self.mod.nvmlDeviceGetClockInfo(self.handle, self.mod.NVML_CLOCK_SM))
+            return float(getattr(self.mod, call)(self.handle, getattr(self.mod, f"NVML_CLOCK_{domain}")))
         except Exception:  # noqa: BLE001
             return None
+
+    def sm_clock(self) -> float | None:
+        return self._clock("nvmlDeviceGetClockInfo", "SM")
 
     def max_sm_clock(self) -> float | None:
-        try:
-            return float(self.mod.nvmlDeviceGetMaxClockInfo(self.handle, self.mod.NVML_CLOCK_SM))
-        except Exception:  # noqa: BLE001
-            return None
+        return self._clock("nvmlDeviceGetMaxClockInfo", "SM")
 
     def mem_clock(self) -> float | None:
-        try:
-            return float(self.mod.nvmlDeviceGetClockInfo(self.handle, self.mod.NVML_CLOCK_MEM))
-        except Exception:  # noqa: BLE001
-            return None
+        return self._clock("nvmlDeviceGetClockInfo", "MEM")
 
     def throttle_reasons(self) -> list[str]:
         """Names of the active clock-event (throttle) reasons, e.g. ["SwPowerCap"]; [] when none

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from cudalens.compiled.names import base_name_from_demangled as base_kernel_name
-from cudalens.errors import CudalensError, InputError
+from cudalens.errors import CudalensError, InputError, read_text
 
 #: The metric set (ncu names). Grouped by what they establish.
 METRICS: tuple[str, ...] = (
@@ -246,12 +246,7 @@ def _scaled(value: float | None, unit: str) -> float | None:
 
 
 def parse_csv_file(path: str) -> tuple[LaunchCounters, ...]:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read counters file ({exc.strerror})") from None
-    return parse_csv(text, source=path)
+    return parse_csv(read_text(path, "counters file"), source=path)
 
 
 @dataclass(frozen=True)

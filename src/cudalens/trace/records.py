@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cudalens.errors import InputError
+from cudalens.errors import InputError, read_text
 
 FORMAT_VERSION = 1
 
@@ -240,9 +240,4 @@ def parse(text: str, source: str = "<trace>") -> Trace:
 
 
 def parse_file(path: str) -> Trace:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read trace ({exc.strerror})") from None
-    return parse(text, source=path)
+    return parse(read_text(path, "trace"), source=path)
