@@ -14,19 +14,14 @@ from pathlib import Path
 import pytest
 
 from cudalens.access.ptx_eval import BRANCH_QUANTITY, PLAUSIBLE, evaluate
-from cudalens.compiled.ptx import compile_ptx, parse_ptx, user_location
+from cudalens.compiled.ptx import parse_ptx, user_location
 
 FEATURES = Path(__file__).parent / "ptx" / "features.cu"
 
 
 @pytest.fixture(scope="module")
-def module():
-    from cudalens.compiled.toolchain import discover
-
-    tc = discover()
-    if "nvcc" not in tc.tools or tc.host_compiler is None:
-        pytest.skip("no nvcc (wheel) or host compiler")
-    return compile_ptx(FEATURES, "9.0", toolchain=tc).module
+def module(ptx_of):
+    return ptx_of(FEATURES)
 
 
 def _fn(module, name):

@@ -25,19 +25,13 @@ import pytest
 
 from cudalens.access import memory as M
 from cudalens.access.ptx_eval import evaluate
-from cudalens.compiled.ptx import compile_ptx
 
 PATTERNS = Path(__file__).parent / "ptx" / "realworld_patterns.cu"
 
 
 @pytest.fixture(scope="module")
-def module():
-    from cudalens.compiled.toolchain import discover
-
-    tc = discover()
-    if "nvcc" not in tc.tools or tc.host_compiler is None:
-        pytest.skip("no nvcc (wheel) or host compiler")
-    return compile_ptx(PATTERNS, "9.0", toolchain=tc).module
+def module(ptx_of):
+    return ptx_of(PATTERNS)
 
 
 def _fn(module, name):

@@ -1,0 +1,21 @@
+"""Shared fixture of the access-model tests: our own kernels compiled to PTX with the wheel toolchain."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from cudalens.compiled.ptx import PtxModule, compile_ptx
+
+
+@pytest.fixture(scope="session")
+def ptx_of() -> Callable[[Path], PtxModule]:
+    """A function giving the sm_90 PTX module of a source file, or a skip naming what is missing."""
+    from cudalens.compiled.toolchain import discover
+
+    tc = discover()
+    if "nvcc" not in tc.tools or tc.host_compiler is None:
+        pytest.skip("no nvcc (wheel) or host compiler")
+    return lambda source: compile_ptx(source, "9.0", toolchain=tc).module
