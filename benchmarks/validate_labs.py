@@ -195,7 +195,41 @@ _RATIO_FIELDS = {
 def _access_value(a: Mapping[str, Any]) -> float | None:
     if a.get("space") == "global":
         return a.get("sectors_per_request")
-    return shared_wavefronts_prediction(a)
+    return shared_wavefronts_prediction(*_access_and_load(a))
+
+
+def _access_and_load(a: Mapping[str, Any]) -> tuple[Any, Any]:
+    """The Access (and CompiledLoad, or None) of an access in this script's kernel form."""
+    from cudalens.pipeline.join import CompiledLoad
+    from cudalens.source.model import Access
+
+    access = Access(a.get("line") or 0, a.get("array") or "", a.get("space") or "", a.get("op") or "",
+                    a.get("bytes_per_thread"), a.get("index") or "", sectors_per_request=a.get("sectors_per_request"),
+                    ideal_sectors_per_request=a.get("ideal_sectors_per_request"),
+                    bank_conflict_ways=a.get("bank_conflict_ways"), pattern=a.get("pattern"),
+                    wavefronts_per_request=a.get("wavefronts_per_request"))
+    load = None
+    if a.get("compiled_wavefronts_per_request") is not None:
+        load = CompiledLoad(a.get("compiled_load_bytes") or 0, a["compiled_wavefronts_per_request"],
+                            a.get("compiled_requests_per_access") or 1.0)
+    return access, load
+
+
+def kernel_record(kernel: Mapping[str, Any]) -> Any:
+    """The pipeline's KernelRecord (what cudalens.guided reads) of a kernel in this script's form."""
+    from cudalens.pipeline.join import KernelRecord
+    from cudalens.source.model import Branch, Kernel
+
+    pairs = [_access_and_load(a) for a in kernel.get("accesses", [])]
+    branches = kernel.get("branches", [])
+    compiled = "unmodelled_branch_lines" in kernel or any("predicated" in b for b in branches)
+    k = Kernel(kernel["name"], kernel.get("file") or "", kernel.get("line") or 0, kernel.get("line") or 0, (), False,
+               None, accesses=tuple(a for a, _ in pairs),
+               branches=tuple(Branch(b.get("line") or 0, b.get("condition") or "", b.get("divergent")) for b in branches))
+    hidden = kernel.get("unmodelled_branch_lines")
+    return KernelRecord(k, None, tuple(ld for _, ld in pairs),
+                        tuple(bool(b.get("predicated")) for b in branches) if compiled else None,
+                        tuple(hidden) if hidden is not None else None, occupancy=kernel.get("occupancy"))
 
 
 def ratio_prediction(accesses: Sequence[Mapping[str, Any]], space: str, op: str) -> tuple[float | None, str]:
@@ -250,7 +284,7 @@ def kernel_rows(file: str, labs: Sequence[int], kernel: Mapping[str, Any], metri
     if metrics is None:
         return [_row(file, labs, name, "profiled", "1 launch", None, False, "ncu row for the kernel",
                      note="ncu returned no row for this kernel")]
-    checks: dict[str, CrossCheck] = {c.quantity: c for c in cross_check({"kernels": [kernel]}, {name: metrics})}
+    checks: dict[str, CrossCheck] = {c.quantity: c for c in cross_check([kernel_record(kernel)], {name: metrics})}
     rows = []
     for (space, op), (quantity, attr) in _RATIO_FIELDS.items():
         predicted, how = ratio_prediction(kernel.get("accesses", []), space, op)
@@ -270,7 +304,7 @@ def kernel_rows(file: str, labs: Sequence[int], kernel: Mapping[str, Any], metri
                 note += "; measured by the L1 data stage (l1tex), which also counts contention with global traffic"
         rows.append(_row(file, labs, name, quantity, predicted, measured, exact_ratio(predicted, measured),
                          f"|measured - predicted| <= {EXACT_RATIO_TOL}", within, note))
-    predicted_class, _, why = divergence_class(kernel)
+    predicted_class, _, why = divergence_class(kernel_record(kernel))
     label = {True: "divergent", False: "uniform", None: "unknown"}[predicted_class]
     eff = metrics.branch_efficiency
     eff_agree = None
@@ -313,7 +347,8 @@ def top_rule_check(findings: Sequence[Finding], bad: str, rule: str, loads: Mapp
     from cudalens.guided.rank import rank_findings
 
     own = [f for f in findings if f.kernel == bad and not f.rule.startswith("V")]
-    ranked = rank_findings(sort_findings(own), loads or {}, report or {})
+    records = [kernel_record(k) for k in (report or {}).get("kernels", [])]
+    ranked = rank_findings(sort_findings(own), loads or {}, records)
     static = sort_findings(own)
     rules = [f.rule for f in ranked]
     return {"expected_rule": rule, "top_rule": rules[0] if rules else None,
@@ -571,7 +606,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 continue
             rows.extend(kernel_rows(plan.file, plan.labs, k, counters.get(ln.kernel), divergent.get(ln.kernel)))
         report = {"kernels": list(kernels.values())}
-        loads = kernel_loads(report, counters) if counters else {}
+        loads = kernel_loads([kernel_record(k) for k in kernels.values()], counters) if counters else {}
         launched = {ln.kernel for ln in plan.launches}
         for n in plan.labs:
             lab = labs.get(n)

@@ -1,10 +1,12 @@
-"""Synthetic inputs for the guided tests: counters, report kernels, measurements."""
+"""Synthetic inputs for the guided tests: counters, kernel records, measurements."""
 
 from __future__ import annotations
 
 import dataclasses
 
+from cudalens.pipeline.join import CompiledLoad, KernelRecord
 from cudalens.profile.ncu import LegacyMetrics
+from cudalens.source.model import Access, Branch, Kernel
 
 
 def metrics(kernel: str, **values) -> LegacyMetrics:
@@ -16,18 +18,33 @@ def metrics(kernel: str, **values) -> LegacyMetrics:
 
 
 def access(line, space, op, *, sectors=None, ideal=None, ways=None, waves=None, width=4, pattern="p", array="a"):
-    return {"line": line, "array": array, "space": space, "op": op, "bytes_per_thread": width,
-            "sectors_per_request": sectors, "ideal_sectors_per_request": ideal, "bank_conflict_ways": ways,
-            "wavefronts_per_request": waves, "pattern": pattern}
+    return Access(line, array, space, op, width, "i", sectors_per_request=sectors, ideal_sectors_per_request=ideal,
+                  bank_conflict_ways=ways, wavefronts_per_request=waves, pattern=pattern)
 
 
-def kernel(name, accesses=(), branches=(), occupancy=None, file="k.cu", line=1):
-    k = {"name": name, "file": file, "line": line, "accesses": list(accesses), "branches": list(branches)}
+def branch(line, divergent):
+    return Branch(line, "c", divergent)
+
+
+def kernel(name, accesses=(), branches=(), occupancy=None, file="k.cu", line=1, predicated=None, unmodelled=None,
+           loads=(), sass=None):
+    """A kernel record; ``branches`` as {"line", "divergent"} dicts, (line, divergent) pairs or Branch objects, ``predicated`` per branch,
+    ``loads`` the compiled loads per access (CompiledLoad or None)."""
+    bs = tuple(b if isinstance(b, Branch) else branch(b["line"], b["divergent"]) if isinstance(b, dict)
+               else branch(*b) for b in branches)
+    k = Kernel(name, file, line, line, (), False, None, accesses=tuple(accesses), branches=bs)
+    occ = None
     if occupancy is not None:
-        k["occupancy"] = {"threads_per_block": 256, "active_blocks_per_sm": 4, "active_warps_per_sm": 32,
-                          "occupancy": occupancy, "limiters": ["registers"]}
-    return k
+        occ = {"threads_per_block": 256, "active_blocks_per_sm": 4, "active_warps_per_sm": 32,
+               "occupancy": occupancy, "limiters": ["registers"]}
+    return KernelRecord(k, None, tuple(loads), None if predicated is None else tuple(predicated),
+                        None if unmodelled is None else tuple(unmodelled), sass=sass, occupancy=occ)
 
 
-def report(*kernels, findings=()):
-    return {"schema": "cudalens/analysis-1", "cc": "9.0", "kernels": list(kernels), "findings": list(findings)}
+def compiled_load(wavefronts, load_bytes=16, requests=0.25):
+    return CompiledLoad(load_bytes, wavefronts, requests)
+
+
+def report(*kernels):
+    """The records of a synthetic analysis (what guided/ reads)."""
+    return tuple(kernels)

@@ -2,11 +2,16 @@
 
 import pytest
 
+from _guided_synth import kernel
+
 from cudalens.guided.crosscheck import divergence_class
 
 
-def _kernel(branches, hidden=()):
-    return {"name": "k", "branches": branches, "unmodelled_branch_lines": list(hidden)}
+def _kernel(branches, hidden=None):
+    """A record of ``branches`` ({"line", "divergent", "predicated"}; no "predicated": not compiled)."""
+    compiled = any("predicated" in b for b in branches) or hidden is not None
+    return kernel("k", branches=branches, predicated=[b.get("predicated", False) for b in branches] if compiled
+                  else None, unmodelled=list(hidden or ()) if compiled else None)
 
 
 def test_a_divergent_condition_the_compiler_predicated_runs_no_branch():
@@ -29,10 +34,11 @@ def test_lab_kernels_compiled():
 
     if "nvcc" not in discover().tools:
         pytest.skip("no nvcc to compile with")
-    kernels = {k["name"]: k for k in analyze([str(kernel_path("asynccopy.cu")), str(kernel_path("mathfuncs.cu"))],
-                                             compile=True).to_dict()["kernels"]}
-    lane0 = [b for b in kernels["stage_sync"]["branches"] if b["divergent"]]
-    assert lane0 and all(b["predicated"] for b in lane0)  # `if (threadIdx.x == 0) out[...] = ...`
+    an = analyze([str(kernel_path("asynccopy.cu")), str(kernel_path("mathfuncs.cu"))], compile=True)
+    kernels = {r.name: r for fa in an.files for r in fa.kernels}
+    stage = kernels["stage_sync"]
+    lane0 = [pred for b, pred in zip(stage.kernel.branches, stage.predicated or ()) if b.divergent]
+    assert lane0 and all(lane0)  # `if (threadIdx.x == 0) out[...] = ...`: predicated
     assert divergence_class(kernels["stage_sync"])[0] is False
     assert divergence_class(kernels["pow_square"])[0] is None  # powf's own branches
     assert divergence_class(kernels["square_mul"])[0] is False

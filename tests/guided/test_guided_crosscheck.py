@@ -98,8 +98,8 @@ def test_kernels_without_counters_are_skipped():
 
 def test_real_model_on_the_transpose_example_matches_the_hardware_facts():
     """The naive tile transpose reads shared memory with a 32-way conflict, the padded one without."""
-    rep = analyze(["examples/access/transpose.cu"], compile=False).to_dict()
-    names = {k["name"] for k in rep["kernels"]}
+    rep = [rec for fa in analyze(["examples/access/transpose.cu"], compile=False).files for rec in fa.kernels]
+    names = {r.name for r in rep}
     assert {"transpose_tile", "transpose_tile_padded"} <= names
     hardware = {"transpose_tile": metrics("transpose_tile", shared_ld_wavefronts_per_request=32.0,
                                           shared_st_wavefronts_per_request=1.0, global_ld_sectors_per_request=4.0),

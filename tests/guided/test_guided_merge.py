@@ -1,5 +1,3 @@
-import copy
-
 import pytest
 
 from cudalens.pipeline import analyze
@@ -14,26 +12,33 @@ NEW_KEYS = {"counters", "cross_checks", "first_steps", "speed_of_light", "speed_
 
 
 @pytest.fixture(scope="module")
-def report():
-    return analyze(["examples/access/divergence.cu"], compile=False).to_dict()
+def analysis():
+    return analyze(["examples/access/divergence.cu"], compile=False)
+
+
+@pytest.fixture(scope="module")
+def report(analysis):
+    return analysis.to_dict()
+
+
+def merge(analysis, **kwargs):
+    """merge_guided on the analysis's kernel records and findings."""
+    return merge_guided([r for fa in analysis.files for r in fa.kernels], analysis.findings, **kwargs)
 
 
 def _key(f):
     return (f["rule"], f["kernel"], f["file"], f["line"], f["message"])
 
 
-def test_merge_only_adds_keys_and_keeps_every_finding(report):
-    before = copy.deepcopy(report)
+def test_merge_gives_the_guided_keys_and_keeps_every_finding(analysis, report):
     counters = {"split_by_thread": metrics("split_by_thread", branch_efficiency=100.0, duration_s=1e-3,
                                            global_st_sectors_per_request=4.0, gst_efficiency=50.0),
                 "split_by_warp": metrics("split_by_warp", branch_efficiency=100.0, duration_s=3e-3)}
     meas = Measurement("split_by_thread", 1e-3, bytes_read=0, bytes_written=4 * 2**20, flops=2**20)
-    merged = merge_guided(report, counters=counters, measurement=meas,
-                          ceilings=Ceilings(theoretical_bandwidth_gbs=3000.0, theoretical_gflops=60000.0))
-    assert report == before  # input untouched
-    assert set(report) <= set(merged) and set(merged) - set(report) == NEW_KEYS
-    for key in set(report) - {"findings"}:
-        assert merged[key] == report[key]
+    merged = merge(analysis, counters=counters, measurement=meas,
+                   ceilings=Ceilings(theoretical_bandwidth_gbs=3000.0, theoretical_gflops=60000.0))
+    assert set(merged) == NEW_KEYS | {"findings"}
+    assert analysis.to_dict() == report  # the records and findings are not modified
     assert {_key(f) for f in report["findings"]} <= {_key(f) for f in merged["findings"]}
     # split_by_thread's divergent branch measured at 100 %: one V1 finding, the rest are the originals
     added = [f for f in merged["findings"] if _key(f) not in {_key(g) for g in report["findings"]}]
@@ -47,8 +52,8 @@ def test_merge_only_adds_keys_and_keeps_every_finding(report):
     assert merged["roofline"]["kernel"] == "split_by_thread" and merged["speed_of_light"]
 
 
-def test_merge_without_anything_keeps_the_order_and_adds_empty_keys(report):
-    merged = merge_guided(report)
+def test_merge_without_anything_keeps_the_order_and_adds_empty_keys(analysis, report):
+    merged = merge(analysis)
     assert [_key(f) for f in merged["findings"]] == [_key(f) for f in report["findings"]]
     assert merged["cross_checks"] == [] and merged["counters"] == {} and merged["roofline"] is None
     assert merged["speed_of_light"] == [] and len(merged["first_steps"]) == 3
@@ -63,10 +68,10 @@ def _launch(i, kernel, sectors, ns, eff):
                                    "gpu__time_duration.sum": ns})
 
 
-def test_raw_launches_give_requested_and_actual_throughput(report):
+def test_raw_launches_give_requested_and_actual_throughput(analysis):
     launches = [_launch(0, "split_by_warp", 1e6, 2e4, 50.0), _launch(1, "split_by_warp", 1e6, 1e4, 50.0),
                 _launch(2, "split_by_warp", 1e6, 4e4, 50.0)]
-    merged = merge_guided(report, counters=launches)
+    merged = merge(analysis, counters=launches)
     c = merged["counters"]["split_by_warp"]
     actual = 1e6 * SECTOR_BYTES / 2e-5 / 1e9  # the median launch (20 us)
     assert c["launches"] == 3 and c["gst_throughput_gbps"] == pytest.approx(actual)
@@ -77,9 +82,9 @@ def test_raw_launches_give_requested_and_actual_throughput(report):
     assert check["measured"] == pytest.approx(4.0) and check["agree"] is True
 
 
-def test_merged_report_renders_in_html(report):
+def test_merged_report_renders_in_html(analysis, report):
     from cudalens.report.html import render_html
 
-    merged = merge_guided(report, counters={"split_by_warp": metrics("split_by_warp", branch_efficiency=100.0)})
+    merged = {**report, **merge(analysis, counters={"split_by_warp": metrics("split_by_warp", branch_efficiency=100.0)})}
     html = render_html(merged)
     assert "branch efficiency" in html and merged["first_steps"][0].split(" (")[0] in html

@@ -3,7 +3,7 @@
 - :mod:`.crosscheck`: predictions vs Nsight Compute counters, disagreements as V1 findings;
 - :mod:`.rank`: re-ranking by measured impact and the first steps to take;
 - :mod:`.speed_of_light`: achieved bandwidth and FLOP/s against the ceilings, the roofline point;
-- :mod:`.merge`: all of it merged into the analysis JSON (keys only added).
+- :mod:`.merge`: all of it, from the pipeline's kernel records and findings: the keys the guided report adds.
 """
 
 from cudalens.guided.crosscheck import CrossCheck, cross_check, disagreement_findings

@@ -38,10 +38,14 @@ theoretical occupancy
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from cudalens.findings import Evidence, Finding, Layer, Priority
 from cudalens.profile.ncu import LegacyMetrics
+
+if TYPE_CHECKING:
+    from cudalens.pipeline.join import CompiledLoad, KernelRecord
+    from cudalens.source.model import Access
 
 #: Threshold (percent) between "no divergence" and "divergence" for branch efficiency.
 BRANCH_UNIFORM_PCT = 99.0
@@ -83,79 +87,87 @@ def ratio_agrees(predicted: float, measured: float) -> bool:
 
 
 _RATIO_TOL = f"±max({RATIO_REL_TOL:.0%} of predicted, {RATIO_ABS_TOL})"
-def shared_wavefronts_prediction(a: Mapping[str, Any]) -> float | None:
-    """Predicted wavefronts per request of one shared access (a report's access dict).
+def shared_wavefronts_prediction(a: Access, load: CompiledLoad | None = None) -> float | None:
+    """Predicted wavefronts per request of one shared access.
 
-    The model's ``wavefronts_per_request`` (at the compiled width where the compiler vectorized
-    the access). A report without it (written before the model gave wavefronts) still has the
-    bank-conflict ways: for 4-byte words one warp is served at once, so ways are wavefronts; for
-    wider words how the warp is split depends on the width and pattern (access/memory.py), so the
-    figure is not established from ways alone: None.
+    The model's ``wavefronts_per_request``, at the compiled width where the compiler vectorized
+    the load (``load``, the record's :class:`~cudalens.pipeline.join.CompiledLoad` of the access).
+    Without it, the bank-conflict ways: for 4-byte words one warp is served at once, so ways are
+    wavefronts; for wider words how the warp is split depends on the width and pattern
+    (access/memory.py), so the figure is not established from ways alone: None.
     """
-    if a.get("compiled_wavefronts_per_request") is not None:  # the compiler vectorized the load
-        return float(a["compiled_wavefronts_per_request"])
-    if a.get("wavefronts_per_request") is not None:
-        return float(a["wavefronts_per_request"])
-    if a.get("bank_conflict_ways") is None or (a.get("bytes_per_thread") or 4) != 4:
+    if load is not None and load.wavefronts_per_request is not None:  # the compiler vectorized the load
+        return float(load.wavefronts_per_request)
+    if a.wavefronts_per_request is not None:
+        return float(a.wavefronts_per_request)
+    if a.bank_conflict_ways is None or (a.bytes_per_thread or 4) != 4:
         return None
-    return float(a["bank_conflict_ways"])
+    return float(a.bank_conflict_ways)
 
 
-def _ratio_check(kernel: Mapping[str, Any], space: str, op: str, counter_value: float | None,
+def record_accesses(rec: KernelRecord) -> list[tuple[Access, CompiledLoad | None]]:
+    """The kernel's accesses, each with its compiled load (None where the compiler issued it as written)."""
+    loads: Sequence[CompiledLoad | None] = rec.compiled_loads or (None,) * len(rec.kernel.accesses)
+    return list(zip(rec.kernel.accesses, loads))
+
+
+def _ratio_check(rec: KernelRecord, space: str, op: str, counter_value: float | None,
                  quantity: str, unit: str, counter: str) -> CrossCheck | None:
-    accesses = [a for a in kernel.get("accesses", []) if a.get("space") == space and a.get("op") == op
-                and a.get("pattern") != "inactive"]
+    accesses = [(a, ld) for a, ld in record_accesses(rec) if a.space == space and a.op == op
+                and a.pattern != "inactive"]
     if not accesses:
         return None
-    get = (lambda a: a.get("sectors_per_request")) if space == "global" else shared_wavefronts_prediction
+
+    def get(a: Access, ld: CompiledLoad | None) -> float | None:
+        return a.sectors_per_request if space == "global" else shared_wavefronts_prediction(a, ld)
 
     def make(predicted, line, agree, reason=""):
-        return CrossCheck(kernel["name"], kernel.get("file", ""), quantity, line, predicted, counter_value, agree,
+        return CrossCheck(rec.kernel.name, rec.kernel.file, quantity, line, predicted, counter_value, agree,
                           unit, "≈", _RATIO_TOL, counter, reason)
 
-    predictions = [get(a) for a in accesses]
-    missing = [a for a, v in zip(accesses, predictions) if v is None]
+    predictions = [get(a, ld) for a, ld in accesses]
+    missing = [a for (a, _), v in zip(accesses, predictions) if v is None]
     if missing:
         a = missing[0]
-        return make(None, a.get("line"), None,
-                    f"{space} {op} of {a.get('array')} at line {a.get('line')} not modelled ({a.get('pattern')})")
+        return make(None, a.line, None, f"{space} {op} of {a.array} at line {a.line} not modelled ({a.pattern})")
     values = sorted({round(float(v), 4) for v in predictions if v is not None})
     if len(values) > 1:
-        where = ", ".join(f"line {a.get('line')}: {get(a):g}" for a in accesses)
+        where = ", ".join(f"line {a.line}: {v:g}" for (a, _), v in zip(accesses, predictions) if v is not None)
         return make(None, None, None, f"the kernel's {op}s differ ({where}); ncu gives only their aggregate")
-    line = accesses[0].get("line") if len(accesses) == 1 else None
+    line = accesses[0][0].line if len(accesses) == 1 else None
     if counter_value is None:
         return make(values[0], line, None, "ncu gave no value for this counter")
     return make(values[0], line, ratio_agrees(values[0], counter_value))
 
 
-def divergence_class(kernel: Mapping[str, Any]) -> tuple[bool | None, int | None, str]:
+def divergence_class(rec: KernelRecord) -> tuple[bool | None, int | None, str]:
     """(True: some warp diverges at a branch instruction, False: none does, None: unknown), the line
     it rests on, and why when unknown. Uses the compiled facts where the report has them: a
     divergent condition that the compiler predicated (``predicated``) runs no branch, and branch
     instructions the source model did not see (``unmodelled_branch_lines``, library code) make the
     answer unknown unless a modelled branch already diverges."""
-    branches = kernel.get("branches", [])
-    divergent = [b for b in branches if b.get("divergent") is True and not b.get("predicated")]
+    branches = rec.kernel.branches
+    predicated = rec.predicated or (False,) * len(branches)
+    divergent = [b for b, pred in zip(branches, predicated) if b.divergent is True and not pred]
     if divergent:
-        return True, divergent[0].get("line"), ""
-    unknown = [b for b in branches if b.get("divergent") is None]
+        return True, divergent[0].line, ""
+    unknown = [b for b in branches if b.divergent is None]
     if unknown:
-        line = unknown[0].get("line")
+        line = unknown[0].line
         return None, line, f"branch at line {line} depends on data the model cannot see"
-    hidden = kernel.get("unmodelled_branch_lines") or []
+    hidden = rec.unmodelled_branch_lines or ()
     if hidden:
         return None, hidden[0], (f"branch instructions at line(s) {', '.join(map(str, hidden))} come from code the "
                                  "model does not see (e.g. a math library call's internal branches)")
     return False, None, ""
 
 
-def _branch_check(kernel: Mapping[str, Any], measured: float | None) -> CrossCheck:
-    cls, cls_line, why = divergence_class(kernel)
+def _branch_check(rec: KernelRecord, measured: float | None) -> CrossCheck:
+    cls, cls_line, why = divergence_class(rec)
     divergent = [{"line": cls_line}] if cls is True else []
     unknown = [{"line": cls_line}] if cls is None else []
     tol = f"divergent: < {BRANCH_UNIFORM_PCT:g} %; uniform: >= {BRANCH_UNIFORM_PCT:g} %"
-    base = dict(kernel=kernel["name"], file=kernel.get("file", ""), quantity="branch efficiency",
+    base: dict[str, Any] = dict(kernel=rec.kernel.name, file=rec.kernel.file, quantity="branch efficiency",
                 measured=measured, unit="%", tolerance=tol, counter="branch_efficiency")
     if divergent:
         line = divergent[0].get("line")
@@ -173,28 +185,28 @@ def _branch_check(kernel: Mapping[str, Any], measured: float | None) -> CrossChe
     return CrossCheck(line=None, predicted=100.0, agree=measured >= BRANCH_UNIFORM_PCT, relation=">=", **base)
 
 
-def _occupancy_check(kernel: Mapping[str, Any], measured_fraction: float | None) -> CrossCheck | None:
-    occ = kernel.get("occupancy") or {}
+def _occupancy_check(rec: KernelRecord, measured_fraction: float | None) -> CrossCheck | None:
+    occ = rec.occupancy or {}
     if occ.get("occupancy") is None:
         return None
     predicted = 100.0 * float(occ["occupancy"])
     measured = None if measured_fraction is None else 100.0 * measured_fraction
     agree = None if measured is None else abs(measured - predicted) <= OCCUPANCY_TOLERANCE_PCT
-    return CrossCheck(kernel["name"], kernel.get("file", ""), "theoretical occupancy", kernel.get("line"),
+    return CrossCheck(rec.kernel.name, rec.kernel.file, "theoretical occupancy", rec.kernel.line,
                       predicted, measured, agree, "%", "≈", f"±{OCCUPANCY_TOLERANCE_PCT:g} percentage point",
                       "sm__maximum_warps_per_active_cycle_pct",
                       "" if measured is not None else "ncu gave no value for this counter")
 
 
-def cross_check(report: Mapping[str, Any], counters: Mapping[str, LegacyMetrics]) -> list[CrossCheck]:
-    """Every comparable prediction of ``report`` (the analysis JSON) against ``counters``.
+def cross_check(records: Sequence[KernelRecord], counters: Mapping[str, LegacyMetrics]) -> list[CrossCheck]:
+    """Every comparable prediction of the kernel ``records`` (the pipeline's) against ``counters``.
 
     Kernels are matched by name (ncu's base name, without templates or parameters). A kernel
     without counters is skipped; so is a quantity the model made no prediction for.
     """
     out: list[CrossCheck] = []
-    for kernel in report.get("kernels", []):
-        m = counters.get(kernel.get("name"))
+    for kernel in records:
+        m = counters.get(kernel.name)
         if m is None:
             continue
         for space, op, value, unit, counter in (

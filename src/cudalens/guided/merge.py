@@ -1,29 +1,34 @@
-"""Merge a static analysis with counters and measurements: the guided report.
+"""Merge the analysis's records with counters and measurements: the guided report.
 
-``merge_guided`` takes the analysis JSON (``Analysis.to_dict()``, schema cudalens/analysis-1) and
-returns a copy with keys added, none removed:
+``merge_guided`` takes the pipeline's kernel records (:class:`~cudalens.pipeline.join.KernelRecord`:
+the source model's accesses and branches with the compiled facts joined to them) and the findings,
+and returns the keys the guided report adds to the ``cudalens/analysis-1`` JSON:
 
 - ``counters``: per kernel, the guide's (nvprof-era) metrics, derived from ncu counters;
 - ``cross_checks``: every static prediction a counter can verify (see :mod:`.crosscheck`);
-- ``findings``: re-ranked with measured impacts, plus one V1 finding per disagreement;
+- ``findings``: re-ranked with measured impacts, plus one V1 finding per disagreement (serialized);
 - ``first_steps``: the three things to do first;
 - ``speed_of_light`` (lines in words) and ``speed_of_light_details`` (the numbers), per measured kernel;
 - ``roofline``: the roofline point of the measured kernel that takes the most time (or None).
 
-These are the keys :func:`cudalens.report.html.render_html` reads.
+These are the keys :func:`cudalens.report.html.render_html` reads, beside the analysis JSON's.
 """
 
 from __future__ import annotations
 
-import copy
 import statistics
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
+from cudalens.findings import Finding
 from cudalens.guided.crosscheck import cross_check, disagreement_findings
-from cudalens.guided.inputs import as_ceilings, as_counters, as_measurements, finding_from_dict, finding_to_dict
+from cudalens.guided.inputs import as_ceilings, as_counters, as_measurements, finding_to_dict
 from cudalens.guided.rank import first_steps, kernel_loads, rank_order
 from cudalens.guided.speed_of_light import speed_of_light
 from cudalens.profile.ncu import LaunchCounters, LegacyMetrics
+
+if TYPE_CHECKING:
+    from cudalens.guided.rank import KernelLoad
+    from cudalens.pipeline.join import KernelRecord
 
 SECTOR_BYTES = 32
 
@@ -38,16 +43,16 @@ def _throughput_gbps(launches: Sequence[LaunchCounters], sectors_metric: str) ->
     return statistics.median(values) if values else None
 
 
-def _measured_findings(report: Mapping[str, Any], loads: Mapping[str, Any]) -> list[Any]:
+def _measured_findings(records: Sequence[KernelRecord], loads: dict[str, KernelLoad]) -> list[Finding]:
     """Findings only a measurement establishes (G6: memory-bound by measured DRAM throughput)."""
     from cudalens.rules.global_memory.g6_scalar_memory_access import measured_finding
 
     out = []
-    for k in report.get("kernels", []):
-        load = loads.get(k.get("name"))
-        if load is None or not k.get("sass"):
+    for r in records:
+        load = loads.get(r.name)
+        if load is None or not r.sass:
             continue
-        f = measured_finding(k["name"], k.get("file", ""), k.get("line"), k["sass"], load.dram_utilization)
+        f = measured_finding(r.name, r.kernel.file, r.kernel.line, dict(r.sass), load.dram_utilization)
         if f is not None:
             out.append(f)
     return out
@@ -81,31 +86,31 @@ def guide_counters(m: LegacyMetrics, launches: Sequence[LaunchCounters] = ()) ->
     return out
 
 
-def merge_guided(report: Mapping[str, Any], *, counters: Any = None, measurement: Any = None,
-                 ceilings: Any = None) -> dict[str, Any]:
-    """The report extended with counters, cross-checks, ranked findings, first steps, speed of light.
+def merge_guided(records: Sequence[KernelRecord], findings: Sequence[Finding], *, counters: Any = None,
+                 measurement: Any = None, ceilings: Any = None) -> dict[str, Any]:
+    """The guided keys for the kernel ``records`` and their ``findings``: counters, cross-checks,
+    ranked findings (serialized), first steps, speed of light, roofline.
 
     ``counters``: dict kernel -> LegacyMetrics, or the LaunchCounters of ``parse_csv_file``.
     ``measurement``: a BenchResult (or its dict), a :class:`~cudalens.guided.inputs.Measurement`,
     or a sequence of them. ``ceilings``: a ``cudalens.measure.throughput.Ceilings`` (or its dict);
-    when None, the measured device's theoretical ceilings are used. The input is not modified.
+    when None, the measured device's theoretical ceilings are used.
     """
-    out = copy.deepcopy(dict(report))
     legacy, raw = as_counters(counters)
     measurements = as_measurements(measurement)
     ceil = as_ceilings(ceilings, measurements)
 
+    out: dict[str, Any] = {}
     out["counters"] = {name: guide_counters(m, raw.get(name, ())) for name, m in legacy.items()}
-    checks = cross_check(report, legacy)
+    checks = cross_check(records, legacy)
     out["cross_checks"] = [c.to_dict() for c in checks]
 
-    originals = list(report.get("findings", []))
-    loads = kernel_loads(report, legacy, measurements, ceil)
-    findings = [finding_from_dict(d) for d in originals] + disagreement_findings(checks)
-    findings += _measured_findings(report, loads)
-    order = rank_order(findings, loads, report)
+    originals = list(findings)
+    loads = kernel_loads(records, legacy, measurements, ceil)
+    every = originals + disagreement_findings(checks) + _measured_findings(records, loads)
+    order = rank_order(every, loads, records)
     ranked = [g for _, g in order]
-    out["findings"] = [finding_to_dict(g, originals[i] if i < len(originals) else None) for i, g in order]
+    out["findings"] = [finding_to_dict(g, originals[i].to_dict() if i < len(originals) else None) for i, g in order]
     out["first_steps"] = first_steps(ranked)
 
     sols = [speed_of_light(m, ceil, legacy.get(m.kernel)) for m in measurements]
@@ -114,4 +119,3 @@ def merge_guided(report: Mapping[str, Any], *, counters: Any = None, measurement
     points = [(s.seconds, s.roofline()) for s in sols if s.roofline() is not None]
     out["roofline"] = max(points, key=lambda p: p[0])[1] if points else None
     return out
-

@@ -31,13 +31,16 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from cudalens.findings import Evidence, Finding, Layer, is_advisory
 from cudalens.guided.inputs import Measurement
 from cudalens.measure.throughput import Ceilings
 from cudalens.profile.ncu import LegacyMetrics
 from cudalens.rules.registry import load_all
+
+if TYPE_CHECKING:
+    from cudalens.pipeline.join import KernelRecord
 
 #: Below this share of both ceilings a kernel counts as latency-bound.
 LATENCY_BOUND_UTILIZATION = 0.6
@@ -68,15 +71,15 @@ def _waste(efficiency_pct: float | None) -> float | None:
     return None if efficiency_pct is None else min(1.0, max(0.0, 1.0 - efficiency_pct / 100.0))
 
 
-def kernel_loads(report: Mapping[str, Any], counters: Mapping[str, LegacyMetrics] | None = None,
+def kernel_loads(records: Sequence[KernelRecord], counters: Mapping[str, LegacyMetrics] | None = None,
                  measurements: Sequence[Measurement] = (), ceilings: Ceilings | None = None) -> dict[str, KernelLoad]:
-    """One :class:`KernelLoad` per kernel named by the report, the counters or the measurements."""
+    """One :class:`KernelLoad` per kernel of the records, the counters or the measurements."""
     counters = counters or {}
     measured = {}
     for m in measurements:
         measured.setdefault(m.kernel, m)
-    names = list(dict.fromkeys([k.get("name") for k in report.get("kernels", [])] + list(counters) + list(measured)))
-    report_occ = {k.get("name"): (k.get("occupancy") or {}).get("occupancy") for k in report.get("kernels", [])}
+    names = list(dict.fromkeys([r.name for r in records] + list(counters) + list(measured)))
+    report_occ = {r.name: (r.occupancy or {}).get("occupancy") for r in records}
     c = ceilings or Ceilings()
     peak_bw = c.theoretical_bandwidth_gbs or c.measured_bandwidth_gbs
     peak_gf = c.theoretical_gflops or c.measured_gflops
@@ -117,15 +120,15 @@ def kernel_loads(report: Mapping[str, Any], counters: Mapping[str, LegacyMetrics
     return out
 
 
-def _access_ops(report: Mapping[str, Any], f: Finding) -> set[str]:
+def _access_ops(records: Sequence[KernelRecord], f: Finding) -> set[str]:
     ops = set()
-    for k in report.get("kernels", []):
-        if k.get("name") == f.kernel and (not f.file or k.get("file") == f.file):
-            ops.update(a.get("op") for a in k.get("accesses", []) if a.get("line") == f.line and a.get("space") == "global")
+    for r in records:
+        if r.name == f.kernel and (not f.file or r.kernel.file == f.file):
+            ops.update(a.op for a in r.kernel.accesses if a.line == f.line and a.space == "global")
     return ops
 
 
-def measured_impact(f: Finding, load: KernelLoad | None, report: Mapping[str, Any] | None = None) -> Finding | None:
+def measured_impact(f: Finding, load: KernelLoad | None, records: Sequence[KernelRecord] = ()) -> Finding | None:
     """``f`` with its measured impact (and the evidence for it), or None when none can be computed."""
     if load is None or load.time_share is None:
         return None
@@ -136,7 +139,7 @@ def measured_impact(f: Finding, load: KernelLoad | None, report: Mapping[str, An
     if measured in ("memory", "coalescing"):
         waste, fact = None, None
         if measured == "coalescing":
-            ops = _access_ops(report or {}, f)
+            ops = _access_ops(records, f)
             known = [w for op, w in (("load", load.gld_waste), ("store", load.gst_waste)) if op in ops and w is not None]
             if known:
                 waste, fact = sum(known) / len(known), Evidence(Layer.PROFILER, "wasted_byte_share", sum(known) / len(known))
@@ -166,12 +169,12 @@ def measured_impact(f: Finding, load: KernelLoad | None, report: Mapping[str, An
 
 
 def rank_order(findings: Sequence[Finding], loads: Mapping[str, KernelLoad] | None = None,
-               report: Mapping[str, Any] | None = None) -> list[tuple[int, Finding]]:
+               records: Sequence[KernelRecord] = ()) -> list[tuple[int, Finding]]:
     """(index in ``findings``, finding with its measured impact) pairs, in ranked order."""
     loads = loads or {}
     keyed = []
     for i, f in enumerate(findings):
-        updated = measured_impact(f, loads.get(f.kernel or ""), report)
+        updated = measured_impact(f, loads.get(f.kernel or ""), records)
         g = updated if updated is not None else f
         keyed.append(((g.status == "downgraded", g.priority.rank, is_advisory(g), updated is None,
                        -(g.score if g.score is not None else -1.0), i), i, g))
@@ -179,9 +182,9 @@ def rank_order(findings: Sequence[Finding], loads: Mapping[str, KernelLoad] | No
 
 
 def rank_findings(findings: Sequence[Finding], loads: Mapping[str, KernelLoad] | None = None,
-                  report: Mapping[str, Any] | None = None) -> list[Finding]:
+                  records: Sequence[KernelRecord] = ()) -> list[Finding]:
     """Findings with measured impacts where computable, in the order the module docstring gives."""
-    return [g for _, g in rank_order(findings, loads, report)]
+    return [g for _, g in rank_order(findings, loads, records)]
 
 
 def first_steps(findings: Sequence[Finding], n: int = 3) -> list[str]:

@@ -2,7 +2,7 @@
 
 :func:`gather_evidence` measures one launch (``RunSpec``) in an isolated child process and/or reads
 Nsight Compute counters (a CSV file, or ncu run on that same launch); :func:`guided_report` merges
-whatever was obtained with :func:`cudalens.guided.merge.merge_guided`. Evidence that cannot be had
+whatever was obtained with :func:`cudalens.guided.merge.merge_guided` (from the kernel records). Evidence that cannot be had
 (no GPU, no ncu, no permission) becomes a note, never an error: the static report is still produced.
 """
 
@@ -301,12 +301,10 @@ def guided_report(analysis: Analysis, evidence: Evidence | None = None) -> dict[
     from cudalens.guided.merge import merge_guided
 
     ev = evidence or Evidence()
-    base = analysis.to_dict()
-    if ev.lines is not None:  # V1 per line: ranked with the others by merge_guided
-        from cudalens.pipeline.analysis import _finding_dict
-
-        base["findings"] = [*base["findings"], *(_finding_dict(f) for f in ev.lines.findings)]
-    out = merge_guided(base, counters=ev.counters or None, measurement=ev.measurement)
+    out = analysis.to_dict()
+    findings = analysis.findings + (list(ev.lines.findings) if ev.lines is not None else [])  # V1 per line too
+    records = [rec for fa in analysis.files for rec in fa.kernels]
+    out.update(merge_guided(records, findings, counters=ev.counters or None, measurement=ev.measurement))
     out["measurement"] = ev.measurement.to_dict() if ev.measurement is not None else None
     out["counters_source"] = ev.counters_source
     out["evidence_notes"] = list(ev.notes)

@@ -181,7 +181,6 @@ def static_findings(src: KernelSource, k: KernelSummary, cc: str, workdir: str,
                     build: Any = None) -> tuple[list[Finding], dict[str, Any] | None, list[str]]:
     """The analyzer's findings for one kernel of its source, at the traced block; with counters merged
     (cross-checks) when given. Returns (findings, the kernel's analysis entry, notes)."""
-    from cudalens.pipeline.analysis import _finding_dict
     from cudalens.pipeline.stages import analyze_file
 
     path = materialize(src, workdir)
@@ -196,15 +195,14 @@ def static_findings(src: KernelSource, k: KernelSummary, cc: str, workdir: str,
 
     report = Analysis((fa,), cc, tuple(k.block)).to_dict()
     entry = next((e for e in report["kernels"] if e["name"] == k.name), None)
-    report["kernels"] = [entry] if entry else []
-    report["findings"] = [_finding_dict(f) for f in mine]
     checks: list[dict[str, Any]] = []
     if counters:
         from cudalens.guided.inputs import finding_from_dict
         from cudalens.guided.merge import merge_guided
 
         try:
-            merged = merge_guided(report, counters=tuple(counters))
+            records = [rec for rec in fa.kernels if rec.name == k.name]
+            merged = merge_guided(records, mine, counters=tuple(counters))
             mine = [finding_from_dict(d) for d in merged["findings"]]
             checks = merged.get("cross_checks", [])
         except Exception as exc:  # noqa: BLE001
