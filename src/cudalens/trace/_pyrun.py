@@ -141,14 +141,18 @@ _SPAWN_EVENTS = {"subprocess.Popen": 1, "os.system": 0, "os.posix_spawn": 1, "os
 class ChildWatch:
     """Counts the processes the program starts (an audit hook): they are not traced, and the report says so.
 
-    multiprocessing's spawn and forkserver start methods start processes without an audit event; once
-    ``multiprocessing.util`` is loaded (seen at the next import) its ``spawnv_passfds`` is wrapped to count.
+    multiprocessing's spawn and forkserver start methods start processes without an audit event, so
+    ``multiprocessing.util.spawnv_passfds`` (a standard-library module, imported here) is wrapped to count.
+    Waiting for the program to import it is not enough: the audit event of an import comes before the
+    module exists, and the program's last import before it spawns may be the very one that loads it.
     """
 
     def __init__(self) -> None:
         self.count = 0
         self.commands: list[str] = []  # the first few distinct ones
-        self._mp_wrapped = False
+        import multiprocessing.util  # noqa: F401  (light; wrapped before the program can spawn)
+
+        self._wrap_multiprocessing()
 
     def _seen(self, what: object, event: str) -> None:
         self.count += 1
@@ -159,7 +163,6 @@ class ChildWatch:
             self.commands.append(text)
 
     def _wrap_multiprocessing(self) -> None:
-        self._mp_wrapped = True
         util = sys.modules["multiprocessing.util"]
         spawn = getattr(util, "spawnv_passfds", None)
         if spawn is None:
@@ -173,8 +176,6 @@ class ChildWatch:
 
     def __call__(self, event: str, args: tuple) -> None:
         if event == "import":
-            if not self._mp_wrapped and "multiprocessing.util" in sys.modules:
-                self._wrap_multiprocessing()
             return
         if event in _SPAWN_EVENTS:
             i = _SPAWN_EVENTS[event]
