@@ -228,30 +228,23 @@ def test_run_measurement_is_merged_and_the_request_is_benchs(capsys, monkeypatch
 def test_counters_flag_profiles_the_run_launch_once(capsys, monkeypatch):
     calls = []
 
-    def fake_ncu(program, *, timeout=300.0, **kwargs):
-        calls.append((list(program), kwargs))
-        return Path(FIXTURE_CSV).read_text()
+    def fake_pages(program, *, kernel, timeout=300.0, **kwargs):  # one ncu run: kernel counters + source page
+        calls.append((list(program), kernel, json.loads(Path(program[3]).read_text()), kwargs))
+        return ncu.Pages(Path(FIXTURE_CSV).read_text(), "")
 
-    pages = []
-
-    def fake_page(program, kernel, timeout_s, env=None):  # the source page: a second ncu run (-lineinfo build)
-        pages.append((kernel, json.loads(Path(program[3]).read_text())))
-        return None, None
-
-    monkeypatch.setattr(ncu, "run_ncu", fake_ncu)
-    monkeypatch.setattr("cudalens.pipeline.line_checks.profile_source_page", fake_page)
+    monkeypatch.setattr(ncu, "profile_pages", fake_pages)
     monkeypatch.setattr("cudalens.measure.isolate.run_isolated", _fake_bench)
     rc, d, err = analyze_json(capsys, FIXTURE_CU, "--run", RUN_STRIDE2, "--counters")
-    assert rc == 0 and err == ""
-    ((kernel, request),) = pages
+    assert rc == 0 and err.strip() == "cudalens: line counters skipped: ncu exported no source page"
+    ((program, kernel, request, kwargs),) = calls
     assert kernel == "copy_stride2" and request["lineinfo"] is True and request["kernel"] == "copy_stride2"
-    ((program, kwargs),) = calls
-    assert kwargs == {"kernel": "copy_stride2", "launch_count": 1}
+    assert kwargs == {}
     assert program[0] == sys.executable and program[1] == "-c" and program[3].endswith(".json")
     assert d["counters_source"] == "ncu"
     assert _check(d, "copy_stride2", "global load sectors/request")["agree"] is True
-    cmd = ncu.ncu_command(program, **kwargs)  # what run_ncu would execute
+    cmd = ncu.ncu_command(program, kernel=kernel, launch_count=1, report="r")  # what profile_pages executes
     assert cmd[-len(program) - 4:-len(program)] == ["-k", "regex:^copy_stride2$", "--launch-count", "1"]
+    assert cmd[1:6] == ["--section", "SourceCounters", "-o", "r", "-f"]
 
 
 def test_counters_flag_without_ncu_notes_why_and_still_reports(capsys, monkeypatch):
@@ -269,7 +262,7 @@ def test_counters_flag_without_permission_gives_the_hint(capsys, monkeypatch):
     def refused(program, **kwargs):
         raise ncu.CountersUnavailable(ncu.PERMISSION_HINT)
 
-    monkeypatch.setattr(ncu, "run_ncu", refused)
+    monkeypatch.setattr(ncu, "profile_pages", refused)
     monkeypatch.setattr("cudalens.measure.isolate.run_isolated", _fake_bench)
     rc, out, err = analyze(capsys, FIXTURE_CU, "--run", RUN_STRIDE2, "--counters")
     assert rc == 0 and "ERR_NVGPUCTRPERM" in err and len(err.strip().splitlines()) == 1

@@ -210,10 +210,7 @@ def test_counters_run_checks_the_run_kernel_at_the_run_launch(toolchain_ok, tmp_
     from cudalens.profile import ncu
 
     page = SOURCE_PAGE.read_text().replace(str(FEATURES.resolve()), "vec4_copy.cu")
-    monkeypatch.setattr(ncu, "run_ncu", lambda program, **kw: "")  # no kernel-level counters
-    monkeypatch.setattr("cudalens.pipeline.evidence._profile", lambda request, kernel, timeout: ((), None))
-    monkeypatch.setattr("cudalens.pipeline.line_checks.profile_source_page",
-                        lambda program, kernel, timeout_s, env=None: (page, None))
+    monkeypatch.setattr(ncu, "profile_pages", lambda program, **kw: ncu.Pages("", page))  # no kernel-level counters
     monkeypatch.setattr("cudalens.measure.isolate.run_isolated", _no_gpu)
     out = tmp_path / "r.json"
     rc = main(["analyze", str(FEATURES), "--run", "vec4_copy --grid 8 --block 256 --arg float32[8192] "

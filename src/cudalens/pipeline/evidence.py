@@ -114,14 +114,9 @@ def gather_evidence(analysis: Analysis, *, run: RunSpec | None = None, counters:
             notes.append(note)
     if counters == PROFILE_RUN:
         assert run is not None and request is not None
-        launches, note = _profile(request, run.kernel, max(ncu_timeout_s, run.timeout_s))
+        launches, lines, profile_notes = _profile(analysis, request, run, max(ncu_timeout_s, run.timeout_s))
         source_name = "ncu"
-        if note:
-            notes.append(note)
-        if launches is not None:  # ncu can profile here: the source page of the same launch too
-            lines, note = _profile_lines(analysis, request, run, max(ncu_timeout_s, run.timeout_s))
-            if note:
-                notes.append(note)
+        notes.extend(profile_notes)
     elif counters is not None and page is not None:
         from cudalens.pipeline.line_checks import check_analysis
 
@@ -153,25 +148,6 @@ def _source_page(path: str) -> str | None:
     return text if is_source_page(text) else None
 
 
-def _profile_lines(analysis: Analysis, request: dict[str, Any], run: RunSpec,
-                   timeout_s: float) -> tuple[Any | None, str | None]:
-    """The run's launch profiled again for its source page (a -lineinfo build), checked per line."""
-    from cudalens.pipeline.line_checks import check_analysis, profile_source_page
-
-    with tempfile.TemporaryDirectory(prefix="cudalens_ncu_") as tmp:
-        req_path = os.path.join(tmp, "request.json")
-        with open(req_path, "w", encoding="utf-8") as fh:
-            json.dump({**request, "lineinfo": True}, fh)
-        text, note = profile_source_page(driver_argv(req_path), run.kernel, timeout_s)
-    if text is None:
-        return None, note
-    try:
-        lines = check_analysis(analysis, text, run=run, source="ncu")
-    except InputError as exc:
-        return None, f"line counters skipped: {_one_line(exc)}"
-    return lines, "; ".join(lines.notes) or None
-
-
 def _measure(request: dict[str, Any], timeout_s: float) -> tuple[Any | None, str | None]:
     from cudalens.errors import NoDeviceError
     from cudalens.measure.isolate import run_isolated
@@ -196,24 +172,37 @@ def driver_argv(request_path: str) -> list[str]:
     return [sys.executable, "-c", _DRIVER.format(src=src), request_path]
 
 
-def _profile(request: dict[str, Any], kernel: str, timeout_s: float) -> tuple[tuple[Any, ...] | None, str | None]:
-    from cudalens.profile.ncu import CountersUnavailable, parse_csv, run_ncu
+def _profile(analysis: Analysis, request: dict[str, Any], run: RunSpec,
+             timeout_s: float) -> tuple[tuple[Any, ...] | None, Any | None, list[str]]:
+    """One ncu run of the run's launch (a ``-lineinfo`` build, which changes no code): its kernel
+    counters, and its source page checked per line. Each piece not obtained is a note."""
+    from cudalens.pipeline.line_checks import check_analysis, is_source_page
+    from cudalens.profile.ncu import CountersUnavailable, parse_csv, profile_pages
 
+    kernel = run.kernel
     with tempfile.TemporaryDirectory(prefix="cudalens_ncu_") as tmp:
         req_path = os.path.join(tmp, "request.json")
         with open(req_path, "w", encoding="utf-8") as fh:
-            json.dump(request, fh)
+            json.dump({**request, "lineinfo": True}, fh)
         try:
-            text = run_ncu(driver_argv(req_path), kernel=kernel, launch_count=1, timeout=timeout_s)
+            pages = profile_pages(driver_argv(req_path), kernel=kernel, timeout=timeout_s)
         except CountersUnavailable as exc:
-            return None, f"counters skipped: {_one_line(exc)}"
+            return None, None, [f"counters skipped: {_one_line(exc)}"]
+    notes: list[str] = []
+    launches: tuple[Any, ...] | None = None
     try:
-        launches = parse_csv(text, source="ncu output")
+        launches = parse_csv(pages.raw, source="ncu output")
+        if not any(lc.base_name == kernel for lc in launches):
+            launches, notes = None, [f"counters skipped: ncu profiled no launch of {kernel}"]
     except InputError as exc:
-        return None, f"counters skipped: {_one_line(exc)}"
-    if not any(lc.base_name == kernel for lc in launches):
-        return None, f"counters skipped: ncu profiled no launch of {kernel}"
-    return launches, None
+        notes.append(f"counters skipped: {_one_line(exc)}")
+    if not is_source_page(pages.source):
+        return launches, None, [*notes, "line counters skipped: ncu exported no source page"]
+    try:
+        lines = check_analysis(analysis, pages.source, run=run, source="ncu")
+    except InputError as exc:
+        return launches, None, [*notes, f"line counters skipped: {_one_line(exc)}"]
+    return launches, lines, [*notes, *lines.notes]
 
 
 def launch_source(request: Mapping[str, Any]) -> str:

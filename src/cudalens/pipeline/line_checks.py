@@ -15,9 +15,7 @@ the analysis' own evaluations are used (its launch: the launch site, ``--block``
 from __future__ import annotations
 
 import os
-import subprocess
-import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,34 +141,3 @@ def v1_findings(checks: Sequence[Any]) -> list[Finding]:
                       Evidence(Layer.PROFILER, f"source page: {c.quantity} (line {c.line})", c.measured)),
         ))
     return out
-
-
-def profile_source_page(program: Sequence[str], kernel: str, timeout_s: float,
-                        env: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:
-    """Profile one launch of ``kernel`` with the SourceCounters section and export its source page
-    (``--print-source cuda,sass``, mangled names): (CSV text, None) or (None, why not)."""
-    from cudalens.profile.ncu import find_ncu
-
-    ncu = find_ncu()
-    if ncu is None:
-        return None, "line counters skipped: Nsight Compute (ncu) was not found"
-    with tempfile.TemporaryDirectory(prefix="cudalens_src_") as tmp:
-        rep = os.path.join(tmp, "src.ncu-rep")
-        cmd = [ncu, "--section", "SourceCounters", "--clock-control", "none", "--import-source", "no",
-               "-k", f"regex:^{kernel}$", "--launch-count", "1", "--force-overwrite", "-o", rep, *program]
-        try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=dict(env) if env else None,
-                               check=False)
-            if not os.path.exists(rep):
-                last = next((ln for ln in reversed((p.stdout + p.stderr).strip().splitlines()) if ln.strip()), "")
-                return None, f"line counters skipped: ncu wrote no report (exit {p.returncode}): {last[:200]}"
-            q = subprocess.run([ncu, "--import", rep, "--csv", "--page", "source", "--print-source", "cuda,sass",
-                                "--print-kernel-base", "mangled"], capture_output=True, text=True, timeout=timeout_s,
-                               check=False)
-        except subprocess.TimeoutExpired:
-            return None, f"line counters skipped: ncu did not finish within {timeout_s:.0f} s"
-        except OSError as exc:
-            return None, f"line counters skipped: cannot run ncu ({exc.strerror})"
-    if q.returncode != 0 or not is_source_page(q.stdout):
-        return None, f"line counters skipped: ncu exported no source page (exit {q.returncode})"
-    return q.stdout, None

@@ -15,6 +15,7 @@ import os
 import shutil
 import statistics
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
@@ -129,14 +130,19 @@ def ncu_command(
     launch_count: int | None = 1,
     metrics: Iterable[str] = METRICS,
     ncu: str = "ncu",
+    report: str | None = None,
+    mangled: bool = False,
 ) -> list[str]:
     """The ncu command line that profiles ``program`` with the fixed metric set.
 
     ``--clock-control none``: ncu's default locks the GPU's clocks to their base values while it
     profiles; we leave the clocks as the user has them, so counters and timings describe the same
-    GPU the harness measures.
+    GPU the harness measures. ``report``: write a report there (``-o``) with the ``SourceCounters``
+    section too, instead of printing the raw page; ``mangled``: match ``kernel`` by its mangled name.
     """
-    cmd = [ncu, "--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none",
+    out = (["--section", "SourceCounters", "-o", report, "-f"] if report
+           else ["--csv", "--page", "raw", "--print-units", "base"])
+    cmd = [ncu, *out, *(["--kernel-name-base", "mangled"] if mangled else []), "--clock-control", "none",
            "--metrics", ",".join(metrics)]
     if kernel:
         cmd += ["-k", f"regex:^{kernel}$" if not kernel.startswith("regex:") else kernel]
@@ -147,27 +153,73 @@ def ncu_command(
     return cmd + list(program)
 
 
-def run_ncu(program: Sequence[str], *, timeout: float = 300.0, **kwargs) -> str:
-    """Profile ``program`` and return ncu's CSV text; CountersUnavailable says why it could not."""
+#: What a user without ncu can do (the end of the "not found" line).
+MISSING_HINT = "or pass a CSV saved elsewhere with --counters FILE.csv"
+
+
+def _find_ncu_or_say(hint: str) -> str:
     ncu = find_ncu()
     if ncu is None:
-        raise CountersUnavailable(
-            "Nsight Compute (ncu) was not found: install Nsight Compute (it ships with the CUDA toolkit) "
-            "or pass a CSV saved elsewhere with --counters FILE.csv"
-        )
-    cmd = ncu_command(program, ncu=ncu, **kwargs)
+        raise CountersUnavailable(f"Nsight Compute (ncu) was not found: install Nsight Compute (it ships with the "
+                                  f"CUDA toolkit) {hint}")
+    return ncu
+
+
+def _run(cmd: list[str], timeout: float) -> subprocess.CompletedProcess:
+    """Run ncu; CountersUnavailable when it times out, cannot start, or is refused the counters."""
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         raise CountersUnavailable(f"ncu did not finish within {timeout:.0f} s") from None
-    text = proc.stdout + proc.stderr
-    if any(marker in text for marker in _PERMISSION_MARKERS):
+    except OSError as exc:
+        raise CountersUnavailable(f"ncu could not run ({exc.strerror})") from None
+    if any(marker in proc.stdout + proc.stderr for marker in _PERMISSION_MARKERS):
         raise CountersUnavailable(PERMISSION_HINT)
+    return proc
+
+
+def _last_line(text: str, default: str = "no output") -> str:
+    return next((ln for ln in reversed(text.strip().splitlines()) if ln.strip()), default)
+
+
+def run_ncu(program: Sequence[str], *, timeout: float = 300.0, **kwargs) -> str:
+    """Profile ``program`` and return ncu's CSV text; CountersUnavailable says why it could not."""
+    proc = _run(ncu_command(program, ncu=_find_ncu_or_say(MISSING_HINT), **kwargs), timeout)
+    text = proc.stdout + proc.stderr
     csv_text = _csv_part(proc.stdout)
     if not csv_text:
-        last = next((ln for ln in reversed(text.strip().splitlines()) if ln.strip()), "no output")
-        raise CountersUnavailable(f"ncu produced no counters (exit {proc.returncode}): {last}")
+        raise CountersUnavailable(f"ncu produced no counters (exit {proc.returncode}): {_last_line(text)}")
     return csv_text
+
+
+@dataclass(frozen=True)
+class Pages:
+    """The two pages of one profiled launch's report: ``raw`` (the metric set, for :func:`parse_csv`)
+    and ``source`` (``--page source --print-source cuda,sass`` with mangled names, for
+    :func:`cudalens.profile.ncu_source.parse_source_csv`; per line when built with ``-lineinfo``)."""
+
+    raw: str
+    source: str
+
+
+def profile_pages(program: Sequence[str], *, kernel: str, launch_skip: int = 0, mangled: bool = False,
+                  timeout: float = 300.0, hint: str = MISSING_HINT) -> Pages:
+    """One ncu run on one launch of ``kernel``: the metric set and the SourceCounters section into a
+    report, whose raw and source pages are imported. CountersUnavailable says why there are none
+    (``hint``: what to do when ncu is missing)."""
+    ncu = _find_ncu_or_say(hint)
+    with tempfile.TemporaryDirectory(prefix="cudalens-ncu-") as tmp:
+        rep = os.path.join(tmp, "launch")
+        proc = _run(ncu_command(program, kernel=kernel, launch_skip=launch_skip, launch_count=1, ncu=ncu,
+                                report=rep, mangled=mangled), timeout)
+        path = rep + ".ncu-rep"
+        if not os.path.exists(path):
+            raise CountersUnavailable(f"ncu profiled nothing (exit {proc.returncode}): "
+                                      f"{_last_line(proc.stdout + proc.stderr)[:200]}")
+        raw = _run([ncu, "--import", path, "--csv", "--page", "raw", "--print-units", "base"], timeout)
+        src = _run([ncu, "--import", path, "--csv", "--page", "source", "--print-source", "cuda,sass",
+                    "--print-kernel-base", "mangled"], timeout)
+    return Pages(raw.stdout, src.stdout)
 
 
 def _csv_part(text: str) -> str:

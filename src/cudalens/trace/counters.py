@@ -11,24 +11,14 @@ first often carries one-time costs). Clocks are left alone (``--clock-control no
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from cudalens.errors import CudalensError
-from cudalens.profile.ncu import (
-    _PERMISSION_MARKERS,
-    PERMISSION_HINT,
-    CountersUnavailable,
-    find_ncu,
-    ncu_command,
-    parse_csv,
-)
+from cudalens.profile.ncu import parse_csv, profile_pages
 
 
 @dataclass(frozen=True)
@@ -42,68 +32,25 @@ def ncu_program(argv: Sequence[str]) -> list[str]:
     return [sys.executable, *argv] if argv[0].endswith(".py") else list(argv)
 
 
-def _run(cmd: list[str], timeout: float) -> subprocess.CompletedProcess:
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        raise CountersUnavailable(f"ncu did not finish within {timeout:.0f} s") from None
-    except OSError as exc:
-        raise CountersUnavailable(f"ncu could not run ({exc.strerror})") from None
-    if any(m in proc.stdout + proc.stderr for m in _PERMISSION_MARKERS):
-        raise CountersUnavailable(PERMISSION_HINT)
-    return proc
-
-
 def profile_kernel(argv: Sequence[str], symbol: str, launches: int, timeout: float = 300.0) -> KernelCounters:
     """Counters of one launch of the kernel named ``symbol`` (mangled, as traced); CountersUnavailable says why not."""
-    ncu = find_ncu()
-    if ncu is None:
-        raise CountersUnavailable("Nsight Compute (ncu) was not found: install Nsight Compute (it ships with the CUDA "
-                                  "toolkit) or point CUDALENS_NCU at it")
     if not re.fullmatch(r"[A-Za-z0-9_$.]+", symbol):
         raise CudalensError(f"{symbol[:60]}: this kernel name cannot be matched exactly by ncu")
-    with tempfile.TemporaryDirectory(prefix="cudalens-ncu-") as tmp:
-        rep = os.path.join(tmp, "kernel")
-        cmd = ncu_command(["--kernel-name-base", "mangled", "--section", "SourceCounters", "-o", rep, "-f",
-                           *ncu_program(argv)], kernel=f"regex:^{symbol}$", launch_skip=1 if launches > 1 else 0,
-                          launch_count=1, ncu=ncu)
-        cmd = [c for c in cmd if c not in ("--csv",)]
-        cmd = _drop_option(cmd, "--page")
-        proc = _run(cmd, timeout)
-        path = rep + ".ncu-rep"
-        if not os.path.exists(path):
-            text = proc.stdout + proc.stderr
-            last = next((ln for ln in reversed(text.strip().splitlines()) if ln.strip()), "no output")
-            raise CountersUnavailable(f"ncu profiled nothing (exit {proc.returncode}): {last[:200]}")
-        raw = _run([ncu, "--import", path, "--csv", "--page", "raw", "--print-units", "base"], 120)
-        launches_ = parse_csv(raw.stdout, source=f"ncu report of {symbol[:40]}")
-        lines: dict = {}
-        note = None
-        src = _run([ncu, "--import", path, "--csv", "--page", "source", "--print-source", "cuda,sass",
-                    "--print-kernel-base", "mangled"], 120)
-        try:
-            from cudalens.profile.ncu_source import line_counters, parse_source_csv
+    pages = profile_pages(ncu_program(argv), kernel=symbol, launch_skip=1 if launches > 1 else 0, mangled=True,
+                          timeout=timeout, hint="or point CUDALENS_NCU at it")
+    launches_ = parse_csv(pages.raw, source=f"ncu report of {symbol[:40]}")
+    lines: dict = {}
+    note = None
+    try:
+        from cudalens.profile.ncu_source import line_counters, parse_source_csv
 
-            lines = line_counters(parse_source_csv(src.stdout))
-            if not lines:
-                note = "the source page has no source lines (build with -lineinfo to map counters to lines)"
-        except Exception as exc:  # noqa: BLE001 - the source page is extra evidence
-            note = ("no per-line counters (ncu printed no source page with lines: the kernel was probably built "
-                    f"without -lineinfo; {type(exc).__name__})")
+        lines = line_counters(parse_source_csv(pages.source))
+        if not lines:
+            note = "the source page has no source lines (build with -lineinfo to map counters to lines)"
+    except Exception as exc:  # noqa: BLE001 - the source page is extra evidence
+        note = ("no per-line counters (ncu printed no source page with lines: the kernel was probably built "
+                f"without -lineinfo; {type(exc).__name__})")
     return KernelCounters(launches_, lines, note)
-
-
-def _drop_option(cmd: list[str], name: str) -> list[str]:
-    out, skip = [], False
-    for c in cmd:
-        if skip:
-            skip = False
-            continue
-        if c == name:
-            skip = True
-            continue
-        out.append(c)
-    return out
 
 
 def line_rows(lines: dict, symbol: str) -> list[dict[str, Any]]:
