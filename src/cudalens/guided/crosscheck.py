@@ -237,6 +237,13 @@ _FIX_DEFAULT = ("doubt the model's verdicts for this kernel: check the parameter
                 "size and the pointer alignment it assumed against the profiled launch")
 
 
+def v1_finding(*, kernel: str, file: str, line: int | None, message: str, fix: str,
+               evidence: tuple[Evidence, ...]) -> Finding:
+    """A V1 finding (priority info): a prediction that the hardware's counters contradict."""
+    return Finding(rule="V1", priority=Priority.INFO, section="cudalens validation", kernel=kernel, file=file,
+                   line=line, message=message, fix=fix, evidence=evidence)
+
+
 def disagreement_findings(checks: list[CrossCheck]) -> list[Finding]:
     """One V1 finding (priority info) per check whose counter contradicts the prediction."""
     out = []
@@ -244,9 +251,8 @@ def disagreement_findings(checks: list[CrossCheck]) -> list[Finding]:
         if c.agree is not False:
             continue
         predicted = f"{c.relation} {c.predicted:g} {c.unit}" if c.relation != "≈" else f"{c.predicted:g} {c.unit}"
-        out.append(Finding(
-            rule="V1", priority=Priority.INFO, section="cudalens validation", kernel=c.kernel, file=c.file,
-            line=c.line,
+        out.append(v1_finding(
+            kernel=c.kernel, file=c.file, line=c.line,
             message=(f"prediction disagrees with counters: {c.quantity} predicted {predicted}, "
                      f"ncu measured {c.measured:g} {c.unit} (tolerance {c.tolerance})"),
             fix=_FIX.get(c.quantity, _FIX_DEFAULT),

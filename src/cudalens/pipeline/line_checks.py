@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cudalens.findings import Evidence, Finding, Layer, Priority
+from cudalens.findings import Evidence, Finding, Layer
 
 #: CSV markers of a source page (a raw page has none of them)
 _SOURCE_MARKERS = ('"Function Name"', '"Kernel Name"', '"File Path"')
@@ -124,14 +124,14 @@ def _at(p: Any, path: str) -> Any:
 def v1_findings(checks: Sequence[Any]) -> list[Finding]:
     """One V1 finding per line whose counter contradicts the prediction, naming the line."""
     from cudalens.compiled.names import base_name_from_mangled
+    from cudalens.guided.crosscheck import v1_finding
 
     out = []
     for c in checks:
         if c.agree is not False:
             continue
-        out.append(Finding(
-            rule="V1", priority=Priority.INFO, section="cudalens validation", kernel=base_name_from_mangled(c.kernel),
-            file=c.file, line=c.line,
+        out.append(v1_finding(
+            kernel=base_name_from_mangled(c.kernel), file=c.file, line=c.line,
             message=(f"prediction disagrees with this line's instructions: {c.quantity} predicted {c.predicted:g} "
                      f"({c.layer or 'model'}), ncu measured {c.measured:g} over {c.executed:g} warp executions "
                      f"of line {c.line}"),
