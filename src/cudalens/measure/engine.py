@@ -40,6 +40,7 @@ import numpy as np
 
 from cudalens.errors import InputError, NoDeviceError
 from cudalens.hardware.device import DeviceFacts
+from cudalens.hardware.theory import memory_bandwidth
 from cudalens.measure.nvml import Nvml as _Nvml
 from cudalens.measure.nvml import OtherDevicesWatch
 from cudalens.measure.sampling import Collected, Sample, SamplingPolicy, collect, is_throttled, side_work
@@ -117,7 +118,7 @@ def device_info(index: int = 0) -> DeviceFacts:
     name = name.split(b"\0", 1)[0].decode() if isinstance(name, bytes) else str(name)
     mem_khz = attr("MEMORY_CLOCK_RATE")
     bus = attr("GLOBAL_MEMORY_BUS_WIDTH")
-    theo = 2.0 * mem_khz * 1e3 * (bus / 8) / 1e9 if mem_khz and bus else None
+    theo = memory_bandwidth(mem_khz * 1e3, bus).gb_per_s if mem_khz and bus else None
     nv = _Nvml.open(index)
     return DeviceFacts(
         name=name,
