@@ -116,3 +116,31 @@ def test_bit_scans_follow_the_ptx_definitions():
     assert _popc(x).tolist() == [0, 1, 1, 8, 1, 64, 63]
     rev = _brev(np.array([0, 1, 2, 0x12345678], dtype=np.int64), 32)
     assert rev.tolist() == [0, 0x80000000, 0x40000000, 0x1E6A2C48]
+
+
+def test_scoped_register_blocks_keep_their_statements(module):
+    # `{ .reg .b64 %tmp; ... cvta.shared.u64 %rd, %tmp; }` then a store on the next line: the store
+    # used to be swallowed into the cvta's operands, so the line had no prediction at all
+    fn = _fn(module, "shared_pointer_published")
+    assert not any(i.opcode.startswith("{") or ";" in " ".join(i.operands) for i in fn.instructions)
+    ev = evaluate(module, fn, (256, 1, 1), (1, 1, 1))
+    p = _at(ev, "// publish", "shared store wavefronts/request")
+    assert (p.value, p.requests, p.width) == (1.0, 1, 8)  # lane 0 of warp 0 stores 8 bytes
+
+
+def test_match_any_groups_lanes_by_value(module):
+    ev = evaluate(module, _fn(module, "match_groups"), (64, 1, 1), (2, 1, 1))
+    p = _at(ev, "// leader store", "global store sectors/request")
+    assert (p.value, p.threads_per_request) == (4.0, 4.0) and not any("match" in n for n in ev.notes)
+
+
+def test_redux_sum_over_the_warp(module):
+    ev = evaluate(module, _fn(module, "redux_stride"), (64, 1, 1), (2, 1, 1))
+    assert _at(ev, "// strided by the reduction", "global store sectors/request").value == 32.0
+
+
+def test_a_virtual_calls_callee_names_the_loaded_target(module):
+    ev = evaluate(module, _fn(module, "virtual_call"), (64, 1, 1), (1, 1, 1))
+    p = _at(ev, "// virtual body", "global load sectors/request")
+    assert p.value is None and p.reason.startswith("data-dependent: in a function the kernel reaches through a pointer")
+    assert f"loaded at line {_line('out[threadIdx.x] = shape->area(v, threadIdx.x);')}" in p.reason

@@ -1,7 +1,9 @@
 """How a prediction is set against a measured line (cudalens.profile.ncu_source.check_lines):
 shared lines compare the model's N-way, a range agrees when the measured value lies in it (each end
 widened by the cross-check tolerance), and a measured line with no PTX instruction of its class is
-compared with the one inlined helper line called from it whose own line has no SASS of the class."""
+compared with the PTX accesses of its class that ptxas placed there: the inlined helper lines called
+from it that have no SASS of the class on their own line, else the accesses without SASS on their
+own line (or without a line) when that is unambiguous."""
 
 from __future__ import annotations
 
@@ -43,7 +45,30 @@ def test_a_helper_access_placed_at_its_call_is_compared_there():
     counters = {("k", "k.cu", 216, "global", "load"): _counter(216, "global", "load", 4.0)}
     (c,) = check_lines([helper], counters, "k")
     assert (c.predicted, c.agree) == (4.0, True) and c.reason.startswith("attributed through the inlining chain")
-    # two helper lines called from the same line: no unique attribution, the null says why
-    other = _pred(476, "global load sectors/request", file="h.cuh", value=8.0, call_sites=(("k.cu", 216),))
-    (d,) = check_lines([helper, other], counters, "k")
-    assert d.predicted is None and d.reason.startswith("not a data dependence: no PTX instruction")
+    # two helper lines called from the same line, both without SASS of their own: ptxas placed both
+    # there, so the line's figure is theirs averaged over their requests (3 x 4 + 1 x 8) / 4 = 5
+    h3 = _pred(475, "global load sectors/request", file="h.cuh", value=4.0, requests=3, call_sites=(("k.cu", 216),))
+    other = _pred(476, "global load sectors/request", file="h.cuh", value=8.0, requests=1, call_sites=(("k.cu", 216),))
+    (d,) = check_lines([h3, other], counters, "k")
+    assert (d.predicted, d.agree) == (5.0, False) and d.reason.startswith("attributed through the inlining chain")
+    # a helper line that has SASS of its own is not a candidate: nothing to attribute, the null says so
+    own = {**counters, ("k", "h.cuh", 475, "global", "load"): _counter(475, "global", "load", 4.0, file="h.cuh")}
+    (e, f) = sorted(check_lines([h3], own, "k"), key=lambda c: c.line)
+    assert f.line == 475 and e.predicted is None and e.reason.startswith("not a data dependence: no PTX instruction")
+
+
+def test_accesses_without_a_line_are_compared_where_ptxas_put_them():
+    # a struct copied per lane: the PTX loop has no line (.loc line 0), ptxas put its SASS on two lines
+    copy = _pred(0, "global load sectors/request", value=32.0, requests=70)
+    counters = {("k", "k.cu", 126, "global", "load"): _counter(126, "global", "load", 32.0),
+                ("k", "k.cu", 130, "global", "load"): _counter(130, "global", "load", 32.0)}
+    rows = check_lines([copy], counters, "k")
+    assert [(c.line, c.predicted, c.agree) for c in rows] == [(126, 32.0, True), (130, 32.0, True)]
+    assert all("which all give this figure" in c.reason for c in rows)
+    # two lines without PTX and unplaced accesses that differ: which went where is unknown, so null
+    other = _pred(0, "global load sectors/request", file="other.cu", value=4.0, requests=10)
+    rows = check_lines([copy, other], counters, "k")
+    assert all(c.predicted is None and c.reason.startswith("not a data dependence") for c in rows)
+    # one line without PTX: every unplaced access must be there, averaged over requests
+    (c,) = check_lines([copy, other], {k: v for k, v in counters.items() if k[2] == 126}, "k")
+    assert c.predicted == round((32.0 * 70 + 4.0 * 10) / 80, 4) and c.reason.startswith("ptxas placed here the SASS")

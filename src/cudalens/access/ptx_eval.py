@@ -328,6 +328,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     preds = [_decide(fn, key, v, base, runs, scalars) for key, v in sorted(base[3].items())]
     res = base[2]
     preds += _branch_predictions(module, fn, res, cd)
+    preds += _indirect_predictions(module, fn, res, {(p.file, p.line, p.quantity) for p in preds})
     loops = tuple({"line": fn.instructions[i].loc.line if fn.instructions[i].loc else 0, "iterations": n,
                    "cut": i in res.truncated} for i, n in sorted(res.back_edges.items()))
     notes = []
@@ -406,6 +407,34 @@ def _branch_predictions(module: PtxModule, fn: Function, res, cd) -> list[LinePr
             out.append(LinePrediction(value=None, reason=_null_reason(worst.why), **common))
         elif req:
             out.append(LinePrediction(value=round(sum(b.divergent for b in brs) / req, 4), **common))
+    return out
+
+
+def _indirect_predictions(module: PtxModule, fn: Function, res, known: set) -> list[LinePrediction]:
+    """Null figures, naming the data, for the memory lines of the functions a kernel may reach through
+    a pointer (a virtual call: the target is loaded from the object's table): the module's
+    functions the kernel does not call by name. Generic accesses count as global and as shared
+    (Nsight Compute attributes them by the address they reach)."""
+    if not res.indirect:
+        return []
+    why = "; ".join(res.indirect)
+    direct = {t for ins in fn.instructions if ins.base == "call" for t in ins.operands}
+    out: list[LinePrediction] = []
+    for f in module.functions:
+        if f.is_entry or f.name in direct:
+            continue
+        for ins in f.instructions:
+            if ins.base not in ("ld", "ldu", "st") or ins.loc is None or "param" in ins.parts or "local" in ins.parts:
+                continue
+            op = "store" if ins.base == "st" else "load"
+            spaces = [s for s in ("global", "shared") if s in ins.parts] or ["global", "shared"]
+            for space in spaces:
+                key = (module.files.get(ins.loc.file, ""), ins.loc.line, QUANTITIES[(space, op)])
+                if key not in known:
+                    known.add(key)
+                    out.append(LinePrediction(kernel=fn.name, file=key[0], line=key[1], quantity=key[2], value=None,
+                                              reason=f"data-dependent: in a function the kernel reaches through a "
+                                                     f"pointer (a virtual or indirect call) whose target is a {why}"))
     return out
 
 

@@ -101,6 +101,7 @@ class RunResult:
     complete: bool
     unmodelled: dict[str, int]
     calls: int
+    indirect: tuple[str, ...] = ()  # per indirect call: what its target depends on (the line it was loaded at)
 
 
 def basic_blocks(fn: Function) -> list[tuple[int, int]]:
@@ -216,6 +217,7 @@ class Machine:
         self.branches_v: list[dict[int, BranchRecord]] = [{} for _ in range(self.V)]
         self.unmodelled: dict[str, int] = {}
         self.calls = 0
+        self.indirect: list[str] = []
 
     # ---------------------------------------------------------------- operands
     def read(self, tok: str, typ: str) -> Val:

@@ -21,6 +21,7 @@ from cudalens.access.ptx_exec import (
     _types,
     basic_blocks,
 )
+from cudalens.access.ptx_slice import dead_instructions
 from cudalens.compiled.ptx import Function, Instruction, PtxModule, type_bytes
 
 _NOOPS = {"bar", "barrier", "membar", "fence", "nanosleep", "prefetch", "prefetchu", "pmevent", "trap", "brkpt",
@@ -193,6 +194,38 @@ def _vote(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
     m.write(o[0], Val(r.astype(np.int64), p.taint, p.why), "pred", mask)
 
 
+def _match_redux(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
+    """``match.any``/``match.all`` (the lanes of the member mask holding the same value) and
+    ``redux.sync`` (add/min/max/and/or/xor over the member mask), per warp."""
+    o = ins.operands
+    typ = _types(ins)[-1] if _types(ins) else "b32"
+    a, mm = m.read(o[1], typ), m.read(o[2], "b32")
+    lane_bit = np.int64(1) << np.arange(WARP, dtype=np.int64)
+    act = ((mask & m.valid).reshape(-1, WARP)) & ((mm.a.reshape(-1, WARP) & lane_bit) != 0)
+    v = a.a.reshape(-1, WARP)
+    taint, why = max(a.taint, mm.taint), a.why or mm.why
+    dst = o[0].split("|")
+    if ins.base == "redux":
+        kind = next(k for k in ("add", "min", "max", "and", "or", "xor") if k in ins.parts)
+        ident = {"add": 0, "min": np.iinfo(np.int64).max, "max": np.iinfo(np.int64).min, "and": -1, "or": 0, "xor": 0}
+        w = np.where(act, v, ident[kind])
+        red = {"add": w.sum(axis=1), "min": w.min(axis=1), "max": w.max(axis=1), "and": np.bitwise_and.reduce(w, axis=1),
+               "or": np.bitwise_or.reduce(w, axis=1), "xor": np.bitwise_xor.reduce(w, axis=1)}[kind]
+        m.write(dst[0], Val(np.repeat(red, WARP), taint, why), typ, mask)
+        return
+    same = (v[:, :, None] == v[:, None, :]) & act[:, None, :]  # [warp, lane, other lane]
+    peers = (same.astype(np.int64) * lane_bit).sum(axis=2)
+    if "any" in ins.parts:
+        m.write(dst[0], Val(peers.reshape(-1), taint, why), "b32", mask)
+        return
+    members = (act.astype(np.int64) * lane_bit).sum(axis=1, keepdims=True)
+    equal = (peers == members) | ~act
+    all_equal = np.repeat(equal.all(axis=1), WARP)
+    m.write(dst[0], Val(np.where(all_equal, np.repeat(members[:, 0], WARP), 0), taint, why), "b32", mask)
+    if len(dst) > 1:
+        m.write(dst[1], Val(all_equal.astype(np.int64), taint, why), "pred", mask)
+
+
 def _taint_dsts(m: Machine, ins: Instruction, mask: np.ndarray, why: str) -> None:
     if not ins.operands:
         return
@@ -219,6 +252,8 @@ def _step(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
         _shfl(m, ins, mask)
     elif op == "vote":
         _vote(m, ins, mask)
+    elif op in ("match", "redux"):
+        _match_redux(m, ins, mask)
     elif op == "activemask":
         act = (mask & m.valid).reshape(-1, WARP)
         m.write(ins.operands[0], Val(np.repeat((act.astype(np.int64) << np.arange(WARP)).sum(axis=1), WARP)), "b32",
@@ -241,9 +276,14 @@ def _step(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
         return
     elif op == "call":
         m.calls += 1
+        target = next((t for t in ins.operands if t.startswith("%")), None)
+        if target is not None:  # through a pointer (a virtual call): the target is data
+            t = m.read(target, "u64")
+            why = t.why or "a value computed per lane"
+            if why not in m.indirect:
+                m.indirect.append(why)
         _taint_dsts(m, ins, mask, "result of a call the model does not follow")
-    elif op in ("tex", "tld4", "suld", "sust", "suq", "txq", "ldmatrix", "stmatrix", "wgmma", "mma", "wmma", "match",
-                "redux", "isspacep", "istypep", "getctarank", "mapa", "tensormap", "stackrestore", "stacksave",
+    elif op in ("tex", "tld4", "suld", "sust", "suq", "txq", "ldmatrix", "stmatrix", "wgmma", "mma", "wmma", "isspacep", "istypep", "getctarank", "mapa", "tensormap", "stackrestore", "stacksave",
                 "alloca", "dp4a", "dp2a", "cvt.pack"):
         m.unmodelled[op] = m.unmodelled.get(op, 0) + 1
         _taint_dsts(m, ins, mask, f"{op} not modelled")
@@ -276,6 +316,7 @@ def run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRes
     sharing the step count and the loops' iteration counts (the variants run in lock step where
     their control flow agrees)."""
     m = Machine(module, fn, launch)
+    dead = dead_instructions(fn)  # results that reach no address, branch or predicate (ptx_slice)
     blocks = basic_blocks(fn)
     start_of = {s: k for k, (s, _e) in enumerate(blocks)}
     block_of_label = {lab: start_of.get(i) for lab, i in fn.labels.items()}
@@ -303,7 +344,8 @@ def run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRes
         for ins in fn.instructions[s:e]:
             if ins is last and ins.base in ("bra", "ret", "exit", "brx"):
                 break
-            _step(m, ins, mask)
+            if ins.index not in dead:
+                _step(m, ins, mask)
         if last.base in ("ret", "exit"):
             if last.pred:
                 p = m.read(last.pred, "pred")
@@ -347,5 +389,6 @@ def run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRes
                         counts[other] = 0
         send(target, taken)
         send(k + 1, fall)
-    return [RunResult(mem, br, back_taken, truncated, steps, complete, m.unmodelled, m.calls)
+    return [RunResult(mem, br, back_taken, truncated, steps, complete, m.unmodelled, m.calls,
+                      tuple(m.indirect))
             for mem, br in zip(m.mem_v, m.branches_v)]

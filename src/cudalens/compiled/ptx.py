@@ -198,12 +198,6 @@ def _parse_function(lines: list[str], i: int, is_entry: bool, name: str) -> tupl
         s = raw.strip()
         if not s:
             continue
-        if s == "{":
-            depth += 1
-            continue
-        if s == "}":
-            depth -= 1
-            continue
         lm = _LOC_RE.match(raw)
         if lm:
             here = (int(lm.group(1)), int(lm.group(2)), int(lm.group(3)))
@@ -229,17 +223,28 @@ def _parse_function(lines: list[str], i: int, is_entry: bool, name: str) -> tupl
             if d and d.group(1) in ("shared", "local"):
                 local_decls.append(_decl(d, s.startswith(".extern")))
             continue
-        pending += " " + s
-        if not pending.rstrip().endswith(";"):
-            continue
-        stmt, pending = pending.strip().rstrip(";").strip(), ""
-        pred = None
-        if stmt.startswith("@"):
-            pred, stmt = stmt[1:].split(None, 1)
-        parts = stmt.split(None, 1)
-        opcode = parts[0]
-        operands = _split_operands(parts[1]) if len(parts) > 1 else ()
-        instrs.append(Instruction(len(instrs), opcode, operands, pred, loc))
+        # statements end at ';'; a brace where a statement starts opens or closes a scope block
+        # (``{ .reg .b64 %tmp; cvt.u64.u32 %tmp, %r4; cvta.shared.u64 %rd5, %tmp; }`` on lines of
+        # their own or shared with statements); braces inside a statement are vector operands
+        rest = s
+        while rest:
+            if not pending.strip() and rest[0] in "{}":
+                depth += 1 if rest[0] == "{" else -1
+                rest = rest[1:].strip()
+                continue
+            semi = rest.find(";")
+            if semi < 0:
+                pending += " " + rest
+                break
+            stmt, pending, rest = (pending + " " + rest[:semi]).strip(), "", rest[semi + 1:].strip()
+            if not stmt or stmt.startswith("."):  # a declaration scoped to the block
+                continue
+            pred = None
+            if stmt.startswith("@"):
+                pred, stmt = stmt[1:].split(None, 1)
+            parts = stmt.split(None, 1)
+            operands = _split_operands(parts[1]) if len(parts) > 1 else ()
+            instrs.append(Instruction(len(instrs), parts[0], operands, pred, loc))
     return Function(name, is_entry, tuple(params), tuple(instrs), labels, tuple(local_decls),
                     dirs.get("maxntid"), dirs.get("reqntid"),
                     dirs["minnctapersm"][0] if "minnctapersm" in dirs else None), i

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from cudalens.errors import InputError
@@ -212,14 +213,62 @@ def measured_value(c: LineCounter) -> tuple[str, float | None, str]:
     return "conflict ways", c.nway, ""
 
 
-def _inlined_here(by_key: Mapping[tuple[str, int, str, str], Any], measured: set, file: str, line: int, space: str,
-                  op: str) -> Any:
-    """The prediction to compare with a measured line that has no PTX instruction of its class: the
-    one line of an inlined helper, called from this line, whose own line has no SASS of the class
-    (ptxas placed that helper's access at the call)."""
-    cands = [p for (f, ln, s, o), p in by_key.items() if s == space and o == op and (file, line) in
-             getattr(p, "call_sites", ()) and (f, ln, s, o) not in measured]
-    return cands[0] if len(cands) == 1 else None
+def _combine(cands: list[Any]) -> Any:
+    """One prediction for a measured line holding the SASS of several PTX lines: their figures
+    averaged over their warp requests, as the counters average over executions. A null among them
+    makes the whole null with its reason (a data dependence first); ranges give the range of the
+    average (each end the average of the ends)."""
+    if len(cands) == 1:
+        return cands[0]
+    nulls = [p for p in cands if p.value is None and p.low is None]
+    if nulls:
+        return min(nulls, key=lambda p: not p.reason.startswith("data-dependent"))
+    w = [max(int(getattr(p, "requests", 0) or 0), 0) for p in cands]
+    total = sum(w)
+    if total == 0:
+        return None
+
+    def avg(values: list[float | None]) -> float | None:
+        known = [float(v) for v in values if v is not None]
+        return None if len(known) < len(values) else round(sum(v * k for v, k in zip(known, w)) / total, 4)
+
+    lows = [p.value if p.value is not None else p.low for p in cands]
+    highs = [p.value if p.value is not None else p.high for p in cands]
+    ways = [getattr(p, "nway", None) for p in cands]
+    ways_lo = [n if n is not None else getattr(p, "nway_low", None) for n, p in zip(ways, cands)]
+    ways_hi = [n if n is not None else getattr(p, "nway_high", None) for n, p in zip(ways, cands)]
+    ideal = avg([getattr(p, "ideal", None) for p in cands])
+    if all(p.value is not None for p in cands):
+        return replace(cands[0], value=avg(lows), nway=avg(ways), ideal=ideal, requests=total, reason="")
+    return replace(cands[0], value=None, low=avg(lows), high=avg(highs), nway=None, nway_low=avg(ways_lo),
+                   nway_high=avg(ways_hi), ideal=ideal, requests=total,
+                   reason=next(p.reason for p in cands if p.value is None))
+
+
+def _placed_here(by_key: Mapping[tuple[str, int, str, str], Any], has_sass: set, missing: set, file: str, line: int,
+                 space: str, op: str, unit: str) -> tuple[Any, str]:
+    """The prediction to compare with a measured line that has no PTX instruction of its class, and
+    how it was found. Its SASS comes from PTX accesses of the class that have no SASS of the class on
+    their own line (or no line at all: ``.loc`` line 0), which ptxas placed elsewhere:
+
+    1. inlined helper lines called from this line: all of them, combined (:func:`_combine`);
+    2. else the unplaced accesses no other such line calls: combined when this is the only measured
+       line of the class without PTX, else their figure when they all give the same one.
+    """
+    orphans = {key: p for key, p in by_key.items() if key[2:] == (space, op) and key not in has_sass}
+    sited = [p for p in orphans.values() if (file, line) in getattr(p, "call_sites", ())]
+    if sited:
+        return _combine(sited), "attributed through the inlining chain: "
+    same = {(f, ln) for (f, ln, s, o) in missing if (s, o) == (space, op)}
+    free = [p for p in orphans.values() if not any(site in same for site in getattr(p, "call_sites", ()))]
+    if not free:
+        return None, ""
+    where = ", ".join(f"{Path(p.file).name}:{p.line}" for p in free[:4]) + (" ..." if len(free) > 4 else "")
+    if len(same) == 1:
+        return _combine(free), f"ptxas placed here the SASS of the PTX at {where}: "
+    if len({_compared(p, unit) for p in free}) == 1:
+        return free[0], f"ptxas placed here SASS of the PTX at {where}, which all give this figure: "
+    return None, ""
 
 
 def _compared(p: Any, unit: str) -> tuple[float | None, float | None, float | None]:
@@ -257,7 +306,9 @@ def check_lines(predictions: Iterable[Any], counters: Mapping[tuple[str, str, in
         space, op = p.quantity.split()[:2]
         by_key[(p.file, p.line, space, op)] = p
     out = []
-    measured = {(f, ln, s, o) for (k, f, ln, s, o), c in counters.items() if k == kernel and c.executed > 0}
+    has_sass = {(f, ln, s, o) for (k, f, ln, s, o) in counters if k == kernel}
+    missing = {(f, ln, s, o) for (k, f, ln, s, o), c in counters.items()
+               if k == kernel and c.executed > 0 and (f, ln, s, o) not in by_key}
     for (k, file, line, space, op), c in sorted(counters.items()):
         if k != kernel or c.executed <= 0 or (wanted is not None and file not in wanted):
             continue
@@ -271,8 +322,7 @@ def check_lines(predictions: Iterable[Any], counters: Mapping[tuple[str, str, in
             continue
         note = ""
         if p is None:
-            p = _inlined_here(by_key, measured, file, line, space, op)
-            note = "attributed through the inlining chain: " if p is not None else ""
+            p, note = _placed_here(by_key, has_sass, missing, file, line, space, op, unit)
         if p is None:
             out.append(LineCheck(k, file, line, q, None, meas, None, "", "not a data dependence: no PTX instruction of "
                                  "this class on this line of the kernel (ptxas placed SASS here that the PTX has "

@@ -73,3 +73,59 @@ __global__ void after_a_loaded_branch(const int *flags, const float *in, float *
     }
     out[i] = v;  // after the branch
 }
+
+// A pointer to a shared buffer published through shared memory (cuda-samples' newdelete does this
+// with placement new): nvcc converts the shared address to a generic one inside a scoped block
+// `{ .reg .b64 %tmp; cvt.u64.u32 ...; cvta.shared.u64 ...; }` that shares its line with the next
+// statement. One lane stores the 8-byte pointer: 1 wavefront.
+__global__ void shared_pointer_published(float *out) {
+    __shared__ float buf[256];
+    __shared__ float *volatile published;  // volatile: the compiler keeps the store and the load
+    buf[threadIdx.x] = threadIdx.x;
+    if (threadIdx.x == 0) {
+        published = buf;  // publish
+    }
+    __syncthreads();
+    out[blockIdx.x * blockDim.x + threadIdx.x] = published[threadIdx.x ^ 1u];
+}
+
+// Warp-aggregated work as warpAggregatedAtomicsCG does it: lanes holding the same key find each
+// other with __match_any_sync and the lowest lane of each group writes. key = lane / 8: 4 groups
+// per warp, 4 leaders, each 32 floats apart: 4 sectors per request.
+__global__ void match_groups(float *out) {
+    unsigned key = (threadIdx.x & 31u) / 8u;
+    unsigned peers = __match_any_sync(0xffffffffu, key);
+    int leader = __ffs(peers) - 1;
+    if ((int)(threadIdx.x & 31u) == leader) {
+        out[(blockIdx.x * 4u + key) * 32u] = __popc(peers);  // leader store
+    }
+}
+
+// A warp reduction (redux.sync) deciding a stride: half the lanes are odd, so the sum is 16 and
+// consecutive lanes' floats are 16 apart: one sector per lane, 32 per request.
+__global__ void redux_stride(float *out) {
+    unsigned s = __reduce_add_sync(0xffffffffu, threadIdx.x & 1u);
+    out[(blockIdx.x * blockDim.x + threadIdx.x) * s] = 1.f;  // strided by the reduction
+}
+
+// A virtual call on an object built with placement new in shared memory (cuda-samples' newdelete):
+// the callee is reached through the table pointer loaded from the object, so its access is data-
+// dependent and the null names the load.
+#include <new>
+struct Shape {
+    __device__ virtual float area(const float *v, unsigned i) const = 0;
+};
+struct Square : Shape {
+    __device__ float area(const float *v, unsigned i) const override {
+        return v[i * 32u] * v[i * 32u];  // virtual body
+    }
+};
+__global__ void virtual_call(const float *v, float *out) {
+    __shared__ __align__(8) unsigned char storage[sizeof(Square)];
+    __shared__ Shape *shape;
+    if (threadIdx.x == 0) {
+        shape = new (storage) Square();
+    }
+    __syncthreads();
+    out[threadIdx.x] = shape->area(v, threadIdx.x);
+}

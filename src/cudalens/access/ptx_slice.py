@@ -1,0 +1,78 @@
+"""Which PTX instructions the lane machine may skip: those whose results reach no address, branch,
+call target or predicate of such an instruction.
+
+Memory is not modelled (a load yields a synthetic value from its address; cudalens.access.ptx_exec),
+so a value that is only stored, or only feeds arithmetic that is only stored, changes no figure the
+model reports: the sectors and wavefronts of every access, the lanes of every branch and the taint
+(which loaded data a figure depends on) all follow from addresses, branch predicates and
+instruction predicates alone. The backward slice from those uses, over register names (flow-
+insensitive, so it keeps more than it must, never less), is what runs; the rest is skipped. The
+step budget still counts skipped instructions, so a skipped instruction never changes how far the
+run gets.
+
+Kept always: memory, control flow, calls, barriers and anything the machine does not model (its
+notes count them). Skippable: arithmetic, conversions, comparisons, selections, moves, shuffles,
+votes, matches and reductions whose destinations nobody in the slice reads.
+
+Pure: :func:`dead_instructions` reads a parsed function and returns instruction indices.
+"""
+
+from __future__ import annotations
+
+import re
+
+from cudalens.compiled.ptx import Function, Instruction
+
+_REG = re.compile(r"%[A-Za-z_$][\w$]*")
+# executed for their effect, not (only) for a register result: never skipped
+_EFFECT = {"ld", "ldu", "st", "atom", "red", "call", "bra", "brx", "ret", "exit", "bar", "barrier", "membar", "fence",
+           "mbarrier", "cp", "prefetch", "prefetchu", "trap", "brkpt", "nanosleep", "griddepcontrol", "elect",
+           "setmaxnreg", "discard", "applypriority", "createpolicy", "pmevent", "tex", "tld4", "suld", "sust", "suq",
+           "txq", "ldmatrix", "stmatrix", "wgmma", "mma", "wmma", "isspacep", "istypep", "getctarank", "mapa",
+           "tensormap", "stackrestore", "stacksave", "alloca", "dp4a", "dp2a"}
+
+
+def _regs(tok: str) -> list[str]:
+    return _REG.findall(tok)
+
+
+def _uses(ins: Instruction) -> tuple[list[str], list[str], bool]:
+    """(registers it defines, registers it reads, whether what it reads always matters)."""
+    o, pred = ins.operands, [ins.pred.lstrip("!")] if ins.pred else []
+    b = ins.base
+    if b in ("ld", "ldu"):
+        return (_regs(o[0]) if o else []), [r for t in o[1:] for r in _regs(t)] + pred, True
+    if b in ("st", "red"):
+        return [], (_regs(o[0]) if o else []) + pred, True  # the address; the value stored does not matter
+    if b == "atom":
+        return (_regs(o[0]) if o else []), (_regs(o[1]) if len(o) > 1 else []) + pred, True
+    if b in _EFFECT:
+        return [], [r for t in o for r in _regs(t)] + pred, True
+    if not o:
+        return [], pred, True
+    return _regs(o[0]), [r for t in o[1:] for r in _regs(t)] + pred, False
+
+
+def dead_instructions(fn: Function) -> frozenset[int]:
+    """Indices of the instructions of ``fn`` whose results reach nothing the model reports."""
+    uses = [_uses(ins) for ins in fn.instructions]
+    defined_by: dict[str, list[int]] = {}
+    needed: set[str] = set()
+    for k, (dsts, srcs, always) in enumerate(uses):
+        for d in dsts:
+            defined_by.setdefault(d, []).append(k)
+        if always:
+            needed.update(srcs)
+    live = {k for k, (_d, _s, always) in enumerate(uses) if always}
+    work = list(needed)
+    while work:
+        reg = work.pop()
+        for k in defined_by.get(reg, ()):
+            if k in live:
+                continue
+            live.add(k)
+            for s in uses[k][1]:
+                if s not in needed:
+                    needed.add(s)
+                    work.append(s)
+    return frozenset(k for k in range(len(uses)) if k not in live)
