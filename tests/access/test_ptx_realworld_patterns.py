@@ -144,3 +144,10 @@ def test_a_virtual_calls_callee_names_the_loaded_target(module):
     p = _at(ev, "// virtual body", "global load sectors/request")
     assert p.value is None and p.reason.startswith("data-dependent: in a function the kernel reaches through a pointer")
     assert f"loaded at line {_line('out[threadIdx.x] = shape->area(v, threadIdx.x);')}" in p.reason
+
+
+def test_a_helpers_figures_are_bounded_per_call_site(module):
+    ev = evaluate(module, _fn(module, "helper_two_strides"), (256, 1, 1), (1, 1, 1))
+    p = _at(ev, "// helper loads", "shared load wavefronts/request")
+    assert p.value == 1.5 and p.call_sites == ((str(PATTERNS), _line("// helper call")),)
+    assert p.site_bounds == ((str(PATTERNS), _line("// helper call"), 1.0, 2.0, 1.0, 2.0),)

@@ -72,3 +72,17 @@ def test_accesses_without_a_line_are_compared_where_ptxas_put_them():
     # one line without PTX: every unplaced access must be there, averaged over requests
     (c,) = check_lines([copy, other], {k: v for k, v in counters.items() if k[2] == 126}, "k")
     assert c.predicted == round((32.0 * 70 + 4.0 * 10) / 80, 4) and c.reason.startswith("ptxas placed here the SASS")
+
+
+def test_part_of_a_helper_placed_at_its_call_gives_the_range_of_its_instructions():
+    # a sorting network's comparator: its loads have SASS on their own lines, and ptxas put some of
+    # them at the call line as well; the call line's N-way lies between the instructions' N-ways
+    helper = _pred(44, "shared load wavefronts/request", file="h.cuh", value=1.7, nway=1.5, requests=10,
+                   call_sites=(("k.cu", 121),), site_bounds=(("k.cu", 121, 1.0, 4.0, 1.0, 4.0),))
+    counters = {("k", "k.cu", 121, "shared", "load"): _counter(121, "shared", "load", 1.53),
+                ("k", "h.cuh", 44, "shared", "load"): _counter(44, "shared", "load", 1.5, file="h.cuh")}
+    call = next(c for c in check_lines([helper], counters, "k") if c.line == 121)
+    assert call.predicted is None and (call.low, call.high, call.agree) == (1.0, 4.0, True)
+    assert call.reason.startswith("ptxas placed part of the inlined code of h.cuh:44 here")
+    outside = {**counters, ("k", "k.cu", 121, "shared", "load"): _counter(121, "shared", "load", 6.0)}
+    assert next(c for c in check_lines([helper], outside, "k") if c.line == 121).agree is False

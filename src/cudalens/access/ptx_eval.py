@@ -79,6 +79,8 @@ class LinePrediction:
     nway_high: float | None = None
     # (file, line) of the calls the line's instructions were inlined into (ptxas may place their SASS there)
     call_sites: tuple[tuple[str, int], ...] = ()
+    # per call site: (file, line, lowest, highest figure of one instruction, lowest, highest N-way)
+    site_bounds: tuple[tuple[str, int, float, float, float | None, float | None], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -243,6 +245,23 @@ def _taint_from_control(fn: Function, res, cd: dict[int, set[int]]) -> dict[int,
     return out
 
 
+def _site_bounds(module: PtxModule, fn: Function, recs: list, glob: bool) -> tuple[tuple, ...]:
+    """Per call site of the line's instructions: (file, line, lowest, highest figure of one
+    instruction, lowest, highest N-way of one instruction). ptxas may place some of an inlined
+    helper's instructions at the call: whatever it placed there lies between these."""
+    per: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    for r in recs:
+        loc = fn.instructions[r.index].loc
+        if not r.requests or loc is None:
+            continue
+        fig = (r.sectors if glob else r.wavefronts) / r.requests
+        for f, ln in loc.inlined_at:
+            per.setdefault((module.files.get(f, ""), ln), []).append((fig, float(int(fig + 1e-9))))
+    return tuple((f, ln, round(min(v[0] for v in vs), 4), round(max(v[0] for v in vs), 4),
+                  None if glob else min(v[1] for v in vs), None if glob else max(v[1] for v in vs))
+                 for (f, ln), vs in sorted(per.items()))
+
+
 def _values(module: PtxModule, fn: Function, res, cd) -> dict[tuple[str, int, str], dict[str, Any]]:
     ctl = _taint_from_control(fn, res, cd)
     out: dict[tuple[str, int, str], dict[str, Any]] = {}
@@ -286,7 +305,7 @@ def _values(module: PtxModule, fn: Function, res, cd) -> dict[tuple[str, int, st
                                             if r.requests) / req, 4)
         sites = sorted({(module.files.get(f, ""), ln) for r in recs for f, ln in
                         (fn.instructions[r.index].loc.inlined_at if fn.instructions[r.index].loc else ())})
-        out[key] = {"sites": tuple(sites), "value": round(num / req, 4), "nway": nway, "ideal": round(ideal / req, 4), "taint": taint, "why": why,
+        out[key] = {"sites": tuple(sites), "bounds": _site_bounds(module, fn, recs, glob), "value": round(num / req, 4), "nway": nway, "ideal": round(ideal / req, 4), "taint": taint, "why": why,
                     "req": req, "n": len(recs), "threads": round(sum(r.lanes for r in recs) / req, 3),
                     "inv": len(set(calls)) <= 1 if calls else None, "width": max(r.width for r in recs)}
     return out
@@ -359,7 +378,8 @@ def _decide(fn: Function, key: tuple[str, int, str], v: dict[str, Any], base, ru
     names = [fn.params[k].name.rsplit("_param_", 1)[-1] for k in scalars]
     common = dict(kernel=fn.name, file=file, line=line, quantity=q, instructions=v.get("n", 0),
                   requests=v.get("req", 0), ideal=v.get("ideal"), threads_per_request=v.get("threads"),
-                  iteration_invariant=v.get("inv"), width=v.get("width"), call_sites=v.get("sites", ()))
+                  iteration_invariant=v.get("inv"), width=v.get("width"), call_sites=v.get("sites", ()),
+                  site_bounds=v.get("bounds", ()))
     if v["value"] is None:
         return LinePrediction(value=None, reason=v["reason"], **common)
     if v["taint"] >= 2:

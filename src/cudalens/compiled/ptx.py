@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from cudalens.compiled.names import split_top_level
 from cudalens.errors import InputError, ToolchainError
@@ -132,8 +132,12 @@ def _decl(m: re.Match, is_extern: bool) -> SharedDecl:
     return SharedDecl(name, size, int(align) if align else (type_bytes(typ) or 1), space)
 
 
-def parse_ptx(text: str) -> PtxModule:
-    """Parse a PTX module (the subset nvcc emits) into functions, instructions and locations."""
+def parse_ptx(text: str, entries: Callable[[str], bool] | None = None) -> PtxModule:
+    """Parse a PTX module (the subset nvcc emits) into functions, instructions and locations.
+
+    ``entries``: which kernels (by mangled name) to parse; the bodies of the others are skipped
+    (a translation unit using Thrust holds dozens of library kernels nobody asked about). Device
+    functions (``.func``) are always parsed."""
     files: dict[int, str] = {}
     functions: list[Function] = []
     globals_: list[SharedDecl] = []
@@ -152,6 +156,12 @@ def parse_ptx(text: str) -> PtxModule:
             target = s.split()[1] if len(s.split()) > 1 else ""
         em = _ENTRY_RE.match(line)
         if em and not s.endswith(";"):
+            if entries is not None and em.group(1) == ".entry" and not entries(em.group(2)):
+                i += 1
+                while i < n and lines[i].rstrip() != "}":  # nvcc closes a function body in column 0
+                    i += 1
+                i += 1
+                continue
             fn, i = _parse_function(lines, i, em.group(1) == ".entry", em.group(2))
             if fn is not None:
                 functions.append(fn)

@@ -64,6 +64,9 @@ def analyze_files(paths: list[str], *, block: tuple[int, int, int] | None, defin
 
     wanted = _instantiations(order, instantiate) if compile else {}
     futures: dict[str, Future] = {}
+    from cudalens.pipeline.model_workers import model_worker
+
+    worker = model_worker() if compile else None  # forked before the compile threads exist
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="cudalens-compile") if compile else None
     try:
         if pool is not None:
@@ -87,7 +90,8 @@ def analyze_files(paths: list[str], *, block: tuple[int, int, int] | None, defin
                 try:
                     outcome = futures[p].result() if p in futures else None
                     done.append(analyze_file(p, block=block, defines=defines, cc=cc, compile=compile, build=build,
-                                             compiled_outcome=outcome, instantiate=wanted.get(p, ())))
+                                             compiled_outcome=outcome, instantiate=wanted.get(p, ()),
+                                             worker=worker))
                 except (CudalensError, OSError) as exc:
                     fail(p, exc)
             if progress is not None:
@@ -96,6 +100,8 @@ def analyze_files(paths: list[str], *, block: tuple[int, int, int] | None, defin
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+        if worker is not None:
+            worker.shutdown(wait=True, cancel_futures=True)
 
 
 def _compile_unit(path: str, cc: str, defines: Mapping[str, Any], build: Any,

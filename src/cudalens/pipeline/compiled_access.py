@@ -12,10 +12,12 @@ name) or the launch's literal arguments, the others tried at the plausible value
 
 from __future__ import annotations
 
+from concurrent.futures import Executor
 from typing import Any, Mapping
 
-from cudalens.access.ptx_eval import KernelEvaluation, evaluate
+from cudalens.access.ptx_eval import KernelEvaluation
 from cudalens.compiled.names import base_name_from_mangled
+from cudalens.pipeline.model_workers import Job, evaluate_jobs
 from cudalens.source.model import Kernel, SourceModel
 
 
@@ -40,32 +42,40 @@ def _launch(k: Kernel, model: SourceModel, block: tuple[int, int, int] | None,
 def compiled_access(path: str, model: SourceModel, cc: str, defines: Mapping[str, Any],
                     block: tuple[int, int, int] | None = None, flags: tuple[str, ...] = (),
                     sass_lds: Mapping[str, Mapping[int, Mapping[int, int]]] | None = None,
-                    ptx: str = "") -> tuple[dict[str, tuple[KernelEvaluation, ...]], list[str]]:
+                    ptx: str = "", worker: Executor | None = None) -> tuple[dict[str, tuple[KernelEvaluation, ...]], list[str]]:
     """Kernel name -> the evaluations of its instantiations, and notes (why a layer is missing).
 
     ``ptx``: the PTX kept from the compile that made the cubin (CompileResult.ptx), so the model
-    reads exactly what ptxas assembled; without it the file is compiled to PTX here."""
+    reads exactly what ptxas assembled; without it the file is compiled to PTX here. Only the
+    kernels the file defines are parsed and evaluated (a unit using Thrust holds dozens of library
+    kernels). ``worker``: a second process (:func:`model_worker`) that evaluates part of them."""
     from cudalens.compiled.ptx import compile_ptx, parse_ptx
 
+    by_name = {k.name: k for k in model.kernels}
     try:
-        module = parse_ptx(ptx) if ptx else compile_ptx(path, cc, {k: str(v) for k, v in defines.items()},
-                                                         flags).module
+        module = parse_ptx(ptx, lambda name: base_name_from_mangled(name) in by_name) if ptx else compile_ptx(
+            path, cc, {k: str(v) for k, v in defines.items()}, flags).module
     except Exception as exc:  # noqa: BLE001 - the source model is the fallback
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return {}, [f"compiled access model unavailable ({type(exc).__name__}: {msg}); source access model used"]
-    by_name = {k.name: k for k in model.kernels}
-    out: dict[str, list[KernelEvaluation]] = {}
-    notes: list[str] = []
+    jobs: list[Job] = []
+    owner: dict[str, str] = {}
     for fn in module.entries:
         k = by_name.get(base_name_from_mangled(fn.name))
         if k is None:
             continue
         blk, grid, params = _launch(k, model, block, defines)
-        try:
-            out.setdefault(k.name, []).append(evaluate(module, fn, blk, grid, params,
-                                                       sass_lds=(sass_lds or {}).get(fn.name)))
-        except Exception as exc:  # noqa: BLE001 - one kernel's failure keeps the others
-            notes.append(f"compiled access model failed on {fn.name} ({type(exc).__name__}); source model used")
+        jobs.append((fn.name, blk, grid, params, (sass_lds or {}).get(fn.name)))
+        owner[fn.name] = k.name
+    results = evaluate_jobs(module, jobs, worker)
+    out: dict[str, list[KernelEvaluation]] = {}
+    notes: list[str] = []
+    for name, _blk, _grid, _params, _sass in jobs:
+        r = results[name]
+        if isinstance(r, KernelEvaluation):
+            out.setdefault(owner[name], []).append(r)
+        else:  # one kernel's failure keeps the others
+            notes.append(f"compiled access model failed on {name} ({r}); source model used")
     return {name: tuple(v) for name, v in out.items()}, notes
 
 

@@ -47,11 +47,12 @@ def _compile(path: str, cc: str, defines: Mapping[str, Any], build: Any = None,
 def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
                  defines: Mapping[str, Any] | None = None, cc: str = "9.0", compile: bool = True,
                  build: Any = None, compiled_outcome: tuple[Any | None, list[str]] | None = None,
-                 instantiate: tuple[str, ...] = ()) -> FileAnalysis:
+                 instantiate: tuple[str, ...] = (), worker: Any = None) -> FileAnalysis:
     """``build``: a :class:`cudalens.project.BuildContext` (include folders, flags; the macros of
     the project headers the file includes reach the source model). ``compiled_outcome``: the
     (result, notes) of :func:`_compile` when the caller compiled the file already.
-    ``instantiate``: template kernels to instantiate in the compiled unit (``gemm<128,128,8>``)."""
+    ``instantiate``: template kernels to instantiate in the compiled unit (``gemm<128,128,8>``).
+    ``worker``: a second process for the compiled access model (pipeline.model_workers)."""
     cc = limits(cc).cc  # an unknown compute capability is an InputError naming the known ones
     defines = dict(defines or {})
     predefined = tuple(build.header_macros(path).items()) if build is not None else ()
@@ -69,7 +70,8 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
 
         flags = tuple(build.nvcc_flags(str(path))) if build is not None else ()
         evals, access_notes = compiled_access(str(path), model, cc, compiler_defines(model, defines), block, flags,
-                                              sass_shared_widths(compiled), ptx=getattr(compiled, "ptx", ""))
+                                              sass_shared_widths(compiled), ptx=getattr(compiled, "ptx", ""),
+                                              worker=worker)
         notes.extend(access_notes)
     kernels = join(model, compiled.kernels if compiled is not None else None, cc, evals)
     model = joined_model(model, kernels)  # the compiled figures where the source model had none

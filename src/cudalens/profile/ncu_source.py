@@ -253,7 +253,9 @@ def _placed_here(by_key: Mapping[tuple[str, int, str, str], Any], has_sass: set,
 
     1. inlined helper lines called from this line: all of them, combined (:func:`_combine`);
     2. else the unplaced accesses no other such line calls: combined when this is the only measured
-       line of the class without PTX, else their figure when they all give the same one.
+       line of the class without PTX, else their figure when they all give the same one;
+    3. else, where inlined helper lines called from here have SASS of their own and ptxas placed
+       only part of them here, the range of their instructions' figures (:func:`_part_placed`).
     """
     orphans = {key: p for key, p in by_key.items() if key[2:] == (space, op) and key not in has_sass}
     sited = [p for p in orphans.values() if (file, line) in getattr(p, "call_sites", ())]
@@ -262,13 +264,35 @@ def _placed_here(by_key: Mapping[tuple[str, int, str, str], Any], has_sass: set,
     same = {(f, ln) for (f, ln, s, o) in missing if (s, o) == (space, op)}
     free = [p for p in orphans.values() if not any(site in same for site in getattr(p, "call_sites", ()))]
     if not free:
-        return None, ""
+        return _part_placed(by_key, file, line, space, op)
     where = ", ".join(f"{Path(p.file).name}:{p.line}" for p in free[:4]) + (" ..." if len(free) > 4 else "")
     if len(same) == 1:
         return _combine(free), f"ptxas placed here the SASS of the PTX at {where}: "
     if len({_compared(p, unit) for p in free}) == 1:
         return free[0], f"ptxas placed here SASS of the PTX at {where}, which all give this figure: "
-    return None, ""
+    return _part_placed(by_key, file, line, space, op)
+
+
+def _part_placed(by_key: Mapping[tuple[str, int, str, str], Any], file: str, line: int, space: str,
+                 op: str) -> tuple[Any, str]:
+    """An inlined helper whose lines have SASS of their own, and part of it placed at this call:
+    the range between the lowest and the highest figure of one of its instructions called from
+    here (the measured line averages some of them); when the helper's figure is null, its reason."""
+    cands = [(p, b) for (f, ln, s, o), p in by_key.items() if (s, o) == (space, op)
+             for b in getattr(p, "site_bounds", ()) if (b[0], b[1]) == (file, line)]
+    if not cands:
+        return None, ""
+    nulls = [p for p, _b in cands if p.value is None and p.low is None]
+    if nulls:  # what the helper's figure depends on, the part placed here depends on too
+        return _combine(nulls), f"ptxas placed part of the inlined code of {Path(nulls[0].file).name}:{nulls[0].line} here: "
+    lo, hi = min(b[2] for _p, b in cands), max(b[3] for _p, b in cands)
+    ways = [b for _p, b in cands if b[4] is not None]
+    where = ", ".join(sorted({f"{Path(p.file).name}:{p.line}" for p, _b in cands}))
+    reason = (f"ptxas placed part of the inlined code of {where} here: the figure lies between those "
+              f"instructions' figures")
+    return replace(cands[0][0], value=None, low=lo, high=hi, nway=None,
+                   nway_low=min((b[4] for b in ways), default=None), nway_high=max((b[5] for b in ways), default=None),
+                   reason=reason), ""
 
 
 def _compared(p: Any, unit: str) -> tuple[float | None, float | None, float | None]:

@@ -129,3 +129,17 @@ __global__ void virtual_call(const float *v, float *out) {
     __syncthreads();
     out[threadIdx.x] = shape->area(v, threadIdx.x);
 }
+
+// A helper with two shared loads of different strides inlined at one call (bitonicSort's
+// Comparator): per call site the model keeps the lowest and the highest figure of one instruction
+// (stride 1: 1 wavefront, stride 2: 2), the bounds of whatever part of it ptxas places at the call.
+__device__ __forceinline__ float two_strides(const float *s, unsigned t) {
+    return s[t] + s[t * 2u];  // helper loads
+}
+__global__ void helper_two_strides(float *out) {
+    __shared__ float s[512];
+    s[threadIdx.x] = threadIdx.x;
+    s[threadIdx.x + 256u] = 0.f;
+    __syncthreads();
+    out[threadIdx.x] = two_strides(s, threadIdx.x);  // helper call
+}
