@@ -67,26 +67,29 @@ def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active
     elif space == "shared":
         _ways, num, ideal = M.shared_wavefronts(a, act, width)
     lanes = act.sum(axis=1)
-    for v in np.unique(rv).tolist():
-        sel = rv == v
+    count = np.bincount(rv, minlength=m.V)  # per variant, one call each: warps, lanes, sectors, ideal
+    lanes_v = np.bincount(rv, weights=lanes, minlength=m.V)
+    num_v = None if num is None or ideal is None else np.bincount(rv, weights=num, minlength=m.V)
+    ideal_v = None if num_v is None else np.bincount(rv, weights=ideal, minlength=m.V)
+    for v in np.nonzero(count)[0].tolist():
         rec = m.mem_v[v].get(ins.index)
         if rec is None:
             rec = m.mem_v[v][ins.index] = MemRecord(ins.index, space, op, width)
-        n = int(sel.sum())
+        n = int(count[v])
         rec.requests += n
-        rec.lanes += int(lanes[sel].sum())
+        rec.lanes += int(lanes_v[v])
         for t, w in ((addr.taint, addr.why), extra_taint):
             if t > rec.taint:
                 rec.taint, rec.why = t, w
-        if num is None or ideal is None:
+        if num_v is None or ideal_v is None:
             continue
-        total = float(num[sel].sum())
+        total = float(num_v[v])
         if space == "global":
             rec.sectors += total
-            rec.ideal += float(ideal[sel].sum())
+            rec.ideal += float(ideal_v[v])
         else:
             rec.wavefronts += total
-            rec.ideal_wavefronts += float(ideal[sel].sum())
+            rec.ideal_wavefronts += float(ideal_v[v])
         rec.per_call.append(round(total / n, 4))
 
 
@@ -366,11 +369,12 @@ def run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRes
             live = act.any(axis=1)
             ntk = tk.sum(axis=1)
             div = (ntk > 0) & (ntk < act.sum(axis=1))
-            for v in np.unique(m.row_variant[live]).tolist():
-                sel = m.row_variant == v
+            req_v = np.bincount(m.row_variant[live], minlength=m.V)
+            div_v = np.bincount(m.row_variant[live & div], minlength=m.V)
+            for v in np.nonzero(req_v)[0].tolist():
                 rec = m.branches_v[v].setdefault(last.index, BranchRecord(last.index))
-                rec.requests += int((live & sel).sum())
-                rec.divergent += int((div & sel).sum())
+                rec.requests += int(req_v[v])
+                rec.divergent += int(div_v[v])
                 if p.taint > rec.taint:
                     rec.taint, rec.why = p.taint, p.why
         else:

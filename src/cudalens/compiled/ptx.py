@@ -118,7 +118,8 @@ _LABEL_RE = re.compile(r"^\s*([\w$]+):\s*$")
 
 
 def _split_operands(text: str) -> tuple[str, ...]:
-    parts = [p.strip() for p in split_top_level(text, "{}[]")]
+    # a comma inside braces (vector operands) does not split; addresses ([%rd1+4]) hold none
+    parts = [p.strip() for p in (split_top_level(text, "{}[]") if "{" in text else text.split(","))]
     return tuple(parts if parts[-1] else parts[:-1])
 
 
