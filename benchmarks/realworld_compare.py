@@ -121,6 +121,14 @@ def compare_main(argv: list[str]) -> int:
     summary["device"] = (rundir / "machine.txt").read_text().strip() if (rundir / "machine.txt").exists() else ""
     summary["ncu"] = driver.get("ncu", "")
     summary["launch_failures"] = driver.get("failed", {})
+    import subprocess
+
+    summary["code_commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                            text=True).stdout.strip()
+    summary["compare_command"] = ("PYTHONPATH=src python3 benchmarks/realworld_validate.py compare .carry/realworld "
+                                  "RUNDIR RESULTDIR (RUNDIR: driver.json, machine.txt and source_pages.tgz unpacked "
+                                  "to source/)")
+    summary["compare_date"] = time.strftime("%Y-%m-%d", time.gmtime())
     (resdir / "table.json").write_text(json.dumps({"rows": table, "kernels": kernels}, indent=1))
     (resdir / "summary.json").write_text(json.dumps(summary, indent=1))
     (resdir / "table.md").write_text(markdown(table, summary))

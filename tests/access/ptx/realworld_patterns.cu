@@ -74,11 +74,14 @@ __global__ void after_a_loaded_branch(const int *flags, const float *in, float *
     out[i] = v;  // after the branch
 }
 
+// (The kernels from here on are extern "C" so that `cudalens analyze --run` can launch them by name:
+// benchmarks/analyze/run_h100_patterns.sh checks them against the H100's per-instruction counters.)
+
 // A pointer to a shared buffer published through shared memory (cuda-samples' newdelete does this
 // with placement new): nvcc converts the shared address to a generic one inside a scoped block
 // `{ .reg .b64 %tmp; cvt.u64.u32 ...; cvta.shared.u64 ...; }` that shares its line with the next
 // statement. One lane stores the 8-byte pointer: 1 wavefront.
-__global__ void shared_pointer_published(float *out) {
+extern "C" __global__ void shared_pointer_published(float *out) {
     __shared__ float buf[256];
     __shared__ float *volatile published;  // volatile: the compiler keeps the store and the load
     buf[threadIdx.x] = threadIdx.x;
@@ -92,7 +95,7 @@ __global__ void shared_pointer_published(float *out) {
 // Warp-aggregated work as warpAggregatedAtomicsCG does it: lanes holding the same key find each
 // other with __match_any_sync and the lowest lane of each group writes. key = lane / 8: 4 groups
 // per warp, 4 leaders, each 32 floats apart: 4 sectors per request.
-__global__ void match_groups(float *out) {
+extern "C" __global__ void match_groups(float *out) {
     unsigned key = (threadIdx.x & 31u) / 8u;
     unsigned peers = __match_any_sync(0xffffffffu, key);
     int leader = __ffs(peers) - 1;
@@ -103,7 +106,7 @@ __global__ void match_groups(float *out) {
 
 // A warp reduction (redux.sync) deciding a stride: half the lanes are odd, so the sum is 16 and
 // consecutive lanes' floats are 16 apart: one sector per lane, 32 per request.
-__global__ void redux_stride(float *out) {
+extern "C" __global__ void redux_stride(float *out) {
     unsigned s = __reduce_add_sync(0xffffffffu, threadIdx.x & 1u);
     out[(blockIdx.x * blockDim.x + threadIdx.x) * s] = 1.f;  // strided by the reduction
 }
@@ -120,7 +123,7 @@ struct Square : Shape {
         return v[i * 32u] * v[i * 32u];  // virtual body
     }
 };
-__global__ void virtual_call(const float *v, float *out) {
+extern "C" __global__ void virtual_call(const float *v, float *out) {
     __shared__ __align__(8) unsigned char storage[sizeof(Square)];
     __shared__ Shape *shape;
     if (threadIdx.x == 0) {
@@ -136,7 +139,7 @@ __global__ void virtual_call(const float *v, float *out) {
 __device__ __forceinline__ float two_strides(const float *s, unsigned t) {
     return s[t] + s[t * 2u];  // helper loads
 }
-__global__ void helper_two_strides(float *out) {
+extern "C" __global__ void helper_two_strides(float *out) {
     __shared__ float s[512];
     s[threadIdx.x] = threadIdx.x;
     s[threadIdx.x + 256u] = 0.f;
