@@ -5,7 +5,8 @@ with the project's toolchain (cudalens.compiled.toolchain: the wheel nvcc). Runs
 Usage: python3 benchmarks/realworld_build.py OUTDIR [--jobs N] [--project NAME]
 Projects (checkouts outside the repo; see RULES): /work/ext/cuda-samples (NVIDIA/cuda-samples),
 /work/ext/SGEMM_CUDA (siboehm/SGEMM_CUDA, through our benchmarks/realworld/sgemm_instances.cu),
-/work/ext/code-samples (NVIDIA-developer-blog/code-samples). Writes OUTDIR/<project>/<tu>.{ptx,cubin}
+/work/ext/code-samples (NVIDIA-developer-blog/code-samples), /work/ext/llm.c (karpathy/llm.c, its
+dev/cuda kernel variants). Writes OUTDIR/<project>/<tu>.{ptx,cubin}
 and OUTDIR/build.json (what compiled, what did not and why, seconds per TU).
 """
 
@@ -37,6 +38,10 @@ def units() -> list[tuple[str, Path, list[str]]]:
                 ["-I", str(sg), "-I", str(HERE / "realworld" / "stub_include")]))
     for f in sorted((EXT / "code-samples").rglob("*.cu")):
         out.append(("code-samples", f, ["-I", str(f.parent)]))
+    llm = EXT / "llm.c" / "dev" / "cuda"  # karpathy/llm.c's kernel variants (cuBLAS headers from the wheels)
+    for f in sorted(llm.glob("*.cu")):
+        if f.stem != "nccl_all_reduce":  # needs NCCL and MPI
+            out.append(("llm.c", f, ["-I", str(llm)]))
     # our own kernels (not counted as public code): the CPU tests' features, profiled for the fixture
     out.append(("own", HERE.parent / "tests" / "access" / "ptx" / "features.cu", []))
     return out

@@ -151,3 +151,9 @@ def test_a_helpers_figures_are_bounded_per_call_site(module):
     p = _at(ev, "// helper loads", "shared load wavefronts/request")
     assert p.value == 1.5 and p.call_sites == ((str(PATTERNS), _line("// helper call")),)
     assert p.site_bounds == ((str(PATTERNS), _line("// helper call"), 1.0, 2.0, 1.0, 2.0),)
+
+
+def test_a_broadcast_needs_one_sector_ideally(module):
+    ev = evaluate(module, _fn(module, "broadcast_bias"), (64, 1, 1), (2, 2, 1))
+    p = _at(ev, "// broadcast", "global load sectors/request")
+    assert (p.value, p.ideal) == (1.0, 1.0)

@@ -49,8 +49,13 @@ def _distinct_per_row(values: np.ndarray, active: np.ndarray) -> np.ndarray:
     return new.sum(axis=1)
 
 
-def global_sectors(addr: np.ndarray, active: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
-    """(sectors, ideal) per warp for byte addresses ``addr`` of ``width``-byte accesses."""
+def global_sectors(addr: np.ndarray, active: np.ndarray, width: int,
+                   distinct_ideal: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(sectors, ideal) per warp for byte addresses ``addr`` of ``width``-byte accesses.
+
+    ``ideal``: the sectors the active lanes' bytes would fill if packed; with ``distinct_ideal``
+    lanes reading the same address count once, as Nsight Compute's "L2 Theoretical Sectors Global
+    Ideal" does (a warp-wide broadcast of one float: 1 sector, not 4)."""
     cols = [addr // SECTOR]
     for off in range(SECTOR, width, SECTOR):
         cols.append((addr + off) // SECTOR)
@@ -58,7 +63,8 @@ def global_sectors(addr: np.ndarray, active: np.ndarray, width: int) -> tuple[np
     touched = np.concatenate(cols, axis=1)
     mask = np.concatenate([active] * len(cols), axis=1)
     sectors = _distinct_per_row(touched, mask)
-    ideal = -(-(active.sum(axis=1) * width) // SECTOR)
+    lanes = _distinct_per_row(addr, active) if distinct_ideal else active.sum(axis=1)
+    ideal = -(-(lanes * width) // SECTOR)
     return sectors, ideal
 
 

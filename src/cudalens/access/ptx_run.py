@@ -63,7 +63,7 @@ def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active
     rv = m.row_variant[rows_present]
     num = ideal = None
     if space == "global":
-        num, ideal = M.global_sectors(a, act, width)
+        num, ideal = M.global_sectors(a, act, width, distinct_ideal=True)
     elif space == "shared":
         _ways, num, ideal = M.shared_wavefronts(a, act, width)
     lanes = act.sum(axis=1)

@@ -146,3 +146,11 @@ extern "C" __global__ void helper_two_strides(float *out) {
     __syncthreads();
     out[threadIdx.x] = two_strides(s, threadIdx.x);  // helper call
 }
+
+// A load all lanes of a warp make at one address (llm.c's matmul_forward_kernel1: bias[oc]): 1
+// sector per request, and Nsight Compute's ideal is 1 sector too (lanes reading one address count
+// once), so sectors over ideal is 1, not 1/4.
+extern "C" __global__ void broadcast_bias(const float *bias, float *out) {
+    float b = bias != nullptr ? bias[blockIdx.y] : 0.f;  // broadcast
+    out[(blockIdx.y * gridDim.x + blockIdx.x) * blockDim.x + threadIdx.x] = b;
+}
