@@ -53,3 +53,12 @@ def test_skipping_changes_no_prediction(path, ptx_of, monkeypatch):
     full = [evaluate(module, fn, (128, 1, 1), (2, 1, 1)) for fn in module.entries]
     for a, b in zip(sliced, full):
         assert a.predictions == b.predictions and a.loops == b.loops and a.complete == b.complete
+
+
+def test_loads_matter_only_when_a_loaded_value_reaches_an_address_or_branch(ptx_of):
+    from cudalens.access.ptx_slice import loads_matter
+
+    assert loads_matter(parse_ptx(PTX).entries[0]) is False  # the loaded float is only stored
+    module = ptx_of(FEATURES[1])
+    fn = next(f for f in module.entries if "loaded_stride" in f.name)
+    assert loads_matter(fn) is True  # the stride read from memory decides the addresses

@@ -40,6 +40,7 @@ import numpy as np
 
 from cudalens.access.ptx_exec import Launch, basic_blocks
 from cudalens.access.ptx_run import run_variants
+from cudalens.access.ptx_slice import loads_matter
 from cudalens.compiled.ptx import Function, PtxModule, type_bytes
 
 PLAUSIBLE = (256, 1000, 4096)
@@ -338,9 +339,15 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
                                                       max_steps, merged, variants))
         return [(sd, vals, res, _values(module, fn, res, cd)) for (sd, vals), res in zip(seeds_values, results)]
 
-    runs = batch([(SEEDS[0], values) for values in trials])  # every parameter trial in one run
+    # every parameter trial in one run; where a loaded value may reach an address or a branch
+    # (ptx_slice.loads_matter) the loaded-value seeds run with them, else they run only if needed
+    seeded = loads_matter(fn)
+    runs = batch([(SEEDS[0], values) for values in trials] + [(seed, trials[0]) for seed in SEEDS[1:] if seeded])
     first = runs[0]
-    if first[2].complete and (any(v.get("taint") == 1 for v in first[3].values())
+    if seeded and not (first[2].complete and (any(v.get("taint") == 1 for v in first[3].values())
+                                              or any(b.taint == 1 for b in first[2].branches.values()))):
+        runs = runs[:len(trials)]  # the seeds changed nothing the figures depend on
+    if not seeded and first[2].complete and (any(v.get("taint") == 1 for v in first[3].values())
                               or any(b.taint == 1 for b in first[2].branches.values())):
         runs += batch([(seed, trials[0]) for seed in SEEDS[1:]])  # loaded values: the other seeds
     base = runs[0]
