@@ -40,7 +40,7 @@ import numpy as np
 
 from cudalens.access.ptx_exec import Launch, basic_blocks
 from cudalens.access.ptx_run import run_variants
-from cudalens.access.ptx_slice import loads_matter
+from cudalens.access.ptx_slice import loads_matter, slice_of
 from cudalens.compiled.ptx import Function, PtxModule, type_bytes
 
 PLAUSIBLE = (256, 1000, 4096)
@@ -336,12 +336,13 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
         variants = tuple((sd, {k: v for k, v in vals.items() if v is not None}) for sd, vals in seeds_values)
         with np.errstate(all="ignore"):  # lanes' arithmetic wraps and overflows as on the GPU
             results = run_variants(module, fn, Launch(grid, block, blocks, variants[0][1], variants[0][0], loop_cap,
-                                                      max_steps, merged, variants))
+                                                      max_steps, merged, variants, dead))
         return [(sd, vals, res, _values(module, fn, res, cd)) for (sd, vals), res in zip(seeds_values, results)]
 
     # every parameter trial in one run; where a loaded value may reach an address or a branch
     # (ptx_slice.loads_matter) the loaded-value seeds run with them, else they run only if needed
-    seeded = loads_matter(fn)
+    dead, needed = slice_of(fn)
+    seeded = loads_matter(fn, needed)
     runs = batch([(SEEDS[0], values) for values in trials] + [(seed, trials[0]) for seed in SEEDS[1:] if seeded])
     first = runs[0]
     if seeded and not (first[2].complete and (any(v.get("taint") == 1 for v in first[3].values())

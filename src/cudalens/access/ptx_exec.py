@@ -61,6 +61,8 @@ class Launch:
     # several trials at once: (seed, params) per variant, each with its own copy of ``blocks``'
     # lanes (empty: the one variant (seed, params)); see ptx_run.run_variants
     variants: tuple[tuple[int, Mapping[int, Any]], ...] = ()
+    # instructions to skip (ptx_slice.dead_instructions), when the caller has them; None: work them out
+    dead: frozenset[int] | None = None
 
 
 @dataclass

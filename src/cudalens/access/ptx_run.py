@@ -319,7 +319,7 @@ def run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRes
     sharing the step count and the loops' iteration counts (the variants run in lock step where
     their control flow agrees)."""
     m = Machine(module, fn, launch)
-    dead = dead_instructions(fn)  # results that reach no address, branch or predicate (ptx_slice)
+    dead = launch.dead if launch.dead is not None else dead_instructions(fn)  # see ptx_slice
     blocks = basic_blocks(fn)
     start_of = {s: k for k, (s, _e) in enumerate(blocks)}
     block_of_label = {lab: start_of.get(i) for lab, i in fn.labels.items()}

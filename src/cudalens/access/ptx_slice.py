@@ -55,18 +55,19 @@ def _uses(ins: Instruction) -> tuple[list[str], list[str], bool]:
 
 def dead_instructions(fn: Function) -> frozenset[int]:
     """Indices of the instructions of ``fn`` whose results reach nothing the model reports."""
-    return _slice(fn)[0]
+    return slice_of(fn)[0]
 
 
-def loads_matter(fn: Function) -> bool:
+def loads_matter(fn: Function, needed: set[str] | None = None) -> bool:
     """Whether a value loaded from memory (not a kernel parameter) may reach an address, a branch
-    or a predicate: only then can the trial values of loads change a figure."""
-    needed = _slice(fn)[1]
+    or a predicate: only then can the trial values of loads change a figure. ``needed``: the
+    registers of :func:`slice_of`, when the caller has them."""
+    needed = slice_of(fn)[1] if needed is None else needed
     return any(ins.base in ("ld", "ldu", "atom") and "param" not in ins.parts and ins.operands
                and any(r in needed for r in _regs(ins.operands[0])) for ins in fn.instructions)
 
 
-def _slice(fn: Function) -> tuple[frozenset[int], set[str]]:
+def slice_of(fn: Function) -> tuple[frozenset[int], set[str]]:
     """(dead instruction indices, registers whose values matter)."""
     uses = [_uses(ins) for ins in fn.instructions]
     defined_by: dict[str, list[int]] = {}
