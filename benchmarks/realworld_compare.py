@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -45,8 +46,6 @@ def _params(k: dict) -> dict:
 def sass_lds(root: Path, cubin: str) -> dict[str, dict[str, dict[int, dict[int, int]]]]:
     """Per kernel (mangled), for "ld" (LDS) and "st" (STS): source line -> {bytes per lane:
     instructions}, from nvdisasm."""
-    import subprocess
-
     from cudalens.compiled.sass import parse_nvdisasm
     from cudalens.compiled.toolchain import discover
 
@@ -121,8 +120,6 @@ def compare_main(argv: list[str]) -> int:
     summary["device"] = (rundir / "machine.txt").read_text().strip() if (rundir / "machine.txt").exists() else ""
     summary["ncu"] = driver.get("ncu", "")
     summary["launch_failures"] = driver.get("failed", {})
-    import subprocess
-
     summary["code_commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                                             text=True).stdout.strip()
     summary["compare_command"] = ("PYTHONPATH=src python3 benchmarks/realworld_validate.py compare .carry/realworld "

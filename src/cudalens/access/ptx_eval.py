@@ -345,11 +345,11 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     seeded = loads_matter(fn, needed)
     runs = batch([(SEEDS[0], values) for values in trials] + [(seed, trials[0]) for seed in SEEDS[1:] if seeded])
     first = runs[0]
-    if seeded and not (first[2].complete and (any(v.get("taint") == 1 for v in first[3].values())
-                                              or any(b.taint == 1 for b in first[2].branches.values()))):
+    uniform_loads = first[2].complete and (any(v.get("taint") == 1 for v in first[3].values())
+                                           or any(b.taint == 1 for b in first[2].branches.values()))
+    if seeded and not uniform_loads:
         runs = runs[:len(trials)]  # the seeds changed nothing the figures depend on
-    if not seeded and first[2].complete and (any(v.get("taint") == 1 for v in first[3].values())
-                              or any(b.taint == 1 for b in first[2].branches.values())):
+    elif not seeded and uniform_loads:
         runs += batch([(seed, trials[0]) for seed in SEEDS[1:]])  # loaded values: the other seeds
     base = runs[0]
     preds = [_decide(fn, key, v, base, runs, scalars) for key, v in sorted(base[3].items())]

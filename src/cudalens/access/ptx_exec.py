@@ -34,6 +34,15 @@ PARAM_BASE = 1 << 40  # global buffers: parameter k at (k + 1) << 36
 _M32 = 0xFFFFFFFF
 
 
+#: instructions the machine executes for nothing (barriers, fences, hints; ``cp`` is cp.async, whose
+#: global read is recorded) and instructions it does not model (their results are tainted, counted)
+NOOPS = frozenset({"bar", "barrier", "membar", "fence", "nanosleep", "prefetch", "prefetchu", "pmevent", "trap",
+                   "brkpt", "griddepcontrol", "elect", "setmaxnreg", "discard", "applypriority", "createpolicy", "cp"})
+UNMODELLED = frozenset({"tex", "tld4", "suld", "sust", "suq", "txq", "ldmatrix", "stmatrix", "wgmma", "mma", "wmma",
+                        "isspacep", "istypep", "getctarank", "mapa", "tensormap", "stackrestore", "stacksave",
+                        "alloca", "dp4a", "dp2a"})
+
+
 class _NotModelled(Exception):
     pass
 

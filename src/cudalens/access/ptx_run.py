@@ -9,7 +9,9 @@ import numpy as np
 from cudalens.access import memory as M
 from cudalens.access.ptx_alu import alu
 from cudalens.access.ptx_exec import (
+    NOOPS,
     SHARED_BASE,
+    UNMODELLED,
     WARP,
     BranchRecord,
     Launch,
@@ -24,8 +26,6 @@ from cudalens.access.ptx_exec import (
 from cudalens.access.ptx_slice import dead_instructions
 from cudalens.compiled.ptx import Function, Instruction, PtxModule, type_bytes
 
-_NOOPS = {"bar", "barrier", "membar", "fence", "nanosleep", "prefetch", "prefetchu", "pmevent", "trap", "brkpt",
-          "griddepcontrol", "elect", "setmaxnreg", "discard", "applypriority", "createpolicy", "cp"}
 _SYNTHETIC_MOD = 61
 
 
@@ -271,7 +271,7 @@ def _step(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
     elif op == "mbarrier":
         if "try_wait" in ins.parts or "test_wait" in ins.parts:
             m.write(ins.operands[0], Val(np.ones(m.T, dtype=np.int64)), "pred", mask)
-    elif op in _NOOPS:
+    elif op in NOOPS:
         if op == "cp" and "async" in ins.parts and "bulk" not in ins.parts and len(ins.operands) >= 3:
             src, _ = m.address(ins.operands[1])
             size = int(ins.operands[2]) if ins.operands[2].isdigit() else 16
@@ -286,8 +286,7 @@ def _step(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
             if why not in m.indirect:
                 m.indirect.append(why)
         _taint_dsts(m, ins, mask, "result of a call the model does not follow")
-    elif op in ("tex", "tld4", "suld", "sust", "suq", "txq", "ldmatrix", "stmatrix", "wgmma", "mma", "wmma", "isspacep", "istypep", "getctarank", "mapa", "tensormap", "stackrestore", "stacksave",
-                "alloca", "dp4a", "dp2a", "cvt.pack"):
+    elif op in UNMODELLED:
         m.unmodelled[op] = m.unmodelled.get(op, 0) + 1
         _taint_dsts(m, ins, mask, f"{op} not modelled")
     else:

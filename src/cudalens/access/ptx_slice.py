@@ -21,15 +21,13 @@ from __future__ import annotations
 
 import re
 
+from cudalens.access.ptx_exec import NOOPS, UNMODELLED
 from cudalens.compiled.ptx import Function, Instruction
 
 _REG = re.compile(r"%[A-Za-z_$][\w$]*")
-# executed for their effect, not (only) for a register result: never skipped
-_EFFECT = {"ld", "ldu", "st", "atom", "red", "call", "bra", "brx", "ret", "exit", "bar", "barrier", "membar", "fence",
-           "mbarrier", "cp", "prefetch", "prefetchu", "trap", "brkpt", "nanosleep", "griddepcontrol", "elect",
-           "setmaxnreg", "discard", "applypriority", "createpolicy", "pmevent", "tex", "tld4", "suld", "sust", "suq",
-           "txq", "ldmatrix", "stmatrix", "wgmma", "mma", "wmma", "isspacep", "istypep", "getctarank", "mapa",
-           "tensormap", "stackrestore", "stacksave", "alloca", "dp4a", "dp2a"}
+# executed for their effect, not (only) for a register result: never skipped (memory, control flow,
+# calls, and what the machine treats as no-ops or does not model, whose notes count them)
+_EFFECT = {"ld", "ldu", "st", "atom", "red", "call", "bra", "brx", "ret", "exit", "mbarrier"} | NOOPS | UNMODELLED
 
 
 def _regs(tok: str) -> list[str]:

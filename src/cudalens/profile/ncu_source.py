@@ -338,8 +338,7 @@ def check_lines(predictions: Iterable[Any], counters: Mapping[tuple[str, str, in
             continue
         unit, meas, why_not = measured_value(c)
         q = f"{space} {op} {unit}"
-        p = next((v for (f, ln, s, o), v in by_key.items() if ln == line and s == space and o == op and f == file),
-                 None)
+        p = by_key.get((file, line, space, op))
         if meas is None:
             out.append(LineCheck(k, file, line, q, None if p is None else p.value, None, None,
                                  "" if p is None else p.layer, why_not, c.executed))
