@@ -19,3 +19,14 @@ def ptx_of() -> Callable[[Path], PtxModule]:
     if "nvcc" not in tc.tools or tc.host_compiler is None:
         pytest.skip("no nvcc (wheel) or host compiler")
     return lambda source: compile_ptx(source, "9.0", toolchain=tc).module
+
+
+@pytest.fixture(scope="session")
+def ptx_text_of() -> Callable[[Path], str]:
+    """A function giving the sm_90 PTX text of a source file, or a skip naming what is missing."""
+    from cudalens.compiled.toolchain import discover
+
+    tc = discover()
+    if "nvcc" not in tc.tools or tc.host_compiler is None:
+        pytest.skip("no nvcc (wheel) or host compiler")
+    return lambda source: compile_ptx(source, "9.0", toolchain=tc).ptx

@@ -118,6 +118,28 @@ def test_bit_scans_follow_the_ptx_definitions():
     assert rev.tolist() == [0, 0x80000000, 0x40000000, 0x1E6A2C48]
 
 
+def test_64_bit_scans_follow_the_ptx_definitions():
+    from cudalens.access.ptx_alu import _bfind, _clz
+
+    x = np.array([0, 1, 2**32, 2**40 + 5, 2**63 - 1, -1, -(2**63)], dtype=np.int64)
+    assert _clz(x, 64).tolist() == [64, 63, 31, 23, 1, 0, 0]  # the pattern as unsigned: -1 has bit 63 set
+    none = 0xFFFFFFFF
+    assert _bfind(x, "s64", False).tolist() == [none, 0, 32, 40, 62, none, 62]  # ~(-2**63) = 2**63 - 1
+    assert _bfind(x, "u64", True).tolist() == [none, 63, 31, 23, 1, 63, 0]
+
+
+def test_reading_a_register_at_another_width_converts_as_ptx_does():
+    from cudalens.access.ptx_exec import Val, _as, _same_as
+
+    u32 = np.array([0, 1, 2**31 - 1, 2**31, 2**32 - 1], dtype=np.int64)
+    assert _as(u32, "s32").tolist() == [0, 1, 2**31 - 1, -(2**31), -1]
+    assert _as(np.array([-1, 2**40 + 3], dtype=np.int64), "s16").tolist() == [-1, 3]
+    # a value stored as u16 reads unchanged as s32, u32 and 64-bit; one stored as u32 not as s32
+    assert _same_as("u16", "s32") and _same_as("u16", "u32") and _same_as("u32", "s64")
+    assert not _same_as("u32", "s32") and not _same_as("i", "u32") and not _same_as("f", "s32")
+    assert Val(u32).form == ""  # nothing is assumed of values made elsewhere
+
+
 def test_scoped_register_blocks_keep_their_statements(module):
     # `{ .reg .b64 %tmp; ... cvta.shared.u64 %rd, %tmp; }` then a store on the next line: the store
     # used to be swallowed into the cvta's operands, so the line had no prediction at all

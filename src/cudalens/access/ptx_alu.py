@@ -9,6 +9,10 @@ import numpy as np
 from cudalens.access.ptx_exec import _CMP, _M32, SHARED_BASE, Machine, Val, _merge, _NotModelled, _types
 from cudalens.compiled.ptx import Instruction
 
+#: integer operations whose result modulo 2**n is the same for signed and unsigned operands
+_MODULAR = frozenset({"add", "sub", "mul", "mad", "and", "or", "xor", "shl"})
+_NARROW = frozenset({"s8", "s16", "s32", "u8", "u16", "u32", "b8", "b16", "b32"})
+
 
 def alu(m: Machine, ins: Instruction, mask: np.ndarray) -> None:  # noqa: C901 - one dispatch table
     op, ts, o = ins.base, _types(ins), ins.operands
@@ -18,70 +22,72 @@ def alu(m: Machine, ins: Instruction, mask: np.ndarray) -> None:  # noqa: C901 -
               "mad24", "sad", "copysign"):
         wide = "wide" in parts
         src_t = typ
+        if op in _MODULAR and not wide and typ in _NARROW and "sat" not in parts and "hi" not in parts:
+            src_t = "u" + typ[1:]  # the low bits these give do not depend on signedness: no sign extension
         a = m.read(o[1], src_t)
-        b = m.read(o[2], "u32" if op in ("shl", "shr") and not typ.startswith("s") else src_t)
-        if op in ("shl", "shr"):
-            b = m.read(o[2], "u32")
-        with np.errstate(all="ignore"):
-            x, y = a.a, b.a
-            if op == "add":
-                r = x + y
-            elif op == "sub":
-                r = x - y
-            elif op in ("mul", "mul24"):
-                if "hi" in parts and not typ.startswith("f"):
-                    bits = int(typ[1:])
-                    if bits == 64:
-                        raise _NotModelled("mul.hi.64")
-                    r = (x * y) >> bits
-                else:
-                    r = x * y
-            elif op in ("mad", "fma", "mad24", "sad"):
-                c = m.read(o[3], ("s64" if typ[0] == "s" else "u64") if wide else src_t)
-                if op == "sad":
-                    r = np.abs(x - y) + c.a
-                elif "hi" in parts and not typ.startswith("f"):
-                    r = ((x * y) >> int(typ[1:])) + c.a
-                else:
-                    r = x * y + c.a
-                t, w = _merge(a, b, c)
-                m.write(o[0], Val(r, t, w), ("s64" if typ[0] == "s" else "u64") if wide else typ, mask)
-                return
-            elif op == "min":
-                r = np.minimum(x, y)
-            elif op == "max":
-                r = np.maximum(x, y)
-            elif op == "div":
-                if typ.startswith("f"):
-                    r = x / np.where(y == 0, np.nan, y)
-                else:
-                    yy = np.where(y == 0, 1, y)
-                    q = np.abs(x) // np.abs(yy)
-                    r = np.where((x >= 0) == (yy >= 0), q, -q)
-            elif op == "rem":
+        b = m.read(o[2], "u32" if op in ("shl", "shr") else src_t)
+        x, y = a.a, b.a
+        if op == "add":
+            r = x + y
+        elif op == "sub":
+            r = x - y
+        elif op in ("mul", "mul24"):
+            if "hi" in parts and not typ.startswith("f"):
+                bits = int(typ[1:])
+                if bits == 64:
+                    raise _NotModelled("mul.hi.64")
+                r = (x * y) >> bits
+            else:
+                r = x * y
+        elif op in ("mad", "fma", "mad24", "sad"):
+            c = m.read(o[3], ("s64" if typ[0] == "s" else "u64") if wide else src_t)
+            if op == "sad":
+                r = np.abs(x - y) + c.a
+            elif "hi" in parts and not typ.startswith("f"):
+                r = ((x * y) >> int(typ[1:])) + c.a
+            else:
+                r = x * y + c.a
+            t, w = _merge(a, b, c)
+            m.write(o[0], Val(r, t, w), ("s64" if typ[0] == "s" else "u64") if wide else typ, mask)
+            return
+        elif op == "min":
+            r = np.minimum(x, y)
+        elif op == "max":
+            r = np.maximum(x, y)
+        elif op == "div":
+            if typ.startswith("f"):
+                r = x / np.where(y == 0, np.nan, y)
+            else:
                 yy = np.where(y == 0, 1, y)
                 q = np.abs(x) // np.abs(yy)
-                r = x - np.where((x >= 0) == (yy >= 0), q, -q) * yy
-            elif op == "copysign":
-                r = np.copysign(y, x)
-            elif typ == "pred":
-                xb, yb = x != 0, y != 0
-                r = {"and": xb & yb, "or": xb | yb, "xor": xb ^ yb}[op].astype(np.int64)
+                r = np.where((x >= 0) == (yy >= 0), q, -q)
+        elif op == "rem":
+            yy = np.where(y == 0, 1, y)
+            q = np.abs(x) // np.abs(yy)
+            r = x - np.where((x >= 0) == (yy >= 0), q, -q) * yy
+        elif op == "copysign":
+            r = np.copysign(y, x)
+        elif typ == "pred":
+            xb, yb = x != 0, y != 0
+            r = {"and": xb & yb, "or": xb | yb, "xor": xb ^ yb}[op].astype(np.int64)
+        else:
+            xi, yi = x.astype(np.int64, copy=False), y.astype(np.int64, copy=False)
+            if op == "and":
+                r = xi & yi
+            elif op == "or":
+                r = xi | yi
+            elif op == "xor":
+                r = xi ^ yi
+            elif o[2].isdigit():  # a constant shift: one operation
+                k = int(o[2])
+                r = (xi << k if k < 64 else np.zeros_like(xi)) if op == "shl" else xi >> min(k, 63)
+            elif op == "shl":
+                r = np.where(yi >= 64, 0, xi << np.minimum(yi, 63))
             else:
-                xi, yi = x.astype(np.int64), y.astype(np.int64)
-                if op == "and":
-                    r = xi & yi
-                elif op == "or":
-                    r = xi | yi
-                elif op == "xor":
-                    r = xi ^ yi
-                elif op == "shl":
-                    r = np.where(yi >= 64, 0, xi << np.minimum(yi, 63))
-                else:
-                    r = xi >> np.minimum(yi, 63)
-        t, w = _merge(a, b)
+                r = xi >> np.minimum(yi, 63)
+        t, w = (a.taint, a.why) if a.taint >= b.taint else (b.taint, b.why)
         out_t = ("s64" if typ[0] == "s" else "u64") if wide else typ
-        m.write(o[0], Val(r, t, w), out_t, mask)
+        m.write(o[0], Val(r, t, w, "f" if r.dtype.kind == "f" else "i" if r.dtype == np.int64 else ""), out_t, mask)
         return
     if op in ("mov", "neg", "not", "abs", "cnot", "popc", "clz", "brev", "cvta", "sqrt", "rcp", "rsqrt", "ex2", "lg2",
               "sin", "cos", "tanh", "cvt", "bfind", "isspacep", "testp"):
@@ -107,56 +113,55 @@ def alu(m: Machine, ins: Instruction, mask: np.ndarray) -> None:  # noqa: C901 -
         dst_t = ts[0] if op == "cvt" and len(ts) >= 2 else typ
         a = m.read(o[1], src_t)
         x = a.a
-        with np.errstate(all="ignore"):
-            if op in ("mov", "cvt"):
-                r = x
-                if op == "cvt" and dst_t[0] in "su" and x.dtype.kind == "f":
-                    r = np.trunc(np.where(np.isfinite(x), x, 0)) if "rzi" in parts or "rni" not in parts else np.rint(x)
-                    if "rmi" in parts:
-                        r = np.floor(x)
-                    if "rpi" in parts:
-                        r = np.ceil(x)
-                if op == "mov" and x.dtype.kind == "f" and dst_t[0] in "bsu":
-                    if a.taint == 0 and src_t in ("b32", "f32"):
-                        r = np.frombuffer(x.astype(np.float32).tobytes(), dtype=np.uint32).astype(np.int64)
-                    else:
-                        r = x
-            elif op == "cvta":
-                r = x - SHARED_BASE if ("to" in parts and "shared" in parts) else (
-                    x + SHARED_BASE if "shared" in parts else x)
-                if "to" in parts and "shared" in parts and bool((x[mask] < SHARED_BASE).any()) if mask.any() else False:
+        if op in ("mov", "cvt"):
+            r = x
+            if op == "cvt" and dst_t[0] in "su" and x.dtype.kind == "f":
+                r = np.trunc(np.where(np.isfinite(x), x, 0)) if "rzi" in parts or "rni" not in parts else np.rint(x)
+                if "rmi" in parts:
+                    r = np.floor(x)
+                if "rpi" in parts:
+                    r = np.ceil(x)
+            if op == "mov" and x.dtype.kind == "f" and dst_t[0] in "bsu":
+                if a.taint == 0 and src_t in ("b32", "f32"):
+                    r = np.frombuffer(x.astype(np.float32).tobytes(), dtype=np.uint32).astype(np.int64)
+                else:
                     r = x
-            elif op == "neg":
-                r = -x
-            elif op == "not":
-                r = (x == 0).astype(np.int64) if typ == "pred" else ~x.astype(np.int64)
-            elif op == "cnot":
-                r = (x == 0).astype(np.int64)
-            elif op == "abs":
-                r = np.abs(x)
-            elif op == "popc":
-                r = _popc(x)
-            elif op == "clz":
-                r = _clz(x, int(typ[1:]))
-            elif op == "brev":
-                r = _brev(x, int(typ[1:]))
-            elif op == "bfind":
-                r = _bfind(x, typ, "shiftamt" in parts)
-                dst_t = "u32"
-            elif op == "sqrt":
-                r = np.sqrt(np.abs(x))
-            elif op == "rcp":
-                r = 1.0 / np.where(x == 0, np.nan, x)
-            elif op == "rsqrt":
-                r = 1.0 / np.sqrt(np.abs(np.where(x == 0, np.nan, x)))
-            elif op == "ex2":
-                r = np.exp2(x)
-            elif op == "lg2":
-                r = np.log2(np.abs(np.where(x == 0, np.nan, x)))
-            elif op in ("sin", "cos", "tanh"):
-                r = getattr(np, op)(x)
-            else:
-                raise _NotModelled(op)
+        elif op == "cvta":
+            r = x - SHARED_BASE if ("to" in parts and "shared" in parts) else (
+                x + SHARED_BASE if "shared" in parts else x)
+            if "to" in parts and "shared" in parts and bool((x[mask] < SHARED_BASE).any()) if mask.any() else False:
+                r = x
+        elif op == "neg":
+            r = -x
+        elif op == "not":
+            r = (x == 0).astype(np.int64) if typ == "pred" else ~x.astype(np.int64)
+        elif op == "cnot":
+            r = (x == 0).astype(np.int64)
+        elif op == "abs":
+            r = np.abs(x)
+        elif op == "popc":
+            r = _popc(x)
+        elif op == "clz":
+            r = _clz(x, int(typ[1:]))
+        elif op == "brev":
+            r = _brev(x, int(typ[1:]))
+        elif op == "bfind":
+            r = _bfind(x, typ, "shiftamt" in parts)
+            dst_t = "u32"
+        elif op == "sqrt":
+            r = np.sqrt(np.abs(x))
+        elif op == "rcp":
+            r = 1.0 / np.where(x == 0, np.nan, x)
+        elif op == "rsqrt":
+            r = 1.0 / np.sqrt(np.abs(np.where(x == 0, np.nan, x)))
+        elif op == "ex2":
+            r = np.exp2(x)
+        elif op == "lg2":
+            r = np.log2(np.abs(np.where(x == 0, np.nan, x)))
+        elif op in ("sin", "cos", "tanh"):
+            r = getattr(np, op)(x)
+        else:
+            raise _NotModelled(op)
         if op == "cvta" and "to" in parts and "shared" in parts:
             dst_t = "u64" if typ == "u64" else "u32"
         m.write(o[0], Val(r, a.taint, a.why), dst_t, mask)
@@ -164,8 +169,7 @@ def alu(m: Machine, ins: Instruction, mask: np.ndarray) -> None:  # noqa: C901 -
     if op == "setp":
         cmp = next(p for p in parts[1:] if p in _CMP)
         a, b = m.read(o[1], typ), m.read(o[2], typ)
-        with np.errstate(all="ignore"):
-            r = _CMP[cmp](a.a, b.a).astype(np.int64)
+        r = _CMP[cmp](a.a, b.a).astype(np.int64)
         t, w = _merge(a, b)
         comb = next((p for p in parts if p in ("and", "or", "xor")), None)
         dsts = o[0].split("|")
@@ -176,10 +180,10 @@ def alu(m: Machine, ins: Instruction, mask: np.ndarray) -> None:  # noqa: C901 -
             r3 = fn(r == 0, c.a != 0).astype(np.int64)
             t, w = _merge(a, b, c)
         else:
-            r2, r3 = r, (r == 0).astype(np.int64)
-        m.write(dsts[0], Val(r2, t, w), "pred", mask)
+            r2, r3 = r, ((r == 0).astype(np.int64) if "|" in o[0] else r)
+        m.write(dsts[0], Val(r2, t, w, "u1"), "pred", mask)
         if len(dsts) > 1:
-            m.write(dsts[1], Val(r3, t, w), "pred", mask)
+            m.write(dsts[1], Val(r3, t, w, "u1"), "pred", mask)
         return
     if op in ("selp", "slct"):
         a, b = m.read(o[1], typ), m.read(o[2], typ)
@@ -253,7 +257,15 @@ def _clz(x: np.ndarray, bits: int) -> np.ndarray:
     u = x.astype(np.int64) & ((1 << bits) - 1) if bits < 64 else x.astype(np.int64)
     if bits <= 32:  # exact in float64: bit length from frexp
         return (bits - np.frexp(u.astype(np.float64))[1]).astype(np.int64)
-    return np.array([bits - (int(v) & ((1 << bits) - 1)).bit_length() for v in x], dtype=np.int64)
+    return np.where(u < 0, 0, 64 - _bit_length(u))  # the 64-bit pattern, unsigned
+
+
+def _bit_length(u: np.ndarray) -> np.ndarray:
+    """Python's ``int.bit_length`` per lane of int64 values (of the magnitude, for negatives)."""
+    a = np.abs(u)  # -2**63 stays negative: its magnitude has 64 bits
+    hi, lo = (a >> 32).astype(np.float64), (a & 0xFFFFFFFF).astype(np.float64)  # exact below 2**32
+    bl = np.where(hi > 0, 32 + np.frexp(hi)[1], np.frexp(lo)[1]).astype(np.int64)
+    return np.where(a < 0, 64, bl)
 
 
 def _bfind(x: np.ndarray, typ: str, shiftamt: bool) -> np.ndarray:
@@ -264,8 +276,7 @@ def _bfind(x: np.ndarray, typ: str, shiftamt: bool) -> np.ndarray:
     if typ[0] == "s":
         u = np.where(u < 0, ~u, u)
     u = u & ((1 << bits) - 1) if bits < 64 else u
-    pos = np.array([int(v).bit_length() - 1 for v in u], dtype=np.int64) if bits > 32 else (
-        np.frexp(u.astype(np.float64))[1] - 1).astype(np.int64)
+    pos = _bit_length(u) - 1 if bits > 32 else (np.frexp(u.astype(np.float64))[1] - 1).astype(np.int64)
     out = (bits - 1 - pos) if shiftamt else pos
     return np.where(pos < 0, 0xFFFFFFFF, out)
 

@@ -52,6 +52,9 @@ class Val:
     a: np.ndarray
     taint: int = 0
     why: str = ""
+    # what the lanes' values are known to be, so that reading them at a type needs no conversion
+    # (see _same_as): "f" float64, "uN" int64 in [0, 2**N), "i" int64; "" not known
+    form: str = ""
 
 
 @dataclass(frozen=True)
@@ -153,10 +156,68 @@ def _as(v: np.ndarray, typ: str) -> np.ndarray:
         return v if v.dtype == np.int64 else v.astype(np.int64)
     n = int(bits)
     m = (1 << n) - 1
-    u = v.astype(np.int64) & m
-    if k == "s":
-        u = np.where(u >= (1 << (n - 1)), u - (1 << n), u)
+    u = v.astype(np.int64, copy=False) & m
+    if k == "s":  # u in [0, 2**n): flipping the sign bit and taking it away sign-extends
+        u = (u ^ (1 << (n - 1))) - (1 << (n - 1))
     return u
+
+
+def _int_bits(form: str) -> int | None:
+    return int(form[1:]) if form[:1] == "u" else 64 if form == "i" else None
+
+
+@lru_cache(maxsize=1024)
+def _same_as(form: str, typ: str) -> bool:
+    """Whether values of ``form`` are unchanged by ``_as(v, typ)`` (so reading them needs no work)."""
+    if not form or typ == "pred":
+        return typ == "pred"
+    if typ[0] == "f":
+        return form == "f"
+    bits, n = _int_bits(form), typ[1:]
+    if bits is None or not n.isdigit() or typ[0] not in "bsu":
+        return False
+    if n == "64":
+        return True
+    if form == "i":
+        return False
+    return bits < int(n) if typ[0] == "s" else bits <= int(n)
+
+
+@lru_cache(maxsize=1024)
+def _stored_form(form: str, typ: str) -> tuple[bool, str]:
+    """(whether ``_store_as(v, typ)`` leaves values of ``form`` unchanged, the form stored)."""
+    if typ == "pred":
+        return form == "u1", "u1"
+    if typ[0] == "f":
+        return form == "f", "f"
+    n = typ[1:]
+    if not n.isdigit():
+        return False, ""
+    if n == "64":
+        return _int_bits(form) is not None, form if _int_bits(form) is not None else "i"
+    bits = _int_bits(form)
+    if int(n) > 64:
+        return False, ""
+    return (bits is not None and bits <= int(n)), form if (bits is not None and bits <= int(n)) else "u" + n
+
+
+@lru_cache(maxsize=256)
+def _read_form(typ: str) -> str:
+    """The form of ``_as(v, typ)``'s result."""
+    if typ[0] == "f":
+        return "f"
+    n = typ[1:]
+    if typ[0] in "bu" and n.isdigit() and int(n) < 64:
+        return "u" + n
+    return "i" if typ[0] in "bsu" and n.isdigit() and int(n) <= 64 else ""
+
+
+def _union(a: str, b: str) -> str:
+    """The form of lanes taken from values of forms ``a`` and ``b``."""
+    if a == b:
+        return a
+    x, y = _int_bits(a), _int_bits(b)
+    return "" if x is None or y is None else "i" if 64 in (x, y) else f"u{max(x, y)}"
 
 
 def _store_as(v: np.ndarray, typ: str) -> np.ndarray:
@@ -194,6 +255,9 @@ class Machine:
         self.row_variant = self.variant[::WARP]
         self.seed_lane = np.asarray([sd for sd, _p in variants], dtype=np.int64)[self.variant]
         self.valid = tid < nthr
+        # the seed's part of a synthetic loaded value (ptx_run._synthetic), and the lanes of seed 0
+        self.seed_term = self.seed_lane * 7919
+        self.zero_seed = (self.seed_lane == 0) if bool((self.seed_lane == 0).any()) else None
         self.special: dict[str, np.ndarray] = {
             "%tid.x": tid % bx, "%tid.y": (tid // bx) % by, "%tid.z": tid // (bx * by),
             "%laneid": tid % WARP, "%warpid": tid // WARP,
@@ -229,6 +293,19 @@ class Machine:
         self.unmodelled: dict[str, int] = {}
         self.calls = 0
         self.indirect: list[str] = []
+        # executions of global and shared accesses whose sectors (wavefronts) are counted at the end
+        # of the run, by (space, width): (addresses, active lanes, variant per row, (variant, record, requests))
+        self.deferred: dict[tuple[str, int], list[tuple[np.ndarray, np.ndarray, np.ndarray, list]]] = {}
+        self._imms: dict[tuple[str, bool], Val] = {}  # immediates, read-only arrays made once
+        self._full: tuple[np.ndarray | None, bool] = (None, False)  # the last mask checked, and whether all lanes
+
+    def full(self, mask: np.ndarray) -> bool:
+        """Whether ``mask`` holds every lane (remembered for the last mask asked about)."""
+        last, ans = self._full
+        if last is not mask:
+            ans = bool(mask.all())
+            self._full = (mask, ans)
+        return ans
 
     # ---------------------------------------------------------------- operands
     def read(self, tok: str, typ: str) -> Val:
@@ -236,13 +313,22 @@ class Machine:
         neg = tok.startswith("!")
         if neg:
             tok = tok[1:]
-        if tok in self.regs:
-            v = self.regs[tok]
-            out = Val(_as(v.a, typ) if typ != "pred" else v.a, v.taint, v.why)
-        elif tok in self.special:
-            out = Val(self.special[tok].astype(np.int64))
-        elif tok in self.symbols:
-            out = Val(np.full(self.T, self.symbols[tok], dtype=np.int64))
+        v = self.regs.get(tok)
+        if v is not None:
+            if not neg and _same_as(v.form, typ):
+                return v
+            if typ[0] == "s" and v.form == "u" + typ[1:]:  # already in [0, 2**n): sign extension only
+                half = 1 << (int(typ[1:]) - 1)
+                out = Val((v.a ^ half) - half, v.taint, v.why, "i")
+            else:
+                out = Val(_as(v.a, typ), v.taint, v.why, _read_form(typ)) if typ != "pred" else v
+        elif tok in self.special or tok in self.symbols:
+            out = self._imms.get((tok, False))  # type: ignore[assignment]
+            if out is None:
+                arr = (self.special[tok].astype(np.int64) if tok in self.special
+                       else np.full(self.T, self.symbols[tok], dtype=np.int64))
+                arr.flags.writeable = False
+                out = self._imms[(tok, False)] = Val(arr)
         elif tok.startswith("%lanemask_"):
             lane = self.special["%laneid"]
             kind = tok.split("_", 1)[1]
@@ -261,26 +347,35 @@ class Machine:
                 return Val(np.zeros(self.T, dtype=np.int64), 2, f"special register {tok}")
             out = Val(np.zeros(self.T, dtype=np.int64))  # never written: 0
         else:
-            c = _imm(tok)
-            if c is None:
-                return Val(np.zeros(self.T, dtype=np.int64), 2, f"operand {tok} not modelled")
-            arr = np.full(self.T, c, dtype=np.float64 if isinstance(c, float) or typ.startswith("f") else np.int64)
-            out = Val(arr)
+            key = (tok, typ.startswith("f"))
+            out = self._imms.get(key)  # type: ignore[assignment]
+            if out is None:
+                c = _imm(tok)
+                if c is None:
+                    return Val(np.zeros(self.T, dtype=np.int64), 2, f"operand {tok} not modelled")
+                arr = np.full(self.T, c, dtype=np.float64 if isinstance(c, float) or key[1] else np.int64)
+                arr.flags.writeable = False
+                out = self._imms[key] = Val(arr)
         if neg:
-            out = Val((out.a == 0).astype(np.int64), out.taint, out.why)
+            out = Val((out.a == 0).astype(np.int64), out.taint, out.why, "u1")
         return out
 
     def write(self, tok: str, val: Val, typ: str, mask: np.ndarray) -> None:
         tok = tok.strip()
-        new = _store_as(val.a, typ) if typ != "pred" else (np.asarray(val.a) != 0).astype(np.int64)
+        same, form = _stored_form(val.form, typ)
+        if same:
+            new = val.a
+        else:
+            new = _store_as(val.a, typ) if typ != "pred" else (np.asarray(val.a) != 0).astype(np.int64)
         old = self.regs.get(tok)
-        if old is None or mask.all():  # registers are never changed in place: no copy needed
+        if old is None or self.full(mask):  # registers are never changed in place: no copy needed
             self.regs[tok] = Val(new if new.shape == (self.T,) else np.broadcast_to(new, (self.T,)).copy(),
-                                 val.taint, val.why)
+                                 val.taint, val.why, form)
             return
         a = np.where(mask, new, old.a if old.a.dtype == new.dtype else old.a.astype(new.dtype))
         t = val.taint if val.taint >= old.taint else old.taint
-        self.regs[tok] = Val(a, t, val.why if val.taint >= old.taint else old.why)
+        self.regs[tok] = Val(a, t, val.why if val.taint >= old.taint else old.why,
+                             _union(form, old.form) if old.a.dtype == new.dtype else "")
 
     def address(self, tok: str) -> tuple[Val, str | None]:
         """[reg+off] / [sym+off] / [param] -> (address, param name when a param)."""
@@ -298,7 +393,7 @@ class Machine:
         if base in self.symbols:
             return Val(np.full(self.T, self.symbols[base] + off, dtype=np.int64)), None
         v = self.read(base, "s64")
-        return Val(v.a + off, v.taint, v.why), None
+        return (v if not off else Val(v.a + off, v.taint, v.why, "i")), None
 
 
 _CMP: dict[str, Callable[[Any, Any], Any]] = {
@@ -311,7 +406,10 @@ _CMP: dict[str, Callable[[Any, Any], Any]] = {
 
 
 def _merge(*vals: Val) -> tuple[int, str]:
-    worst = max(vals, key=lambda v: v.taint)
+    worst = vals[0]
+    for v in vals[1:]:
+        if v.taint > worst.taint:
+            worst = v
     return worst.taint, worst.why
 
 

@@ -1,6 +1,9 @@
 """Run a PTX kernel on the lane machine (cudalens.access.ptx_exec): memory instructions (with the
 warp-level sector and wavefront counts of every execution), warp shuffles and votes, and the
-min-PC scheduler over basic blocks (see ptx_exec's docstring for the rules)."""
+min-PC scheduler over basic blocks (see ptx_exec's docstring for the rules). Every lane mask the
+scheduler hands out is a subset of the launch's valid lanes (it starts from them and only narrows
+them), so no step masks with them again. Sectors, wavefronts and branch splits are counted once at
+the end of a run, for all executions together."""
 
 from __future__ import annotations
 
@@ -44,33 +47,30 @@ def _width(ins: Instruction) -> tuple[int, int, str]:
     return vec, type_bytes(typ) or 4, typ
 
 
-def _synthetic(addr: np.ndarray, seed: np.ndarray | int, typ: str) -> np.ndarray:
-    """The value a load yields in trial ``seed`` (per lane): 0 for seed 0 (zero-filled memory), else
-    a hash of the address, different per seed."""
-    h = np.where(np.asarray(seed) == 0, 0, ((addr >> 2) * 2654435761 + np.asarray(seed) * 7919) % _SYNTHETIC_MOD)
-    return h.astype(np.float64) if typ.startswith("f") else h.astype(np.int64)
+def _synthetic(m: Machine, addr: np.ndarray, typ: str) -> np.ndarray:
+    """The value a load yields in each lane's trial seed: 0 for seed 0 (zero-filled memory), else a
+    hash of the address, different per seed."""
+    h = ((addr >> 2) * 2654435761 + m.seed_term) % _SYNTHETIC_MOD
+    if m.zero_seed is not None:
+        h = np.where(m.zero_seed, 0, h)
+    return h.astype(np.float64) if typ.startswith("f") else h
 
 
 def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active: np.ndarray, present: np.ndarray,
             width: int, extra_taint: tuple[int, str] = (0, "")) -> None:
+    """Count one execution of a memory instruction per variant: its warp requests and lanes now,
+    its sectors (wavefronts) at the end of the run (:func:`_count_deferred`, all at once)."""
     rows_present = present.reshape(-1, WARP).any(axis=1)
     if not rows_present.any():
         for mem in m.mem_v:
             mem.setdefault(ins.index, MemRecord(ins.index, space, op, width))
         return
-    a = addr.a.reshape(-1, WARP)[rows_present]
-    act = active.reshape(-1, WARP)[rows_present]
-    rv = m.row_variant[rows_present]
-    num = ideal = None
-    if space == "global":
-        num, ideal = M.global_sectors(a, act, width, distinct_ideal=True)
-    elif space == "shared":
-        _ways, num, ideal = M.shared_wavefronts(a, act, width)
-    lanes = act.sum(axis=1)
-    count = np.bincount(rv, minlength=m.V)  # per variant, one call each: warps, lanes, sectors, ideal
-    lanes_v = np.bincount(rv, weights=lanes, minlength=m.V)
-    num_v = None if num is None or ideal is None else np.bincount(rv, weights=num, minlength=m.V)
-    ideal_v = None if num_v is None else np.bincount(rv, weights=ideal, minlength=m.V)
+    a, act, rv = addr.a.reshape(-1, WARP), active.reshape(-1, WARP), m.row_variant
+    if not rows_present.all():
+        a, act, rv = a[rows_present], act[rows_present], rv[rows_present]
+    count = np.bincount(rv, minlength=m.V)  # per variant, one call each: warps, lanes (sectors, ideal: deferred)
+    lanes_v = np.bincount(rv, weights=act.sum(axis=1), minlength=m.V)
+    recs: list[tuple[int, MemRecord, int]] = []
     for v in np.nonzero(count)[0].tolist():
         rec = m.mem_v[v].get(ins.index)
         if rec is None:
@@ -81,16 +81,57 @@ def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active
         for t, w in ((addr.taint, addr.why), extra_taint):
             if t > rec.taint:
                 rec.taint, rec.why = t, w
-        if num_v is None or ideal_v is None:
-            continue
-        total = float(num_v[v])
+        recs.append((v, rec, n))
+    if space in ("global", "shared"):
+        m.deferred.setdefault((space, width), []).append((a, act, rv, recs))
+
+
+def _count_deferred(m: Machine) -> None:
+    """Sectors (global) and wavefronts (shared) of every recorded execution, one model call per
+    (space, width) for the whole run (the models work row by row: the same figures as one call
+    per execution); per record the sums and the figure of each execution (``per_call``)."""
+    for (space, width), calls in m.deferred.items():
+        a = np.concatenate([c[0] for c in calls])
+        act = np.concatenate([c[1] for c in calls])
         if space == "global":
-            rec.sectors += total
-            rec.ideal += float(ideal_v[v])
+            num, ideal = M.global_sectors(a, act, width, distinct_ideal=True)
         else:
-            rec.wavefronts += total
-            rec.ideal_wavefronts += float(ideal_v[v])
-        rec.per_call.append(round(total / n, 4))
+            _ways, num, ideal = M.shared_wavefronts(a, act, width)
+        key = np.repeat(np.arange(len(calls)) * m.V, [len(c[0]) for c in calls]) + np.concatenate([c[2] for c in calls])
+        num_cv = np.bincount(key, weights=num, minlength=len(calls) * m.V).reshape(len(calls), m.V).tolist()
+        ideal_cv = np.bincount(key, weights=ideal, minlength=len(calls) * m.V).reshape(len(calls), m.V).tolist()
+        for c, (_a, _act, _rv, recs) in enumerate(calls):
+            for v, rec, n in recs:
+                total = num_cv[c][v]
+                if space == "global":
+                    rec.sectors += total
+                    rec.ideal += ideal_cv[c][v]
+                else:
+                    rec.wavefronts += total
+                    rec.ideal_wavefronts += ideal_cv[c][v]
+                rec.per_call.append(round(total / n, 4))
+    m.deferred.clear()
+
+
+def _count_branches(m: Machine, runs: list[tuple[int, np.ndarray, np.ndarray, int, str]]) -> None:
+    """Per conditional branch and variant: the warp executions (warps with a lane at it) and those
+    whose lanes split, from every execution of the run at once; records made in execution order."""
+    if not runs:
+        return
+    act = np.stack([r[1] for r in runs]).reshape(len(runs), -1, WARP)
+    tk = np.stack([r[2] for r in runs]).reshape(act.shape).sum(axis=2)
+    live = act.any(axis=2)
+    div = live & (tk > 0) & (tk < act.sum(axis=2))
+    key = np.arange(len(runs))[:, None] * m.V + m.row_variant[None, :]
+    req = np.bincount(key[live], minlength=len(runs) * m.V).reshape(len(runs), m.V)
+    dv = np.bincount(key[div], minlength=len(runs) * m.V).reshape(len(runs), m.V)
+    for e, (index, _mask, _taken, taint, why) in enumerate(runs):
+        for v in np.nonzero(req[e])[0].tolist():
+            rec = m.branches_v[v].setdefault(index, BranchRecord(index))
+            rec.requests += int(req[e, v])
+            rec.divergent += int(dv[e, v])
+            if taint > rec.taint:
+                rec.taint, rec.why = taint, why
 
 
 def _param_value(v: object, off: int, eb: int) -> int | float:
@@ -123,8 +164,7 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
     addr, _ = m.address(mem_tok)
     if space is None:  # generic: shared window or global, by value
         sh = (addr.a >= SHARED_BASE) & (addr.a < SHARED_BASE + (1 << 32))
-        sel = mask & m.valid
-        space = "shared" if sel.any() and bool(sh[sel].all()) else "global"
+        space = "shared" if mask.any() and bool(sh[mask].all()) else "global"
     if space == "shared":
         addr = Val(np.where(addr.a >= SHARED_BASE, addr.a - SHARED_BASE, addr.a), addr.taint, addr.why)
     line = ins.loc.line if ins.loc else 0
@@ -133,12 +173,11 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
         width = -width
         addr = Val(addr.a - addr.a % width, addr.taint, addr.why)
     if space in ("global", "shared", "const", "local") and width:
-        _record(m, ins, space, "load" if op in ("ld", "ldu") else "store", addr, mask & m.valid, present & m.valid,
+        _record(m, ins, space, "load" if op in ("ld", "ldu") else "store", addr, mask, present,
                 width, ptaint)
     if op in ("ld", "ldu"):
-        sel = mask & m.valid
         rows = addr.a.reshape(-1, WARP)
-        act = sel.reshape(-1, WARP)
+        act = mask.reshape(-1, WARP)
         first = np.where(act, rows, 0).max(axis=1, keepdims=True)
         uniform = bool(((rows == first) | ~act).all())
         taint = max(addr.taint, 1 if uniform else 2)
@@ -146,7 +185,7 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
             f"{'warp-uniform ' if uniform else 'per-lane '}value loaded at line {line}")
         dsts = [d.strip() for d in o[0].strip("{}").split(",")]
         for k, d in enumerate(dsts):
-            m.write(d, Val(_synthetic(addr.a + k * eb, m.seed_lane, typ), taint, why), typ, mask)
+            m.write(d, Val(_synthetic(m, addr.a + k * eb if k else addr.a, typ), taint, why), typ, mask)
 
 
 def _shfl(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
@@ -181,7 +220,7 @@ def _shfl(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
 def _vote(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
     o = ins.operands
     p = m.read(o[1], "pred") if len(o) > 1 else Val(np.ones(m.T, dtype=np.int64))
-    act = (mask & m.valid).reshape(-1, WARP)
+    act = mask.reshape(-1, WARP)
     v = (p.a != 0).reshape(-1, WARP) & act
     if "ballot" in ins.parts:
         bits = (v.astype(np.int64) << np.arange(WARP)).sum(axis=1)
@@ -204,7 +243,7 @@ def _match_redux(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
     typ = _types(ins)[-1] if _types(ins) else "b32"
     a, mm = m.read(o[1], typ), m.read(o[2], "b32")
     lane_bit = np.int64(1) << np.arange(WARP, dtype=np.int64)
-    act = ((mask & m.valid).reshape(-1, WARP)) & ((mm.a.reshape(-1, WARP) & lane_bit) != 0)
+    act = mask.reshape(-1, WARP) & ((mm.a.reshape(-1, WARP) & lane_bit) != 0)
     v = a.a.reshape(-1, WARP)
     taint, why = max(a.taint, mm.taint), a.why or mm.why
     dst = o[0].split("|")
@@ -258,13 +297,13 @@ def _step(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
     elif op in ("match", "redux"):
         _match_redux(m, ins, mask)
     elif op == "activemask":
-        act = (mask & m.valid).reshape(-1, WARP)
+        act = mask.reshape(-1, WARP)
         m.write(ins.operands[0], Val(np.repeat((act.astype(np.int64) << np.arange(WARP)).sum(axis=1), WARP)), "b32",
                 mask)
     elif op in ("atom", "red"):
         space = _space(ins) or "global"
         addr, _ = m.address(ins.operands[1] if op == "atom" else ins.operands[0])
-        for v in np.unique(m.row_variant[(mask & m.valid).reshape(-1, WARP).any(axis=1)]).tolist():
+        for v in np.unique(m.row_variant[mask.reshape(-1, WARP).any(axis=1)]).tolist():
             m.mem_v[v].setdefault(ins.index, MemRecord(ins.index, f"atomic-{space}", "atomic", _width(ins)[1]))
         if op == "atom":
             _taint_dsts(m, ins, mask, f"atomic result at line {ins.loc.line if ins.loc else 0}")
@@ -275,7 +314,7 @@ def _step(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
         if op == "cp" and "async" in ins.parts and "bulk" not in ins.parts and len(ins.operands) >= 3:
             src, _ = m.address(ins.operands[1])
             size = int(ins.operands[2]) if ins.operands[2].isdigit() else 16
-            _record(m, ins, "global", "load", src, mask & m.valid, present & m.valid, size, ptaint)
+            _record(m, ins, "global", "load", src, mask, present, size, ptaint)
         return
     elif op == "call":
         m.calls += 1
@@ -317,6 +356,11 @@ def run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRes
     one lane machine (each variant has its own copy of the blocks' lanes): one result per variant,
     sharing the step count and the loops' iteration counts (the variants run in lock step where
     their control flow agrees)."""
+    with np.errstate(all="ignore"):  # lanes' arithmetic wraps and overflows as on the GPU
+        return _run_variants(module, fn, launch)
+
+
+def _run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunResult]:
     m = Machine(module, fn, launch)
     dead = launch.dead if launch.dead is not None else dead_instructions(fn)  # see ptx_slice
     blocks = basic_blocks(fn)
@@ -326,6 +370,7 @@ def run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRes
     counts: dict[int, int] = {}
     back_taken: dict[int, int] = {}
     truncated: set[int] = set()
+    branch_runs: list[tuple[int, np.ndarray, np.ndarray, int, str]] = []
     steps = 0
     complete = True
 
@@ -363,19 +408,7 @@ def run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRes
         if last.pred:
             p = m.read(last.pred, "pred")
             taken = mask & (p.a != 0)
-            act = (mask & m.valid).reshape(-1, WARP)
-            tk = (taken & m.valid).reshape(-1, WARP)
-            live = act.any(axis=1)
-            ntk = tk.sum(axis=1)
-            div = (ntk > 0) & (ntk < act.sum(axis=1))
-            req_v = np.bincount(m.row_variant[live], minlength=m.V)
-            div_v = np.bincount(m.row_variant[live & div], minlength=m.V)
-            for v in np.nonzero(req_v)[0].tolist():
-                rec = m.branches_v[v].setdefault(last.index, BranchRecord(last.index))
-                rec.requests += int(req_v[v])
-                rec.divergent += int(div_v[v])
-                if p.taint > rec.taint:
-                    rec.taint, rec.why = p.taint, p.why
+            branch_runs.append((last.index, mask, taken, p.taint, p.why))  # counted at the end (_count_branches)
         else:
             taken = mask
         fall = mask & ~taken
@@ -392,6 +425,8 @@ def run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRes
                         counts[other] = 0
         send(target, taken)
         send(k + 1, fall)
+    _count_deferred(m)
+    _count_branches(m, branch_runs)
     return [RunResult(mem, br, back_taken, truncated, steps, complete, m.unmodelled, m.calls,
                       tuple(m.indirect))
             for mem, br in zip(m.mem_v, m.branches_v)]

@@ -17,7 +17,7 @@ import re
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
@@ -42,14 +42,18 @@ class Instruction:
     operands: tuple[str, ...]  # as written; vectors keep their braces: "{%f1, %f2}"
     pred: str | None = None  # "%p1" or "!%p1"
     loc: Loc | None = None
+    parts: tuple[str, ...] = field(init=False, compare=False, repr=False)  # the opcode's dotted parts
+    base: str = field(init=False, compare=False, repr=False)  # "ld"
 
-    @cached_property
-    def parts(self) -> tuple[str, ...]:
-        return tuple(self.opcode.split("."))
+    def __post_init__(self) -> None:
+        parts = _opcode_parts(self.opcode)
+        object.__setattr__(self, "parts", parts)
+        object.__setattr__(self, "base", parts[0])
 
-    @cached_property
-    def base(self) -> str:
-        return self.opcode.split(".", 1)[0]
+
+@lru_cache(maxsize=4096)
+def _opcode_parts(opcode: str) -> tuple[str, ...]:
+    return tuple(opcode.split("."))
 
 
 @dataclass(frozen=True)
@@ -139,39 +143,70 @@ def parse_ptx(text: str, entries: Callable[[str], bool] | None = None) -> PtxMod
     ``entries``: which kernels (by mangled name) to parse; the bodies of the others are skipped
     (a translation unit using Thrust holds dozens of library kernels nobody asked about). Device
     functions (``.func``) are always parsed."""
-    files: dict[int, str] = {}
-    functions: list[Function] = []
-    globals_: list[SharedDecl] = []
-    target = ""
-    lines = text.splitlines()
-    i, n = 0, len(lines)
-    while i < n:
-        line = lines[i].split("//", 1)[0]
-        s = line.strip()
-        fm = _FILE_RE.match(line)
-        if fm:
-            files[int(fm.group(1))] = fm.group(2)
-            i += 1
-            continue
-        if s.startswith(".target"):
-            target = s.split()[1] if len(s.split()) > 1 else ""
-        em = _ENTRY_RE.match(line)
-        if em and not s.endswith(";"):
-            if entries is not None and em.group(1) == ".entry" and not entries(em.group(2)):
-                i += 1
-                while i < n and lines[i].rstrip() != "}":  # nvcc closes a function body in column 0
-                    i += 1
+    source = PtxSource(text)
+    return source.module([name for name in source.entry_names if entries is None or entries(name)])
+
+
+class PtxSource:
+    """The text of a PTX module, indexed in one pass: its header (files, target, module-level
+    declarations) and where each function lies. :meth:`module` parses the functions asked for,
+    each once, so that two processes sharing a unit's kernels each parse only their own."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines()
+        self.files: dict[int, str] = {}
+        self.globals: list[SharedDecl] = []
+        self.target = ""
+        self.spans: list[tuple[str, bool, int, int]] = []  # (name, is entry, header line, line after the body)
+        self._parsed: dict[str, Function | None] = {}
+        lines, i, n = self.lines, 0, len(self.lines)
+        while i < n:
+            line = lines[i].split("//", 1)[0]
+            s = line.strip()
+            fm = _FILE_RE.match(line)
+            if fm:
+                self.files[int(fm.group(1))] = fm.group(2)
                 i += 1
                 continue
-            fn, i = _parse_function(lines, i, em.group(1) == ".entry", em.group(2))
-            if fn is not None:
-                functions.append(fn)
-            continue
-        dm = _DECL_RE.match(line)
-        if dm and s.endswith(";") and not s.startswith((".visible .func", ".extern .func")):
-            globals_.append(_decl(dm, s.startswith(".extern")))
-        i += 1
-    return PtxModule(files, tuple(functions), tuple(globals_), target)
+            if s.startswith(".target"):
+                self.target = s.split()[1] if len(s.split()) > 1 else ""
+            em = _ENTRY_RE.match(line)
+            if em and not s.endswith(";"):
+                j = i
+                while j < n and "{" not in lines[j].split("//", 1)[0]:
+                    if lines[j].split("//", 1)[0].strip().endswith(";"):  # a declaration without a body
+                        break
+                    j += 1
+                if j >= n or "{" not in lines[j].split("//", 1)[0]:
+                    i = j + 1
+                    continue
+                j += 1
+                while j < n and lines[j].rstrip() != "}":  # nvcc closes a function body in column 0
+                    j += 1
+                self.spans.append((em.group(2), em.group(1) == ".entry", i, j + 1))
+                i = j + 1
+                continue
+            dm = _DECL_RE.match(line)
+            if dm and s.endswith(";") and not s.startswith((".visible .func", ".extern .func")):
+                self.globals.append(_decl(dm, s.startswith(".extern")))
+            i += 1
+        self.size = {name: end - start for name, _e, start, end in self.spans}  # lines: the cost of a kernel
+
+    @property
+    def entry_names(self) -> list[str]:
+        return [name for name, is_entry, _s, _e in self.spans if is_entry]
+
+    def _function(self, name: str, is_entry: bool, start: int) -> Function | None:
+        if name not in self._parsed:
+            self._parsed[name] = _parse_function(self.lines, start, is_entry, name)[0]
+        return self._parsed[name]
+
+    def module(self, entries: Iterable[str]) -> PtxModule:
+        """The module with the kernels ``entries`` and every device function, in the file's order."""
+        wanted = set(entries)
+        fns = [self._function(name, is_entry, start) for name, is_entry, start, _e in self.spans
+               if not is_entry or name in wanted]
+        return PtxModule(self.files, tuple(f for f in fns if f is not None), tuple(self.globals), self.target)
 
 
 def _parse_function(lines: list[str], i: int, is_entry: bool, name: str) -> tuple[Function | None, int]:
@@ -202,25 +237,34 @@ def _parse_function(lines: list[str], i: int, is_entry: bool, name: str) -> tupl
     local_decls: list[SharedDecl] = []
     loc: Loc | None = None
     parent: dict[tuple[int, int, int], tuple[int, int, int]] = {}  # inlined position -> its call site
+    locs: dict[tuple[int, int, tuple[tuple[int, int], ...]], Loc] = {}  # one record per distinct location
     pending = ""
     while i < n and depth > 0:
-        raw = lines[i].split("//", 1)[0]
+        raw = lines[i]
+        if "//" in raw:
+            raw = raw.split("//", 1)[0]
         i += 1
         s = raw.strip()
         if not s:
             continue
-        lm = _LOC_RE.match(raw)
-        if lm:
-            here = (int(lm.group(1)), int(lm.group(2)), int(lm.group(3)))
-            chain: list[tuple[int, int]] = []
-            site = next(((int(a), int(b), int(c)) for a, b, c in _INL_RE.findall(lm.group(4))), None)
-            if site is not None:
-                parent[here] = site
-            while site is not None and len(chain) < 32:
-                chain.append(site[:2])
-                site = parent.get(site)
-            loc = Loc(here[0], here[1], tuple(chain))
+        if not pending and s[-1] == ";" and s[0] not in ".{}" and s.count(";") == 1:  # one statement: most lines
+            instrs.append(_instruction(s[:-1].strip(), len(instrs), loc))
             continue
+        if s.startswith(".loc"):
+            pos = _loc_position(s)
+            if pos is not None:
+                here, site = pos
+                chain: list[tuple[int, int]] = []
+                if site is not None:
+                    parent[here] = site
+                while site is not None and len(chain) < 32:
+                    chain.append(site[:2])
+                    site = parent.get(site)
+                key = (here[0], here[1], tuple(chain))
+                loc = locs.get(key)
+                if loc is None:
+                    loc = locs[key] = Loc(*key)
+                continue
         lab = _LABEL_RE.match(raw)
         if lab:
             labels[lab.group(1)] = len(instrs)
@@ -250,15 +294,38 @@ def _parse_function(lines: list[str], i: int, is_entry: bool, name: str) -> tupl
             stmt, pending, rest = (pending + " " + rest[:semi]).strip(), "", rest[semi + 1:].strip()
             if not stmt or stmt.startswith("."):  # a declaration scoped to the block
                 continue
-            pred = None
-            if stmt.startswith("@"):
-                pred, stmt = stmt[1:].split(None, 1)
-            parts = stmt.split(None, 1)
-            operands = _split_operands(parts[1]) if len(parts) > 1 else ()
-            instrs.append(Instruction(len(instrs), parts[0], operands, pred, loc))
+            instrs.append(_instruction(stmt, len(instrs), loc))
     return Function(name, is_entry, tuple(params), tuple(instrs), labels, tuple(local_decls),
                     dirs.get("maxntid"), dirs.get("reqntid"),
                     dirs["minnctapersm"][0] if "minnctapersm" in dirs else None), i
+
+
+Position = tuple[int, int, int]
+
+
+@lru_cache(maxsize=65536)
+def _loc_position(s: str) -> tuple[Position, Position | None] | None:
+    """A ``.loc`` line: (file, line, column) and the call site it was inlined at, if any."""
+    lm = _LOC_RE.match(s)
+    if lm is None:
+        return None
+    site = next(((int(a), int(b), int(c)) for a, b, c in _INL_RE.findall(lm.group(4))), None)
+    return (int(lm.group(1)), int(lm.group(2)), int(lm.group(3))), site
+
+
+@lru_cache(maxsize=65536)
+def _statement(stmt: str) -> tuple[str | None, str, tuple[str, ...]]:
+    """One statement (without its ';'): ``[@pred] opcode operands`` -> (pred, opcode, operands)."""
+    pred = None
+    if stmt.startswith("@"):
+        pred, stmt = stmt[1:].split(None, 1)
+    parts = stmt.split(None, 1)
+    return pred, parts[0], _split_operands(parts[1]) if len(parts) > 1 else ()
+
+
+def _instruction(stmt: str, index: int, loc: Loc | None) -> Instruction:
+    pred, opcode, operands = _statement(stmt)
+    return Instruction(index, opcode, operands, pred, loc)
 
 
 def is_system_file(path: str) -> bool:

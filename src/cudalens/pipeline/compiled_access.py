@@ -49,25 +49,24 @@ def compiled_access(path: str, model: SourceModel, cc: str, defines: Mapping[str
     reads exactly what ptxas assembled; without it the file is compiled to PTX here. Only the
     kernels the file defines are parsed and evaluated (a unit using Thrust holds dozens of library
     kernels). ``worker``: a second process (:func:`model_worker`) that evaluates part of them."""
-    from cudalens.compiled.ptx import compile_ptx, parse_ptx
+    from cudalens.compiled.ptx import PtxSource, compile_ptx
 
     by_name = {k.name: k for k in model.kernels}
-    try:
-        module = parse_ptx(ptx, lambda name: base_name_from_mangled(name) in by_name) if ptx else compile_ptx(
-            path, cc, {k: str(v) for k, v in defines.items()}, flags).module
+    try:  # the kernels are parsed as they are evaluated (model_workers)
+        source = PtxSource(ptx or compile_ptx(path, cc, {k: str(v) for k, v in defines.items()}, flags).ptx)
     except Exception as exc:  # noqa: BLE001 - the source model is the fallback
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return {}, [f"compiled access model unavailable ({type(exc).__name__}: {msg}); source access model used"]
     jobs: list[Job] = []
     owner: dict[str, str] = {}
-    for fn in module.entries:
-        k = by_name.get(base_name_from_mangled(fn.name))
+    for name in source.entry_names:
+        k = by_name.get(base_name_from_mangled(name))
         if k is None:
             continue
         blk, grid, params = _launch(k, model, block, defines)
-        jobs.append((fn.name, blk, grid, params, (sass_lds or {}).get(fn.name)))
-        owner[fn.name] = k.name
-    results = evaluate_jobs(module, jobs, worker)
+        jobs.append((name, blk, grid, params, (sass_lds or {}).get(name)))
+        owner[name] = k.name
+    results = evaluate_jobs(source, jobs, worker)
     out: dict[str, list[KernelEvaluation]] = {}
     notes: list[str] = []
     for name, _blk, _grid, _params, _sass in jobs:

@@ -1,0 +1,71 @@
+"""The PTX index (cudalens.compiled.ptx.PtxSource): functions parsed when asked, each once, with the
+same records as parsing the whole text."""
+
+from __future__ import annotations
+
+from cudalens.compiled.ptx import PtxSource, parse_ptx
+
+PTX = """
+.version 8.0
+.target sm_90
+.address_size 64
+
+.extern .func  (.param .b32 func_retval0) vprintf
+(
+\t.param .b64 vprintf_param_0,
+\t.param .b64 vprintf_param_1
+)
+;
+.global .align 4 .b8 table[64];
+
+.func  (.param .b32 func_retval0) _Z3twoi(
+\t.param .b32 _Z3twoi_param_0
+)
+{
+\t.reg .b32 \t%r<3>;
+\tld.param.u32 \t%r1, [_Z3twoi_param_0];
+\tshl.b32 \t%r2, %r1, 1;
+\tst.param.b32 \t[func_retval0+0], %r2;
+\tret;
+}
+
+.visible .entry first(
+\t.param .u64 first_param_0
+)
+{
+\t.reg .b32 \t%r<4>;
+\t.reg .b64 \t%rd<3>;
+\tld.param.u64 \t%rd1, [first_param_0];
+\tmov.u32 \t%r1, %tid.x;
+\t{ .reg .b64 %tmp;
+\tcvt.u64.u32 \t%tmp, %r1;
+\tadd.s64 \t%rd2, %rd1, %tmp; }
+\tst.global.u32 \t[%rd2], %r1;
+\tret;
+}
+
+.visible .entry second()
+{
+\tret;
+}
+"""
+
+
+def test_the_index_finds_kernels_device_functions_and_declarations():
+    src = PtxSource(PTX)
+    assert src.entry_names == ["first", "second"]
+    assert [name for name, _e, _s, _t in src.spans] == ["_Z3twoi", "first", "second"]  # vprintf has no body
+    assert [d.name for d in src.globals] == ["table"] and src.target == "sm_90"
+
+
+def test_a_module_of_some_kernels_holds_the_device_functions_and_the_same_records():
+    whole = parse_ptx(PTX)
+    src = PtxSource(PTX)
+    part = src.module(["second"])
+    assert [f.name for f in part.functions] == ["_Z3twoi", "second"]
+    assert part.function("second") == whole.function("second")
+    first = src.module(["first"]).function("first")
+    assert first == whole.function("first") and [i.opcode for i in first.instructions] == [
+        "ld.param.u64", "mov.u32", "cvt.u64.u32", "add.s64", "st.global.u32", "ret"]
+    assert src.module(["first"]).function("first") is first  # parsed once
+    assert parse_ptx(PTX, lambda name: name == "second").functions == part.functions
