@@ -212,6 +212,10 @@ def _read_form(typ: str) -> str:
     return "i" if typ[0] in "bsu" and n.isdigit() and int(n) <= 64 else ""
 
 
+#: integer types narrower than 64 bits: their stored lanes keep the low bits
+_LOW_BITS = {f"{k}{n}": (1 << n) - 1 for k in "bsu" for n in (8, 16, 32)}
+
+
 def _union(a: str, b: str) -> str:
     """The form of lanes taken from values of forms ``a`` and ``b``."""
     if a == b:
@@ -293,8 +297,8 @@ class Machine:
         self.unmodelled: dict[str, int] = {}
         self.calls = 0
         self.indirect: list[str] = []
-        # executions of global and shared accesses whose sectors (wavefronts) are counted at the end
-        # of the run, by (space, width): (addresses, active lanes, variant per row, (variant, record, requests))
+        # executions of memory accesses whose requests, lanes and sectors (wavefronts) are counted at
+        # the end of the run, by (space, width): (addresses, active lanes, rows present, (variant, record))
         self.deferred: dict[tuple[str, int], list[tuple[np.ndarray, np.ndarray, np.ndarray, list]]] = {}
         self._imms: dict[tuple[str, bool], Val] = {}  # immediates, read-only arrays made once
         self._full: tuple[np.ndarray | None, bool] = (None, False)  # the last mask checked, and whether all lanes
@@ -303,7 +307,7 @@ class Machine:
         """Whether ``mask`` holds every lane (remembered for the last mask asked about)."""
         last, ans = self._full
         if last is not mask:
-            ans = bool(mask.all())
+            ans = np.count_nonzero(mask) == mask.size
             self._full = (mask, ans)
         return ans
 
@@ -365,6 +369,8 @@ class Machine:
         same, form = _stored_form(val.form, typ)
         if same:
             new = val.a
+        elif val.a.dtype == np.int64 and typ in _LOW_BITS:  # what _store_as does to int64 lanes, in one step
+            new = val.a & _LOW_BITS[typ]
         else:
             new = _store_as(val.a, typ) if typ != "pred" else (np.asarray(val.a) != 0).astype(np.int64)
         old = self.regs.get(tok)

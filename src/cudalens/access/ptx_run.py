@@ -58,50 +58,54 @@ def _synthetic(m: Machine, addr: np.ndarray, typ: str) -> np.ndarray:
 
 def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active: np.ndarray, present: np.ndarray,
             width: int, extra_taint: tuple[int, str] = (0, "")) -> None:
-    """Count one execution of a memory instruction per variant: its warp requests and lanes now,
-    its sectors (wavefronts) at the end of the run (:func:`_count_deferred`, all at once)."""
+    """One execution of a memory instruction: its records (per variant with a warp at it) and their
+    taint now; its requests, lanes and sectors (wavefronts) at the end of the run
+    (:func:`_count_deferred`, for all executions at once)."""
     rows_present = present.reshape(-1, WARP).any(axis=1)
-    if not rows_present.any():
+    variants = rows_present.reshape(m.V, -1).any(axis=1)  # rows are variant-major
+    if not variants.any():
         for mem in m.mem_v:
             mem.setdefault(ins.index, MemRecord(ins.index, space, op, width))
         return
-    a, act, rv = addr.a.reshape(-1, WARP), active.reshape(-1, WARP), m.row_variant
-    if not rows_present.all():
-        a, act, rv = a[rows_present], act[rows_present], rv[rows_present]
-    count = np.bincount(rv, minlength=m.V)  # per variant, one call each: warps, lanes (sectors, ideal: deferred)
-    lanes_v = np.bincount(rv, weights=act.sum(axis=1), minlength=m.V)
-    recs: list[tuple[int, MemRecord, int]] = []
-    for v in np.nonzero(count)[0].tolist():
+    recs: list[tuple[int, MemRecord]] = []
+    for v in np.nonzero(variants)[0].tolist():
         rec = m.mem_v[v].get(ins.index)
         if rec is None:
             rec = m.mem_v[v][ins.index] = MemRecord(ins.index, space, op, width)
-        n = int(count[v])
-        rec.requests += n
-        rec.lanes += int(lanes_v[v])
         for t, w in ((addr.taint, addr.why), extra_taint):
             if t > rec.taint:
                 rec.taint, rec.why = t, w
-        recs.append((v, rec, n))
-    if space in ("global", "shared"):
-        m.deferred.setdefault((space, width), []).append((a, act, rv, recs))
+        recs.append((v, rec))
+    m.deferred.setdefault((space, width), []).append((addr.a, active, rows_present, recs))
 
 
 def _count_deferred(m: Machine) -> None:
-    """Sectors (global) and wavefronts (shared) of every recorded execution, one model call per
-    (space, width) for the whole run (the models work row by row: the same figures as one call
-    per execution); per record the sums and the figure of each execution (``per_call``)."""
+    """Requests, lanes and sectors (global) or wavefronts (shared) of every recorded execution: one
+    model call per (space, width) for the whole run (the models work row by row: the same figures
+    as one call per execution); per record the sums and the figure of each execution (``per_call``)."""
     for (space, width), calls in m.deferred.items():
-        a = np.concatenate([c[0] for c in calls])
-        act = np.concatenate([c[1] for c in calls])
-        if space == "global":
-            num, ideal = M.global_sectors(a, act, width, distinct_ideal=True)
-        else:
-            _ways, num, ideal = M.shared_wavefronts(a, act, width)
-        key = np.repeat(np.arange(len(calls)) * m.V, [len(c[0]) for c in calls]) + np.concatenate([c[2] for c in calls])
-        num_cv = np.bincount(key, weights=num, minlength=len(calls) * m.V).reshape(len(calls), m.V).tolist()
-        ideal_cv = np.bincount(key, weights=ideal, minlength=len(calls) * m.V).reshape(len(calls), m.V).tolist()
-        for c, (_a, _act, _rv, recs) in enumerate(calls):
-            for v, rec, n in recs:
+        e = len(calls)
+        present = np.concatenate([c[2] for c in calls])
+        a = np.concatenate([c[0] for c in calls]).reshape(-1, WARP)[present]
+        act = np.concatenate([c[1] for c in calls]).reshape(-1, WARP)[present]
+        key = (np.repeat(np.arange(e) * m.V, len(m.row_variant)) + np.tile(m.row_variant, e))[present]
+        count = np.bincount(key, minlength=e * m.V).reshape(e, m.V).tolist()
+        lanes = np.bincount(key, weights=act.sum(axis=1), minlength=e * m.V).reshape(e, m.V).tolist()
+        num_cv = ideal_cv = None
+        if space in ("global", "shared"):
+            if space == "global":
+                num, ideal = M.global_sectors(a, act, width, distinct_ideal=True)
+            else:
+                _ways, num, ideal = M.shared_wavefronts(a, act, width)
+            num_cv = np.bincount(key, weights=num, minlength=e * m.V).reshape(e, m.V).tolist()
+            ideal_cv = np.bincount(key, weights=ideal, minlength=e * m.V).reshape(e, m.V).tolist()
+        for c, (_a, _act, _present, recs) in enumerate(calls):
+            for v, rec in recs:
+                n = count[c][v]
+                rec.requests += n
+                rec.lanes += int(lanes[c][v])
+                if num_cv is None or ideal_cv is None:
+                    continue
                 total = num_cv[c][v]
                 if space == "global":
                     rec.sectors += total
@@ -164,7 +168,7 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
     addr, _ = m.address(mem_tok)
     if space is None:  # generic: shared window or global, by value
         sh = (addr.a >= SHARED_BASE) & (addr.a < SHARED_BASE + (1 << 32))
-        space = "shared" if mask.any() and bool(sh[mask].all()) else "global"
+        space = "shared" if np.count_nonzero(mask) and np.count_nonzero(sh[mask]) == np.count_nonzero(mask) else "global"
     if space == "shared":
         addr = Val(np.where(addr.a >= SHARED_BASE, addr.a - SHARED_BASE, addr.a), addr.taint, addr.why)
     line = ins.loc.line if ins.loc else 0
@@ -179,7 +183,7 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
         rows = addr.a.reshape(-1, WARP)
         act = mask.reshape(-1, WARP)
         first = np.where(act, rows, 0).max(axis=1, keepdims=True)
-        uniform = bool(((rows == first) | ~act).all())
+        uniform = np.count_nonzero((rows != first) & act) == 0
         taint = max(addr.taint, 1 if uniform else 2)
         why = addr.why if addr.taint >= (1 if uniform else 2) else (
             f"{'warp-uniform ' if uniform else 'per-lane '}value loaded at line {line}")
@@ -375,7 +379,7 @@ def _run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRe
     complete = True
 
     def send(k: int, lanes: np.ndarray) -> None:
-        if k >= len(blocks) or not lanes.any():
+        if k >= len(blocks) or not np.count_nonzero(lanes):
             return
         pending[k] = pending[k] | lanes if k in pending else lanes
 
@@ -412,7 +416,7 @@ def _run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRe
         else:
             taken = mask
         fall = mask & ~taken
-        if target <= k and taken.any():  # a loop's back edge
+        if target <= k and np.count_nonzero(taken):  # a loop's back edge
             if counts.get(last.index, 0) >= _loop_cap(launch, steps):
                 truncated.add(last.index)
                 send(k + 1, taken)

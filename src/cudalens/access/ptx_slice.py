@@ -20,6 +20,7 @@ Pure: :func:`dead_instructions` reads a parsed function and returns instruction 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from cudalens.access.ptx_exec import NOOPS, UNMODELLED
 from cudalens.compiled.ptx import Function, Instruction
@@ -30,8 +31,13 @@ _REG = re.compile(r"%[A-Za-z_$][\w$]*")
 _EFFECT = {"ld", "ldu", "st", "atom", "red", "call", "bra", "brx", "ret", "exit", "mbarrier"} | NOOPS | UNMODELLED
 
 
+@lru_cache(maxsize=65536)
+def _reg_names(tok: str) -> tuple[str, ...]:
+    return tuple(_REG.findall(tok))
+
+
 def _regs(tok: str) -> list[str]:
-    return _REG.findall(tok)
+    return list(_reg_names(tok))
 
 
 def _uses(ins: Instruction) -> tuple[list[str], list[str], bool]:
