@@ -36,8 +36,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-import numpy as np
-
 from cudalens.access.ptx_exec import Launch, basic_blocks
 from cudalens.access.ptx_run import run_variants
 from cudalens.access.ptx_slice import loads_matter, slice_of
@@ -263,12 +261,14 @@ def _site_bounds(module: PtxModule, fn: Function, recs: list, glob: bool) -> tup
                  for (f, ln), vs in sorted(per.items()))
 
 
-def _values(module: PtxModule, fn: Function, res, cd) -> dict[tuple[str, int, str], dict[str, Any]]:
-    ctl = _taint_from_control(fn, res, cd)
+def _values(module: PtxModule, fn: Function, res, cd, light: bool = False) -> dict[tuple[str, int, str], dict[str, Any]]:
+    """Per (file, line, quantity): the figure of one run and what it depends on. ``light``: only
+    ``value``, ``nway`` and ``ideal`` (all a trial other than the base one is compared on)."""
+    ctl = {} if light else _taint_from_control(fn, res, cd)
     out: dict[tuple[str, int, str], dict[str, Any]] = {}
     gates: dict[int, tuple[int, int, str]] = {}  # instruction -> the worst loaded-value branch deciding it
     for bidx, br in res.branches.items():
-        if br.taint >= 1:
+        if br.taint >= 1 and not light:
             for i in cd.get(bidx, ()):
                 if i not in gates or (br.taint, bidx) > gates[i][:2]:
                     gates[i] = (br.taint, bidx, br.why)
@@ -277,7 +277,9 @@ def _values(module: PtxModule, fn: Function, res, cd) -> dict[tuple[str, int, st
             continue
         space = next((s for s in ("global", "shared") if s in ins.parts), None)
         q = QUANTITIES.get((space, "store" if ins.base == "st" else "load"))
-        if q is not None:
+        if q is not None and light:
+            out[(module.files.get(ins.loc.file, ""), ins.loc.line, q)] = {"value": None}
+        elif q is not None:
             gate = gates.get(ins.index)
             if gate is not None:
                 bl = fn.instructions[gate[1]].loc
@@ -301,9 +303,12 @@ def _values(module: PtxModule, fn: Function, res, cd) -> dict[tuple[str, int, st
         glob = recs[0].space == "global"
         num = sum(r.sectors if glob else r.wavefronts for r in recs)
         ideal = sum(r.ideal if glob else r.ideal_wavefronts for r in recs)
-        calls = [v for r in recs for v in r.per_call]
         nway = None if glob else round(sum(int(r.wavefronts / r.requests + 1e-9) * r.requests for r in recs
                                             if r.requests) / req, 4)
+        if light:
+            out[key] = {"value": round(num / req, 4), "nway": nway, "ideal": round(ideal / req, 4)}
+            continue
+        calls = [v for r in recs for v in r.per_call]
         sites = sorted({(module.files.get(f, ""), ln) for r in recs for f, ln in
                         (fn.instructions[r.index].loc.inlined_at if fn.instructions[r.index].loc else ())})
         out[key] = {"sites": tuple(sites), "bounds": _site_bounds(module, fn, recs, glob), "value": round(num / req, 4), "nway": nway, "ideal": round(ideal / req, 4), "taint": taint, "why": why,
@@ -332,18 +337,21 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     blocks = blocks or tuple(b for b in ((0, 0, 0), (1, 0, 0)) if b[0] < grid[0])
     cd = transitive(control_dependent(fn))
     trials = [{**params, **{k: v for k in scalars}} for v in (PLAUSIBLE if scalars else (None,))]
+    done = False  # the first run's first trial is the base: its figures in full, the others' light
+
     def batch(seeds_values: list[tuple[int, dict]]) -> list:
         variants = tuple((sd, {k: v for k, v in vals.items() if v is not None}) for sd, vals in seeds_values)
-        with np.errstate(all="ignore"):  # lanes' arithmetic wraps and overflows as on the GPU
-            results = run_variants(module, fn, Launch(grid, block, blocks, variants[0][1], variants[0][0], loop_cap,
-                                                      max_steps, merged, variants, dead))
-        return [(sd, vals, res, _values(module, fn, res, cd)) for (sd, vals), res in zip(seeds_values, results)]
+        results = run_variants(module, fn, Launch(grid, block, blocks, variants[0][1], variants[0][0], loop_cap,
+                                                  max_steps, merged, variants, dead))
+        return [(sd, vals, res, _values(module, fn, res, cd, light=bool(k or done)))
+                for k, ((sd, vals), res) in enumerate(zip(seeds_values, results))]
 
     # every parameter trial in one run; where a loaded value may reach an address or a branch
     # (ptx_slice.loads_matter) the loaded-value seeds run with them, else they run only if needed
     dead, needed = slice_of(fn)
     seeded = loads_matter(fn, needed)
     runs = batch([(SEEDS[0], values) for values in trials] + [(seed, trials[0]) for seed in SEEDS[1:] if seeded])
+    done = True
     first = runs[0]
     uniform_loads = first[2].complete and (any(v.get("taint") == 1 for v in first[3].values())
                                            or any(b.taint == 1 for b in first[2].branches.values()))

@@ -243,6 +243,37 @@ def _opcode_types(opcode: str) -> tuple[str, ...]:
     return tuple(p for p in opcode.split(".")[1:] if p in _TYPES)
 
 
+class _Specials(dict):
+    """The special registers (%tid.x, %ctaid.y, %laneid, ...) per lane, each made when first read."""
+
+    NAMES = frozenset({"%tid.x", "%tid.y", "%tid.z", "%laneid", "%warpid", "%nwarpid",
+                       *(f"%{k}.{c}" for k in ("ntid", "nctaid", "ctaid") for c in "xyz")})
+
+    def __init__(self, launch: Launch, tid: np.ndarray, per: int, variants: int, warps: int) -> None:
+        super().__init__()  # no reference to the machine: a cycle would keep its lanes alive until a collection
+        self.launch, self.tid, self.per, self.variants, self.warps = launch, tid, per, variants, warps
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.NAMES
+
+    def __missing__(self, name: str) -> np.ndarray:
+        if name not in self.NAMES:
+            raise KeyError(name)
+        launch, tid, (bx, by, _bz) = self.launch, self.tid, self.launch.block
+        kind, _, c = name[1:].partition(".")
+        i = "xyz".index(c) if c else 0
+        if kind == "tid":
+            arr = tid % bx if c == "x" else (tid // bx) % by if c == "y" else tid // (bx * by)
+        elif kind in ("laneid", "warpid"):
+            arr = tid % WARP if kind == "laneid" else tid // WARP
+        elif kind == "ctaid":
+            arr = np.tile(np.repeat([b[i] for b in launch.blocks], self.per), self.variants)
+        else:  # the launch's sizes: the same in every lane
+            arr = np.full(len(tid), {"ntid": launch.block[i], "nctaid": launch.grid[i], "nwarpid": self.warps}[kind])
+        self[name] = arr
+        return arr
+
+
 class Machine:
     def __init__(self, module: PtxModule, fn: Function, launch: Launch) -> None:
         self.fn, self.launch = fn, launch
@@ -262,15 +293,7 @@ class Machine:
         # the seed's part of a synthetic loaded value (ptx_run._synthetic), and the lanes of seed 0
         self.seed_term = self.seed_lane * 7919
         self.zero_seed = (self.seed_lane == 0) if bool((self.seed_lane == 0).any()) else None
-        self.special: dict[str, np.ndarray] = {
-            "%tid.x": tid % bx, "%tid.y": (tid // bx) % by, "%tid.z": tid // (bx * by),
-            "%laneid": tid % WARP, "%warpid": tid // WARP,
-        }
-        for i, c in enumerate("xyz"):
-            self.special[f"%ntid.{c}"] = np.full(self.T, launch.block[i])
-            self.special[f"%nctaid.{c}"] = np.full(self.T, launch.grid[i])
-            self.special[f"%ctaid.{c}"] = np.tile(np.repeat([b[i] for b in launch.blocks], per), self.V)
-        self.special["%nwarpid"] = np.full(self.T, self.nw)
+        self.special = _Specials(launch, tid, per, self.V, self.nw)
         self.regs: dict[str, Val] = {}
         self.symbols: dict[str, int] = {}
         off = 0

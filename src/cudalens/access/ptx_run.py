@@ -61,7 +61,7 @@ def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active
     """One execution of a memory instruction: its records (per variant with a warp at it) and their
     taint now; its requests, lanes and sectors (wavefronts) at the end of the run
     (:func:`_count_deferred`, for all executions at once)."""
-    rows_present = present.reshape(-1, WARP).any(axis=1)
+    rows_present = np.logical_or.reduce(present.reshape(-1, WARP), axis=1)
     variants = rows_present.reshape(m.V, -1).any(axis=1)  # rows are variant-major
     if not variants.any():
         for mem in m.mem_v:
