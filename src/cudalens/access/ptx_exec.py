@@ -216,6 +216,7 @@ def _read_form(typ: str) -> str:
 _LOW_BITS = {f"{k}{n}": (1 << n) - 1 for k in "bsu" for n in (8, 16, 32)}
 
 
+@lru_cache(maxsize=256)
 def _union(a: str, b: str) -> str:
     """The form of lanes taken from values of forms ``a`` and ``b``."""
     if a == b:
