@@ -45,6 +45,10 @@ def test_templated_kernel_evaluated_as_instantiated(module):
     assert wide[(line, "global load sectors/request")].value == 32.0
     assert two[(line, "global store sectors/request")].value == 4.0
     assert two[(line, "global load sectors/request")].layer == "compiled-ptx"
+    # neighbouring lanes S floats apart on the load, one float on the store
+    assert two[(line, "global load sectors/request")].lane_stride == 8
+    assert wide[(line, "global load sectors/request")].lane_stride == 128
+    assert two[(line, "global store sectors/request")].lane_stride == 4
 
 
 def test_helper_access_lands_on_the_helper_line_and_the_caller(module):
@@ -61,7 +65,7 @@ def test_helper_access_lands_on_the_helper_line_and_the_caller(module):
 def test_float4_loads_at_their_compiled_width(module):
     ev = _by_line(evaluate(module, _fn(module, "vec4_copy"), (256, 1, 1), (4, 1, 1)))
     p = ev[(_line("out[i] = in[i];  // 16"), "global load sectors/request")]
-    assert (p.value, p.width) == (16.0, 16)
+    assert (p.value, p.width, p.lane_stride) == (16.0, 16, 16)
     assert ev[(_line("out[i] = in[i];  // 16"), "global store sectors/request")].value == 16.0
 
 

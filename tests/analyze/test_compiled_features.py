@@ -82,7 +82,7 @@ def test_instantiate_evaluates_the_named_template(toolchain_ok, tmp_path):
     assert p[(7, "global store sectors/request")] == 4.0
     # and the rules read those figures (the source model had none for the template's tile)
     got = {(f["rule"], f["line"]) for f in d["findings"]}
-    assert {("G1", 5), ("SH1", 5), ("SH1", 7)} <= got
+    assert {("G3", 5), ("SH1", 5), ("SH1", 7)} <= got  # A[t * n + k]: lanes n apart in every trial
 
 
 def test_instantiate_errors_name_the_argument(toolchain_ok, tmp_path, capsys):
@@ -94,7 +94,7 @@ def test_instantiate_errors_name_the_argument(toolchain_ok, tmp_path, capsys):
         assert len(err) == 1 and f"--instantiate {spec!r}" in err[0] and words in err[0], err
 
 
-def test_parameter_stride_fires_g1_from_the_compiled_figures(toolchain_ok, tmp_path):
+def test_parameter_stride_fires_g3_from_the_compiled_figures(toolchain_ok, tmp_path):
     f = _write(tmp_path, "transpose.cu", TRANSPOSE)
     source_only = analyze([f], compile=False).to_dict()
     store = next(a for a in source_only["kernels"][0]["accesses"] if a["op"] == "store")
@@ -105,12 +105,17 @@ def test_parameter_stride_fires_g1_from_the_compiled_figures(toolchain_ok, tmp_p
     store = next(a for a in d["kernels"][0]["accesses"] if a["op"] == "store")
     assert store["figures_from"] == "compiled-ptx"
     assert (store["sectors_per_request"], store["ideal_sectors_per_request"]) == (32.0, 4.0)
+    # out[x * height + y]: neighbouring lanes height floats apart, height tried at 256, 1000, 4096
+    assert store["pattern"] == "strided-256" and store["lane_stride"] == 256
     load = next(a for a in d["kernels"][0]["accesses"] if a["op"] == "load")
     assert load["figures_from"] == "source"  # the source model's figure is kept
-    (g1,) = [x for x in d["findings"] if x["rule"] == "G1"]
-    assert g1["line"] == 4 and "32 sectors" in g1["message"]
-    layers = {(e["layer"], e["fact"]) for e in g1["evidence"]}
+    assert not [x for x in d["findings"] if x["rule"] == "G1"]  # a strided access is G3's, not G1's
+    (g3,) = [x for x in d["findings"] if x["rule"] == "G3"]
+    assert g3["line"] == 4 and "lane stride 256 elements: 32 sectors" in g3["message"]
+    layers = {(e["layer"], e["fact"]) for e in g3["evidence"]}
     assert ("compiled", "sectors_per_request") in layers and ("compiled", "figures_from") in layers
+    said = [e["value"] for e in g3["evidence"] if e["fact"] == "assumption"]
+    assert any("256, 1000, 4096 elements in the compiled code's parameter trials" in s for s in said), said
 
 
 def test_compiled_trip_counts_weight_the_ranking(toolchain_ok, tmp_path):
@@ -250,8 +255,8 @@ def test_check_instantiates_in_the_files_that_name_the_template(toolchain_ok, tm
     rc = main(["check", str(tmp_path), "--instantiate", "gemm<128,128,8>", "--format", "concise", "-j", "1"])
     out = capsys.readouterr().out
     assert rc == 0, out
-    assert any("gemm.cu:5:" in ln and "G1" in ln for ln in out.splitlines()), out
-    assert any("transpose.cu:4:" in ln and "G1" in ln for ln in out.splitlines()), out
+    assert any("gemm.cu:5:" in ln and "G3" in ln for ln in out.splitlines()), out
+    assert any("transpose.cu:4:" in ln and "G3" in ln for ln in out.splitlines()), out
 
 
 TWO = """template <int ST>

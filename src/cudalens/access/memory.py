@@ -56,6 +56,18 @@ def global_sectors(addr: np.ndarray, active: np.ndarray, width: int,
     ``ideal``: the sectors the active lanes' bytes would fill if packed; with ``distinct_ideal``
     lanes reading the same address count once, as Nsight Compute's "L2 Theoretical Sectors Global
     Ideal" does (a warp-wide broadcast of one float: 1 sector, not 4)."""
+    if width <= SECTOR and not np.count_nonzero((addr % width != 0) & active):
+        # aligned, at most a sector per lane: one sort gives both (sorting addresses sorts their sectors)
+        v = np.sort(np.where(active, addr, _SENTINEL), axis=1)
+        real = v != _SENTINEL
+        new_addr = np.ones_like(real)
+        new_addr[:, 1:] = v[:, 1:] != v[:, :-1]
+        sec = v // SECTOR
+        new_sec = np.ones_like(real)
+        new_sec[:, 1:] = sec[:, 1:] != sec[:, :-1]
+        sectors = (new_sec & real).sum(axis=1)
+        lanes = (new_addr & real).sum(axis=1) if distinct_ideal else active.sum(axis=1)
+        return sectors, -(-(lanes * width) // SECTOR)
     cols = [addr // SECTOR]
     for off in range(SECTOR, width, SECTOR):
         cols.append((addr + off) // SECTOR)

@@ -36,7 +36,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from cudalens.access.ptx_exec import Launch, basic_blocks
+from cudalens.access.ptx_control import control_dependent, transitive
+from cudalens.access.ptx_exec import Launch
 from cudalens.access.ptx_run import run_variants
 from cudalens.access.ptx_slice import loads_matter, slice_of
 from cudalens.compiled.ptx import Function, PtxModule, type_bytes
@@ -80,6 +81,10 @@ class LinePrediction:
     call_sites: tuple[tuple[str, int], ...] = ()
     # per call site: (file, line, lowest, highest figure of one instruction, lowest, highest N-way)
     site_bounds: tuple[tuple[str, int, float, float, float | None, float | None], ...] = ()
+    # global lines: the address distance (bytes) between neighbouring active lanes, the same in every
+    # request of the base trial (None: not one distance); and in each parameter trial (PLAUSIBLE order)
+    lane_stride: int | None = None
+    lane_strides: tuple[int | None, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -148,77 +153,6 @@ def shared_merges(fn: Function, sass_lds: Mapping[int, Mapping[int, int]], op: s
                 if ins.index not in used and eb < w:
                     out[ins.index] = -w  # vectorized across unrolled iterations: the w-byte access holding it
     return out
-
-
-def transitive(cd: Mapping[int, set[int]]) -> dict[int, set[int]]:
-    """Control dependence closed over nested branches: a branch decides also what the branches it
-    decides decide (a loop inside an if runs only for the lanes the if let in)."""
-    out: dict[int, set[int]] = {}
-    for b, region in cd.items():
-        seen = set(region)
-        stack = [x for x in region if x in cd and x != b]
-        done = {b}
-        while stack:
-            x = stack.pop()
-            if x in done:
-                continue
-            done.add(x)
-            new = cd[x] - seen
-            seen |= new
-            stack += [y for y in new if y in cd]
-        out[b] = seen
-    return out
-
-
-def control_dependent(fn: Function) -> dict[int, set[int]]:
-    """Branch instruction index -> the instruction indices whose execution it decides (control
-    dependence on the basic-block graph, from post-dominators)."""
-    blocks = basic_blocks(fn)
-    nb = len(blocks)
-    start_of = {s: k for k, (s, _e) in enumerate(blocks)}
-    succ: list[set[int]] = []
-    for k, (_s, e) in enumerate(blocks):
-        last = fn.instructions[e - 1]
-        out: set[int] = set()
-        if last.base == "bra":
-            t = start_of.get(fn.labels.get(last.operands[0].strip(), -1)) if last.operands else None
-            if t is not None:
-                out.add(t)
-            if last.pred:
-                out.add(k + 1)
-        elif last.base not in ("ret", "exit") or last.pred:
-            out.add(k + 1)
-        succ.append({x if x < nb else nb for x in out} or {nb})
-    exit_node = nb
-    pdom: list[set[int]] = [set(range(nb + 1)) for _ in range(nb)] + [{exit_node}]
-    changed = True
-    while changed:
-        changed = False
-        for k in range(nb - 1, -1, -1):
-            inter = set.intersection(*(pdom[s] for s in succ[k])) if succ[k] else set()
-            new = inter | {k}
-            if new != pdom[k]:
-                pdom[k], changed = new, True
-    ipdom: dict[int, int] = {}
-    for k in range(nb):
-        strict = pdom[k] - {k}
-        # strict postdominators form a chain: the immediate one is postdominated by all the others
-        ipdom[k] = max(strict, key=lambda c: len(pdom[c])) if strict else exit_node
-    out_map: dict[int, set[int]] = {}
-    for k, (_s, e) in enumerate(blocks):
-        last = fn.instructions[e - 1]
-        if last.base != "bra" or not last.pred:
-            continue
-        dep: set[int] = set()
-        for sblk in succ[k]:
-            node = sblk
-            seen = 0
-            while node != ipdom[k] and node != exit_node and seen <= nb:
-                dep.add(node)
-                node = ipdom.get(node, exit_node)
-                seen += 1
-        out_map[last.index] = {i for b in dep for i in range(*blocks[b])}
-    return out_map
 
 
 def _line_groups(module: PtxModule, fn: Function, res) -> dict[tuple[str, int, str], list]:
@@ -305,16 +239,28 @@ def _values(module: PtxModule, fn: Function, res, cd, light: bool = False) -> di
         ideal = sum(r.ideal if glob else r.ideal_wavefronts for r in recs)
         nway = None if glob else round(sum(int(r.wavefronts / r.requests + 1e-9) * r.requests for r in recs
                                             if r.requests) / req, 4)
+        stride = _line_stride(recs) if glob else None
         if light:
-            out[key] = {"value": round(num / req, 4), "nway": nway, "ideal": round(ideal / req, 4)}
+            out[key] = {"value": round(num / req, 4), "nway": nway, "ideal": round(ideal / req, 4), "stride": stride}
             continue
         calls = [v for r in recs for v in r.per_call]
         sites = sorted({(module.files.get(f, ""), ln) for r in recs for f, ln in
                         (fn.instructions[r.index].loc.inlined_at if fn.instructions[r.index].loc else ())})
         out[key] = {"sites": tuple(sites), "bounds": _site_bounds(module, fn, recs, glob), "value": round(num / req, 4), "nway": nway, "ideal": round(ideal / req, 4), "taint": taint, "why": why,
                     "req": req, "n": len(recs), "threads": round(sum(r.lanes for r in recs) / req, 3),
-                    "inv": len(set(calls)) <= 1 if calls else None, "width": max(r.width for r in recs)}
+                    "inv": len(set(calls)) <= 1 if calls else None, "width": max(r.width for r in recs),
+                    "stride": stride}
     return out
+
+
+def _line_stride(recs: list) -> int | None:
+    """The one address distance (bytes) between neighbouring active lanes in every request of the
+    line's instructions, or None (none, or more than one)."""
+    bounds = {(r.stride_lo, r.stride_hi) for r in recs if r.requests}
+    if len(bounds) != 1:
+        return None
+    lo, hi = bounds.pop()
+    return lo if lo is not None and lo == hi else None
 
 
 def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid: tuple[int, int, int],
@@ -395,7 +341,8 @@ def _decide(fn: Function, key: tuple[str, int, str], v: dict[str, Any], base, ru
     common = dict(kernel=fn.name, file=file, line=line, quantity=q, instructions=v.get("n", 0),
                   requests=v.get("req", 0), ideal=v.get("ideal"), threads_per_request=v.get("threads"),
                   iteration_invariant=v.get("inv"), width=v.get("width"), call_sites=v.get("sites", ()),
-                  site_bounds=v.get("bounds", ()))
+                  site_bounds=v.get("bounds", ()), lane_stride=v.get("stride"),
+                  lane_strides=tuple(r[3].get(key, {}).get("stride") for r in runs if r[0] == SEEDS[0]))
     if v["value"] is None:
         return LinePrediction(value=None, reason=v["reason"], **common)
     if v["taint"] >= 2:

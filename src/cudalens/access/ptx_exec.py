@@ -94,6 +94,10 @@ class MemRecord:
     taint: int = 0
     why: str = ""
     per_call: list = field(default_factory=list)  # per execution group: sectors (or wavefronts) per request
+    # global accesses: the least and greatest address distance (bytes) between neighbouring active
+    # lanes over all its requests (equal: one lane stride); None: no two neighbouring lanes active
+    stride_lo: int | None = None
+    stride_hi: int | None = None
 
 
 @dataclass

@@ -92,6 +92,7 @@ def _count_deferred(m: Machine) -> None:
         count = np.bincount(key, minlength=e * m.V).reshape(e, m.V).tolist()
         lanes = np.bincount(key, weights=act.sum(axis=1), minlength=e * m.V).reshape(e, m.V).tolist()
         num_cv = ideal_cv = None
+        strides = _lane_strides(a, act, key, e * m.V) if space == "global" else None
         if space in ("global", "shared"):
             if space == "global":
                 num, ideal = M.global_sectors(a, act, width, distinct_ideal=True)
@@ -104,6 +105,10 @@ def _count_deferred(m: Machine) -> None:
                 n = count[c][v]
                 rec.requests += n
                 rec.lanes += int(lanes[c][v])
+                if strides is not None and strides[0][c * m.V + v] <= strides[1][c * m.V + v]:
+                    lo, hi = int(strides[0][c * m.V + v]), int(strides[1][c * m.V + v])
+                    rec.stride_lo = lo if rec.stride_lo is None else min(rec.stride_lo, lo)
+                    rec.stride_hi = hi if rec.stride_hi is None else max(rec.stride_hi, hi)
                 if num_cv is None or ideal_cv is None:
                     continue
                 total = num_cv[c][v]
@@ -115,6 +120,21 @@ def _count_deferred(m: Machine) -> None:
                     rec.ideal_wavefronts += ideal_cv[c][v]
                 rec.per_call.append(round(total / n, 4))
     m.deferred.clear()
+
+
+def _lane_strides(a: np.ndarray, act: np.ndarray, key: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per key (execution x variant): the least and greatest address distance between neighbouring
+    lanes that are both active, over its rows (least > greatest: no such pair)."""
+    big = np.iinfo(np.int64).max
+    d = a[:, 1:] - a[:, :-1]
+    pair = act[:, 1:] & act[:, :-1]
+    lo_row = np.where(pair, d, big).min(axis=1)
+    hi_row = np.where(pair, d, -big).max(axis=1)
+    has = lo_row <= hi_row
+    lo, hi = np.full(n, big), np.full(n, -big)
+    np.minimum.at(lo, key[has], lo_row[has])
+    np.maximum.at(hi, key[has], hi_row[has])
+    return lo, hi
 
 
 def _count_branches(m: Machine, runs: list[tuple[int, np.ndarray, np.ndarray, int, str]]) -> None:

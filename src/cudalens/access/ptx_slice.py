@@ -36,25 +36,29 @@ def _reg_names(tok: str) -> tuple[str, ...]:
     return tuple(_REG.findall(tok))
 
 
-def _regs(tok: str) -> list[str]:
-    return list(_reg_names(tok))
+def _regs(*toks: str) -> tuple[str, ...]:
+    return tuple(r for t in toks for r in _reg_names(t))
 
 
-def _uses(ins: Instruction) -> tuple[list[str], list[str], bool]:
+def _uses(ins: Instruction) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
     """(registers it defines, registers it reads, whether what it reads always matters)."""
-    o, pred = ins.operands, [ins.pred.lstrip("!")] if ins.pred else []
-    b = ins.base
+    return _uses_of(ins.base, ins.operands, ins.pred)
+
+
+@lru_cache(maxsize=65536)
+def _uses_of(b: str, o: tuple[str, ...], p: str | None) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
+    pred = (p.lstrip("!"),) if p else ()
     if b in ("ld", "ldu"):
-        return (_regs(o[0]) if o else []), [r for t in o[1:] for r in _regs(t)] + pred, True
+        return (_regs(o[0]) if o else ()), _regs(*o[1:]) + pred, True
     if b in ("st", "red"):
-        return [], (_regs(o[0]) if o else []) + pred, True  # the address; the value stored does not matter
+        return (), (_regs(o[0]) if o else ()) + pred, True  # the address; the value stored does not matter
     if b == "atom":
-        return (_regs(o[0]) if o else []), (_regs(o[1]) if len(o) > 1 else []) + pred, True
+        return (_regs(o[0]) if o else ()), (_regs(o[1]) if len(o) > 1 else ()) + pred, True
     if b in _EFFECT:
-        return [], [r for t in o for r in _regs(t)] + pred, True
+        return (), _regs(*o) + pred, True
     if not o:
-        return [], pred, True
-    return _regs(o[0]), [r for t in o[1:] for r in _regs(t)] + pred, False
+        return (), pred, True
+    return _regs(o[0]), _regs(*o[1:]) + pred, False
 
 
 def dead_instructions(fn: Function) -> frozenset[int]:

@@ -5,7 +5,7 @@ whose stride is a kernel parameter, whose element width is a template parameter,
 loaded from memory, ... The warp access model on the compiled PTX (pipeline.compiled_access) often
 has the number for that line. :func:`fill_from_compiled` writes it into the source model's
 ``Access`` (``figures_from="compiled-ptx"``, with the condition as an assumption), so every rule
-(G1/G2 coalescing, SH1 bank conflicts, ...) reads one set of figures and says, through its
+(G1/G2 coalescing, G3 strides, SH1 bank conflicts, ...) reads one set of figures and says, through its
 evidence, which layer gave them (rules._access.figures_layer). Figures the source model has are
 kept: this only fills gaps.
 
@@ -33,24 +33,53 @@ def _real(path: str) -> str:
     return os.path.realpath(path) if path else ""
 
 
-def line_figures(evals: Sequence[Any], file: str) -> dict[tuple[int, str], tuple[float, float, str]]:
-    """(line, quantity) -> (value, ideal, condition) for the lines of ``file`` the compiled model
-    gives a number for. Instantiations that disagree: the largest value, the condition naming all."""
+@dataclasses.dataclass(frozen=True)
+class LineFigure:
+    """The compiled figure of one (line, quantity): the worst instantiation's."""
+
+    value: float
+    ideal: float
+    condition: str
+    width: int | None = None  # bytes per lane of the line's widest instruction
+    lane_stride: int | None = None  # bytes between neighbouring active lanes (base trial), when one
+    lane_strides: tuple[int | None, ...] = ()  # the same per parameter trial
+
+
+def line_figures(evals: Sequence[Any], file: str) -> dict[tuple[int, str], LineFigure]:
+    """(line, quantity) -> figure for the lines of ``file`` the compiled model gives a number for.
+    Instantiations that disagree: the largest value, the condition naming all."""
     real = _real(file)
-    seen: dict[tuple[int, str], list[tuple[float, float, str, str]]] = {}
+    seen: dict[tuple[int, str], list[tuple[LineFigure, str]]] = {}
     for ev in evals:
         for p in ev.predictions:
             if p.value is None or p.ideal is None or _real(p.file) != real:
                 continue
-            seen.setdefault((p.line, p.quantity), []).append((float(p.value), float(p.ideal), p.condition, ev.kernel))
+            fig = LineFigure(float(p.value), float(p.ideal), p.condition, p.width, p.lane_stride, p.lane_strides)
+            seen.setdefault((p.line, p.quantity), []).append((fig, ev.kernel))
     out = {}
-    for key, vals in seen.items():
-        value, ideal, cond, _k = max(vals, key=lambda v: v[0] - v[1])
-        if len({v[0] for v in vals}) > 1:
-            cond = "instantiations differ: " + ", ".join(f"{k}: {v:g}" for v, _i, _c, k in vals) + \
-                f"; the worst ({value:g}) is used"
-        out[key] = (value, ideal, cond)
+    for key, figs in seen.items():
+        fig, _k = max(figs, key=lambda f: f[0].value - f[0].ideal)
+        if len({f.value for f, _k in figs}) > 1:
+            cond = "instantiations differ: " + ", ".join(f"{k}: {f.value:g}" for f, k in figs) + \
+                f"; the worst ({fig.value:g}) is used"
+            fig = dataclasses.replace(fig, condition=cond)
+        out[key] = fig
     return out
+
+
+def _element_stride(a: Access, fig: LineFigure) -> tuple[int, str] | None:
+    """(elements between neighbouring lanes, what it depends on) where every parameter trial of the
+    compiled code has one lane stride of more than one element; None otherwise."""
+    elem = a.bytes_per_thread or fig.width
+    strides = fig.lane_strides or (fig.lane_stride,)
+    if not elem or fig.lane_stride is None or any(s is None or s % elem or abs(s) <= elem for s in strides):
+        return None
+    k = abs(fig.lane_stride) // elem
+    ks = [abs(s) // elem for s in strides if s is not None]
+    if len(set(ks)) == 1:
+        return k, f"lane stride {k} elements in the compiled code"
+    return k, (f"lane stride {', '.join(map(str, ks))} elements in the compiled code's parameter trials "
+               f"(the first, {k}, is shown): more than one element in each")
 
 
 def _global_pattern(value: float, ideal: float) -> str:
@@ -59,20 +88,24 @@ def _global_pattern(value: float, ideal: float) -> str:
     return "misaligned" if abs(value - ideal - 1) < 1e-9 and ideal >= 4 else "uncoalesced"
 
 
-def fill_access(a: Access, figures: Mapping[tuple[int, str], tuple[float, float, str]]) -> Access:
-    """``a`` with the compiled figures of its line where its own are missing; else ``a``."""
+def fill_access(a: Access, figures: Mapping[tuple[int, str], LineFigure]) -> Access:
+    """``a`` with the compiled figures of its line where its own are missing; else ``a``. A global
+    access with excess sectors whose lanes keep one stride of more than an element in the compiled
+    code is ``strided-k`` (G3's case), else coalesced / misaligned / uncoalesced by its figures."""
     quantity = _QUANTITY.get((a.space, a.op))
     fig = figures.get((a.line, quantity)) if quantity else None
     if fig is None:
         return a
-    value, ideal, cond = fig
+    value, ideal, cond = fig.value, fig.ideal, fig.condition
     why = (f"figures from the compiled code ({COMPILED}: {quantity} {value:g}, ideal {ideal:g}, over the "
            f"instructions of line {a.line}"
            f"{'; ' + cond if cond else ''}) where the source model had none ({a.pattern or 'unknown'})")
     if a.space == "global" and a.sectors_per_request is None:
-        return dataclasses.replace(a, sectors_per_request=value, ideal_sectors_per_request=ideal,
-                                   pattern=_global_pattern(value, ideal), figures_from=COMPILED,
-                                   assumptions=(*a.assumptions, why))
+        stride = _element_stride(a, fig) if value > ideal + 1e-9 else None
+        pattern = f"strided-{stride[0]}" if stride else _global_pattern(value, ideal)
+        return dataclasses.replace(a, sectors_per_request=value, ideal_sectors_per_request=ideal, pattern=pattern,
+                                   lane_stride=stride[0] if stride else a.lane_stride, figures_from=COMPILED,
+                                   assumptions=(*a.assumptions, why, *((stride[1],) if stride else ())))
     if a.space == "shared" and a.bank_conflict_ways is None and ideal > 0:
         return dataclasses.replace(a, wavefronts_per_request=value, ideal_wavefronts_per_request=ideal,
                                    bank_conflict_ways=round(value / ideal, 2), figures_from=COMPILED,
