@@ -288,7 +288,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     def batch(seeds_values: list[tuple[int, dict]]) -> list:
         variants = tuple((sd, {k: v for k, v in vals.items() if v is not None}) for sd, vals in seeds_values)
         results = run_variants(module, fn, Launch(grid, block, blocks, variants[0][1], variants[0][0], loop_cap,
-                                                  max_steps, merged, variants, dead))
+                                                  max_steps, merged, variants, dead, frozenset(needed)))
         return [(sd, vals, res, _values(module, fn, res, cd, light=bool(k or done)))
                 for k, ((sd, vals), res) in enumerate(zip(seeds_values, results))]
 

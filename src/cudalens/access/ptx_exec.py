@@ -75,6 +75,9 @@ class Launch:
     variants: tuple[tuple[int, Mapping[int, Any]], ...] = ()
     # instructions to skip (ptx_slice.dead_instructions), when the caller has them; None: work them out
     dead: frozenset[int] | None = None
+    # registers whose values may reach a figure (ptx_slice.slice_of); a load into others is counted
+    # but its value is not made (nothing executed reads it). None: work them out
+    needed: frozenset[str] | None = None
 
 
 @dataclass

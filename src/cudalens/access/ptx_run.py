@@ -7,6 +7,8 @@ the end of a run, for all executions together."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from cudalens.access import memory as M
@@ -22,11 +24,12 @@ from cudalens.access.ptx_exec import (
     MemRecord,
     RunResult,
     Val,
+    _int_bits,
     _NotModelled,
     _types,
     basic_blocks,
 )
-from cudalens.access.ptx_slice import dead_instructions
+from cudalens.access.ptx_slice import slice_of
 from cudalens.compiled.ptx import Function, Instruction, PtxModule, type_bytes
 
 _SYNTHETIC_MOD = 61
@@ -189,7 +192,7 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
     if space is None:  # generic: shared window or global, by value
         sh = (addr.a >= SHARED_BASE) & (addr.a < SHARED_BASE + (1 << 32))
         space = "shared" if np.count_nonzero(mask) and np.count_nonzero(sh[mask]) == np.count_nonzero(mask) else "global"
-    if space == "shared":
+    if space == "shared" and (_int_bits(addr.form) or 64) > 32:  # a 32-bit address is a shared-window one
         addr = Val(np.where(addr.a >= SHARED_BASE, addr.a - SHARED_BASE, addr.a), addr.taint, addr.why)
     line = ins.loc.line if ins.loc else 0
     width = m.launch.merged.get(ins.index, vec * eb)
@@ -199,6 +202,9 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
     if space in ("global", "shared", "const", "local") and width:
         _record(m, ins, space, "load" if op in ("ld", "ldu") else "store", addr, mask, present,
                 width, ptaint)
+    dsts = [d.strip() for d in o[0].strip("{}").split(",")] if op in ("ld", "ldu") else []
+    if dsts and m.launch.needed is not None and not any(d in m.launch.needed for d in dsts):
+        return  # a value nothing executed reads: counted above, not made
     if op in ("ld", "ldu"):
         rows = addr.a.reshape(-1, WARP)
         act = mask.reshape(-1, WARP)
@@ -207,7 +213,6 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
         taint = max(addr.taint, 1 if uniform else 2)
         why = addr.why if addr.taint >= (1 if uniform else 2) else (
             f"{'warp-uniform ' if uniform else 'per-lane '}value loaded at line {line}")
-        dsts = [d.strip() for d in o[0].strip("{}").split(",")]
         for k, d in enumerate(dsts):
             m.write(d, Val(_synthetic(m, addr.a + k * eb if k else addr.a, typ), taint, why), typ, mask)
 
@@ -386,7 +391,10 @@ def run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRes
 
 def _run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunResult]:
     m = Machine(module, fn, launch)
-    dead = launch.dead if launch.dead is not None else dead_instructions(fn)  # see ptx_slice
+    dead = launch.dead
+    if dead is None or launch.needed is None:  # see ptx_slice
+        dead, needed = slice_of(fn)
+        m.launch = launch = dataclasses.replace(launch, dead=dead, needed=frozenset(needed))
     blocks = basic_blocks(fn)
     start_of = {s: k for k, (s, _e) in enumerate(blocks)}
     block_of_label = {lab: start_of.get(i) for lab, i in fn.labels.items()}
