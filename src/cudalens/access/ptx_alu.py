@@ -164,11 +164,15 @@ def alu(m: Machine, ins: Instruction, mask: np.ndarray) -> None:  # noqa: C901 -
             raise _NotModelled(op)
         if op == "cvta" and "to" in parts and "shared" in parts:
             dst_t = "u64" if typ == "u64" else "u32"
-        m.write(o[0], Val(r, a.taint, a.why), dst_t, mask)
+        m.write(o[0], Val(r, a.taint, a.why, a.form if r is x else ""), dst_t, mask)
         return
     if op == "setp":
         cmp = next(p for p in parts[1:] if p in _CMP)
-        a, b = m.read(o[1], typ), m.read(o[2], typ)
+        # equality of two registers' n-bit patterns does not depend on signedness: no sign extension
+        # (an immediate is read as written, so a signed comparison with one keeps its type)
+        both_regs = o[1].startswith("%r") and o[2].startswith("%r")  # nvcc's %r, %rd, %rs registers
+        read_t = "u" + typ[1:] if cmp in ("eq", "ne") and typ in _NARROW and both_regs else typ
+        a, b = m.read(o[1], read_t), m.read(o[2], read_t)
         r = _CMP[cmp](a.a, b.a).astype(np.int64)
         t, w = _merge(a, b)
         comb = next((p for p in parts if p in ("and", "or", "xor")), None)

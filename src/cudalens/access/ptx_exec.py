@@ -208,6 +208,13 @@ def _stored_form(form: str, typ: str) -> tuple[bool, str]:
     return (bits is not None and bits <= int(n)), form if (bits is not None and bits <= int(n)) else "u" + n
 
 
+def _form_of(arr: np.ndarray) -> str:
+    """The form of a constant array (an immediate, a special register, a symbol's address)."""
+    if arr.dtype.kind == "f":
+        return "f"
+    return "u32" if arr.size and 0 <= int(arr.min()) and int(arr.max()) < (1 << 32) else "i"
+
+
 @lru_cache(maxsize=256)
 def _read_form(typ: str) -> str:
     """The form of ``_as(v, typ)``'s result."""
@@ -363,7 +370,7 @@ class Machine:
                 arr = (self.special[tok].astype(np.int64) if tok in self.special
                        else np.full(self.T, self.symbols[tok], dtype=np.int64))
                 arr.flags.writeable = False
-                out = self._imms[(tok, False)] = Val(arr)
+                out = self._imms[(tok, False)] = Val(arr, form=_form_of(arr))
         elif tok.startswith("%lanemask_"):
             lane = self.special["%laneid"]
             kind = tok.split("_", 1)[1]
@@ -390,7 +397,7 @@ class Machine:
                     return Val(np.zeros(self.T, dtype=np.int64), 2, f"operand {tok} not modelled")
                 arr = np.full(self.T, c, dtype=np.float64 if isinstance(c, float) or key[1] else np.int64)
                 arr.flags.writeable = False
-                out = self._imms[key] = Val(arr)
+                out = self._imms[key] = Val(arr, form=_form_of(arr))
         if neg:
             out = Val((out.a == 0).astype(np.int64), out.taint, out.why, "u1")
         return out
