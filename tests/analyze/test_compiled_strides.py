@@ -39,6 +39,31 @@ def test_unit_stride_with_excess_is_misalignment_not_a_stride():
     assert a.pattern == "misaligned" and a.lane_stride is None
 
 
-def test_the_element_width_comes_from_the_code_when_the_source_has_none():
-    a = _fill(LineFigure(32.0, 8.0, "", 8, 512, (512,)), bytes_per_thread=None)  # a template T of 8 bytes
-    assert (a.pattern, a.lane_stride) == ("strided-64", 64)
+def test_an_element_of_unknown_size_is_not_called_strided():
+    # curandState states[tid] (48-byte structs) read in 8-byte pieces: lanes 48 bytes apart, which is
+    # one element of the array, not six
+    a = _fill(LineFigure(32.0, 7.2, "", 8, 48, (48,), 8), bytes_per_thread=None)
+    assert a.pattern == "uncoalesced" and a.lane_stride is None
+
+
+def test_the_sources_stride_in_elements_sizes_an_element_it_cannot_name():
+    # uint d_Src[1023 + 1024 * pos] (a typedef the front end does not size): the source says 1024
+    # elements between lanes, the compiled code 4096 bytes: 4-byte elements, strided
+    a = Access(line=4, array="d_Src", space="global", op="load", bytes_per_thread=None, index="1023 + 1024 * pos",
+               pattern="unknown-width", lane_stride=1024)
+    filled = fill_access(a, {(4, "global load sectors/request"): LineFigure(32.0, 4.0, "", 4, 4096, (4096,), 4)})
+    assert (filled.pattern, filled.lane_stride) == ("strided-1024", 1024)
+    # states[tid]: one element between lanes in the source; the 48 bytes are the struct, not a stride
+    b = Access(line=4, array="states", space="global", op="load", bytes_per_thread=None, index="tid",
+               pattern="unknown-width", lane_stride=1)
+    assert fill_access(b, {(4, "global load sectors/request"): LineFigure(32.0, 7.2, "", 8, 48, (48,), 8)}).pattern \
+        == "uncoalesced"
+
+
+def test_a_struct_copied_in_pieces_is_not_strided():
+    # a 32-byte struct per lane copied as two 16-byte accesses on one line: lanes 32 bytes apart, and
+    # the line's instructions move 32 bytes per lane together: every fetched byte is used
+    a = _fill(LineFigure(32.0, 16.0, "", 16, 32, (32,), 32), bytes_per_thread=16)
+    assert a.pattern == "uncoalesced" and a.lane_stride is None
+    # the same stride with one 4-byte access per lane is strided
+    assert _fill(LineFigure(32.0, 4.0, "", 4, 32, (32,), 4)).pattern == "strided-8"

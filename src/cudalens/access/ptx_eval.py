@@ -85,6 +85,8 @@ class LinePrediction:
     # request of the base trial (None: not one distance); and in each parameter trial (PLAUSIBLE order)
     lane_stride: int | None = None
     lane_strides: tuple[int | None, ...] = ()
+    # bytes per lane the line's instructions of this quantity move, summed (pieces of one struct add up)
+    bytes_per_lane: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -249,7 +251,7 @@ def _values(module: PtxModule, fn: Function, res, cd, light: bool = False) -> di
         out[key] = {"sites": tuple(sites), "bounds": _site_bounds(module, fn, recs, glob), "value": round(num / req, 4), "nway": nway, "ideal": round(ideal / req, 4), "taint": taint, "why": why,
                     "req": req, "n": len(recs), "threads": round(sum(r.lanes for r in recs) / req, 3),
                     "inv": len(set(calls)) <= 1 if calls else None, "width": max(r.width for r in recs),
-                    "stride": stride}
+                    "stride": stride, "bytes": sum(r.width for r in recs)}
     return out
 
 
@@ -341,7 +343,7 @@ def _decide(fn: Function, key: tuple[str, int, str], v: dict[str, Any], base, ru
     common = dict(kernel=fn.name, file=file, line=line, quantity=q, instructions=v.get("n", 0),
                   requests=v.get("req", 0), ideal=v.get("ideal"), threads_per_request=v.get("threads"),
                   iteration_invariant=v.get("inv"), width=v.get("width"), call_sites=v.get("sites", ()),
-                  site_bounds=v.get("bounds", ()), lane_stride=v.get("stride"),
+                  site_bounds=v.get("bounds", ()), lane_stride=v.get("stride"), bytes_per_lane=v.get("bytes"),
                   lane_strides=tuple(r[3].get(key, {}).get("stride") for r in runs if r[0] == SEEDS[0]))
     if v["value"] is None:
         return LinePrediction(value=None, reason=v["reason"], **common)

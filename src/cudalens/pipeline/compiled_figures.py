@@ -43,6 +43,7 @@ class LineFigure:
     width: int | None = None  # bytes per lane of the line's widest instruction
     lane_stride: int | None = None  # bytes between neighbouring active lanes (base trial), when one
     lane_strides: tuple[int | None, ...] = ()  # the same per parameter trial
+    bytes_per_lane: int | None = None  # moved per lane by the line's instructions together
 
 
 def line_figures(evals: Sequence[Any], file: str) -> dict[tuple[int, str], LineFigure]:
@@ -54,7 +55,8 @@ def line_figures(evals: Sequence[Any], file: str) -> dict[tuple[int, str], LineF
         for p in ev.predictions:
             if p.value is None or p.ideal is None or _real(p.file) != real:
                 continue
-            fig = LineFigure(float(p.value), float(p.ideal), p.condition, p.width, p.lane_stride, p.lane_strides)
+            fig = LineFigure(float(p.value), float(p.ideal), p.condition, p.width, p.lane_stride, p.lane_strides,
+                             p.bytes_per_lane)
             seen.setdefault((p.line, p.quantity), []).append((fig, ev.kernel))
     out = {}
     for key, figs in seen.items():
@@ -69,10 +71,21 @@ def line_figures(evals: Sequence[Any], file: str) -> dict[tuple[int, str], LineF
 
 def _element_stride(a: Access, fig: LineFigure) -> tuple[int, str] | None:
     """(elements between neighbouring lanes, what it depends on) where every parameter trial of the
-    compiled code has one lane stride of more than one element; None otherwise."""
-    elem = a.bytes_per_thread or fig.width
+    compiled code has one lane stride of more than one element, and more than the bytes the line's
+    instructions move per lane together (a struct copied in pieces, ``s[i] = t[i]`` of a 32-byte
+    type as two 16-byte accesses, moves its whole stride: not a strided access); None otherwise.
+
+    The element's size comes from the source; where the source knows only the stride in elements
+    (a typedef'd or struct element), the compiled distance must be that many equal elements: of
+    ``states[tid]`` (48-byte structs read in 8-byte pieces) the pieces are one element apart."""
     strides = fig.lane_strides or (fig.lane_stride,)
-    if not elem or fig.lane_stride is None or any(s is None or s % elem or abs(s) <= elem for s in strides):
+    if fig.lane_stride is None or any(s is None for s in strides):
+        return None
+    elem = a.bytes_per_thread
+    if elem is None and a.lane_stride and abs(a.lane_stride) > 1 and not fig.lane_stride % a.lane_stride:
+        elem = abs(fig.lane_stride // a.lane_stride)  # bytes per element, as the compiled code shows it
+    floor = max(elem or 0, fig.bytes_per_lane or 0)
+    if not elem or any(s % elem or abs(s) <= floor for s in strides if s is not None):
         return None
     k = abs(fig.lane_stride) // elem
     ks = [abs(s) // elem for s in strides if s is not None]
