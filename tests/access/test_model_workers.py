@@ -77,3 +77,27 @@ def test_a_worker_without_the_unit_leaves_its_kernels_here(ptx_text_of, monkeypa
     out = W.evaluate_jobs(source, jobs, forgetful)
     assert forgetful.answered and all(a is None for a in forgetful.answered)
     assert out == W.evaluate_jobs(source, jobs, None) and set(out) == {j[0] for j in jobs}
+
+
+def test_the_cycle_collector_is_paused_only_while_kernels_are_evaluated(ptx_text_of):
+    import gc
+
+    source = PtxSource(ptx_text_of(PATTERNS))
+    seen: list[bool] = []
+    real = W.evaluate
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    W.evaluate = spy
+    try:
+        assert gc.isenabled()
+        W.evaluate_jobs(source, _jobs(source)[:2], None)
+        assert gc.isenabled() and seen == [False, False]
+        gc.disable()
+        W.evaluate_jobs(source, _jobs(source)[:1], None)
+        assert not gc.isenabled()  # a caller's choice is kept
+    finally:
+        gc.enable()
+        W.evaluate = real
