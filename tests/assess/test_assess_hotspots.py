@@ -41,7 +41,7 @@ def test_assess_cli_ranks_the_known_hot_function_first(capsys):
 @pytest.mark.skipif(shutil.which("python") is None, reason="no `python` on PATH")
 def test_assess_cli_text_runs_as_a_real_subprocess():
     done = subprocess.run(
-        [sys.executable, "-m", "cudalens", "assess", "--top", "2", "--", "python", str(HOT), "4000", "6"],
+        [sys.executable, "-m", "cudalens", "assess", "--top", "2", "--", "python", str(HOT), "40000", "6"],
         capture_output=True, text=True, timeout=60,
     )
     assert done.returncode == 0, done.stderr
