@@ -8,6 +8,11 @@ given synthetic values per trial) or 2 (uses a value loaded per lane, or somethi
 Memory is not modelled: a load yields a synthetic value derived from its address and the trial's
 seed, so a quantity that depends on loaded data shows up as a difference between trials.
 
+Registers also carry the *form* of their values where it is known (float64, int64 in [0, 2**n),
+any int64): reading a register at a type its form already satisfies, or storing values at a type
+that leaves them unchanged, does no work (:func:`_same_as`, :func:`_stored_form`). The form is
+only ever a fact about the values; dropping it changes no result, only the time.
+
 Control flow: the basic block with the lowest position that has waiting lanes runs next, with
 those lanes (min-PC scheduling; reconverges structured code, including loops). A conditional
 branch splits the lanes; a loop's back edge is followed at most ``loop_cap`` times per entry of
