@@ -93,8 +93,9 @@ def fake_seconds(key: str, base: float = 1e-3) -> float:
 
 class FakeRunner:
     """Synthetic measurements (no GPU). ``die_on``: a config key at which the process exits with
-    code 137 the first ``die_times`` times (``die_marker`` counts them, one line each); ``log``: a
-    file that gets one line per measurement started; ``delay_s``: seconds each measurement takes."""
+    code 137 the first ``die_times`` times, ``delay_s`` into the measurement, as a crash during it
+    (``die_marker`` counts them, one line each); ``log``: a file that gets one line per measurement
+    started; ``delay_s``: seconds each measurement takes."""
 
     def __init__(self, delay_s: float = 0.0, log: str | None = None, die_on: str | None = None,
                  die_marker: str | None = None, noise: float = 0.01, wrong: tuple[str, ...] = (),
@@ -116,14 +117,14 @@ class FakeRunner:
                 fh.write(f"{os.getpid()} {item.config_key}\n")
                 fh.flush()
                 os.fsync(fh.fileno())
-        if self.die_on == item.config_key and self.die_marker:
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        if self.die_on == item.config_key and self.die_marker:  # a crash during the measurement
             died = len(Path(self.die_marker).read_text().splitlines()) if os.path.exists(self.die_marker) else 0
             if died < self.die_times:
                 with open(self.die_marker, "a") as fh:
                     fh.write(f"{os.getpid()}\n")
                 os._exit(137)
-        if self.delay_s:
-            time.sleep(self.delay_s)
         if item.config_key in self.fail:
             return Outcome(item.config_key, "failed", "launch: fake failure")
         t = fake_seconds(item.config_key)
