@@ -7,26 +7,27 @@ from pathlib import Path
 
 import pytest
 
-from cudalens.compiled.ptx import PtxModule, compile_ptx
+from cudalens.compiled.ptx import PtxBuild, PtxModule, compile_ptx
 
 
 @pytest.fixture(scope="session")
-def ptx_of() -> Callable[[Path], PtxModule]:
-    """A function giving the sm_90 PTX module of a source file, or a skip naming what is missing."""
+def ptx_build() -> Callable[[Path], PtxBuild]:
+    """A function giving the sm_90 PTX build of a source file, or a skip naming what is missing."""
     from cudalens.compiled.toolchain import discover
 
     tc = discover()
     if "nvcc" not in tc.tools or tc.host_compiler is None:
         pytest.skip("no nvcc (wheel) or host compiler")
-    return lambda source: compile_ptx(source, "9.0", toolchain=tc).module
+    return lambda source: compile_ptx(source, "9.0", toolchain=tc)
 
 
 @pytest.fixture(scope="session")
-def ptx_text_of() -> Callable[[Path], str]:
-    """A function giving the sm_90 PTX text of a source file, or a skip naming what is missing."""
-    from cudalens.compiled.toolchain import discover
+def ptx_of(ptx_build) -> Callable[[Path], PtxModule]:
+    """The sm_90 PTX module of a source file."""
+    return lambda source: ptx_build(source).module
 
-    tc = discover()
-    if "nvcc" not in tc.tools or tc.host_compiler is None:
-        pytest.skip("no nvcc (wheel) or host compiler")
-    return lambda source: compile_ptx(source, "9.0", toolchain=tc).ptx
+
+@pytest.fixture(scope="session")
+def ptx_text_of(ptx_build) -> Callable[[Path], str]:
+    """The sm_90 PTX text of a source file."""
+    return lambda source: ptx_build(source).ptx

@@ -34,48 +34,57 @@ def test_two_processes_give_what_one_gives(ptx_text_of, monkeypatch):
     assert all(both[k] == one[k] for k in one)
 
 
-class _Broken(Executor):
+class _FakeWorker(Executor):
+    """A worker run in this process: ``answer`` says what each submitted chunk gets."""
+
     def __init__(self) -> None:
-        self.submitted = 0
+        self.answered: list = []
+
+    def answer(self, fn, args) -> Future:
+        raise NotImplementedError
 
     def submit(self, fn, /, *args, **kwargs):  # type: ignore[override]
-        self.submitted += 1
+        fut = self.answer(fn, args)
+        self.answered.append(fut.exception() or fut.result())
+        return fut
+
+
+class _Broken(_FakeWorker):
+    """A worker that died: every chunk raises."""
+
+    @staticmethod
+    def gave_nothing(answer) -> bool:
+        return isinstance(answer, RuntimeError)
+
+    def answer(self, fn, args) -> Future:
         fut: Future = Future()
         fut.set_exception(RuntimeError("worker died"))
         return fut
 
 
-def test_a_broken_worker_leaves_its_kernels_here(ptx_text_of, monkeypatch):
-    source = PtxSource(ptx_text_of(PATTERNS))
-    jobs = _jobs(source)
-    monkeypatch.setattr(W, "CHUNK_LINES", 1)
-    broken = _Broken()
-    out = W.evaluate_jobs(source, jobs, broken)
-    assert broken.submitted >= 1 and out == W.evaluate_jobs(source, jobs, None)
-
-
-class _Forgetful(Executor):
+class _Forgetful(_FakeWorker):
     """A worker that lost the unit's text (a restarted process): it answers None for every chunk."""
 
-    def __init__(self) -> None:
-        self.answered: list = []
+    @staticmethod
+    def gave_nothing(answer) -> bool:
+        return answer is None
 
-    def submit(self, fn, /, *args, **kwargs):  # type: ignore[override]
+    def answer(self, fn, args) -> Future:
         W._UNIT.clear()
         key, _text, jobs = args
         fut: Future = Future()
         fut.set_result(fn(key, None, jobs))
-        self.answered.append(fut.result())
         return fut
 
 
-def test_a_worker_without_the_unit_leaves_its_kernels_here(ptx_text_of, monkeypatch):
+@pytest.mark.parametrize("worker", [_Broken, _Forgetful], ids=["broken", "without-the-unit"])
+def test_a_worker_that_gives_nothing_leaves_its_kernels_here(worker, ptx_text_of, monkeypatch):
     source = PtxSource(ptx_text_of(PATTERNS))
     jobs = _jobs(source)
     monkeypatch.setattr(W, "CHUNK_LINES", 1)
-    forgetful = _Forgetful()
-    out = W.evaluate_jobs(source, jobs, forgetful)
-    assert forgetful.answered and all(a is None for a in forgetful.answered)
+    fake = worker()
+    out = W.evaluate_jobs(source, jobs, fake)
+    assert fake.answered and all(fake.gave_nothing(a) for a in fake.answered)
     assert out == W.evaluate_jobs(source, jobs, None) and set(out) == {j[0] for j in jobs}
 
 

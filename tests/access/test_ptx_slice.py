@@ -52,7 +52,7 @@ def test_skipping_changes_no_prediction(path, ptx_of, monkeypatch):
     sliced = [evaluate(module, fn, (128, 1, 1), (2, 1, 1)) for fn in module.entries]
     assert any(dead_instructions(fn) for fn in module.entries)  # the slice skips something here
     # skip nothing, and make every loaded value (needed: every register the kernel names)
-    every = lambda fn: {r for ins in fn.instructions for t in (*ins.operands, ins.pred or "") for r in _regs(t)}  # noqa: E731
+    every = lambda fn: frozenset(r for ins in fn.instructions for t in (*ins.operands, ins.pred or "") for r in _regs(t))  # noqa: E731
     monkeypatch.setattr(ptx_eval, "slice_of", lambda fn: (frozenset(), every(fn)))
     monkeypatch.setattr(ptx_run, "slice_of", lambda fn: (frozenset(), every(fn)))
     full = [evaluate(module, fn, (128, 1, 1), (2, 1, 1)) for fn in module.entries]

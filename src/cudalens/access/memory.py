@@ -39,14 +39,17 @@ BANKS = 32
 _SENTINEL = np.iinfo(np.int64).min
 
 
-def _distinct_per_row(values: np.ndarray, active: np.ndarray) -> np.ndarray:
-    """Number of distinct values per row among active entries."""
-    v = np.where(active, values, _SENTINEL)
-    v = np.sort(v, axis=1)
+def _distinct_sorted(v: np.ndarray) -> np.ndarray:
+    """Number of distinct values per row of rows sorted ascending, :data:`_SENTINEL` not counted."""
     new = np.ones_like(v, dtype=bool)
     new[:, 1:] = v[:, 1:] != v[:, :-1]
     new &= v != _SENTINEL
     return new.sum(axis=1)
+
+
+def _distinct_per_row(values: np.ndarray, active: np.ndarray) -> np.ndarray:
+    """Number of distinct values per row among active entries."""
+    return _distinct_sorted(np.sort(np.where(active, values, _SENTINEL), axis=1))
 
 
 def global_sectors(addr: np.ndarray, active: np.ndarray, width: int,
@@ -59,25 +62,18 @@ def global_sectors(addr: np.ndarray, active: np.ndarray, width: int,
     if width <= SECTOR and not np.count_nonzero((addr % width != 0) & active):
         # aligned, at most a sector per lane: one sort gives both (sorting addresses sorts their sectors)
         v = np.sort(np.where(active, addr, _SENTINEL), axis=1)
-        real = v != _SENTINEL
-        new_addr = np.ones_like(real)
-        new_addr[:, 1:] = v[:, 1:] != v[:, :-1]
-        sec = v // SECTOR
-        new_sec = np.ones_like(real)
-        new_sec[:, 1:] = sec[:, 1:] != sec[:, :-1]
-        sectors = (new_sec & real).sum(axis=1)
-        lanes = (new_addr & real).sum(axis=1) if distinct_ideal else active.sum(axis=1)
-        return sectors, -(-(lanes * width) // SECTOR)
-    cols = [addr // SECTOR]
-    for off in range(SECTOR, width, SECTOR):
-        cols.append((addr + off) // SECTOR)
-    cols.append((addr + width - 1) // SECTOR)
-    touched = np.concatenate(cols, axis=1)
-    mask = np.concatenate([active] * len(cols), axis=1)
-    sectors = _distinct_per_row(touched, mask)
-    lanes = _distinct_per_row(addr, active) if distinct_ideal else active.sum(axis=1)
-    ideal = -(-(lanes * width) // SECTOR)
-    return sectors, ideal
+        sectors = _distinct_sorted(np.where(v != _SENTINEL, v // SECTOR, _SENTINEL))
+        lanes = _distinct_sorted(v) if distinct_ideal else active.sum(axis=1)
+    else:
+        cols = [addr // SECTOR]
+        for off in range(SECTOR, width, SECTOR):
+            cols.append((addr + off) // SECTOR)
+        cols.append((addr + width - 1) // SECTOR)
+        touched = np.concatenate(cols, axis=1)
+        mask = np.concatenate([active] * len(cols), axis=1)
+        sectors = _distinct_per_row(touched, mask)
+        lanes = _distinct_per_row(addr, active) if distinct_ideal else active.sum(axis=1)
+    return sectors, -(-(lanes * width) // SECTOR)
 
 
 #: lanes that share one read of a wide (8- or 16-byte) shared access: identical addresses are served

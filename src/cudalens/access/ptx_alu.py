@@ -85,7 +85,7 @@ def alu(m: Machine, ins: Instruction, mask: np.ndarray) -> None:  # noqa: C901 -
                 r = np.where(yi >= 64, 0, xi << np.minimum(yi, 63))
             else:
                 r = xi >> np.minimum(yi, 63)
-        t, w = (a.taint, a.why) if a.taint >= b.taint else (b.taint, b.why)
+        t, w = _merge(a, b)
         out_t = ("s64" if typ[0] == "s" else "u64") if wide else typ
         m.write(o[0], Val(r, t, w, "f" if r.dtype.kind == "f" else "i" if r.dtype == np.int64 else ""), out_t, mask)
         return

@@ -285,28 +285,29 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     blocks = blocks or tuple(b for b in ((0, 0, 0), (1, 0, 0)) if b[0] < grid[0])
     cd = transitive(control_dependent(fn))
     trials = [{**params, **{k: v for k in scalars}} for v in (PLAUSIBLE if scalars else (None,))]
-    done = False  # the first run's first trial is the base: its figures in full, the others' light
 
-    def batch(seeds_values: list[tuple[int, dict]]) -> list:
+    def batch(seeds_values: list[tuple[int, dict]], has_base: bool) -> list:
+        """Run the trials in one machine; with ``has_base`` the first is the base trial, whose
+        figures are worked out in full (the others' light: they are compared on figures only)."""
         variants = tuple((sd, {k: v for k, v in vals.items() if v is not None}) for sd, vals in seeds_values)
         results = run_variants(module, fn, Launch(grid, block, blocks, variants[0][1], variants[0][0], loop_cap,
-                                                  max_steps, merged, variants, dead, frozenset(needed)))
-        return [(sd, vals, res, _values(module, fn, res, cd, light=bool(k or done)))
+                                                  max_steps, merged, variants, dead, needed))
+        return [(sd, vals, res, _values(module, fn, res, cd, light=not (has_base and k == 0)))
                 for k, ((sd, vals), res) in enumerate(zip(seeds_values, results))]
 
     # every parameter trial in one run; where a loaded value may reach an address or a branch
     # (ptx_slice.loads_matter) the loaded-value seeds run with them, else they run only if needed
     dead, needed = slice_of(fn)
     seeded = loads_matter(fn, needed)
-    runs = batch([(SEEDS[0], values) for values in trials] + [(seed, trials[0]) for seed in SEEDS[1:] if seeded])
-    done = True
+    runs = batch([(SEEDS[0], values) for values in trials] + [(seed, trials[0]) for seed in SEEDS[1:] if seeded],
+                 True)
     first = runs[0]
     uniform_loads = first[2].complete and (any(v.get("taint") == 1 for v in first[3].values())
                                            or any(b.taint == 1 for b in first[2].branches.values()))
     if seeded and not uniform_loads:
         runs = runs[:len(trials)]  # the seeds changed nothing the figures depend on
     elif not seeded and uniform_loads:
-        runs += batch([(seed, trials[0]) for seed in SEEDS[1:]])  # loaded values: the other seeds
+        runs += batch([(seed, trials[0]) for seed in SEEDS[1:]], False)  # loaded values: the other seeds
     base = runs[0]
     preds = [_decide(fn, key, v, base, runs, scalars) for key, v in sorted(base[3].items())]
     res = base[2]

@@ -202,15 +202,13 @@ def _stored_form(form: str, typ: str) -> tuple[bool, str]:
         return form == "u1", "u1"
     if typ[0] == "f":
         return form == "f", "f"
-    n = typ[1:]
-    if not n.isdigit():
+    n, bits = typ[1:], _int_bits(form)
+    if not n.isdigit() or int(n) > 64:
         return False, ""
     if n == "64":
-        return _int_bits(form) is not None, form if _int_bits(form) is not None else "i"
-    bits = _int_bits(form)
-    if int(n) > 64:
-        return False, ""
-    return (bits is not None and bits <= int(n)), form if (bits is not None and bits <= int(n)) else "u" + n
+        return bits is not None, form if bits is not None else "i"
+    kept = bits is not None and bits <= int(n)
+    return kept, form if kept else "u" + n
 
 
 def _form_of(arr: np.ndarray) -> str:
@@ -245,6 +243,9 @@ def _union(a: str, b: str) -> str:
 
 
 def _store_as(v: np.ndarray, typ: str) -> np.ndarray:
+    low = _LOW_BITS.get(typ)
+    if low is not None and v.dtype == np.int64:  # what the general path does to int64 lanes, in one step
+        return v & low
     if typ.startswith("f"):
         return np.asarray(v, dtype=np.float64)
     return _as(np.asarray(v), "u" + typ[1:] if typ[1:].isdigit() and typ[1:] != "64" else "s64")
@@ -372,8 +373,7 @@ class Machine:
         elif tok in self.special or tok in self.symbols:
             out = self._imms.get((tok, False))  # type: ignore[assignment]
             if out is None:
-                arr = (self.special[tok].astype(np.int64) if tok in self.special
-                       else np.full(self.T, self.symbols[tok], dtype=np.int64))
+                arr = self.special[tok] if tok in self.special else np.full(self.T, self.symbols[tok], dtype=np.int64)
                 arr.flags.writeable = False
                 out = self._imms[(tok, False)] = Val(arr, form=_form_of(arr))
         elif tok.startswith("%lanemask_"):
@@ -412,8 +412,6 @@ class Machine:
         same, form = _stored_form(val.form, typ)
         if same:
             new = val.a
-        elif val.a.dtype == np.int64 and typ in _LOW_BITS:  # what _store_as does to int64 lanes, in one step
-            new = val.a & _LOW_BITS[typ]
         else:
             new = _store_as(val.a, typ) if typ != "pred" else (np.asarray(val.a) != 0).astype(np.int64)
         old = self.regs.get(tok)

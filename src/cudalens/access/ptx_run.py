@@ -108,8 +108,8 @@ def _count_deferred(m: Machine) -> None:
                 n = count[c][v]
                 rec.requests += n
                 rec.lanes += int(lanes[c][v])
-                if strides is not None and strides[0][c * m.V + v] <= strides[1][c * m.V + v]:
-                    lo, hi = int(strides[0][c * m.V + v]), int(strides[1][c * m.V + v])
+                lo, hi = (int(strides[0][c * m.V + v]), int(strides[1][c * m.V + v])) if strides else (1, 0)
+                if lo <= hi:  # some neighbouring lanes both active
                     rec.stride_lo = lo if rec.stride_lo is None else min(rec.stride_lo, lo)
                     rec.stride_hi = hi if rec.stride_hi is None else max(rec.stride_hi, hi)
                 if num_cv is None or ideal_cv is None:
@@ -191,7 +191,8 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
     addr, _ = m.address(mem_tok)
     if space is None:  # generic: shared window or global, by value
         sh = (addr.a >= SHARED_BASE) & (addr.a < SHARED_BASE + (1 << 32))
-        space = "shared" if np.count_nonzero(mask) and np.count_nonzero(sh[mask]) == np.count_nonzero(mask) else "global"
+        on = np.count_nonzero(mask)
+        space = "shared" if on and np.count_nonzero(sh[mask]) == on else "global"
     if space == "shared" and (_int_bits(addr.form) or 64) > 32:  # a 32-bit address is a shared-window one
         addr = Val(np.where(addr.a >= SHARED_BASE, addr.a - SHARED_BASE, addr.a), addr.taint, addr.why)
     line = ins.loc.line if ins.loc else 0
@@ -394,7 +395,7 @@ def _run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRe
     dead = launch.dead
     if dead is None or launch.needed is None:  # see ptx_slice
         dead, needed = slice_of(fn)
-        m.launch = launch = dataclasses.replace(launch, dead=dead, needed=frozenset(needed))
+        m.launch = launch = dataclasses.replace(launch, dead=dead, needed=needed)
     blocks = basic_blocks(fn)
     start_of = {s: k for k, (s, _e) in enumerate(blocks)}
     block_of_label = {lab: start_of.get(i) for lab, i in fn.labels.items()}

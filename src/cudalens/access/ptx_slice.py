@@ -66,7 +66,7 @@ def dead_instructions(fn: Function) -> frozenset[int]:
     return slice_of(fn)[0]
 
 
-def loads_matter(fn: Function, needed: set[str] | None = None) -> bool:
+def loads_matter(fn: Function, needed: frozenset[str] | None = None) -> bool:
     """Whether a value loaded from memory (not a kernel parameter) may reach an address, a branch
     or a predicate: only then can the trial values of loads change a figure. ``needed``: the
     registers of :func:`slice_of`, when the caller has them."""
@@ -75,7 +75,7 @@ def loads_matter(fn: Function, needed: set[str] | None = None) -> bool:
                and any(r in needed for r in _regs(ins.operands[0])) for ins in fn.instructions)
 
 
-def slice_of(fn: Function) -> tuple[frozenset[int], set[str]]:
+def slice_of(fn: Function) -> tuple[frozenset[int], frozenset[str]]:
     """(dead instruction indices, registers whose values matter)."""
     uses = [_uses(ins) for ins in fn.instructions]
     defined_by: dict[str, list[int]] = {}
@@ -97,4 +97,4 @@ def slice_of(fn: Function) -> tuple[frozenset[int], set[str]]:
                 if s not in needed:
                     needed.add(s)
                     work.append(s)
-    return frozenset(k for k in range(len(uses)) if k not in live), needed
+    return frozenset(k for k in range(len(uses)) if k not in live), frozenset(needed)

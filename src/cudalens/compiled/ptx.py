@@ -153,6 +153,7 @@ class PtxSource:
     each once, so that two processes sharing a unit's kernels each parse only their own."""
 
     def __init__(self, text: str) -> None:
+        self.text = text
         self.lines = text.splitlines()
         self.files: dict[int, str] = {}
         self.globals: list[SharedDecl] = []

@@ -40,7 +40,6 @@ class LineFigure:
     value: float
     ideal: float
     condition: str
-    width: int | None = None  # bytes per lane of the line's widest instruction
     lane_stride: int | None = None  # bytes between neighbouring active lanes (base trial), when one
     lane_strides: tuple[int | None, ...] = ()  # the same per parameter trial
     bytes_per_lane: int | None = None  # moved per lane by the line's instructions together
@@ -55,8 +54,7 @@ def line_figures(evals: Sequence[Any], file: str) -> dict[tuple[int, str], LineF
         for p in ev.predictions:
             if p.value is None or p.ideal is None or _real(p.file) != real:
                 continue
-            fig = LineFigure(float(p.value), float(p.ideal), p.condition, p.width, p.lane_stride, p.lane_strides,
-                             p.bytes_per_lane)
+            fig = LineFigure(float(p.value), float(p.ideal), p.condition, p.lane_stride, p.lane_strides, p.bytes_per_lane)
             seen.setdefault((p.line, p.quantity), []).append((fig, ev.kernel))
     out = {}
     for key, figs in seen.items():

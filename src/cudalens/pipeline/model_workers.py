@@ -104,8 +104,8 @@ def _evaluate_jobs(source: PtxSource, jobs: list[Job], worker: Executor | None) 
         return {j[0]: _evaluate(source, j) for j in jobs}
     head, tail = 0, len(jobs)
     pending: list[tuple[Future, list[Job]]] = []
-    key = hashlib.sha1("\n".join(source.lines).encode(errors="replace")).hexdigest()
-    text: str | None = "\n".join(source.lines)  # sent with the first chunk only
+    key = hashlib.sha1(source.text.encode(errors="replace")).hexdigest()
+    text: str | None = source.text  # sent with the first chunk only
 
     def send() -> None:  # keep two chunks queued at the worker, taken from the end of the list
         nonlocal tail, text
