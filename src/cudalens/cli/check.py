@@ -132,13 +132,18 @@ def register(group: click.Group) -> None:
     @build_context_options
     @click.option("-j", "--jobs", "jobs", type=click.IntRange(1, 1024), default=None,
                   help="Files compiled at the same time (default: every core).")
+    @click.option("--deadline", "deadline", type=click.FloatRange(1, 86400), default=None, metavar="SECONDS",
+                  help="Hard limit on each file's analysis (parse, compile, models, rules), in a worker that is "
+                       "stopped there; the file is reported in one line and the others finish. [default: 60]")
+    @click.option("--memory-cap", "memory_cap", type=click.IntRange(64, 1 << 20), default=None, metavar="MB",
+                  help="Memory each file's worker may add before it is stopped. [default: 2048]")
     @click.option("--strict", is_flag=True, help="Exit 1 when a file does not compile (compile-error).")
     @click.option("--instantiate", "instantiate", multiple=True, metavar="'KERNEL<ARGS>'",
                   help="Instantiate a template kernel, e.g. 'gemm<128,128,8>' (repeatable), in each file that "
                        "names it, so the compiled access model evaluates it.")
     def check_cmd(paths, fail_on, fmt, output, exclude, select, ignore, baseline, write_baseline, min_impact,
-                  no_compile, cc, defines, include_dirs, nvcc_flags, compile_commands, no_config, jobs, strict,
-                  instantiate):
+                  no_compile, cc, defines, include_dirs, nvcc_flags, compile_commands, no_config, deadline,
+                  memory_cap, jobs, strict, instantiate):
         """Analyze the .cu/.cuh files named or under each PATH; exit 1 with --fail-on when findings reach it."""
         from cudalens.access.model import parse_defines
         from cudalens.cli._triage import build_options, fails
@@ -160,7 +165,8 @@ def register(group: click.Group) -> None:
         build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config)
         with _progress(len(files)) as progress:
             raw = analyze(files, defines=defs, cc=cc, compile=not no_compile, build=build,
-                          jobs=jobs or os.cpu_count() or 1, keep_going=True, progress=progress, instantiate=insts)
+                          jobs=jobs or os.cpu_count() or 1, keep_going=True, progress=progress, instantiate=insts,
+                          file_limits=_limits(deadline, memory_cap))
         if write_baseline:
             selected, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
             save_baseline(write_baseline, selected.findings, {fa.model.path: fa.model.text for fa in raw.files})
@@ -184,6 +190,13 @@ def register(group: click.Group) -> None:
         if result.failed:
             return 2
         return 1 if fails(result.findings, fail_on) or (strict and broken) else 0
+
+
+def _limits(deadline: float | None, memory_cap: int | None):
+    from cudalens.pipeline.isolated import FileLimits
+
+    d = FileLimits()
+    return FileLimits(seconds=deadline or d.seconds, memory_mb=memory_cap or d.memory_mb)
 
 
 class _progress:

@@ -18,6 +18,7 @@ from cudalens.hardware.table import limits
 from cudalens.pipeline.analysis import Analysis, FileAnalysis
 from cudalens.pipeline.confirm import confirm_source_findings
 from cudalens.pipeline.defines import compiler_defines
+from cudalens.pipeline.isolated import mark
 from cudalens.pipeline.join import join, joined_model
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import run_rules
@@ -57,7 +58,10 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
     defines = dict(defines or {})
     predefined = tuple(build.header_macros(path).items()) if build is not None else ()
     budget = Budget()  # one time and memory budget for the file's front end and models
-    model = analyze_model(parse_file(path, predefined, budget), block=block, defines=defines, budget=budget)
+    mark("parse")
+    parsed = parse_file(path, predefined, budget)
+    mark("model")
+    model = analyze_model(parsed, block=block, defines=defines, budget=budget)
     notes: list[str] = []
     compiled = None
     if compile:
@@ -66,6 +70,7 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
         notes = list(notes)
     evals: dict[str, Any] = {}
     if compiled is not None:  # the access model on the compiled PTX; the source model stays the fallback
+        mark("compiled model")
         from cudalens.pipeline.compiled_access import compiled_access, sass_shared_widths
 
         flags = tuple(build.nvcc_flags(str(path))) if build is not None else ()
@@ -81,6 +86,7 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
                                         "line": site.line})
     ctx = RuleContext(source=model, cc=cc, compiled=dict(compiled.kernels) if compiled is not None else None,
                       launch=launch)
+    mark("rules")
     findings, problems = run_rules(ctx)
     if compiled is not None:
         try:
@@ -88,26 +94,29 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
         except Exception as exc:  # noqa: BLE001
             notes.append(f"could not confirm findings against the compiled code ({type(exc).__name__})")
     notes.extend(problems)
+    mark("report")
     findings = estimate(findings, model)  # runs per thread, and priorities the guide leaves to the cost
     return FileAnalysis(model, compiled, tuple(sort_findings(findings)), tuple(notes), kernels)
 
 
 def analyze(paths: list[str], *, block: tuple[int, int, int] | None = None, defines: Mapping[str, Any] | None = None,
             cc: str = "9.0", compile: bool = True, build: Any = None, jobs: int = 1, keep_going: bool = False,
-            progress: Any = None, binary: str | Path | None = None, instantiate: tuple[str, ...] = ()) -> Analysis:
+            progress: Any = None, binary: str | Path | None = None, instantiate: tuple[str, ...] = (),
+            file_limits: Any = None) -> Analysis:
     """Analyze every file; a non-CUDA file raises InputError naming it (with ``keep_going``, it is
     listed in ``Analysis.failed`` and the others are analyzed). Compiles run ``jobs`` at a time;
     headers are compiled through a translation unit that includes them (see
     :mod:`cudalens.pipeline.batch`). ``binary``: a built executable, object or library whose
     embedded SASS and PTX are judged against ``cc`` (rule Y3), once for the whole analysis.
-    ``instantiate``: template kernels every compiled unit instantiates (``--instantiate``)."""
+    ``instantiate``: template kernels every compiled unit instantiates (``--instantiate``).
+    ``file_limits``: each file in a worker with a hard deadline and memory cap (pipeline.isolated)."""
     if not paths:
         raise InputError("no file given")
     from cudalens.pipeline.batch import analyze_files
 
     files, failed = analyze_files(list(paths), block=block, defines=dict(defines or {}), cc=cc, compile=compile,
                                   build=build, jobs=jobs, keep_going=keep_going, progress=progress,
-                                  instantiate=tuple(instantiate))
+                                  instantiate=tuple(instantiate), file_limits=file_limits)
     if binary is not None and files:
         files[0] = binary_findings(files[0], binary, cc)
     return Analysis(tuple(files), cc, block, dict(defines or {}), tuple(failed))

@@ -47,7 +47,10 @@ class BuildContext:
 
     def entry(self, path: str | Path) -> Entry | None:
         """The compile_commands entry of ``path``, if it has one."""
-        return self.commands.get(str(Path(path).resolve()))
+        try:
+            return self.commands.get(str(Path(path).resolve()))
+        except (OSError, RuntimeError):  # a symlink loop: no entry
+            return None
 
     def nvcc_flags(self, path: str | Path) -> tuple[str, ...]:
         """The flags ``path`` is compiled with (before cudalens' own -arch/-cubin/-lineinfo)."""
@@ -93,6 +96,8 @@ class BuildContext:
         reads them, [headers in first-inclusion order]); each header is read once (include guards,
         #pragma once)."""
         from cudalens.compiled.toolchain import is_toolchain_file
+        from cudalens.errors import InputError
+        from cudalens.source.parse import read_source
 
         dirs = [Path(d) for d in self.search_dirs(path)]
         start = Path(path).resolve()
@@ -102,8 +107,8 @@ class BuildContext:
 
         def visit(cur: Path, record: bool) -> None:
             try:
-                text = re.sub(r"\\\r?\n", " ", cur.read_bytes().decode("utf-8", "replace"))
-            except OSError:
+                text = re.sub(r"\\\r?\n", " ", read_source(cur).decode("utf-8", "replace"))
+            except (OSError, InputError):  # unreadable, not a regular file, too large: not followed
                 return
             pos = 0
             for m in _INCLUDE_RE.finditer(text):
