@@ -112,7 +112,7 @@ def register(group: click.Group) -> None:
     @click.pass_context
     def analyze_cmd(ctx, files, block, defines, cc, instantiate, fail_on, select, ignore, baseline, write_baseline, min_impact,
                     no_compile, binary, run, counters, fmt, output, include_dirs, nvcc_flags, compile_commands,
-                    no_config):
+                    no_config, trust_flags):
         """Analyze CUDA files: warp access model, divergence, pattern rules, compiled facts.
 
         The access model evaluates blocks blockIdx=(0,0,0) and (1,0,0), assumes 256-byte aligned
@@ -148,7 +148,7 @@ def register(group: click.Group) -> None:
         options = build_options(list(files), tuple(select), tuple(ignore), baseline, min_impact)
         from cudalens.cli._build import make_build
 
-        build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config)
+        build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags)
         raw = analyze(list(files), block=blk, defines=defs, cc=cc, compile=not no_compile, build=build, binary=binary,
                       instantiate=insts)
         if write_baseline:

@@ -142,7 +142,7 @@ def register(group: click.Group) -> None:
                   help="Instantiate a template kernel, e.g. 'gemm<128,128,8>' (repeatable), in each file that "
                        "names it, so the compiled access model evaluates it.")
     def check_cmd(paths, fail_on, fmt, output, exclude, select, ignore, baseline, write_baseline, min_impact,
-                  no_compile, cc, defines, include_dirs, nvcc_flags, compile_commands, no_config, deadline,
+                  no_compile, cc, defines, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags, deadline,
                   memory_cap, jobs, strict, instantiate):
         """Analyze the .cu/.cuh files named or under each PATH; exit 1 with --fail-on when findings reach it."""
         from cudalens.access.model import parse_defines
@@ -162,7 +162,7 @@ def register(group: click.Group) -> None:
 
         files = collect_paths(list(paths), tuple(exclude))
         options = build_options(files, tuple(select), tuple(ignore), baseline, min_impact)
-        build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config)
+        build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags)
         with _progress(len(files)) as progress:
             raw = analyze(files, defines=defs, cc=cc, compile=not no_compile, build=build,
                           jobs=jobs or os.cpu_count() or 1, keep_going=True, progress=progress, instantiate=insts,

@@ -50,7 +50,7 @@ def analyze_files(paths: list[str], *, block: tuple[int, int, int] | None, defin
     worker process stopped at its deadline or memory cap (see :func:`_analyze_isolated`)."""
     from cudalens.source.parse import source_problem
 
-    refused = {p: why for p in dict.fromkeys(paths) if (why := source_problem(p))}
+    refused = {p: problem for p in dict.fromkeys(paths) if (problem := source_problem(p))}
     if refused and not keep_going:
         raise InputError(next(iter(refused.values())))
     readable = [p for p in dict.fromkeys(paths) if p not in refused]
@@ -62,8 +62,8 @@ def analyze_files(paths: list[str], *, block: tuple[int, int, int] | None, defin
         done_, failed_ = _analyze_in_process(readable, block=block, defines=defines, cc=cc, compile=compile,
                                              build=build, jobs=jobs, keep_going=keep_going, progress=progress,
                                              instantiate=instantiate)
-    why = {**refused, **dict(failed_)}
-    return done_, [(p, why[p]) for p in dict.fromkeys(paths) if p in why]
+    reasons = {**refused, **dict(failed_)}
+    return done_, [(p, reasons[p]) for p in dict.fromkeys(paths) if p in reasons]
 
 
 def _analyze_in_process(paths: list[str], *, block: tuple[int, int, int] | None, defines: Mapping[str, Any],
