@@ -87,11 +87,11 @@ def build_options(paths: Iterable[str], select: tuple[str, ...], ignore: tuple[s
         raise InputError(str(exc)) from None
     if min_impact is None and cfg.get("min-impact") is not None:
         value = cfg["min-impact"]
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value < float("inf"):
             raise InputError(f"{where}: [tool.cudalens] min-impact must be a number >= 0, got {value!r}")
         min_impact = float(value)
-    if min_impact is not None and min_impact < 0:
-        raise InputError(f"--min-impact {min_impact}: must be >= 0")
+    if min_impact is not None and not 0 <= min_impact < float("inf"):
+        raise InputError(f"--min-impact {min_impact}: must be a finite number >= 0")
     if baseline is None and cfg.get("baseline"):
         baseline = os.path.join(os.path.dirname(cfg.get("__file__", "./x")), str(cfg["baseline"]))
     try:

@@ -149,8 +149,10 @@ def register(group: click.Group) -> None:
         from cudalens.cli._build import make_build
 
         build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags)
+        from cudalens.pipeline.isolated import FileLimits
+
         raw = analyze(list(files), block=blk, defines=defs, cc=cc, compile=not no_compile, build=build, binary=binary,
-                      instantiate=insts)
+                      instantiate=insts, file_limits=FileLimits())
         if write_baseline:
             chosen, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
             save_baseline(write_baseline, chosen.findings, {fa.model.path: fa.model.text for fa in raw.files})

@@ -87,6 +87,8 @@ def collect_paths(paths: list[str], exclude: tuple[str, ...] = ()) -> list[str]:
 
 def summary_lines(result) -> list[str]:
     """One header per file (finding counts by priority), then one line per finding."""
+    from cudalens.pipeline.analysis import COMPILE_ERROR_NOTE
+
     lines = []
     total: dict[str, int] = {}
     for fa in result.files:
@@ -101,7 +103,7 @@ def summary_lines(result) -> list[str]:
         for f in fa.findings:
             where = f"{f.line}:{f.column or 1}" if f.line else "-"
             lines.append(f"  {where:>8}  {f.priority.value:<10} {f.rule:<5} {f.message}")
-        lines += [f"  note: {n}" for n in fa.notes if not n.startswith("not compiled (CompileError")]
+        lines += [f"  note: {n}" for n in fa.notes if not n.startswith(COMPILE_ERROR_NOTE)]
     tally = ", ".join(f"{total[p.value]} {p.value}" for p in Priority if p.value in total) or "no findings"
     broken = sum(1 for fa in result.files if fa.compile_error)
     failed = len(getattr(result, "failed", ()))

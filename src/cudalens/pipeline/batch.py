@@ -27,7 +27,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from cudalens.errors import CudalensError, InputError
+from cudalens.errors import CudalensError, InputError, what_failed
 from cudalens.project.context import is_header
 
 Progress = Callable[[int, int, str], None]
@@ -193,7 +193,7 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
         elif isinstance(res, BaseException):
             if not keep_going:
                 raise res
-            failed[p] = f"{p}: the analysis failed (an internal error; please report it with this file)"
+            failed[p] = f"{p}: the analysis failed ({what_failed(res)}; please report it with this file)"
         else:
             done.append(res)
     return done, [(p, failed[p]) for p in order if p in failed]

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from cudalens.access.model import analyze_model
-from cudalens.errors import InputError
+from cudalens.errors import InputError, what_failed
 from cudalens.findings import sort_findings
 from cudalens.hardware.table import limits
 from cudalens.pipeline.analysis import Analysis, FileAnalysis
@@ -32,7 +32,7 @@ def _compile(path: str, cc: str, defines: Mapping[str, Any], build: Any = None,
     try:
         from cudalens.compiled import compile_file
     except Exception as exc:  # noqa: BLE001 - the compiled layer is optional
-        return None, [f"compiled layer unavailable ({type(exc).__name__}); source-only analysis"]
+        return None, [f"compiled layer unavailable ({what_failed(exc)}); source-only analysis"]
     try:
         flags = build.nvcc_flags(through or path) if build is not None else ()
         result = compile_file(path, cc, {k: str(v) for k, v in defines.items()}, flags,  # defines already filtered
@@ -40,8 +40,7 @@ def _compile(path: str, cc: str, defines: Mapping[str, Any], build: Any = None,
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - ToolchainError, CompileError: continue source-only
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return None, [f"not compiled ({type(exc).__name__}: {msg}); source-only analysis"]
+        return None, [f"not compiled ({what_failed(exc)}); source-only analysis"]
     return result, []
 
 
@@ -92,7 +91,7 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
         try:
             findings = list(confirm_source_findings(findings, compiled))
         except Exception as exc:  # noqa: BLE001
-            notes.append(f"could not confirm findings against the compiled code ({type(exc).__name__})")
+            notes.append(f"could not confirm findings against the compiled code ({what_failed(exc)})")
     notes.extend(problems)
     mark("report")
     findings = estimate(findings, model)  # runs per thread, and priorities the guide leaves to the cost

@@ -22,7 +22,7 @@ import stat
 from pathlib import Path
 from typing import Any, Iterator
 
-from cudalens.errors import InputError
+from cudalens.errors import InputError, what_failed
 from cudalens.source import expr as E
 from cudalens.source import syntax as syn
 from cudalens.source.declarations import params, qualifiers, template_params
@@ -170,9 +170,9 @@ def _build(text: str, path: str, tree: Any, predefined: tuple[tuple[str, str], .
             try:
                 kernels.append(_kernel(fn, name, path, is_template, tparams, scope))
             except Exception as exc:  # noqa: BLE001 - never fail the whole file on one kernel
-                problems.append(f"kernel {name} (line {line_of(fn)}): not modelled ({type(exc).__name__}: {exc})")
+                problems.append(f"kernel {name} (line {line_of(fn)}): not modelled ({what_failed(exc)})")
                 kernels.append(Kernel(name, path, line_of(fn), end_line_of(fn), (), is_template, None, node=fn,
-                                      problems=(f"not modelled: {type(exc).__name__}",)))
+                                      problems=(f"not modelled: {what_failed(exc)}",)))
             continue
         if "__device__" in quals:
             device_functions.append(name)
