@@ -85,3 +85,54 @@ def printable(text: object) -> str:
     """``text`` with control characters (terminal escapes, bidirectional overrides) shown as ``\\xNN``."""
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}",
                         str(text))
+
+
+#: an output never goes to a file with one of these suffixes (a source, header or build file)
+SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".hh", ".hxx", ".inl", ".inc", ".c", ".cc", ".cpp", ".cxx", ".py",
+                   ".toml", ".cmake")
+
+
+def refuse_clobber(output: str | os.PathLike, inputs: list[str] | tuple[str, ...], option: str = "-o") -> None:
+    """ValueError (one line) when ``output`` is a source or project file (by suffix, or CMakeLists.txt) or
+    resolves to one of ``inputs``: a report written there would replace the code it reports on."""
+    out = os.fspath(output)
+    if out.lower().endswith(SOURCE_SUFFIXES) or os.path.basename(out) == "CMakeLists.txt":
+        raise ValueError(f"{option} {out}: names a source or project file; refused, so that a report never "
+                         "replaces code (name a .json, .sarif, .html or .txt file)")
+    real = os.path.realpath(out)
+    for p in inputs:
+        try:
+            same = os.path.realpath(p) == real or (os.path.exists(out) and os.path.samefile(p, out))
+        except OSError:
+            same = False
+        if same:
+            raise ValueError(f"{option} {out}: is an analysed file; refused")
+
+
+def write_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path`` (a reader never
+    sees half a report; an interrupted write leaves the old file). OSError as from open()."""
+    import tempfile
+
+    target = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(target))
+    fd, tmp = tempfile.mkstemp(prefix=".cudalens-", suffix=".part", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        if os.path.exists(target):
+            try:
+                os.chmod(tmp, os.stat(target).st_mode & 0o777)
+            except OSError:
+                pass
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -71,6 +71,9 @@ def parse_defines(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
         name = name.strip()
         if not sep or not name.isidentifier():
             raise ValueError(f"define {item!r}: give NAME=VALUE")
+        if value.strip().endswith("\\") or any(c in value for c in "\n\r\x00"):
+            raise ValueError(f"define {item!r}: a value cannot end with a backslash or hold a line break (it would "
+                             "continue the #define over the line that includes the file)")
         v = E.parse_number(value.strip())
         out[name] = v if v is not None else value.strip()
     return out

@@ -141,11 +141,12 @@ def register(group: click.Group) -> None:
         run_spec = _parse_run(ctx, run) if run else None
         if counters == PROFILE_RUN and run_spec is None:
             raise InputError("--counters without a file profiles the --run launch: give --run, or --counters FILE.csv")
-        from cudalens.cli._triage import build_options
+        from cudalens.cli._triage import build_options, refuse_clobber_all
         from cudalens.cli._triage import write_baseline as save_baseline
         from cudalens.triage import triage_analysis
 
         options = build_options(list(files), tuple(select), tuple(ignore), baseline, min_impact)
+        refuse_clobber_all(list(files), output, write_baseline)
         from cudalens.cli._build import make_build
 
         build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags)
@@ -226,13 +227,13 @@ def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | No
         render_analysis(result, console, findings=_ranked(merged))
         render_guided(merged, console, notes=False)  # the notes went to stderr
         return
-    try:
-        with open(output, "w", encoding="utf-8") as fh:
-            console = _console(fh)
-            render_analysis(result, console, findings=_ranked(merged))
-            render_guided(merged, console)
-    except OSError as exc:
-        raise InputError(f"{output}: cannot write ({exc.strerror})") from None
+    import io
+
+    buf = io.StringIO()
+    console = _console(buf)
+    render_analysis(result, console, findings=_ranked(merged))
+    render_guided(merged, console)
+    _write(output, buf.getvalue())
 
 
 def _console(file: Any = None) -> Any:
@@ -255,9 +256,10 @@ def _ranked(merged: dict[str, Any]) -> list[Any]:
 
 
 def _write(path: str, text: str) -> None:
+    from cudalens.textio import write_atomic
+
     try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        write_atomic(path, text)
     except OSError as exc:
         raise InputError(f"{path}: cannot write ({exc.strerror})") from None
 

@@ -162,7 +162,10 @@ def register(group: click.Group) -> None:
 
         insts = check_instantiations(tuple(instantiate))
 
+        from cudalens.cli._triage import refuse_clobber_all
+
         files = collect_paths(list(paths), tuple(exclude))
+        refuse_clobber_all(files, output, write_baseline)
         options = build_options(files, tuple(select), tuple(ignore), baseline, min_impact)
         build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags)
         with _progress(len(files)) as progress:
@@ -175,8 +178,10 @@ def register(group: click.Group) -> None:
         result, triaged = triage_analysis(raw, options)
         text = render(result, triaged, fmt)
         if output:
+            from cudalens.textio import write_atomic
+
             try:
-                Path(output).write_text(text + "\n", encoding="utf-8")
+                write_atomic(output, text + "\n")
             except OSError as exc:
                 raise InputError(f"{output}: cannot write ({exc.strerror})") from None
         elif text:

@@ -67,6 +67,11 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
         compiled, notes = compiled_outcome or _compile(str(path), cc, compiler_defines(model, defines), build,
                                                        instantiate=instantiate)
         notes = list(notes)
+        plain = sorted({k.name for k in model.kernels if not k.is_template})
+        if compiled is not None and plain and not compiled.kernels:  # e.g. a macro that swallowed the #include
+            compiled = None
+            notes.append(f"not compiled (compile error: the compile produced none of the file's kernels "
+                         f"({', '.join(plain[:3])}{' ...' if len(plain) > 3 else ''})); source-only analysis")
     evals: dict[str, Any] = {}
     if compiled is not None:  # the access model on the compiled PTX; the source model stays the fallback
         mark("compiled model")
