@@ -81,6 +81,11 @@ def load_toml(path: str | os.PathLike) -> dict[str, Any]:
         raise ValueError(f"{path}: not valid TOML ({str(exc)[:120]})") from None
 
 
+def neutral(text: str) -> str:
+    """``text`` with each control character replaced by ``?`` (same length: styled spans stay put)."""
+    return _CONTROL.sub("?", text)
+
+
 def printable(text: object) -> str:
     """``text`` with control characters (terminal escapes, bidirectional overrides) shown as ``\\xNN``."""
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}",

@@ -243,10 +243,31 @@ def _console(file: Any = None) -> Any:
 
     from rich.console import Console
 
+    class SafeConsole(Console):
+        """Text from files and names (terminal escapes, bidirectional overrides) shown inert."""
+
+        def print(self, *objects: Any, **kw: Any) -> None:
+            from rich.table import Table
+            from rich.text import Text
+
+            from cudalens.textio import neutral
+
+            def safe(o: Any) -> Any:
+                if isinstance(o, str):
+                    return neutral(o)
+                if isinstance(o, Text):
+                    return Text(neutral(o.plain), style=o.style, justify=o.justify, spans=o.spans)
+                if isinstance(o, Table):  # its cells, in place
+                    for col in o.columns:
+                        col._cells[:] = [safe(c) for c in col._cells]
+                return o
+
+            super().print(*[safe(o) for o in objects], **kw)
+
     stream = file if file is not None else sys.stdout
     if file is None and stream.isatty():
-        return Console()
-    return Console(file=stream, width=100_000, soft_wrap=True, force_terminal=False, color_system=None)
+        return SafeConsole()
+    return SafeConsole(file=stream, width=100_000, soft_wrap=True, force_terminal=False, color_system=None)
 
 
 def _ranked(merged: dict[str, Any]) -> list[Any]:

@@ -163,6 +163,7 @@ def register(group: click.Group) -> None:
         insts = check_instantiations(tuple(instantiate))
 
         from cudalens.cli._triage import refuse_clobber_all
+        from cudalens.textio import printable
 
         files = collect_paths(list(paths), tuple(exclude))
         refuse_clobber_all(files, output, write_baseline)
@@ -191,9 +192,9 @@ def register(group: click.Group) -> None:
         broken = [(fa.model.path, fa.compile_error) for fa in result.files if fa.compile_error]
         if fmt != "text":
             for path, error in broken:
-                click.echo(f"{path}: compile-error: {error}", err=True)
+                click.echo(printable(f"{path}: compile-error: {error}"), err=True)
         for _path, reason in result.failed:
-            click.echo(f"cudalens: {reason}", err=True)
+            click.echo(printable(f"cudalens: {reason}"), err=True)
         if result.failed:
             return 2
         return 1 if fails(result.findings, fail_on) or (strict and broken) else 0
