@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 OWN_CORPUS = ("examples", "tests/analyze/corpus", "src/cudalens/labs/kernels")
 SUFFIXES = (".cu", ".cuh")
 #: Python exception names that must never reach a user-facing line
@@ -127,12 +128,23 @@ def _nest(rng: random.Random) -> bytes:
     return b"int nd = threadIdx.x;\n" + b"nd = nd + nd;\n" * min(n, 400) + b"buf[nd] = 1;\n"
 
 
+def macro_fan_out(rng: random.Random) -> bytes:
+    """``#define M0 (M1 + M1)`` ... ``#define Mn 1`` and a use of M0 in an index (was exponential)."""
+    n, fan = rng.choice([8, 20, 31, 40]), rng.choice([2, 2, 3])
+    tag = rng.randrange(1 << 30)
+    lines = [b"#define F%d_%d (" % (tag, k) + b" + ".join([b"F%d_%d" % (tag, k + 1)] * fan) + b")" for k in range(n)]
+    lines.append(b"#define F%d_%d threadIdx.x" % (tag, n))
+    lines.append(b"__global__ void fm%d(float *a) { a[F%d_0] = 1.0f; a[threadIdx.x + F%d_0 %% 7] = 2.0f; }"
+                 % (tag, tag, tag))
+    return b"\n".join(lines)
+
+
 def mutate(data: bytes, rng: random.Random) -> tuple[bytes, list[str]]:
     lines = data.split(b"\n")
     applied = []
     for _ in range(rng.choice([1, 1, 2, 3])):
         kind = rng.choice(["delete", "duplicate", "swap", "truncate", "token", "nest", "literal", "dims",
-                           "bytes", "nest", "literal", "dims"])
+                           "bytes", "nest", "literal", "dims", "macro", "juxtapose"])
         applied.append(kind)
         i = rng.randrange(len(lines)) if lines else 0
         if kind == "delete" and lines:
@@ -174,6 +186,16 @@ def mutate(data: bytes, rng: random.Random) -> tuple[bytes, list[str]]:
             if not sites and lines:
                 lines[i:i] = [b"dim3 fb(" + rng.choice([b"4096, 4096, 1", b"65535, 65535, 64"]) + b");",
                               b"void fz() { k<<<fb, fb>>>(0); }"]
+        elif kind == "macro" and lines:  # a chain of macros, each using the next two or three times
+            lines[i:i] = macro_fan_out(rng).split(b"\n")
+        elif kind == "juxtapose" and lines:  # two names side by side in parentheses: (p q)
+            names = [(li, m) for li, line in enumerate(lines) for m in re.finditer(rb"\b[A-Za-z_]\w*\b", line)]
+            if names and rng.random() < 0.7:
+                li, m = rng.choice(names)
+                lines[li] = lines[li][: m.start()] + b"(" + m.group() + b" q)" + lines[li][m.end():]
+            else:
+                lines[i:i] = [b"int fj() { float *p; (p q) = 0; ((p) q) = 2; cudaMemcpy((p q), 0, 4, "
+                              b"cudaMemcpyHostToDevice); return 0; }"]
         elif kind == "bytes" and lines:
             line = lines[i]
             k = rng.randrange(len(line) + 1)
@@ -389,6 +411,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--minimize-budget", type=int, default=200)
     ap.add_argument("--render-every", type=int, default=1,
                     help="render the terminal report for every Nth input (the JSON report: every input)")
+    ap.add_argument("--check-every", type=int, default=0,
+                    help="every Nth input also runs `cudalens check` end to end beside a good file and a hostile "
+                         "neighbour (benchmarks/_fuzz_check.py)")
+    ap.add_argument("--check-compile-every", type=int, default=2,
+                    help="of those check runs, every Nth compiles (the others --no-compile)")
+    ap.add_argument("--check-deadline", type=float, default=60.0, help="--deadline of the check runs")
     ap.add_argument("--out", default=None, help="JSON summary (default: standard output)")
     ap.add_argument("--shard", default="0/1", metavar="K/N",
                     help="run only inputs i with i %% N == K (N runs in parallel, then --merge)")
@@ -409,6 +437,8 @@ def main(argv: list[str] | None = None) -> int:
     walls: list[float] = []
     cpus: list[float] = []
     cli = {"runs": 0, "failed": 0, "examples": []}
+    e2e: dict[str, Any] = {"runs": 0, "compiled": 0, "outcomes": {}, "by_neighbour": {}, "stopped_files": 0,
+                           "peak_mb": 0.0, "max_wall_s": 0.0, "failures": []}
     started = time.time()
     try:
         for i in range(shard, args.inputs, shards):
@@ -438,6 +468,30 @@ def main(argv: list[str] | None = None) -> int:
                     cli["failed"] += 1
                     if len(cli["examples"]) < 5:
                         cli["examples"].append({"input": i, **c})
+            if args.check_every and i % args.check_every == 0:
+                from _fuzz_check import NEIGHBOURS, check_e2e
+
+                n = e2e["runs"]
+                kind = NEIGHBOURS[(i // args.check_every) % len(NEIGHBOURS)]
+                comp = args.check_compile_every > 0 and n % args.check_compile_every == 0
+                c = check_e2e(data, kind, comp, args.check_deadline)
+                e2e["runs"] += 1
+                e2e["compiled"] += comp
+                e2e["outcomes"][c["outcome"]] = e2e["outcomes"].get(c["outcome"], 0) + 1
+                bk = e2e["by_neighbour"].setdefault(kind, {})
+                bk[c["outcome"]] = bk.get(c["outcome"], 0) + 1
+                e2e["stopped_files"] += c["stopped"]
+                e2e["peak_mb"] = max(e2e["peak_mb"], c["peak_mb"])
+                e2e["max_wall_s"] = max(e2e["max_wall_s"], c["wall_s"])
+                if c["outcome"] in ("crash", "overrun", "ran", "nosarif") and len(e2e["failures"]) < 20:
+                    e2e["failures"].append({"input": i, **c,
+                                            "data_b64": base64.b64encode(data[:20000]).decode()})
+            if (i + 1) % 500 == 0 and args.out:
+                Path(args.out + ".partial").write_text(json.dumps(
+                    {"done": i + 1, "outcomes": counts, "peak_rss_mb": runner.peak_rss_mb, "check_e2e": e2e,
+                     "cli_sample": cli, "failures": [{k: v for k, v in f.items() if k != "data"}
+                                                     for f in failures.values()],
+                     "elapsed_s": round(time.time() - started)}, indent=1, default=str))
             if (i + 1) % 500 == 0:
                 print(f"{i + 1}/{args.inputs} {counts} peak {runner.peak_rss_mb:.0f} MB "
                       f"{time.time() - started:.0f} s", file=sys.stderr, flush=True)
@@ -467,6 +521,7 @@ def main(argv: list[str] | None = None) -> int:
                    "over_5s": sum(w > 5 for w in walls)},
         "peak_rss_mb": round(runner.peak_rss_mb, 1),
         "cli_sample": cli,
+        "check_e2e": e2e,
         "failures": sorted(failures.values(), key=lambda f: -f["count"]),
     }
     text = json.dumps(summary, indent=2)
@@ -475,7 +530,8 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.out).write_text(text + "\n")
     else:
         print(text)
-    bad = sum(summary[k] for k in ("crashes", "hangs", "memory_overruns", "leaks")) + cli["failed"]
+    bad = (sum(summary[k] for k in ("crashes", "hangs", "memory_overruns", "leaks")) + cli["failed"]
+           + sum(e2e["outcomes"].get(k, 0) for k in ("crash", "overrun", "ran", "nosarif")))
     return 1 if bad else 0
 
 

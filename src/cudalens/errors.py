@@ -25,3 +25,16 @@ def read_text(path: str, what: str) -> str:
             return fh.read()
     except OSError as exc:
         raise InputError(f"{path}: cannot read {what} ({exc.strerror})") from None
+
+
+def what_failed(exc: BaseException) -> str:
+    """Words for a failure shown to the user, never a Python class name: ``compile error: MSG``,
+    ``out of memory``, ``nested too deeply``, ``internal error: MSG`` ..."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    name = type(exc).__name__
+    kind = {"CompileError": "compile error", "ToolchainError": "toolchain", "InputError": "bad input",
+            "MemoryError": "out of memory", "RecursionError": "nested too deeply", "Unknown": "unknown value",
+            "BudgetExceeded": "budget spent", "TimeoutExpired": "timed out"}.get(name, "internal error")
+    if name in ("MemoryError", "RecursionError"):
+        return kind
+    return f"{kind}: {text}" if text else kind

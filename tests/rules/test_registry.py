@@ -73,7 +73,7 @@ def test_a_failing_rule_becomes_a_problem_not_a_crash(clean_registry):
     clean_registry.rule("K3", name="n", layers="S")(broken)
     clean_registry.rule("K2", name="n", layers="S")(_detector(4))
     findings, problems = clean_registry.run_rules(_ctx())
-    assert [f.rule for f in findings] == ["K2"] and problems == ["rule K3 failed: KeyError: 'boom'"]
+    assert [f.rule for f in findings] == ["K2"] and problems == ["rule K3 failed (internal error: 'boom')"]
 
 
 def test_a_superseding_rule_replaces_the_other_on_its_line_and_carries_its_priority(clean_registry):

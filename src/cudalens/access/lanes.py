@@ -44,8 +44,14 @@ def _cdiv(a: Any, b: Any) -> Any:
     return np.where((np.asarray(a) >= 0) == (np.asarray(b) >= 0), q, -q)
 
 
-def evaluate(e: E.Expr, values: Mapping[str, Any], _depth: int = 0) -> Any:
-    """Evaluate ``e`` over numpy arrays (or scalars); raises :class:`~cudalens.source.expr.Unknown`."""
+def evaluate(e: E.Expr, values: Mapping[str, Any], _depth: int = 0,
+             _memo: dict[str, Any] | None = None) -> Any:
+    """Evaluate ``e`` over numpy arrays (or scalars); raises :class:`~cudalens.source.expr.Unknown`.
+
+    A name bound to an expression (a macro, a loop start) is evaluated once per call and reused
+    (``_memo``): a chain of macros each using the next twice stays linear, not exponential."""
+    if _memo is None:
+        _memo = {}
     tag = e[0]
     if tag == "n":
         return e[1]
@@ -56,14 +62,22 @@ def evaluate(e: E.Expr, values: Mapping[str, Any], _depth: int = 0) -> Any:
         if isinstance(v, tuple):  # a macro or loop start given as an expression
             if _depth > 50:
                 raise E.Unknown("recursive definition")
-            return evaluate(v, values, _depth + 1)
+            if e[1] not in _memo:
+                try:
+                    _memo[e[1]] = evaluate(v, values, _depth + 1, _memo)
+                except E.Unknown as exc:
+                    _memo[e[1]] = exc
+            got = _memo[e[1]]
+            if isinstance(got, E.Unknown):
+                raise got
+            return got
         if isinstance(v, str):
             raise E.Unknown(e[1])
         return v
     if tag == "b":
         op = e[1]
-        a = evaluate(e[2], values, _depth)
-        b = evaluate(e[3], values, _depth)
+        a = evaluate(e[2], values, _depth, _memo)
+        b = evaluate(e[3], values, _depth, _memo)
         with np.errstate(all="ignore"):
             if op == "+":
                 return a + b
@@ -99,7 +113,7 @@ def evaluate(e: E.Expr, values: Mapping[str, Any], _depth: int = 0) -> Any:
                 return np.asarray((np.asarray(a) != 0) | (np.asarray(b) != 0), dtype=np.int64)
         raise E.Unknown(f"operator {op}")
     if tag == "u":
-        v = evaluate(e[2], values, _depth)
+        v = evaluate(e[2], values, _depth, _memo)
         if e[1] == "-":
             return -v
         if e[1] == "!":
@@ -108,12 +122,12 @@ def evaluate(e: E.Expr, values: Mapping[str, Any], _depth: int = 0) -> Any:
             return np.invert(np.asarray(v, dtype=np.int64))
         raise E.Unknown("unary")
     if tag == "t":
-        c = evaluate(e[1], values, _depth)
-        a = evaluate(e[2], values, _depth)
-        b = evaluate(e[3], values, _depth)
+        c = evaluate(e[1], values, _depth, _memo)
+        a = evaluate(e[2], values, _depth, _memo)
+        b = evaluate(e[3], values, _depth, _memo)
         return np.where(np.asarray(c) != 0, a, b)
     if tag == "f":
-        args = [evaluate(a, values, _depth) for a in e[2]]
+        args = [evaluate(a, values, _depth, _memo) for a in e[2]]
         name = e[1]
         if name in ("min", "umin", "llmin") and len(args) == 2:
             return np.minimum(args[0], args[1])

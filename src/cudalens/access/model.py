@@ -33,6 +33,7 @@ import numpy as np
 from cudalens.access import lanes as L
 from cudalens.access import memory as M
 from cudalens.access.siblings import mark_complementary
+from cudalens.errors import what_failed
 from cudalens.source import expr as E
 from cudalens.source.limits import Budget, BudgetExceeded
 from cudalens.source.model import Access, Branch, Kernel, SourceModel
@@ -70,6 +71,9 @@ def parse_defines(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
         name = name.strip()
         if not sep or not name.isidentifier():
             raise ValueError(f"define {item!r}: give NAME=VALUE")
+        if value.strip().endswith("\\") or any(c in value for c in "\n\r\x00"):
+            raise ValueError(f"define {item!r}: a value cannot end with a backslash or hold a line break (it would "
+                             "continue the #define over the line that includes the file)")
         v = E.parse_number(value.strip())
         out[name] = v if v is not None else value.strip()
     return out
@@ -150,7 +154,7 @@ def analyze_model(model: SourceModel, block: tuple[int, int, int] | None = None,
                 f"kernel {k.name}: unmodelled: access model ({exc.what})",)))
         except Exception as exc:  # noqa: BLE001 - a model failure must not take the report down
             kernels.append(dataclasses.replace(
-                k, problems=k.problems + (f"access model failed: {type(exc).__name__}: {exc}",)))
+                k, problems=k.problems + (f"access model failed ({what_failed(exc)})",)))
     return dataclasses.replace(model, kernels=tuple(kernels))
 
 

@@ -76,23 +76,25 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: one line and exit code 2 for every user error, never a traceback."""
+    from cudalens.textio import printable
+
     try:
         result = cli.main(args=argv, prog_name="cudalens", standalone_mode=False)
     except click.UsageError as exc:
         where = f" ({exc.ctx.command_path})" if exc.ctx is not None else ""
-        click.echo(f"cudalens: error{where}: {exc.format_message()}", err=True)
+        click.echo(printable(f"cudalens: error{where}: {exc.format_message()}"), err=True)
         return 2
     except click.ClickException as exc:
-        click.echo(f"cudalens: error: {exc.format_message()}", err=True)
+        click.echo(printable(f"cudalens: error: {exc.format_message()}"), err=True)
         return 2
     except click.Abort:
         click.echo("cudalens: aborted", err=True)
         return 130
     except CudalensError as exc:
-        click.echo(f"cudalens: error: {exc}", err=True)
+        click.echo(printable(f"cudalens: error: {exc}"), err=True)
         return 2
     except FileNotFoundError as exc:
-        click.echo(f"cudalens: error: {exc.filename or exc}: no such file", err=True)
+        click.echo(printable(f"cudalens: error: {exc.filename or exc}: no such file"), err=True)
         return 2
     except BrokenPipeError:  # pragma: no cover - e.g. `cudalens ... | head`
         return 0

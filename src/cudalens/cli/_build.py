@@ -11,7 +11,7 @@ import click
 
 def build_options(fn: Callable) -> Callable:
     """Decorate a click command with the build-context options (parameters ``include_dirs``,
-    ``nvcc_flags``, ``compile_commands``, ``no_config``)."""
+    ``nvcc_flags``, ``compile_commands``, ``no_config``, ``trust_flags``)."""
     options = [
         click.option("-I", "--include-dir", "include_dirs", multiple=True, metavar="DIR",
                      help="Include folder for the compiler and for the project headers the model reads (repeatable)."),
@@ -23,6 +23,10 @@ def build_options(fn: Callable) -> Callable:
                           "compiled with its own recorded flags."),
         click.option("--no-config", "no_config", is_flag=True,
                      help="Ignore [tool.cudalens] in pyproject.toml / cudalens.toml."),
+        click.option("--trust-project-flags", "trust_flags", is_flag=True,
+                     help="Allow nvcc flags that name a program (-ccbin, -Xcompiler -wrapper/-B/-fplugin/-specs, "
+                          "-Xlinker ...) from [tool.cudalens], compile_commands.json, options files and "
+                          "--nvcc-flag; without it they are refused."),
     ]
     for opt in reversed(options):
         fn = opt(fn)
@@ -30,9 +34,9 @@ def build_options(fn: Callable) -> Callable:
 
 
 def make_build(paths: Iterable[str], include_dirs: Iterable[str] = (), nvcc_flags: Iterable[str] = (),
-               compile_commands: str | None = None, no_config: bool = False) -> Any:
+               compile_commands: str | None = None, no_config: bool = False, trust_flags: bool = False) -> Any:
     """The BuildContext for ``paths`` from the options (InputError names a bad one)."""
     from cudalens.project import build_context
 
     return build_context(list(paths), include_dirs=list(include_dirs), nvcc_flags=list(nvcc_flags),
-                         compile_commands=compile_commands, use_config=not no_config)
+                         compile_commands=compile_commands, use_config=not no_config, trust_flags=trust_flags)

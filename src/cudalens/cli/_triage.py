@@ -87,11 +87,11 @@ def build_options(paths: Iterable[str], select: tuple[str, ...], ignore: tuple[s
         raise InputError(str(exc)) from None
     if min_impact is None and cfg.get("min-impact") is not None:
         value = cfg["min-impact"]
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value < float("inf"):
             raise InputError(f"{where}: [tool.cudalens] min-impact must be a number >= 0, got {value!r}")
         min_impact = float(value)
-    if min_impact is not None and min_impact < 0:
-        raise InputError(f"--min-impact {min_impact}: must be >= 0")
+    if min_impact is not None and not 0 <= min_impact < float("inf"):
+        raise InputError(f"--min-impact {min_impact}: must be a finite number >= 0")
     if baseline is None and cfg.get("baseline"):
         baseline = os.path.join(os.path.dirname(cfg.get("__file__", "./x")), str(cfg["baseline"]))
     try:
@@ -102,16 +102,28 @@ def build_options(paths: Iterable[str], select: tuple[str, ...], ignore: tuple[s
 
 
 def write_baseline(path: str, findings: Iterable[Finding], texts: Mapping[str, str] | None = None) -> None:
+    from cudalens.textio import write_atomic
     from cudalens.triage import SourceLines, fingerprints
     from cudalens.triage.baseline import baseline_document
 
     doc = baseline_document(fingerprints(findings, SourceLines(dict(texts or {}))))
     try:
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=1)
-            fh.write("\n")
+        write_atomic(path, json.dumps(doc, indent=1) + "\n")
     except OSError as exc:
         raise InputError(f"--write-baseline {path}: cannot write ({exc.strerror})") from None
+
+
+def refuse_clobber_all(inputs: list[str], output: str | None, baseline_out: str | None) -> None:
+    """InputError when -o or --write-baseline would write over an analysed file or any source file."""
+    from cudalens.textio import refuse_clobber
+
+    try:
+        if output:
+            refuse_clobber(output, inputs, "-o")
+        if baseline_out:
+            refuse_clobber(baseline_out, inputs, "--write-baseline")
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
 
 
 def fails(findings: Iterable[Finding], threshold: str | None) -> bool:

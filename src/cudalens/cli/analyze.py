@@ -112,7 +112,7 @@ def register(group: click.Group) -> None:
     @click.pass_context
     def analyze_cmd(ctx, files, block, defines, cc, instantiate, fail_on, select, ignore, baseline, write_baseline, min_impact,
                     no_compile, binary, run, counters, fmt, output, include_dirs, nvcc_flags, compile_commands,
-                    no_config):
+                    no_config, trust_flags):
         """Analyze CUDA files: warp access model, divergence, pattern rules, compiled facts.
 
         The access model evaluates blocks blockIdx=(0,0,0) and (1,0,0), assumes 256-byte aligned
@@ -141,16 +141,19 @@ def register(group: click.Group) -> None:
         run_spec = _parse_run(ctx, run) if run else None
         if counters == PROFILE_RUN and run_spec is None:
             raise InputError("--counters without a file profiles the --run launch: give --run, or --counters FILE.csv")
-        from cudalens.cli._triage import build_options
+        from cudalens.cli._triage import build_options, refuse_clobber_all
         from cudalens.cli._triage import write_baseline as save_baseline
         from cudalens.triage import triage_analysis
 
         options = build_options(list(files), tuple(select), tuple(ignore), baseline, min_impact)
+        refuse_clobber_all(list(files), output, write_baseline)
         from cudalens.cli._build import make_build
 
-        build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config)
+        build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags)
+        from cudalens.pipeline.isolated import FileLimits
+
         raw = analyze(list(files), block=blk, defines=defs, cc=cc, compile=not no_compile, build=build, binary=binary,
-                      instantiate=insts)
+                      instantiate=insts, file_limits=FileLimits())
         if write_baseline:
             chosen, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
             save_baseline(write_baseline, chosen.findings, {fa.model.path: fa.model.text for fa in raw.files})
@@ -224,13 +227,13 @@ def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | No
         render_analysis(result, console, findings=_ranked(merged))
         render_guided(merged, console, notes=False)  # the notes went to stderr
         return
-    try:
-        with open(output, "w", encoding="utf-8") as fh:
-            console = _console(fh)
-            render_analysis(result, console, findings=_ranked(merged))
-            render_guided(merged, console)
-    except OSError as exc:
-        raise InputError(f"{output}: cannot write ({exc.strerror})") from None
+    import io
+
+    buf = io.StringIO()
+    console = _console(buf)
+    render_analysis(result, console, findings=_ranked(merged))
+    render_guided(merged, console)
+    _write(output, buf.getvalue())
 
 
 def _console(file: Any = None) -> Any:
@@ -240,10 +243,31 @@ def _console(file: Any = None) -> Any:
 
     from rich.console import Console
 
+    class SafeConsole(Console):
+        """Text from files and names (terminal escapes, bidirectional overrides) shown inert."""
+
+        def print(self, *objects: Any, **kw: Any) -> None:
+            from rich.table import Table
+            from rich.text import Text
+
+            from cudalens.textio import neutral
+
+            def safe(o: Any) -> Any:
+                if isinstance(o, str):
+                    return neutral(o)
+                if isinstance(o, Text):
+                    return Text(neutral(o.plain), style=o.style, justify=o.justify, spans=o.spans)
+                if isinstance(o, Table):  # its cells, in place
+                    for col in o.columns:
+                        col._cells[:] = [safe(c) for c in col._cells]
+                return o
+
+            super().print(*[safe(o) for o in objects], **kw)
+
     stream = file if file is not None else sys.stdout
     if file is None and stream.isatty():
-        return Console()
-    return Console(file=stream, width=100_000, soft_wrap=True, force_terminal=False, color_system=None)
+        return SafeConsole()
+    return SafeConsole(file=stream, width=100_000, soft_wrap=True, force_terminal=False, color_system=None)
 
 
 def _ranked(merged: dict[str, Any]) -> list[Any]:
@@ -253,9 +277,10 @@ def _ranked(merged: dict[str, Any]) -> list[Any]:
 
 
 def _write(path: str, text: str) -> None:
+    from cudalens.textio import write_atomic
+
     try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        write_atomic(path, text)
     except OSError as exc:
         raise InputError(f"{path}: cannot write ({exc.strerror})") from None
 

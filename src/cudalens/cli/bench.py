@@ -59,7 +59,7 @@ def register(group: click.Group) -> None:
     @click.option("--db", default=None, help="History database (default ~/.cudalens/history.db).")
     @click.option("--no-save", is_flag=True, help="Do not store the run in the history database.")
     @format_option
-    def bench_cmd(source, kernel, grid, block, include_dirs, nvcc_flags, compile_commands, no_config, axes, out, rotate, no_recheck,
+    def bench_cmd(source, kernel, grid, block, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags, axes, out, rotate, no_recheck,
                   no_persisting_reset, no_sol, no_side_work, args, shared_mem, defines, cold, batch, timer,
                   bytes_read, bytes_written, flops, noise, min_samples, min_time, max_time, timeout, device,
                   db, no_save, fmt):
@@ -91,7 +91,7 @@ def register(group: click.Group) -> None:
             raise InputError(str(exc)) from None
         if rotate < 1:
             raise InputError(f"--rotate {rotate}: must be at least 1")
-        build = make_build([source], include_dirs, nvcc_flags, compile_commands, no_config)
+        build = make_build([source], include_dirs, nvcc_flags, compile_commands, no_config, trust_flags)
         build_flags = list(build.nvcc_flags(source))
         cells = ax.grid(ax.parse_axes(axes)) if axes else [{}]
         plans = []

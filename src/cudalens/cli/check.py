@@ -87,6 +87,8 @@ def collect_paths(paths: list[str], exclude: tuple[str, ...] = ()) -> list[str]:
 
 def summary_lines(result) -> list[str]:
     """One header per file (finding counts by priority), then one line per finding."""
+    from cudalens.pipeline.analysis import COMPILE_ERROR_NOTE
+
     lines = []
     total: dict[str, int] = {}
     for fa in result.files:
@@ -101,7 +103,7 @@ def summary_lines(result) -> list[str]:
         for f in fa.findings:
             where = f"{f.line}:{f.column or 1}" if f.line else "-"
             lines.append(f"  {where:>8}  {f.priority.value:<10} {f.rule:<5} {f.message}")
-        lines += [f"  note: {n}" for n in fa.notes if not n.startswith("not compiled (CompileError")]
+        lines += [f"  note: {n}" for n in fa.notes if not n.startswith(COMPILE_ERROR_NOTE)]
     tally = ", ".join(f"{total[p.value]} {p.value}" for p in Priority if p.value in total) or "no findings"
     broken = sum(1 for fa in result.files if fa.compile_error)
     failed = len(getattr(result, "failed", ()))
@@ -132,13 +134,18 @@ def register(group: click.Group) -> None:
     @build_context_options
     @click.option("-j", "--jobs", "jobs", type=click.IntRange(1, 1024), default=None,
                   help="Files compiled at the same time (default: every core).")
+    @click.option("--deadline", "deadline", type=click.FloatRange(1, 86400), default=None, metavar="SECONDS",
+                  help="Hard limit on each file's analysis (parse, compile, models, rules), in a worker that is "
+                       "stopped there; the file is reported in one line and the others finish. [default: 60]")
+    @click.option("--memory-cap", "memory_cap", type=click.IntRange(64, 1 << 20), default=None, metavar="MB",
+                  help="Memory each file's worker may add before it is stopped. [default: 2048]")
     @click.option("--strict", is_flag=True, help="Exit 1 when a file does not compile (compile-error).")
     @click.option("--instantiate", "instantiate", multiple=True, metavar="'KERNEL<ARGS>'",
                   help="Instantiate a template kernel, e.g. 'gemm<128,128,8>' (repeatable), in each file that "
                        "names it, so the compiled access model evaluates it.")
     def check_cmd(paths, fail_on, fmt, output, exclude, select, ignore, baseline, write_baseline, min_impact,
-                  no_compile, cc, defines, include_dirs, nvcc_flags, compile_commands, no_config, jobs, strict,
-                  instantiate):
+                  no_compile, cc, defines, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags, deadline,
+                  memory_cap, jobs, strict, instantiate):
         """Analyze the .cu/.cuh files named or under each PATH; exit 1 with --fail-on when findings reach it."""
         from cudalens.access.model import parse_defines
         from cudalens.cli._triage import build_options, fails
@@ -155,20 +162,27 @@ def register(group: click.Group) -> None:
 
         insts = check_instantiations(tuple(instantiate))
 
+        from cudalens.cli._triage import refuse_clobber_all
+        from cudalens.textio import printable
+
         files = collect_paths(list(paths), tuple(exclude))
+        refuse_clobber_all(files, output, write_baseline)
         options = build_options(files, tuple(select), tuple(ignore), baseline, min_impact)
-        build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config)
+        build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags)
         with _progress(len(files)) as progress:
             raw = analyze(files, defines=defs, cc=cc, compile=not no_compile, build=build,
-                          jobs=jobs or os.cpu_count() or 1, keep_going=True, progress=progress, instantiate=insts)
+                          jobs=jobs or os.cpu_count() or 1, keep_going=True, progress=progress, instantiate=insts,
+                          file_limits=_limits(deadline, memory_cap))
         if write_baseline:
             selected, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
             save_baseline(write_baseline, selected.findings, {fa.model.path: fa.model.text for fa in raw.files})
         result, triaged = triage_analysis(raw, options)
         text = render(result, triaged, fmt)
         if output:
+            from cudalens.textio import write_atomic
+
             try:
-                Path(output).write_text(text + "\n", encoding="utf-8")
+                write_atomic(output, text + "\n")
             except OSError as exc:
                 raise InputError(f"{output}: cannot write ({exc.strerror})") from None
         elif text:
@@ -178,12 +192,19 @@ def register(group: click.Group) -> None:
         broken = [(fa.model.path, fa.compile_error) for fa in result.files if fa.compile_error]
         if fmt != "text":
             for path, error in broken:
-                click.echo(f"{path}: compile-error: {error}", err=True)
+                click.echo(printable(f"{path}: compile-error: {error}"), err=True)
         for _path, reason in result.failed:
-            click.echo(f"cudalens: {reason}", err=True)
+            click.echo(printable(f"cudalens: {reason}"), err=True)
         if result.failed:
             return 2
         return 1 if fails(result.findings, fail_on) or (strict and broken) else 0
+
+
+def _limits(deadline: float | None, memory_cap: int | None):
+    from cudalens.pipeline.isolated import FileLimits
+
+    d = FileLimits()
+    return FileLimits(seconds=deadline or d.seconds, memory_mb=memory_cap or d.memory_mb)
 
 
 class _progress:

@@ -130,6 +130,14 @@ def _print(renderable) -> None:
     make_console().print(renderable)
 
 
+def _finite(ctx, param, value):
+    import math
+
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number")
+    return value
+
+
 def register(group: click.Group) -> None:
     @group.command("device")
     @click.option("--cc", default=None, help="Show the table row of this compute capability "
@@ -138,7 +146,7 @@ def register(group: click.Group) -> None:
                   help="CUDA device index to query.")
     @click.option("--sms", type=click.IntRange(min=1), default=None,
                   help="With --cc: SM count, to compute device peak rates.")
-    @click.option("--clock-mhz", type=click.FloatRange(min=0, min_open=True), default=None,
+    @click.option("--clock-mhz", type=click.FloatRange(min=0, min_open=True), default=None, callback=_finite,
                   help="With --cc: SM clock in MHz, to compute device peak rates.")
     @format_option
     def device(cc, index, sms, clock_mhz, fmt):

@@ -45,7 +45,8 @@ def _write(text: str, output: str | None) -> None:
               help="Report on a trace saved with --keep-trace instead of running the command.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def profile_cmd(duration, launch_limit, counters, top, counters_top, sources, defines, cc, fmt, output, keep_trace,
-                trace_file, command, include_dirs, nvcc_flags, compile_commands, no_config) -> int:
+                trace_file, command, include_dirs, nvcc_flags, compile_commands, no_config,
+                trust_flags=False) -> int:
     """Trace COMMAND (a CUDA binary or `python script.py`), assess where its GPU time goes, and give each top
     kernel's findings from every evidence available. Put `--` before the command."""
     from cudalens.trace.app import Options, profile_application, report_from_trace
@@ -61,7 +62,7 @@ def profile_cmd(duration, launch_limit, counters, top, counters_top, sources, de
         pairs = tuple(parse_defines(list(defines)).items())
     build = None
     if sources or include_dirs or nvcc_flags or compile_commands:
-        build = make_build(list(sources), include_dirs, nvcc_flags, compile_commands, no_config)
+        build = make_build(list(sources), include_dirs, nvcc_flags, compile_commands, no_config, trust_flags)
     opts = Options(defines=pairs, build=build, duration=duration, launch_limit=launch_limit, counters=counters, top=top,
                    counters_top=counters_top, sources=tuple(sources), cc=cc, keep_trace=keep_trace)
     if trace_file:

@@ -174,14 +174,19 @@ def compile_file(
         proc = _run(cmd, tc, cwd=tmp)
         output = inv.user_path(proc.stderr + proc.stdout)
         diagnostics = parse_diagnostics(output)
-        messages = tuple(m for m in diagnostics if not _wrapper_noise(m))
+        # the wrapper's own warnings are noise; an error in it is the user's (a -D value, an unreadable
+        # file): kept, named as the user's file, without the private folder
+        messages = tuple(CompilerMessage(str(unit), None, _private_paths_out(m.message, tmp, unit), "error")
+                         if _wrapper_noise(m) else m for m in diagnostics
+                         if not _wrapper_noise(m) or m.severity == "error")
         for m in diagnostics:
             spec = inv.instantiation_at(m.line) if m.file and Path(m.file).name == invocation.WRAPPER else None
             if spec is not None and m.severity == "error":
                 raise InputError(f"--instantiate {spec!r}: the compiler rejects it ({m.message})")
         if proc.returncode != 0 or not cubin.exists():
             if not any(m.severity == "error" for m in messages):
-                tail = " ".join(output.strip().splitlines()[-3:]) or f"nvcc exited with {proc.returncode}"
+                tail = (_private_paths_out(" ".join(output.strip().splitlines()[-3:]), tmp, unit)
+                        or f"nvcc exited with {proc.returncode}")
                 messages = (*messages, CompilerMessage(None, None, tail, "error"))
             raise CompileError(messages, " ".join([nvcc.path, *flags, str(unit)]))
         try:
@@ -244,6 +249,14 @@ def _kept_ptx(keep: Path, cc: str) -> str:
         except OSError:
             continue
     return next((t for t in texts if target in t), texts[0] if texts else "")
+
+
+def _private_paths_out(text: str, tmp: str, unit: Path) -> str:
+    """``text`` with the private wrapper named as the user's file and the private folder left out."""
+    text = text.replace(str(Path(tmp) / invocation.WRAPPER), str(unit))
+    for folder in {tmp, str(Path(tmp).resolve())}:
+        text = text.replace(folder + "/", "").replace(folder, "")
+    return text
 
 
 def _wrapper_noise(m: CompilerMessage) -> bool:

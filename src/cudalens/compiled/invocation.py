@@ -88,6 +88,11 @@ def _define_line(spec: str, where: str) -> str:
         raise InputError(f"{where} -D{spec}: {name!r} is not a macro name")
     if "\n" in value or "\r" in value or "\x00" in value:
         raise InputError(f"{where} -D{name}: a macro value cannot hold a line break")
+    if value.rstrip().endswith("\\"):
+        raise InputError(f"{where} -D{name}: a macro value cannot end with a backslash (it would continue the "
+                         "#define over the line that includes your file)")
+    if value.count("/*") > value.count("*/"):
+        raise InputError(f"{where} -D{name}: a macro value cannot open a comment it does not close")
     return f"#define {name} {value if eq else '1'}"
 
 

@@ -106,7 +106,7 @@ def build_certificate(*, mode: str, engine: Mapping[str, Any], samples: Sequence
         "regime": {"mode": mode, "l2_flushed": mode == "cold" and bool(engine.get("flush_bytes")),
                    "batch": samples[0].batch if samples else 1, "graph": bool(engine.get("graph")),
                    "rotating_buffers": rotate},
-        "timer": dict(engine.get("timer") or {}),
+        "timer": _timer(engine, device),
         "event_floor_s": engine.get("event_floor_s", 0.0),
         "flush": {"bytes": engine.get("flush_bytes", 0), "persisting_reset": bool(engine.get("persisting_reset")),
                   "access_policy_window_reset": mode == "cold"},
@@ -125,6 +125,17 @@ def build_certificate(*, mode: str, engine: Mapping[str, Any], samples: Sequence
         "verdict": "suspect" if reasons else "trusted",
         "reasons": reasons,
     }
+
+
+def _timer(engine: Mapping[str, Any], device: Any) -> dict[str, Any]:
+    """The timer's description (which quantity it reads) and, where measured, how it relates to
+    ncu's gpu__time_duration on this GPU (measure/timer_ncu.py)."""
+    from cudalens.measure.timer_ncu import vs_ncu  # noqa: PLC0415
+
+    timer = dict(engine.get("timer") or {})
+    if timer:
+        timer["vs_ncu"] = vs_ncu(timer.get("name"), getattr(device, "name", None))
+    return timer
 
 
 def checks_not_made(certificate: Mapping[str, Any]) -> list[str]:

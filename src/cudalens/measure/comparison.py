@@ -10,7 +10,6 @@ nvbench_compare's table. Unmatched entries are listed, not compared.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any, Sequence
 
@@ -35,11 +34,12 @@ def load_results(ref: str, db: str | None = None) -> list[tuple[str, BenchResult
         return [(r.kernel, r)]
     if not os.path.isfile(text):
         raise InputError(f"{text}: neither a history run id nor a result file")
+    from cudalens.textio import load_json  # noqa: PLC0415
+
     try:
-        with open(text, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{text}: not a JSON result file ({exc})") from None
+        data = load_json(text)
+    except ValueError as exc:
+        raise InputError(f"{exc} (expected a JSON result file)") from None
     if isinstance(data, dict) and isinstance(data.get("benchmarks"), dict):
         items = [dict(v, kernel=k) for k, v in data["benchmarks"].items()]
     elif isinstance(data, dict):

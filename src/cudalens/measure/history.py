@@ -87,6 +87,24 @@ class RunRow:
         return dict(self.__dict__)
 
 
+#: SQLite's application id of a cudalens history database ("CDLN"): a file without it is not ours
+APPLICATION_ID = 0x43444C4E
+
+
+def _ours(conn: sqlite3.Connection, path: str) -> None:
+    """InputError unless the open database is one cudalens created: its application id, or (made
+    before the id existed) exactly our tables, which then get the id."""
+    app = conn.execute("PRAGMA application_id").fetchone()[0]
+    if app == APPLICATION_ID:
+        return
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if app == 0 and tables == {"runs", "samples"} and conn.execute("PRAGMA user_version").fetchone()[0] >= 1:
+        conn.execute(f"PRAGMA application_id={APPLICATION_ID}")  # an older cudalens history
+        return
+    raise InputError(f"{path}: a database cudalens did not create; refused (cudalens writes only its own "
+                     "history; name another file with --db)")
+
+
 def connect(path: str | None = None, *, create: bool = True) -> sqlite3.Connection:
     """Open (and create or migrate) the history database; InputError when it is not one of ours.
 
@@ -103,11 +121,20 @@ def connect(path: str | None = None, *, create: bool = True) -> sqlite3.Connecti
             os.makedirs(folder, exist_ok=True)
         except OSError as exc:
             raise InputError(f"{folder}: cannot create the history folder ({exc.strerror})") from None
+    existed = os.path.exists(path)
+    if existed:
+        if not os.path.isfile(path):
+            raise InputError(f"{path}: not a regular file; refused as a history database")
+        if os.path.getsize(path) == 0:
+            raise InputError(f"{path}: an empty file, not a cudalens history database; refused (remove it or "
+                             "name another file)")
     try:
         conn = sqlite3.connect(path, timeout=10.0, isolation_level=None)  # explicit transactions only
     except sqlite3.Error as exc:
         raise InputError(f"{path}: cannot open the history database ({exc})") from None
     try:
+        if existed:
+            _ours(conn, path)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA foreign_keys=ON")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -119,6 +146,7 @@ def connect(path: str | None = None, *, create: bool = True) -> sqlite3.Connecti
                 if stmt.strip():
                     conn.execute(stmt)
             conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
             conn.execute("COMMIT")
     except sqlite3.DatabaseError as exc:
         conn.close()

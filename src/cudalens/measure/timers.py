@@ -32,6 +32,10 @@ class Timer:
     subtract_floor = True  # the engine measures the event floor only when a timer asks for it
     graph = False  # capture the hot batch into a CUDA graph
     notes: tuple[str, ...] = ()
+    #: what the seconds are: the same quantity as ncu's gpu__time_duration, or which other one
+    quantity = ("per-launch GPU time: the CUDA event interval around the launches less the empty event pair's "
+                "interval (meant as ncu's gpu__time_duration; see the certificate's offset)")
+    same_as_ncu = True
 
     def open(self) -> None:
         """Acquire what the timer needs (called once per run, after the context is current)."""
@@ -44,12 +48,16 @@ class Timer:
         return max(0.0, interval_s - floor_s) / batch, self.name
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "subtracts_event_floor": self.subtract_floor, "graph": self.graph}
+        return {"name": self.name, "subtracts_event_floor": self.subtract_floor, "graph": self.graph,
+                "quantity": self.quantity, "same_quantity_as_ncu_gpu_time_duration": self.same_as_ncu}
 
 
 class RawEventTimer(Timer):
     name = "events-raw"
     subtract_floor = False
+    quantity = ("the CUDA event interval around the launches, per launch, with the event pair's own interval "
+                "left in (longer than ncu's gpu__time_duration by about that interval)")
+    same_as_ncu = False
 
     def seconds(self, interval_s: float, batch: int, floor_s: float) -> tuple[float, str]:
         return interval_s / batch, self.name
@@ -58,10 +66,18 @@ class RawEventTimer(Timer):
 class GraphTimer(Timer):
     name = "graph"
     graph = True
+    quantity = ("per-launch GPU time of a CUDA graph replaying the batch back to back (no launch gaps), event "
+                "floor subtracted once per batch: a throughput figure, not ncu's per-launch gpu__time_duration")
+    same_as_ncu = False
 
 
 class CuptiTimer(Timer):
     """The kernels' own durations from CUPTI; ``required=False`` falls back to events (``auto``)."""
+
+    quantity = ("the kernel's execution span from CUPTI activity records (its start to end timestamps): a "
+                "different quantity from ncu's gpu__time_duration, about 0.5-1.2 us shorter for kernels under "
+                "10 us on an H100 and H200 (benchmarks/results/h100/measure/timing_probe.json)")
+    same_as_ncu = False
 
     def __init__(self, required: bool = True) -> None:
         self.required = required

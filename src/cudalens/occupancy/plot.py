@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cudalens.errors import InputError
 from cudalens.occupancy.calculator import OccupancyResult, calculate
 from cudalens.occupancy.device import OccDevice, device_for
 from cudalens.occupancy.sweep import occupancy_grid
@@ -82,6 +83,15 @@ def plot_occupancy(path: "str | Path", cc: "str | OccDevice", threads_per_block:
     )
     fig.tight_layout()
     out = Path(path)
-    fig.savefig(out)
-    plt.close(fig)
+    kinds = fig.canvas.get_supported_filetypes()
+    if out.suffix.lower().lstrip(".") not in kinds:
+        plt.close(fig)
+        raise InputError(f"--plot {out}: cannot write a {out.suffix or 'suffix-less'} file; "
+                         f"name one of {', '.join(sorted(kinds))}")
+    try:
+        fig.savefig(out)
+    except OSError as exc:
+        raise InputError(f"--plot {out}: cannot write ({exc.strerror or 'error'})") from None
+    finally:
+        plt.close(fig)
     return out

@@ -17,6 +17,10 @@ from cudalens.source.model import SourceModel
 SCHEMA = "cudalens/analysis-1"
 
 
+#: how a compile error note starts (pipeline.stages._compile)
+COMPILE_ERROR_NOTE = "not compiled (compile error: "
+
+
 @dataclass(frozen=True)
 class FileAnalysis:
     """Everything established for one file."""
@@ -31,8 +35,8 @@ class FileAnalysis:
     def compile_error(self) -> str | None:
         """The compiler's first error when the file did not compile (None otherwise)."""
         for n in self.notes:
-            if n.startswith("not compiled (CompileError: "):
-                return n[len("not compiled (CompileError: "):].rsplit("); source-only analysis", 1)[0]
+            if n.startswith(COMPILE_ERROR_NOTE):
+                return n[len(COMPILE_ERROR_NOTE):].rsplit("); source-only analysis", 1)[0]
         return None
 
 

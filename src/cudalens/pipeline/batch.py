@@ -27,7 +27,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from cudalens.errors import CudalensError, InputError
+from cudalens.errors import CudalensError, InputError, what_failed
 from cudalens.project.context import is_header
 
 Progress = Callable[[int, int, str], None]
@@ -42,10 +42,34 @@ def _reason(path: str, exc: BaseException) -> str:
 
 def analyze_files(paths: list[str], *, block: tuple[int, int, int] | None, defines: Mapping[str, Any], cc: str,
                   compile: bool, build: Any, jobs: int = 1, keep_going: bool = False,
-                  progress: Progress | None = None,
-                  instantiate: tuple[str, ...] = ()) -> tuple[list[Any], list[tuple[str, str]]]:
+                  progress: Progress | None = None, instantiate: tuple[str, ...] = (),
+                  file_limits: Any = None) -> tuple[list[Any], list[tuple[str, str]]]:
     """(FileAnalysis per analysable file, [(path, reason)] of the others). ``instantiate``: template
-    kernels each compiled unit instantiates; one the compiler rejects is an InputError naming it."""
+    kernels each compiled unit instantiates; one the compiler rejects is an InputError naming it.
+    ``file_limits``: a :class:`cudalens.pipeline.isolated.FileLimits`: each file's whole analysis in a
+    worker process stopped at its deadline or memory cap (see :func:`_analyze_isolated`)."""
+    from cudalens.source.parse import source_problem
+
+    refused = {p: problem for p in dict.fromkeys(paths) if (problem := source_problem(p))}
+    if refused and not keep_going:
+        raise InputError(next(iter(refused.values())))
+    readable = [p for p in dict.fromkeys(paths) if p not in refused]
+    if file_limits is not None:
+        done_, failed_ = _analyze_isolated(readable, block=block, defines=defines, cc=cc, compile=compile,
+                                           build=build, jobs=jobs, keep_going=keep_going, progress=progress,
+                                           instantiate=instantiate, limits=file_limits)
+    else:
+        done_, failed_ = _analyze_in_process(readable, block=block, defines=defines, cc=cc, compile=compile,
+                                             build=build, jobs=jobs, keep_going=keep_going, progress=progress,
+                                             instantiate=instantiate)
+    reasons = {**refused, **dict(failed_)}
+    return done_, [(p, reasons[p]) for p in dict.fromkeys(paths) if p in reasons]
+
+
+def _analyze_in_process(paths: list[str], *, block: tuple[int, int, int] | None, defines: Mapping[str, Any],
+                        cc: str, compile: bool, build: Any, jobs: int, keep_going: bool, progress: Progress | None,
+                        instantiate: tuple[str, ...]) -> tuple[list[Any], list[tuple[str, str]]]:
+    """analyze_files in this process (compiles in threads), without the per-file worker."""
     from cudalens.hardware.table import limits
     from cudalens.pipeline.defines import compiler_defines
     from cudalens.pipeline.stages import analyze_file
@@ -104,6 +128,77 @@ def analyze_files(paths: list[str], *, block: tuple[int, int, int] | None, defin
             worker.shutdown(wait=True, cancel_futures=True)
 
 
+def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, defines: Mapping[str, Any], cc: str,
+                      compile: bool, build: Any, jobs: int, keep_going: bool, progress: Progress | None,
+                      instantiate: tuple[str, ...], limits: Any) -> tuple[list[Any], list[tuple[str, str]]]:
+    """analyze_files with every file in its own worker (pipeline.isolated): the units first, ``jobs``
+    at a time, each parsing, compiling and analysing its file; then the headers, compiled through
+    the units' results. A file stopped at a limit is listed with its one line (or, without
+    ``keep_going``, raised as an InputError)."""
+    from cudalens.hardware.table import limits as cc_limits
+    from cudalens.pipeline.isolated import Stopped, mark, run_limited
+
+    cc = cc_limits(cc).cc
+    wanted = _instantiations(order, instantiate) if compile else {}
+    unit_results: dict[str, Any] = {}
+
+    def one(p: str) -> Any:
+        from cudalens.pipeline.defines import compiler_defines
+        from cudalens.pipeline.model_workers import model_worker
+        from cudalens.pipeline.stages import analyze_file
+        from cudalens.source.parse import parse_file
+
+        outcome = None
+        if compile:
+            mark("parse")
+            predefined = tuple(build.header_macros(p).items()) if build is not None else ()
+            defs = compiler_defines(parse_file(p, predefined), defines)
+            mark("compile")
+            if is_header(p):
+                units = [u for u in unit_results if not isinstance(unit_results[u], BaseException)]
+                futures: dict[str, Future] = {}
+                for u in units:
+                    futures[u] = Future()
+                    futures[u].set_result((unit_results[u].compiled, []))
+                outcome = _compile_header(p, units, futures, cc, defs, build, wanted.get(p, ()))
+            else:
+                outcome = _compile_unit(p, cc, defs, build, wanted.get(p, ()))
+        worker = model_worker() if compile else None
+        try:
+            return analyze_file(p, block=block, defines=defines, cc=cc, compile=compile, build=build,
+                                compiled_outcome=outcome, instantiate=wanted.get(p, ()), worker=worker)
+        finally:
+            if worker is not None:
+                worker.shutdown(wait=True, cancel_futures=True)
+
+    count = [0]
+
+    def tick(p: str, _res: Any) -> None:
+        count[0] += 1
+        if progress is not None:
+            progress(count[0], len(order), p)
+
+    units = [p for p in order if not is_header(p)]
+    unit_results.update(run_limited(units, one, limits, jobs, tick))
+    results = dict(unit_results)
+    results.update(run_limited([p for p in order if is_header(p)], one, limits, jobs, tick))
+    done: list[Any] = []
+    failed: dict[str, str] = {}
+    for p in order:
+        res = results[p]
+        if isinstance(res, (CudalensError, OSError, Stopped)):
+            if not keep_going:
+                raise InputError(_reason(p, res)) from None
+            failed[p] = _reason(p, res)
+        elif isinstance(res, BaseException):
+            if not keep_going:
+                raise res
+            failed[p] = f"{p}: the analysis failed ({what_failed(res)}; please report it with this file)"
+        else:
+            done.append(res)
+    return done, [(p, failed[p]) for p in order if p in failed]
+
+
 def _compile_unit(path: str, cc: str, defines: Mapping[str, Any], build: Any,
                   instantiate: tuple[str, ...] = ()) -> tuple[Any | None, list[str]]:
     """The one compile of a unit: its cubin facts and, kept from the same nvcc run, the PTX the
@@ -155,6 +250,8 @@ def _instantiations(paths: list[str], instantiate: tuple[str, ...]) -> dict[str,
 
 def _read(path: str) -> str:
     try:
+        if not Path(path).is_file():  # a FIFO or device would block or never end
+            return ""
         return Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""

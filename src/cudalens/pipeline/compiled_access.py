@@ -17,17 +17,22 @@ from typing import Any, Mapping
 
 from cudalens.access.ptx_eval import KernelEvaluation
 from cudalens.compiled.names import base_name_from_mangled
+from cudalens.errors import what_failed
 from cudalens.pipeline.model_workers import Job, evaluate_jobs
 from cudalens.source.model import Kernel, SourceModel
 
 
 def _launch(k: Kernel, model: SourceModel, block: tuple[int, int, int] | None,
             defines: Mapping[str, Any]) -> tuple[tuple[int, int, int], tuple[int, int, int], dict[int, Any]]:
-    from cudalens.access.model import DEFAULT_BLOCK, launch_values
+    from cudalens.access.model import DEFAULT_BLOCK, MAX_BLOCK_THREADS, launch_values
 
     site = next((s for s in model.launch_sites if s.kernel == k.name), None)
     blk = block or (site.block_dims if site and site.block_dims else None) or DEFAULT_BLOCK
+    if not (all(d >= 1 for d in blk) and blk[0] * blk[1] * blk[2] <= MAX_BLOCK_THREADS):
+        blk = DEFAULT_BLOCK  # a launch that fails on every GPU (dim3(1024, 1024, 64)): not a block to model
     grid = site.grid_dims if site and site.grid_dims else (2, 1, 1)
+    if not (all(d >= 1 for d in grid) and grid[0] < 2**31 and grid[1] <= 65535 and grid[2] <= 65535):
+        grid = (2, 1, 1)  # likewise a grid no GPU launches
     values, _notes = launch_values(k, model, defines)
     params: dict[int, Any] = {}
     for i, p in enumerate(k.params):
@@ -55,8 +60,7 @@ def compiled_access(path: str, model: SourceModel, cc: str, defines: Mapping[str
     try:  # the kernels are parsed as they are evaluated (model_workers)
         source = PtxSource(ptx or compile_ptx(path, cc, {k: str(v) for k, v in defines.items()}, flags).ptx)
     except Exception as exc:  # noqa: BLE001 - the source model is the fallback
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return {}, [f"compiled access model unavailable ({type(exc).__name__}: {msg}); source access model used"]
+        return {}, [f"compiled access model unavailable ({what_failed(exc)}); source access model used"]
     jobs: list[Job] = []
     owner: dict[str, str] = {}
     for name in source.entry_names:

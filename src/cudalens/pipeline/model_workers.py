@@ -25,6 +25,7 @@ from typing import Any, Iterator, Mapping
 
 from cudalens.access.ptx_eval import KernelEvaluation, evaluate
 from cudalens.compiled.ptx import PtxSource
+from cudalens.errors import what_failed
 
 #: (mangled kernel, block, grid, known parameters, SASS shared widths per line)
 Job = tuple[str, tuple[int, int, int], tuple[int, int, int], Mapping[int, Any], Any]
@@ -71,7 +72,7 @@ def _evaluate(source: PtxSource, job: Job) -> KernelEvaluation | str:
     try:
         return evaluate(module, fn, blk, grid, params, sass_lds=sass)
     except Exception as exc:  # noqa: BLE001 - a model failure is reported per kernel
-        return type(exc).__name__
+        return what_failed(exc)
 
 
 #: in the worker: the unit whose chunks it is evaluating (its PTX key and source)

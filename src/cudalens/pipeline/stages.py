@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from cudalens.access.model import analyze_model
-from cudalens.errors import InputError
+from cudalens.errors import InputError, what_failed
 from cudalens.findings import sort_findings
 from cudalens.hardware.table import limits
 from cudalens.pipeline.analysis import Analysis, FileAnalysis
 from cudalens.pipeline.confirm import confirm_source_findings
 from cudalens.pipeline.defines import compiler_defines
+from cudalens.pipeline.isolated import mark
 from cudalens.pipeline.join import join, joined_model
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import run_rules
@@ -31,7 +32,7 @@ def _compile(path: str, cc: str, defines: Mapping[str, Any], build: Any = None,
     try:
         from cudalens.compiled import compile_file
     except Exception as exc:  # noqa: BLE001 - the compiled layer is optional
-        return None, [f"compiled layer unavailable ({type(exc).__name__}); source-only analysis"]
+        return None, [f"compiled layer unavailable ({what_failed(exc)}); source-only analysis"]
     try:
         flags = build.nvcc_flags(through or path) if build is not None else ()
         result = compile_file(path, cc, {k: str(v) for k, v in defines.items()}, flags,  # defines already filtered
@@ -39,8 +40,7 @@ def _compile(path: str, cc: str, defines: Mapping[str, Any], build: Any = None,
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - ToolchainError, CompileError: continue source-only
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return None, [f"not compiled ({type(exc).__name__}: {msg}); source-only analysis"]
+        return None, [f"not compiled ({what_failed(exc)}); source-only analysis"]
     return result, []
 
 
@@ -57,15 +57,24 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
     defines = dict(defines or {})
     predefined = tuple(build.header_macros(path).items()) if build is not None else ()
     budget = Budget()  # one time and memory budget for the file's front end and models
-    model = analyze_model(parse_file(path, predefined, budget), block=block, defines=defines, budget=budget)
+    mark("parse")
+    parsed = parse_file(path, predefined, budget)
+    mark("model")
+    model = analyze_model(parsed, block=block, defines=defines, budget=budget)
     notes: list[str] = []
     compiled = None
     if compile:
         compiled, notes = compiled_outcome or _compile(str(path), cc, compiler_defines(model, defines), build,
                                                        instantiate=instantiate)
         notes = list(notes)
+        plain = sorted({k.name for k in model.kernels if not k.is_template})
+        if compiled is not None and plain and not compiled.kernels:  # e.g. a macro that swallowed the #include
+            compiled = None
+            notes.append(f"not compiled (compile error: the compile produced none of the file's kernels "
+                         f"({', '.join(plain[:3])}{' ...' if len(plain) > 3 else ''})); source-only analysis")
     evals: dict[str, Any] = {}
     if compiled is not None:  # the access model on the compiled PTX; the source model stays the fallback
+        mark("compiled model")
         from cudalens.pipeline.compiled_access import compiled_access, sass_shared_widths
 
         flags = tuple(build.nvcc_flags(str(path))) if build is not None else ()
@@ -81,33 +90,37 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
                                         "line": site.line})
     ctx = RuleContext(source=model, cc=cc, compiled=dict(compiled.kernels) if compiled is not None else None,
                       launch=launch)
+    mark("rules")
     findings, problems = run_rules(ctx)
     if compiled is not None:
         try:
             findings = list(confirm_source_findings(findings, compiled))
         except Exception as exc:  # noqa: BLE001
-            notes.append(f"could not confirm findings against the compiled code ({type(exc).__name__})")
+            notes.append(f"could not confirm findings against the compiled code ({what_failed(exc)})")
     notes.extend(problems)
+    mark("report")
     findings = estimate(findings, model)  # runs per thread, and priorities the guide leaves to the cost
     return FileAnalysis(model, compiled, tuple(sort_findings(findings)), tuple(notes), kernels)
 
 
 def analyze(paths: list[str], *, block: tuple[int, int, int] | None = None, defines: Mapping[str, Any] | None = None,
             cc: str = "9.0", compile: bool = True, build: Any = None, jobs: int = 1, keep_going: bool = False,
-            progress: Any = None, binary: str | Path | None = None, instantiate: tuple[str, ...] = ()) -> Analysis:
+            progress: Any = None, binary: str | Path | None = None, instantiate: tuple[str, ...] = (),
+            file_limits: Any = None) -> Analysis:
     """Analyze every file; a non-CUDA file raises InputError naming it (with ``keep_going``, it is
     listed in ``Analysis.failed`` and the others are analyzed). Compiles run ``jobs`` at a time;
     headers are compiled through a translation unit that includes them (see
     :mod:`cudalens.pipeline.batch`). ``binary``: a built executable, object or library whose
     embedded SASS and PTX are judged against ``cc`` (rule Y3), once for the whole analysis.
-    ``instantiate``: template kernels every compiled unit instantiates (``--instantiate``)."""
+    ``instantiate``: template kernels every compiled unit instantiates (``--instantiate``).
+    ``file_limits``: each file in a worker with a hard deadline and memory cap (pipeline.isolated)."""
     if not paths:
         raise InputError("no file given")
     from cudalens.pipeline.batch import analyze_files
 
     files, failed = analyze_files(list(paths), block=block, defines=dict(defines or {}), cc=cc, compile=compile,
                                   build=build, jobs=jobs, keep_going=keep_going, progress=progress,
-                                  instantiate=tuple(instantiate))
+                                  instantiate=tuple(instantiate), file_limits=file_limits)
     if binary is not None and files:
         files[0] = binary_findings(files[0], binary, cc)
     return Analysis(tuple(files), cc, block, dict(defines or {}), tuple(failed))

@@ -14,7 +14,6 @@ project) is taken relative to the folder of the JSON file.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 from collections.abc import Mapping
@@ -117,13 +116,13 @@ def _entry(raw: Any, base: Path, where: str) -> Entry:
 
 def load_compile_commands(path: str | Path) -> dict[str, Entry]:
     """Resolved file path -> its :class:`Entry` (the first entry of a file repeated)."""
+    from cudalens.textio import load_json
+
     p = Path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+        data = load_json(p)
     except ValueError as exc:
-        raise InputError(f"{path}: not valid JSON ({exc})") from None
+        raise InputError(str(exc)) from None
     if not isinstance(data, list):
         raise InputError(f"{path}: expected a JSON list of compile commands")
     base = p.resolve().parent

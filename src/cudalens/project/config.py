@@ -22,7 +22,6 @@ unread here, for the code that owns it.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,11 +29,6 @@ from types import MappingProxyType
 from typing import Any
 
 from cudalens.errors import InputError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 NAMES = ("cudalens.toml", "pyproject.toml")
 BUILD_KEYS = ("include-dirs", "nvcc-flags", "defines", "compile-commands", "cc")
@@ -114,13 +108,12 @@ class Config:
 
 
 def _read(path: Path) -> dict[str, Any]:
+    from cudalens.textio import load_toml
+
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML ({exc})") from None
+        return load_toml(path)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
 
 
 def _table(path: Path) -> dict[str, Any] | None:

@@ -44,14 +44,24 @@ class BuildContext:
     commands: Mapping[str, Entry] = field(default_factory=lambda: MappingProxyType({}))
     compile_commands: str | None = None
     config: Config = field(default_factory=Config)
+    #: --trust-project-flags: flags from the repository may name programs (see project.flags)
+    trusted: bool = False
 
     def entry(self, path: str | Path) -> Entry | None:
         """The compile_commands entry of ``path``, if it has one."""
-        return self.commands.get(str(Path(path).resolve()))
+        try:
+            return self.commands.get(str(Path(path).resolve()))
+        except (OSError, RuntimeError):  # a symlink loop: no entry
+            return None
 
     def nvcc_flags(self, path: str | Path) -> tuple[str, ...]:
         """The flags ``path`` is compiled with (before cudalens' own -arch/-cubin/-lineinfo)."""
         entry = self.entry(path)
+        if entry is not None:  # checked when used, so one bad entry stops only its own file
+            from cudalens.project.flags import check_flags
+
+            check_flags(entry.flags, f"{self.compile_commands} (entry for {entry.file})", trusted=self.trusted,
+                        base=entry.directory)
         return (*(entry.flags if entry else ()), *(f"-I{d}" for d in self.include_dirs),
                 *(f"-D{d}" for d in self.defines), *self.flags)
 
@@ -93,6 +103,8 @@ class BuildContext:
         reads them, [headers in first-inclusion order]); each header is read once (include guards,
         #pragma once)."""
         from cudalens.compiled.toolchain import is_toolchain_file
+        from cudalens.errors import InputError
+        from cudalens.source.parse import read_source
 
         dirs = [Path(d) for d in self.search_dirs(path)]
         start = Path(path).resolve()
@@ -102,8 +114,8 @@ class BuildContext:
 
         def visit(cur: Path, record: bool) -> None:
             try:
-                text = re.sub(r"\\\r?\n", " ", cur.read_bytes().decode("utf-8", "replace"))
-            except OSError:
+                text = re.sub(r"\\\r?\n", " ", read_source(cur).decode("utf-8", "replace"))
+            except (OSError, InputError):  # unreadable, not a regular file, too large: not followed
                 return
             pos = 0
             for m in _INCLUDE_RE.finditer(text):
@@ -129,9 +141,14 @@ class BuildContext:
 
 def build_context(paths: Iterable[str | Path] = (), *, include_dirs: Iterable[str] = (), defines: Iterable[str] = (),
                   nvcc_flags: Iterable[str] = (), compile_commands: str | None = None,
-                  use_config: bool = True) -> BuildContext:
+                  use_config: bool = True, trust_flags: bool = False) -> BuildContext:
     """The context for analysing ``paths``: the configuration found from the first of them, then
-    the compile commands, then the command line's values."""
+    the compile commands, then the command line's values. Flags from the configuration, the
+    command line and the options files they name go through the allow-list of
+    :mod:`cudalens.project.flags` (InputError naming their source), unless ``trust_flags``;
+    compile_commands entries are checked when their file is compiled."""
+    from cudalens.project.flags import check_flags
+
     first = next(iter(paths), ".")
     config = find_config(first) if use_config else Config()
     dirs = [*config.include_dirs()]
@@ -144,7 +161,10 @@ def build_context(paths: Iterable[str | Path] = (), *, include_dirs: Iterable[st
     return BuildContext(
         include_dirs=tuple(dict.fromkeys(dirs)),
         defines=(*config.defines(), *defines),
-        flags=(*config.nvcc_flags(), *nvcc_flags),
+        flags=(*check_flags(config.nvcc_flags(), f"{config.path}: [tool.cudalens] nvcc-flags", trusted=trust_flags,
+                            base=str(config.root)),
+               *check_flags(nvcc_flags, "--nvcc-flag", trusted=trust_flags)),
+        trusted=trust_flags,
         commands=MappingProxyType(commands),
         compile_commands=cc_file,
         config=config,

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from cudalens.pipeline.join import KernelRecord
+from cudalens.textio import printable
 
 _COLORS = {"high": "bold red", "medium": "yellow", "medium-low": "cyan", "low": "blue", "info": "dim"}
 
@@ -23,7 +24,7 @@ def render_analysis(analysis: Any, console: Console, show_accesses: bool = True,
     """
     findings = analysis.findings if findings is None else list(findings)
     for fa in analysis.files:
-        console.print(Text(f"{fa.model.path}", style="bold"))
+        console.print(Text(printable(fa.model.path), style="bold"))
         for note in fa.notes:
             console.print(Text(f"  note: {note}", style="dim"))
         for p in fa.model.problems[:5]:

@@ -27,6 +27,7 @@ import pkgutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Literal
 
+from cudalens.errors import what_failed
 from cudalens.findings import Evidence, Finding, Layer, Priority
 from cudalens.rules.catalog import CATALOG
 
@@ -215,5 +216,5 @@ def run_rules(ctx: RuleContext, only: Iterable[str] | None = None) -> tuple[list
             found.extend(spec._run(ctx))
         except Exception as exc:  # noqa: BLE001 - a broken rule must not abort the report
             if rule_id in wanted:
-                problems.append(f"rule {rule_id} failed: {type(exc).__name__}: {exc}")
+                problems.append(f"rule {rule_id} failed ({what_failed(exc)})")
     return [f for f in resolve_overlaps(found) if f.rule in wanted], problems

@@ -17,17 +17,19 @@ C/C++/CUDA at all raises :class:`~cudalens.errors.InputError` (criterion in :fun
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Any, Iterator
 
-from cudalens.errors import InputError
+from cudalens.errors import InputError, what_failed
 from cudalens.source import expr as E
 from cudalens.source import syntax as syn
 from cudalens.source.declarations import params, qualifiers, template_params
 from cudalens.source.detect import error_lines as _error_lines
 from cudalens.source.detect import error_ratio, looks_like_c  # noqa: F401 - re-exported
 from cudalens.source.kernel_walk import walk_kernel
-from cudalens.source.limits import MAX_NESTING, Budget, deep_points
+from cudalens.source.limits import MAX_FILE_BYTES, MAX_NESTING, Budget, deep_points
 from cudalens.source.model import Call, Kernel, LaunchSite, SourceModel
 from cudalens.source.scope import FileScope
 from cudalens.source.syntax import end_line_of, iter_nodes, line_of, parse_tree
@@ -56,10 +58,55 @@ def parse_file(path: str | Path, predefined: tuple[tuple[str, str], ...] = (),
     ``predefined``: (name, macro text) pairs the file sees before its own ``#define``s, e.g. the
     macros of the project headers it includes (:meth:`cudalens.project.BuildContext.header_macros`)."""
     p = Path(path)
-    if p.is_dir():
-        raise InputError(f"{p}: is a directory, not a CUDA source file")
-    data = p.read_bytes()
-    return _parse(data, str(p), predefined, budget)
+    return _parse(read_source(p), str(p), predefined, budget)
+
+
+def read_source(p: Path) -> bytes:
+    """The bytes of a regular file of at most MAX_FILE_BYTES; InputError (one line) for anything else:
+    a directory, a FIFO or device (which would block or never end), a symlink loop, a huge file."""
+    try:
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        if stat.S_ISDIR(_mode(p)):
+            raise InputError(f"{p}: is a directory, not a CUDA source file") from None
+        raise InputError(f"{p}: cannot read ({exc.strerror or 'error'})") from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise InputError(f"{p}: is a directory, not a CUDA source file")
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(f"{p}: not a regular file (a FIFO, device or socket); refused")
+        if st.st_size > MAX_FILE_BYTES:
+            raise InputError(f"{p}: {st.st_size / 1e6:.1f} MB, over the limit of {MAX_FILE_BYTES / 1e6:g} MB "
+                             "for one source file; refused")
+        data = fh.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise InputError(f"{p}: over the limit of {MAX_FILE_BYTES / 1e6:g} MB for one source file; refused")
+    return data
+
+
+def source_problem(path: str | Path) -> str | None:
+    """Why ``path`` is refused before anything reads it (one line), or None: not found, a symlink
+    loop, a directory, a FIFO or device, over MAX_FILE_BYTES. Nothing is opened."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return f"{path}: cannot read ({exc.strerror or 'error'})"
+    if stat.S_ISDIR(st.st_mode):
+        return f"{path}: is a directory, not a CUDA source file"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{path}: not a regular file (a FIFO, device or socket); refused"
+    if st.st_size > MAX_FILE_BYTES:
+        return (f"{path}: {st.st_size / 1e6:.1f} MB, over the limit of {MAX_FILE_BYTES / 1e6:g} MB for one source "
+                "file; refused")
+    return None
+
+
+def _mode(p: Path) -> int:
+    try:
+        return os.stat(p).st_mode
+    except OSError:
+        return 0
 
 
 def parse_source(text: str, path: str = "<string>") -> SourceModel:
@@ -123,9 +170,9 @@ def _build(text: str, path: str, tree: Any, predefined: tuple[tuple[str, str], .
             try:
                 kernels.append(_kernel(fn, name, path, is_template, tparams, scope))
             except Exception as exc:  # noqa: BLE001 - never fail the whole file on one kernel
-                problems.append(f"kernel {name} (line {line_of(fn)}): not modelled ({type(exc).__name__}: {exc})")
+                problems.append(f"kernel {name} (line {line_of(fn)}): not modelled ({what_failed(exc)})")
                 kernels.append(Kernel(name, path, line_of(fn), end_line_of(fn), (), is_template, None, node=fn,
-                                      problems=(f"not modelled: {type(exc).__name__}",)))
+                                      problems=(f"not modelled: {what_failed(exc)}",)))
             continue
         if "__device__" in quals:
             device_functions.append(name)

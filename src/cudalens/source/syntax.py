@@ -467,7 +467,10 @@ def base_name(node: Node | None) -> str:
         elif t == "field_expression":
             node = node.child_by_field_name("argument")
         elif t == "parenthesized_expression":
-            node = strip_parens(node)
+            inner = strip_parens(node)
+            if inner is node:  # ``(p q)``: more than one expression inside, no single base
+                return ""
+            node = inner
         else:
             return ""
     return ""

@@ -11,7 +11,6 @@ keeps it in the baseline; editing the flagged line itself makes it new. Identica
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -63,13 +62,12 @@ def baseline_document(fingerprints: Iterable[tuple[Finding, str]]) -> dict:
 
 def load_baseline(path: str) -> Baseline:
     """Read a baseline file; a missing or malformed file raises ValueError naming it."""
+    from cudalens.textio import load_json
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except OSError as exc:
-        raise ValueError(f"--baseline {path}: cannot read ({exc.strerror})") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"--baseline {path}: not JSON (line {exc.lineno}: {exc.msg})") from None
+        doc = load_json(path)
+    except ValueError as exc:
+        raise ValueError(f"--baseline {exc}") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("fingerprints"), dict):
         raise ValueError(f"--baseline {path}: not a cudalens baseline (expected schema {SCHEMA!r}; "
                          "write one with --write-baseline)")

@@ -1,0 +1,188 @@
+"""Each file's whole analysis in a worker process with a hard deadline and a memory cap (issue #25).
+
+:func:`run_limited` forks one child per file, at most ``jobs`` at a time. The child becomes the
+leader of its own process group (so nvcc and the model worker it starts die with it), caps its
+address space (``resource.setrlimit(RLIMIT_AS)``: its size at the fork plus ``memory_mb``), runs
+the file's function and writes the result (pickled, tree-sitter nodes left out: the reports read
+the model's facts, never its syntax tree) to a private folder. The parent waits; at the deadline it
+kills the child's process group. A file that is stopped, that runs out of memory or whose worker
+dies is reported in one line naming the stage it was in and the limit; the other files finish.
+
+The stage is what the child last wrote through :func:`mark` (parse, model, compile, rules, report).
+Where fork is not available (not Linux/macOS), the function runs in process, without the limits.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import resource
+import signal
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+#: the defaults of ``check`` and ``analyze``
+DEFAULT_DEADLINE_S = 60.0
+DEFAULT_MEMORY_MB = 2048
+
+_stage_file: str | None = None
+
+
+@dataclass(frozen=True)
+class FileLimits:
+    """Hard limits of one file's analysis: seconds of wall time and MB of memory over the start."""
+
+    seconds: float = DEFAULT_DEADLINE_S
+    memory_mb: int = DEFAULT_MEMORY_MB
+
+
+def mark(stage: str) -> None:
+    """Record the stage the analysis of this process's file is in (a no-op outside a worker)."""
+    if _stage_file is not None:
+        try:
+            with open(_stage_file, "w", encoding="utf-8") as fh:
+                fh.write(stage)
+        except OSError:
+            pass
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles a result with its tree-sitter trees and nodes replaced by None."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if type(obj).__module__.startswith("tree_sitter"):
+            return (type(None), ())
+        return NotImplemented
+
+
+def _vm_mb() -> float:
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            return int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _child(fn: Callable[[str], Any], item: str, out: str, stage: str, memory_mb: int) -> int:
+    global _stage_file
+    _stage_file = stage
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass
+    cap = int((_vm_mb() + memory_mb) * 2**20)
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    except (ValueError, OSError):
+        pass
+    try:
+        value: Any = ("ok", fn(item))
+    except MemoryError:
+        value = ("memory", None)
+    except BaseException as exc:  # noqa: BLE001 - the parent decides; the exception object crosses as is
+        value = ("error", exc)
+    buf = io.BytesIO()
+    try:
+        _Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+    except MemoryError:
+        buf = io.BytesIO(pickle.dumps(("memory", None)))
+    except Exception as exc:  # noqa: BLE001 - an exception that does not pickle: its text only
+        buf = io.BytesIO(pickle.dumps(("error", RuntimeError(str(exc)))))
+    with open(out + ".part", "wb") as fh:
+        fh.write(buf.getvalue())
+    os.replace(out + ".part", out)
+    return 0
+
+
+class Stopped(Exception):
+    """A file's worker stopped at a limit or died: ``str()`` is the one line that says so."""
+
+
+def run_limited(items: Iterable[str], fn: Callable[[str], Any], limits: FileLimits, jobs: int = 1,
+                done: Callable[[str, Any], None] | None = None) -> dict[str, Any]:
+    """``fn(item)`` for every item, each in its own worker under ``limits``; at most ``jobs`` at once.
+
+    Returns {item: result}, where a result is ``fn``'s value, the exception ``fn`` raised, or a
+    :class:`Stopped` (deadline, memory cap, worker died). ``done(item, result)`` is called as each
+    finishes (in the order they finish)."""
+    order = list(items)
+    if not hasattr(os, "fork"):
+        out: dict[str, Any] = {}
+        for it in order:
+            try:
+                out[it] = fn(it)
+            except Exception as exc:  # noqa: BLE001
+                out[it] = exc
+            if done is not None:
+                done(it, out[it])
+        return out
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="cudalens-work-") as tmp:
+        pending = list(enumerate(order))
+        running: dict[int, tuple[int, str, float]] = {}
+        while pending or running:
+            while pending and len(running) < max(1, jobs):
+                i, it = pending.pop(0)
+                base = os.path.join(tmp, str(i))
+                pid = os.fork()
+                if pid == 0:  # the worker
+                    code = 1
+                    try:
+                        code = _child(fn, it, base + ".out", base + ".stage", limits.memory_mb)
+                    finally:
+                        os._exit(code)
+                running[pid] = (i, it, time.monotonic())
+            time.sleep(0.02)
+            for pid, (i, it, t0) in list(running.items()):
+                base = os.path.join(tmp, str(i))
+                got, status = os.waitpid(pid, os.WNOHANG)
+                if got == 0 and time.monotonic() - t0 <= limits.seconds:
+                    continue
+                if got == 0:  # past the deadline: the worker and whatever it started
+                    _kill_group(pid)
+                    os.waitpid(pid, 0)
+                    res: Any = Stopped(f"{it}: stopped in the {_stage(base)} stage at the deadline of "
+                                       f"{limits.seconds:g} s")
+                else:
+                    _kill_group(pid)  # a model worker or compiler it left behind
+                    res = _collect(it, base, status, limits)
+                del running[pid]
+                results[it] = res
+                if done is not None:
+                    done(it, res)
+    return {it: results[it] for it in order}
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _stage(base: str) -> str:
+    try:
+        with open(base + ".stage", encoding="utf-8") as fh:
+            return fh.read().strip() or "start"
+    except OSError:
+        return "start"
+
+
+def _collect(item: str, base: str, status: int, limits: FileLimits) -> Any:
+    try:
+        with open(base + ".out", "rb") as fh:
+            kind, value = pickle.load(fh)
+    except (OSError, EOFError, pickle.UnpicklingError, MemoryError, AttributeError, ImportError, TypeError):
+        why = (f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}")
+        return Stopped(f"{item}: the analysis died in the {_stage(base)} stage ({why}; memory cap "
+                       f"{limits.memory_mb} MB)")
+    if kind == "memory":
+        return Stopped(f"{item}: stopped in the {_stage(base)} stage at the memory cap of {limits.memory_mb} MB")
+    return value
