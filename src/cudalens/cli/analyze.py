@@ -88,8 +88,9 @@ def register(group: click.Group) -> None:
 
     @group.command("analyze")
     @click.argument("files", nargs=-1, required=True)
-    @click.option("--block", "block", default=None, metavar="X[,Y[,Z]]",
-                  help="Block size the access model uses (default: the launch site's block, else 256).")
+    @click.option("--block", "block", multiple=True, metavar="[KERNEL=]X[,Y[,Z]]",
+                  help="Block size the models use, for every kernel or for one (--block transpose=32,8; "
+                       "repeatable). Default: the block of the kernel's launch found in the project, else 256.")
     @click.option("--define", "-D", "defines", multiple=True, metavar="NAME=VALUE",
                   help="Value of a kernel parameter, template parameter or macro (repeatable). nvcc gets "
                        "-DNAME=VALUE only for names the file uses as macros or that are not parameter names.")
@@ -126,11 +127,11 @@ def register(group: click.Group) -> None:
         Example: cudalens analyze saxpy.cu --run "saxpy --grid 65536 --block 256 --arg int32=16777216
         --arg float32=2 --arg float32[2^24] --arg float32[2^24]@inout" --counters --format html -o saxpy.html
         """
-        from cudalens.access.model import parse_block, parse_defines
+        from cudalens.access.model import parse_blocks, parse_defines
         from cudalens.pipeline import PROFILE_RUN, analyze, gather_evidence, guided_report
 
         try:
-            blk = parse_block(block) if block else None
+            blk = parse_blocks(tuple(block))
             defs = parse_defines(list(defines))
         except ValueError as exc:
             raise InputError(str(exc)) from None
@@ -146,11 +147,12 @@ def register(group: click.Group) -> None:
         from cudalens.triage import triage_analysis
 
         options = build_options(list(files), tuple(select), tuple(ignore), baseline, min_impact)
-        from cudalens.cli._build import make_build
+        from cudalens.cli._build import make_build, make_project
 
-        build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config)
+        project = make_project(list(files), list(files))
+        build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config, project)
         raw = analyze(list(files), block=blk, defines=defs, cc=cc, compile=not no_compile, build=build, binary=binary,
-                      instantiate=insts)
+                      instantiate=insts, project=project)
         if write_baseline:
             chosen, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
             save_baseline(write_baseline, chosen.findings, {fa.model.path: fa.model.text for fa in raw.files})

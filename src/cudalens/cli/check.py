@@ -150,17 +150,19 @@ def register(group: click.Group) -> None:
             defs = parse_defines(list(defines))
         except ValueError as exc:
             raise InputError(str(exc)) from None
-        from cudalens.cli._build import make_build
+        from cudalens.cli._build import make_build, make_project
         from cudalens.cli.analyze import check_instantiations
 
         insts = check_instantiations(tuple(instantiate))
 
         files = collect_paths(list(paths), tuple(exclude))
         options = build_options(files, tuple(select), tuple(ignore), baseline, min_impact)
-        build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config)
+        project = make_project(list(paths), files)
+        build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config, project)
         with _progress(len(files)) as progress:
             raw = analyze(files, defines=defs, cc=cc, compile=not no_compile, build=build,
-                          jobs=jobs or os.cpu_count() or 1, keep_going=True, progress=progress, instantiate=insts)
+                          jobs=jobs or os.cpu_count() or 1, keep_going=True, progress=progress, instantiate=insts,
+                          project=project)
         if write_baseline:
             selected, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
             save_baseline(write_baseline, selected.findings, {fa.model.path: fa.model.text for fa in raw.files})

@@ -40,7 +40,7 @@ class FileAnalysis:
 class Analysis:
     files: tuple[FileAnalysis, ...]
     cc: str = "9.0"
-    block: tuple[int, int, int] | None = None
+    block: Any = None  # --block: (x, y, z) for every kernel, or {kernel (None: the others): (x, y, z)}
     defines: dict[str, Any] = field(default_factory=dict)
     failed: tuple[tuple[str, str], ...] = ()  # (path, one-line reason) of files that could not be analyzed
 
@@ -57,7 +57,8 @@ class Analysis:
         return {
             "schema": SCHEMA,
             "cc": self.cc,
-            "block": list(self.block) if self.block else None,
+            "block": (list(self.block) if isinstance(self.block, tuple) else
+                      {str(k or "*"): list(v) for k, v in self.block.items()} if self.block else None),
             "defines": {k: v for k, v in self.defines.items()},
             "files": [{"path": fa.model.path, "problems": list(fa.model.problems), "notes": list(fa.notes),
                        "compiled": fa.compiled is not None, "compile_error": fa.compile_error}

@@ -40,12 +40,15 @@ def _reason(path: str, exc: BaseException) -> str:
     return text if Path(path).name in text else f"{path}: {text}"
 
 
-def analyze_files(paths: list[str], *, block: tuple[int, int, int] | None, defines: Mapping[str, Any], cc: str,
+def analyze_files(paths: list[str], *, block: Any, defines: Mapping[str, Any], cc: str,
                   compile: bool, build: Any, jobs: int = 1, keep_going: bool = False,
-                  progress: Progress | None = None,
-                  instantiate: tuple[str, ...] = ()) -> tuple[list[Any], list[tuple[str, str]]]:
+                  progress: Progress | None = None, instantiate: tuple[str, ...] = (),
+                  project: Any = None) -> tuple[list[Any], list[tuple[str, str]]]:
     """(FileAnalysis per analysable file, [(path, reason)] of the others). ``instantiate``: template
-    kernels each compiled unit instantiates; one the compiler rejects is an InputError naming it."""
+    kernels each compiled unit instantiates; one the compiler rejects is an InputError naming it.
+    ``project``: the :class:`cudalens.project.tree.Project` the files belong to: its launches
+    (every file of it) give each kernel its launch, and a ``.cu`` another of its units includes is
+    compiled through that unit. Without it, the launches of the given files alone are used."""
     from cudalens.hardware.table import limits
     from cudalens.pipeline.defines import compiler_defines
     from cudalens.pipeline.stages import analyze_file
@@ -63,6 +66,9 @@ def analyze_files(paths: list[str], *, block: tuple[int, int, int] | None, defin
         failed[path] = _reason(path, exc)
 
     wanted = _instantiations(order, instantiate) if compile else {}
+    table = _launch_table(order, project, build)
+    included = {p: project.includers(p) if project is not None and not is_header(p) else () for p in order}
+    defined = {p: _kernel_names(_read(p)) for p in order}
     futures: dict[str, Future] = {}
     from cudalens.pipeline.model_workers import model_worker
 
@@ -77,21 +83,22 @@ def analyze_files(paths: list[str], *, block: tuple[int, int, int] | None, defin
                     compile_defs[p] = compiler_defines(parse_file(p, predefined), defines)
                 except (CudalensError, OSError) as exc:
                     fail(p, exc)
-            units = [p for p in order if p in compile_defs and not is_header(p)]
+            units = [p for p in order if p in compile_defs and not is_header(p) and not included[p]]
             for p in units:
                 futures[p] = pool.submit(_compile_unit, str(p), cc, compile_defs[p], build, wanted.get(p, ()))
             for p in order:
-                if p in compile_defs and is_header(p):
+                if p in compile_defs and (is_header(p) or included[p]):
                     futures[p] = pool.submit(_compile_header, p, units, futures, cc, compile_defs[p], build,
-                                             wanted.get(p, ()))
+                                             wanted.get(p, ()), included[p])
         done: list[Any] = []
         for i, p in enumerate(order):
             if p not in failed:
                 try:
                     outcome = futures[p].result() if p in futures else None
+                    elsewhere = frozenset().union(*(defined[q] for q in order if q != p)) - defined[p]
                     done.append(analyze_file(p, block=block, defines=defines, cc=cc, compile=compile, build=build,
                                              compiled_outcome=outcome, instantiate=wanted.get(p, ()),
-                                             worker=worker))
+                                             worker=worker, launches=table, elsewhere=elsewhere))
                 except (CudalensError, OSError) as exc:
                     fail(p, exc)
             if progress is not None:
@@ -114,9 +121,11 @@ def _compile_unit(path: str, cc: str, defines: Mapping[str, Any], build: Any,
 
 
 def _compile_header(header: str, units: list[str], futures: dict[str, Future], cc: str, defines: Mapping[str, Any],
-                    build: Any, instantiate: tuple[str, ...] = ()) -> tuple[Any | None, list[str]]:
-    """Compile ``header`` through the first unit that includes it (units are queued before headers,
-    so waiting on them cannot deadlock the pool)."""
+                    build: Any, instantiate: tuple[str, ...] = (),
+                    includers: tuple[str, ...] = ()) -> tuple[Any | None, list[str]]:
+    """Compile ``header`` (or a ``.cu`` another unit includes) through the first unit that
+    includes it (units are queued before headers, so waiting on them cannot deadlock the pool);
+    ``includers``: the project's units that include it, tried when no given unit does."""
     from cudalens.pipeline.stages import _compile
 
     real = str(Path(header).resolve())
@@ -124,6 +133,10 @@ def _compile_header(header: str, units: list[str], futures: dict[str, Future], c
         result, _notes = futures[unit].result()
         if result is not None and real in result.deps:
             compiled, notes = _compile(header, cc, defines, build, through=unit, instantiate=instantiate)
+            return compiled, [f"compiled through {unit}, which includes it", *notes]
+    for unit in includers[:3]:
+        compiled, notes = _compile(header, cc, defines, build, through=unit, instantiate=instantiate)
+        if compiled is not None:
             return compiled, [f"compiled through {unit}, which includes it", *notes]
     # not among the given files: a unit of compile_commands.json that includes it (its include
     # graph read from the sources with its own include folders)
@@ -136,6 +149,30 @@ def _compile_header(header: str, units: list[str], futures: dict[str, Future], c
         if compiled is not None:
             return compiled, [f"compiled through {unit} (compile_commands.json), which includes it", *notes]
     return _compile(header, cc, defines, build, instantiate=instantiate)
+
+
+def _kernel_names(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"__global__[^;{(]*?\b([A-Za-z_]\w*)\s*\(", text))
+
+
+def _launch_table(paths: list[str], project: Any, build: Any) -> Any:
+    """The launch table of the project (or of ``paths`` alone), built once for every file."""
+    from cudalens.project.resolve import resolve_project
+    from cudalens.project.tree import Project
+
+    forced = _forced(build)
+    if project is None:
+        project = Project(str(Path(paths[0]).resolve().parent) if paths else ".", ())
+    return resolve_project(project, build, extra=paths, defines=dict(forced))
+
+
+def _forced(build: Any) -> tuple[tuple[str, str], ...]:
+    """The build's ``-D`` macros, which win over a file's ``#ifndef`` defaults."""
+    out = []
+    for d in (build.defines if build is not None else ()):
+        name, eq, value = d.partition("=")
+        out.append((name, value if eq else "1"))
+    return tuple(out)
 
 
 def _instantiations(paths: list[str], instantiate: tuple[str, ...]) -> dict[str, tuple[str, ...]]:

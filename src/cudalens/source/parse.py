@@ -50,16 +50,18 @@ text_of = E.node_text
 
 
 def parse_file(path: str | Path, predefined: tuple[tuple[str, str], ...] = (),
-               budget: Budget | None = None) -> SourceModel:
+               budget: Budget | None = None, forced: tuple[tuple[str, str], ...] = ()) -> SourceModel:
     """Read and parse a file; a file that is not CUDA C++ raises InputError naming it.
 
     ``predefined``: (name, macro text) pairs the file sees before its own ``#define``s, e.g. the
-    macros of the project headers it includes (:meth:`cudalens.project.BuildContext.header_macros`)."""
+    macros of the project headers it includes (:meth:`cudalens.project.BuildContext.header_macros`).
+    ``forced``: macros the build defines (``-D``), which win over the file's own ``#define``
+    (the ``#ifndef BLOCK`` default a Makefile's ``-DBLOCK=32`` replaces)."""
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{p}: is a directory, not a CUDA source file")
     data = p.read_bytes()
-    return _parse(data, str(p), predefined, budget)
+    return _parse(data, str(p), predefined, budget, forced)
 
 
 def parse_source(text: str, path: str = "<string>") -> SourceModel:
@@ -68,20 +70,20 @@ def parse_source(text: str, path: str = "<string>") -> SourceModel:
 
 
 def _parse(data: bytes, path: str, predefined: tuple[tuple[str, str], ...] = (),
-           budget: Budget | None = None) -> SourceModel:
+           budget: Budget | None = None, forced: tuple[tuple[str, str], ...] = ()) -> SourceModel:
     tree = parse_tree(data)
     ok, why = looks_like_c(data, tree)
     if not ok:
         raise InputError(f"{path}: not a CUDA C++ source file ({why})")
     text = data.decode("utf-8", "replace")
     try:
-        return _build(text, path, tree, predefined, budget or Budget())
+        return _build(text, path, tree, predefined, budget or Budget(), forced)
     except RecursionError:
         return SourceModel(path, text, (), (), {}, (), (), ("unmodelled: nesting too deep",), tree)
 
 
 def _build(text: str, path: str, tree: Any, predefined: tuple[tuple[str, str], ...] = (),
-           budget: Budget | None = None) -> SourceModel:
+           budget: Budget | None = None, forced: tuple[tuple[str, str], ...] = ()) -> SourceModel:
     root = tree.root_node
     problems: list[str] = []
     kernels_deep: list[Kernel] = []
@@ -90,7 +92,7 @@ def _build(text: str, path: str, tree: Any, predefined: tuple[tuple[str, str], .
         problems.append(f"{path}: parse error at line {lines[0]}" if len(lines) == 1 else
                         f"{path}: parse errors at lines {', '.join(map(str, lines[:8]))}"
                         + (f" and {len(lines) - 8} more" if len(lines) > 8 else ""))
-    defines = {**dict(predefined), **_defines(root)}
+    defines = {**dict(predefined), **_defines(root), **dict(forced)}
     functions = list(_functions(root))
     deep = deep_points(root)
     if deep:

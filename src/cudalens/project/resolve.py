@@ -1,0 +1,171 @@
+"""The one launch resolution: every launch site of the project joined to its kernel across files,
+and the launch each kernel is evaluated under (:meth:`LaunchTable.resolve`).
+
+Representative launch (the rule, said in the notes when a kernel has several): the first site
+whose block is known and fits a block (at most 1024 threads), the kernel's own file first, then the
+other files in path order, each by line. Each scalar or template parameter takes the first value a
+site passes, in the same order; sites that pass another value are named. A kernel with no site is
+evaluated at 256 threads (``origin="assumed"``). ``--block`` (for all kernels, or for one:
+``transpose=32,8``) replaces the block (``origin="user"``); ``--define KERNEL:NAME=VALUE`` sets one
+kernel's parameter.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Union
+
+from cudalens.project.launches import Dim3, ResolvedLaunch, ValueRange
+from cudalens.source.model import Kernel, SourceModel
+
+DEFAULT_BLOCK: Dim3 = (256, 1, 1)
+DEFAULT_GRID: Dim3 = (2, 1, 1)
+MAX_BLOCK_THREADS = 1024
+#: ``--block``: one block for every kernel, or per kernel name (None: every other kernel)
+UserBlock = Union[Dim3, Mapping[Union[str, None], Dim3], None]
+
+
+def number(v: Any) -> int | float | None:
+    """A value the models can compute with: a range's default (its low end), a number as is."""
+    if isinstance(v, ValueRange):
+        return v.lo
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def user_block(block: UserBlock, kernel: str) -> Dim3 | None:
+    if block is None or isinstance(block, tuple):
+        return block
+    return block.get(kernel, block.get(None))
+
+
+def kernel_defines(defines: Mapping[str, Any], kernel: str) -> dict[str, Any]:
+    """``defines`` as kernel ``kernel`` sees them: global ones, then its own (``kernel:name``)."""
+    out = {k: v for k, v in defines.items() if ":" not in k}
+    out.update({k.split(":", 1)[1]: v for k, v in defines.items() if k.split(":", 1)[0] == kernel and ":" in k})
+    return out
+
+
+def _threads(d: Any) -> int:
+    return d[0] * d[1] * d[2] if isinstance(d, tuple) else 0
+
+
+@dataclass(frozen=True)
+class LaunchTable:
+    """Every resolved launch site of the project, by kernel name (project order)."""
+
+    sites: Mapping[str, tuple[ResolvedLaunch, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    root: str | None = None
+
+    def _site_file(self, r: ResolvedLaunch) -> str:
+        path = (r.site or "").rsplit(":", 1)[0]
+        return str(Path(self.root or ".", path).resolve())
+
+    def launches(self, kernel: Kernel) -> tuple[ResolvedLaunch, ...]:
+        own = str(Path(kernel.file).resolve())
+        return tuple(sorted(self.sites.get(kernel.name, ()), key=lambda r: self._site_file(r) != own))
+
+    def resolve(self, kernel: Kernel, block: UserBlock = None,
+                defines: Mapping[str, Any] | None = None) -> ResolvedLaunch:
+        """The launch ``kernel`` is evaluated under (see the module docstring)."""
+        sites = self.launches(kernel)
+        chosen = next((s for s in sites if s.block is not None and 0 < _threads(s.block) <= MAX_BLOCK_THREADS),
+                      sites[0] if sites else None)
+        notes: list[str] = []
+        if chosen is None:
+            launch = ResolvedLaunch(kernel.name, "assumed", block=DEFAULT_BLOCK, grid=None,
+                                    assumption=f"{_threads(DEFAULT_BLOCK)} threads, no launch found")
+        else:
+            blk = chosen.block if chosen.block is not None and 0 < _threads(chosen.block) <= MAX_BLOCK_THREADS else None
+            if blk is None:
+                notes.append(f"block at {chosen.site} not derivable ({_threads(DEFAULT_BLOCK)} threads assumed)")
+            others = sorted({f"{s.block} at {s.site}" for s in sites if s.block not in (None, chosen.block)})
+            if others:
+                notes.append("also launched with block " + "; ".join(others[:4]) +
+                             " (evaluated under the first launch whose block is known)")
+            params, pnotes = self._params(kernel, chosen, sites)
+            launch = ResolvedLaunch(kernel.name, "launch", chosen.site, blk or DEFAULT_BLOCK, chosen.grid,
+                                    chosen.dynamic_smem, params, chosen.template_args, None, chosen.via,
+                                    (*chosen.notes, *notes, *pnotes))
+        own = user_block(block, kernel.name)
+        given = {n: v for n, v in kernel_defines(defines or {}, kernel.name).items()
+                 if isinstance(v, (int, float)) and (n in kernel.template_params or
+                                                     any(p.name == n and not p.is_pointer for p in kernel.params))}
+        params = tuple((n, v) for n, v in launch.params if n not in given) + tuple(given.items())
+        return ResolvedLaunch(kernel.name, "user" if own is not None else launch.origin, launch.site,
+                              own or launch.block, launch.grid, launch.dynamic_smem, params, launch.template_args,
+                              launch.assumption if own is None else None, launch.via, launch.notes)
+
+    def _params(self, kernel: Kernel, chosen: ResolvedLaunch,
+                sites: tuple[ResolvedLaunch, ...]) -> tuple[tuple[tuple[str, Any], ...], list[str]]:
+        order = (chosen, *(s for s in sites if s is not chosen))
+        out: list[tuple[str, Any]] = []
+        notes: list[str] = []
+        names = [p.name for p in kernel.params if not p.is_pointer and p.name] + list(kernel.template_params)
+        for name in names:
+            passed = [(s.site, dict(s.params).get(name)) for s in order]
+            known = [(site, v) for site, v in passed if v is not None]
+            if not known:
+                continue
+            site, v = known[0]
+            out.append((name, v))
+            shown = f"{v.lo:g} ({v.condition})" if isinstance(v, ValueRange) else f"{v:g}"
+            note = f"{name} = {shown} as passed by the launch at {_where(site)}"
+            differ = [_where(s) for s, w in passed if w != v]
+            if differ:
+                note += (f"; the launch{'es' if len(differ) > 1 else ''} at {', '.join(differ)} "
+                         f"pass{'' if len(differ) > 1 else 'es'} another or an underivable value (not modelled)")
+            notes.append(note)
+        return tuple(out), notes
+
+
+def _where(site: str | None) -> str:
+    path, _, line = (site or "?:?").rpartition(":")
+    return f"line {line} of {os.path.basename(path)}"
+
+
+def resolve_models(models: Iterable[SourceModel], root: str | None = None) -> LaunchTable:
+    """The table of every launch in ``models`` of every kernel they define (joined by name)."""
+    from cudalens.project.sites import model_sites
+
+    models = list(models)
+    kernels: dict[str, Kernel] = {}
+    for m in models:
+        for k in m.kernels:
+            kernels.setdefault(k.name, k)
+    sites: dict[str, list[ResolvedLaunch]] = {}
+    for m in models:
+        try:
+            found = model_sites(m, kernels, root)
+        except Exception:  # noqa: BLE001 - one unreadable file keeps the others' launches
+            continue
+        for r in found:
+            sites.setdefault(r.kernel, []).append(r)
+    return LaunchTable(MappingProxyType({k: tuple(v) for k, v in sites.items()}), root)
+
+
+def resolve_project(project: Any, build: Any = None, extra: Iterable[str] = (),
+                    defines: Mapping[str, str] | None = None) -> LaunchTable:
+    """The launch table of ``project`` (a :class:`cudalens.project.tree.Project`), every file that
+    defines or launches a kernel parsed with the macros its build and its headers give it; ``extra``:
+    files analysed from outside the project folder."""
+    from cudalens.source.parse import parse_file
+
+    models = []
+    forced = tuple((defines or {}).items())
+    for f in dict.fromkeys([*project.files, *(str(Path(p).resolve()) for p in extra)]):
+        try:
+            text = Path(f).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if "__global__" not in text and "<<<" not in text and "cudaLaunch" not in text:
+            continue
+        try:
+            predefined = tuple(build.header_macros(f).items()) if build is not None else ()
+            models.append(parse_file(f, predefined, forced=forced))
+        except Exception:  # noqa: BLE001 - a file the front end rejects has no launches to give
+            continue
+    return resolve_models(models, project.root)
