@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shlex
 from typing import Any
 
@@ -150,6 +151,10 @@ def register(group: click.Group) -> None:
         from cudalens.cli._build import make_build, make_project
 
         project = make_project(list(files), list(files))
+        if project is not None:  # kernels in an included .cu (or header) are evaluated with the unit
+            given = {os.path.realpath(f) for f in files}
+            files = tuple(dict.fromkeys([*files, *(f for u in files for f in project.included_kernel_files(u)
+                                                    if f not in given)]))
         build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config, project)
         raw = analyze(list(files), block=blk, defines=defs, cc=cc, compile=not no_compile, build=build, binary=binary,
                       instantiate=insts, project=project)

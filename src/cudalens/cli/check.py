@@ -102,12 +102,19 @@ def summary_lines(result) -> list[str]:
             where = f"{f.line}:{f.column or 1}" if f.line else "-"
             lines.append(f"  {where:>8}  {f.priority.value:<10} {f.rule:<5} {f.message}")
         lines += [f"  note: {n}" for n in fa.notes if not n.startswith("not compiled (CompileError")]
+        lines += [f"  kernel {k.name}: {k.launch.describe()}" + _launch_shape(k.launch)
+                  for k in fa.model.kernels if k.launch is not None]
     tally = ", ".join(f"{total[p.value]} {p.value}" for p in Priority if p.value in total) or "no findings"
     broken = sum(1 for fa in result.files if fa.compile_error)
     failed = len(getattr(result, "failed", ()))
     extra = (f"; {broken} not compiled (compile-error)" if broken else "") + (f"; {failed} not analyzed" if failed else "")
     lines.append(f"{len(result.files)} file(s): {tally}{extra}")
     return lines
+
+
+def _launch_shape(launch) -> str:
+    """`` (block 16x16x1)`` of a launch with a block, else ``""``."""
+    return f" (block {'x'.join(map(str, launch.block))})" if isinstance(launch.block, tuple) else ""
 
 
 def register(group: click.Group) -> None:

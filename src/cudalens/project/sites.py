@@ -213,6 +213,11 @@ def _scalar(env: Any, node: Any, line: int) -> int | float | ValueRange | None:
         return None
     try:
         v = env.value(node, line)
+        if v is None and node.type == "type_descriptor":  # `gemm<bm, 8>`: a template argument reads as a type
+            name = _text(node).strip()
+            before = env._values_before(line)
+            v = before.get(name) if name in before else _macro(env, name) if name.isidentifier() else None
+            v = v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
     except Exception:  # noqa: BLE001
         return None
     if v is None:
@@ -221,6 +226,16 @@ def _scalar(env: Any, node: Any, line: int) -> int | float | ValueRange | None:
     if refs:
         return ValueRange(v, v, f"from {', '.join(refs)}; {v:g} with the program's defaults")
     return v
+
+
+def _macro(env: Any, name: str) -> int | float | None:
+    from cudalens.source import expr as E
+
+    try:
+        v = E.eval_scalar(env.scope.resolve_const(name), env.scope.macro_values())
+    except (E.Unknown, RecursionError):
+        return None
+    return v if isinstance(v, (int, float)) else None
 
 
 def _config_member(call: Any, config: Any, member: str) -> Any:

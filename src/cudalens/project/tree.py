@@ -71,6 +71,22 @@ class Project:
         return tuple(sorted(out))
 
 
+    def included_kernel_files(self, unit: str) -> tuple[str, ...]:
+        """The project files ``unit`` includes, directly or not, that define kernels (``__global__``):
+        analysed with it, their kernels are evaluated inside the unit that compiles them."""
+        out: list[str] = []
+        seen = {str(Path(unit).resolve())}
+        todo = list(seen)
+        while todo:
+            for f in self.includes.get(todo.pop(), ()):
+                if f not in seen:
+                    seen.add(f)
+                    todo.append(f)
+                    if "__global__" in _read(f):
+                        out.append(f)
+        return tuple(out)
+
+
 def find_root(start: str | Path, named: bool = False) -> Path:
     """The project folder of ``start`` (see the module docstring)."""
     here = Path(os.path.abspath(start))

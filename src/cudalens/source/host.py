@@ -84,7 +84,8 @@ class HostEnv:
                 left = n.child_by_field_name("left")
                 if left is not None and left.type == "identifier":
                     self.unsettled.add(_text(left))
-            elif n.type == "pointer_expression" and _text(n.child_by_field_name("operator")) == "&":
+            elif n.type == "pointer_expression" and _text(n.child_by_field_name("operator")) == "&" and (
+                    n.parent is None or n.parent.type != "initializer_list"):  # `void *args[] = {&n}` reads n
                 arg = n.child_by_field_name("argument")
                 if arg is not None and arg.type == "identifier":
                     self.unsettled.add(_text(arg))
