@@ -176,3 +176,14 @@ def test_check_reports_the_launch_in_json_and_text(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "kernel copy: launch: main.cu:3 (block 16x1x1)" in out
     assert "kernel lonely: assumed: 256 threads, no launch found" in out
+
+
+def test_same_kernel_name_in_two_programs_joins_each_to_its_own(tmp_path):
+    for folder, block in (("a", 32), ("b", 128)):
+        write(tmp_path, {f"{folder}/k.cu": COPY, f"{folder}/main.cu": '#include "common.h"\n'
+                         f"int main() {{ copy<<<1, {block}>>>(0, 0, 1); }}\n",
+                         f"{folder}/common.h": "__global__ void copy(float *, const float *, int);\n"})
+    for folder, block in (("a", 32), ("b", 128)):
+        launch, table, k = resolved(tmp_path, "copy", f"{folder}/k.cu")
+        assert launch.block == (block, 1, 1) and launch.site == f"{folder}/main.cu:2"
+        assert len(table.launches(k)) == 1

@@ -33,8 +33,15 @@ from cudalens.access import lanes as L
 from cudalens.access import memory as M
 from cudalens.access.siblings import mark_complementary
 from cudalens.project.launches import ResolvedLaunch
-from cudalens.project.resolve import (DEFAULT_BLOCK, MAX_BLOCK_THREADS, LaunchTable, UserBlock, kernel_defines, number,
-                                      resolve_models)
+from cudalens.project.resolve import (
+    DEFAULT_BLOCK,
+    MAX_BLOCK_THREADS,
+    LaunchTable,
+    UserBlock,
+    kernel_defines,
+    number,
+    resolve_models,
+)
 from cudalens.source import expr as E
 from cudalens.source.limits import Budget, BudgetExceeded
 from cudalens.source.model import Access, Branch, Kernel, SourceModel

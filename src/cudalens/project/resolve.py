@@ -12,6 +12,7 @@ kernel's parameter.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -57,16 +58,17 @@ def _threads(d: Any) -> int:
 class LaunchTable:
     """Every resolved launch site of the project, by kernel name (project order)."""
 
-    sites: Mapping[str, tuple[ResolvedLaunch, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    # (kernel name, real path of its definition) -> its launch sites
+    sites: Mapping[tuple[str, str], tuple[ResolvedLaunch, ...]] = field(default_factory=lambda: MappingProxyType({}))
     root: str | None = None
 
     def _site_file(self, r: ResolvedLaunch) -> str:
         path = (r.site or "").rsplit(":", 1)[0]
-        return str(Path(self.root or ".", path).resolve())
+        return os.path.realpath(os.path.join(self.root or ".", path))
 
     def launches(self, kernel: Kernel) -> tuple[ResolvedLaunch, ...]:
-        own = str(Path(kernel.file).resolve())
-        return tuple(sorted(self.sites.get(kernel.name, ()), key=lambda r: self._site_file(r) != own))
+        own = os.path.realpath(kernel.file)
+        return tuple(sorted(self.sites.get((kernel.name, own), ()), key=lambda r: self._site_file(r) != own))
 
     def resolve(self, kernel: Kernel, block: UserBlock = None,
                 defines: Mapping[str, Any] | None = None) -> ResolvedLaunch:
@@ -127,45 +129,112 @@ def _where(site: str | None) -> str:
     return f"line {line} of {os.path.basename(path)}"
 
 
-def resolve_models(models: Iterable[SourceModel], root: str | None = None) -> LaunchTable:
-    """The table of every launch in ``models`` of every kernel they define (joined by name)."""
+def _closure(start: str, includes: Mapping[str, tuple[str, ...]]) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for f in includes.get(todo.pop(), ()):
+            if f not in seen:
+                seen.add(f)
+                todo.append(f)
+    return seen
+
+
+def _visible(site_file: str, name: str, defs: list[Kernel], includes: Mapping[str, tuple[str, ...]]) -> list[Kernel]:
+    """The definitions of kernel ``name`` a launch in ``site_file`` can mean: the only one, else
+    those in the same file, in a file it includes, in a file that shares with it a header declaring
+    the kernel, or (separate compilation) in its folder."""
+    if len(defs) == 1:
+        return defs
+    mine = _closure(site_file, includes)
+    out = []
+    for k in defs:
+        d = os.path.realpath(k.file)
+        shared = (mine & _closure(d, includes)) if includes else set()
+        if (d == site_file or d in mine or os.path.dirname(d) == os.path.dirname(site_file)
+                or any(name in _text_of(h) for h in shared)):
+            out.append(k)
+    return out
+
+
+def _text_of(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def resolve_models(models: Iterable[SourceModel], root: str | None = None,
+                   includes: Mapping[str, tuple[str, ...]] | None = None) -> LaunchTable:
+    """The table of every launch in ``models`` of every kernel they define, each site joined to the
+    definitions visible from its file (:func:`_visible`; ``includes``: the project's include graph)."""
     from cudalens.project.sites import model_sites
 
     models = list(models)
-    kernels: dict[str, Kernel] = {}
+    defs: dict[str, list[Kernel]] = {}
     for m in models:
         for k in m.kernels:
-            kernels.setdefault(k.name, k)
-    sites: dict[str, list[ResolvedLaunch]] = {}
+            defs.setdefault(k.name, []).append(k)
+    sites: dict[tuple[str, str], list[ResolvedLaunch]] = {}
     for m in models:
+        here = os.path.realpath(m.path)
         try:
-            found = model_sites(m, kernels, root)
+            found = model_sites(m, {n: ks[0] for n, ks in defs.items()}, root)
         except Exception:  # noqa: BLE001 - one unreadable file keeps the others' launches
             continue
         for r in found:
-            sites.setdefault(r.kernel, []).append(r)
+            for k in _visible(here, r.kernel, defs[r.kernel], includes or {}):
+                mine = r if k is defs[r.kernel][0] else _rebind(r, k, m)
+                if mine is not None:
+                    sites.setdefault((r.kernel, os.path.realpath(k.file)), []).append(mine)
     return LaunchTable(MappingProxyType({k: tuple(v) for k, v in sites.items()}), root)
+
+
+def _rebind(r: ResolvedLaunch, k: Kernel, m: SourceModel) -> ResolvedLaunch | None:
+    """``r`` for another definition of the same name (its own parameter names)."""
+    from cudalens.project.sites import model_sites
+
+    for other in model_sites(m, {k.name: k}, None):
+        if other.site and r.site and other.site.rsplit(":", 1)[1] == r.site.rsplit(":", 1)[1]:
+            return dataclasses.replace(other, site=r.site)
+    return None
+
+
+def _relevant(project: Any, paths: list[str]) -> list[str]:
+    """The files whose launches can reach the analysed ``paths``: those paths, what they include,
+    what includes them, and the files of their folders (separate compilation)."""
+    given = {str(Path(p).resolve()) for p in paths}
+    folders = {os.path.dirname(p) for p in given}
+    out = set(given)
+    for p in given:
+        out |= _closure(p, project.includes)
+        out |= set(project.includers(p))
+    out |= {f for f in project.files if os.path.dirname(f) in folders}
+    for f in list(out):  # the includers' own headers hold the runner's declarations
+        out |= _closure(f, project.includes)
+    return [f for f in dict.fromkeys([*project.files, *given]) if f in out]
 
 
 def resolve_project(project: Any, build: Any = None, extra: Iterable[str] = (),
                     defines: Mapping[str, str] | None = None) -> LaunchTable:
-    """The launch table of ``project`` (a :class:`cudalens.project.tree.Project`), every file that
-    defines or launches a kernel parsed with the macros its build and its headers give it; ``extra``:
-    files analysed from outside the project folder."""
+    """The launch table of ``project`` (a :class:`cudalens.project.tree.Project`) for the analysed
+    files ``extra`` (every project file when none is given): every file whose launches can reach
+    them (:func:`_relevant`) parsed with the macros its build and its headers give it."""
     from cudalens.source.parse import parse_file
 
     models = []
     forced = tuple((defines or {}).items())
-    for f in dict.fromkeys([*project.files, *(str(Path(p).resolve()) for p in extra)]):
+    extra = list(extra)
+    for f in (_relevant(project, extra) if extra else project.files):
         try:
             text = Path(f).read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        if "__global__" not in text and "<<<" not in text and "cudaLaunch" not in text:
+        if "__global__" not in text and "<<<" not in text and "<< <" not in text and "cudaLaunch" not in text:
             continue
         try:
             predefined = tuple(build.header_macros(f).items()) if build is not None else ()
             models.append(parse_file(f, predefined, forced=forced))
         except Exception:  # noqa: BLE001 - a file the front end rejects has no launches to give
             continue
-    return resolve_models(models, project.root)
+    return resolve_models(models, project.root, project.includes)

@@ -103,7 +103,7 @@ def find_root(start: str | Path, named: bool = False) -> Path:
 
 def _count_sources(folder: Path) -> int:
     n = 0
-    for f in _walk(folder):
+    for _f in _walk(folder):
         n += 1
         if n > MAX_FILES:
             break

@@ -17,6 +17,7 @@ C/C++/CUDA at all raises :class:`~cudalens.errors.InputError` (criterion in :fun
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -71,7 +72,7 @@ def parse_source(text: str, path: str = "<string>") -> SourceModel:
 
 def _parse(data: bytes, path: str, predefined: tuple[tuple[str, str], ...] = (),
            budget: Budget | None = None, forced: tuple[tuple[str, str], ...] = ()) -> SourceModel:
-    tree = parse_tree(data)
+    tree = parse_tree(_spaced_chevrons(data))
     ok, why = looks_like_c(data, tree)
     if not ok:
         raise InputError(f"{path}: not a CUDA C++ source file ({why})")
@@ -80,6 +81,23 @@ def _parse(data: bytes, path: str, predefined: tuple[tuple[str, str], ...] = (),
         return _build(text, path, tree, predefined, budget or Budget(), forced)
     except RecursionError:
         return SourceModel(path, text, (), (), {}, (), (), ("unmodelled: nesting too deep",), tree)
+
+
+_SPACED_LAUNCH = re.compile(rb"<<[ \t]+<([^;{}]*?)>>[ \t]+>")
+
+
+def _spaced_chevrons(data: bytes) -> bytes:
+    """``k << < g, b >> > (...)`` (nvcc takes it) as ``k<<<g, b>>>`` for the parser, same offsets."""
+    if b"<< " not in data and b"<<\t" not in data:
+        return data
+
+    def fix(m: re.Match) -> bytes:
+        whole = m.group(0)
+        head = m.start(1) - m.start(0)
+        tail = len(whole) - (m.end(1) - m.start(0))
+        return b"<<<" + b" " * (head - 3) + m.group(1) + b">>>" + b" " * (tail - 3)
+
+    return _SPACED_LAUNCH.sub(fix, data)
 
 
 def _build(text: str, path: str, tree: Any, predefined: tuple[tuple[str, str], ...] = (),
