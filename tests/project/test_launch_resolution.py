@@ -31,9 +31,8 @@ def resolved(root: Path, kernel: str, file: str, **kw):
 
     project = load_project(root, named=True)
     build = build_context([str(root / file)], project=project, use_config=False)
-    forced = {d.partition("=")[0]: d.partition("=")[2] or "1" for d in build.defines}
-    table = resolve_project(project, build, defines=forced)
-    model = parse_file(root / file, forced=tuple(forced.items()))
+    table = resolve_project(project, build)
+    model = parse_file(root / file, forced=build.forced_macros(root / file))
     (k,) = [k for k in model.kernels if k.name == kernel]
     return table.resolve(k, **kw), table, k
 
@@ -187,3 +186,22 @@ def test_same_kernel_name_in_two_programs_joins_each_to_its_own(tmp_path):
         launch, table, k = resolved(tmp_path, "copy", f"{folder}/k.cu")
         assert launch.block == (block, 1, 1) and launch.site == f"{folder}/main.cu:2"
         assert len(table.launches(k)) == 1
+
+
+def test_wrapper_parameters_take_the_values_its_callers_pass(tmp_path):
+    write(tmp_path, {"pick.cu": COPY + 'extern "C" void run(float *o, const float *i, int n, int s) {\n'
+                                       "  copy<<<(n + 127) / 128, 128>>>(o, i, s);\n}\n",
+                     "main.cpp": 'extern "C" void run(float *, const float *, int, int);\n'
+                                 "int main() {\n  const int n = 1 << 20;\n  const int fields = 3;\n"
+                                 "  run(0, 0, n, fields);\n}\n"})
+    launch, _t, _k = resolved(tmp_path, "copy", "pick.cu")
+    assert dict(launch.params) == {"s": 3} and launch.grid == (((1 << 20) + 127) // 128, 1, 1)
+
+
+def test_compile_commands_defines_reach_the_launch(tmp_path):
+    write(tmp_path, {"src/main.cu": "#ifndef TILE\n#define TILE 4\n#endif\n" + COPY
+                     + "int main() { dim3 b(TILE, 8); copy<<<1, b>>>(0, 0, 1); }\n",
+                     "build/compile_commands.json": json.dumps([{"directory": ".", "file": "../src/main.cu",
+                                                                  "command": "nvcc -DTILE=32 -c ../src/main.cu"}])})
+    launch, _t, _k = resolved(tmp_path, "copy", "src/main.cu")
+    assert launch.block == (32, 8, 1)

@@ -160,19 +160,14 @@ def _launch_table(paths: list[str], project: Any, build: Any) -> Any:
     from cudalens.project.resolve import resolve_project
     from cudalens.project.tree import Project
 
-    forced = _forced(build)
     if project is None:
         project = Project(str(Path(paths[0]).resolve().parent) if paths else ".", ())
-    return resolve_project(project, build, extra=paths, defines=dict(forced))
+    return resolve_project(project, build, extra=paths)
 
 
-def _forced(build: Any) -> tuple[tuple[str, str], ...]:
-    """The build's ``-D`` macros, which win over a file's ``#ifndef`` defaults."""
-    out = []
-    for d in (build.defines if build is not None else ()):
-        name, eq, value = d.partition("=")
-        out.append((name, value if eq else "1"))
-    return tuple(out)
+def _forced(build: Any, path: str | Path) -> tuple[tuple[str, str], ...]:
+    """The build's ``-D`` macros for ``path``, which win over the file's ``#ifndef`` defaults."""
+    return build.forced_macros(path) if build is not None else ()
 
 
 def _instantiations(paths: list[str], instantiate: tuple[str, ...]) -> dict[str, tuple[str, ...]]:

@@ -63,7 +63,7 @@ def analyze_file(path: str | Path, *, block: Any = None,
     budget = Budget()  # one time and memory budget for the file's front end and models
     from cudalens.pipeline.batch import _forced
 
-    model = analyze_model(parse_file(path, predefined, budget, _forced(build)), block=block, defines=defines,
+    model = analyze_model(parse_file(path, predefined, budget, _forced(build, path)), block=block, defines=defines,
                           budget=budget, launches=launches)
     notes: list[str] = []
     compiled = None

@@ -56,6 +56,18 @@ class BuildContext:
         return (*(entry.flags if entry else ()), *(f"-I{d}" for d in self.include_dirs),
                 *(f"-D{d}" for d in self.defines), *self.flags)
 
+    def forced_macros(self, path: str | Path) -> tuple[tuple[str, str], ...]:
+        """The ``-D`` macros ``path`` is compiled with (its compile command's, the configuration's,
+        the Makefile's, ``--nvcc-flag``'s): they win over the file's own ``#ifndef`` defaults."""
+        out: dict[str, str] = {}
+        flags = list(self.nvcc_flags(path))
+        for i, f in enumerate(flags):
+            d = flags[i + 1] if f == "-D" and i + 1 < len(flags) else f[2:] if f.startswith("-D") else None
+            if d:
+                name, eq, value = d.partition("=")
+                out[name] = value if eq else "1"
+        return tuple(out.items())
+
     def search_dirs(self, path: str | Path) -> tuple[str, ...]:
         """The include folders of ``path``'s compile (-I and -isystem, in order)."""
         out: list[str] = []

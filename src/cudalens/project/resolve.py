@@ -168,18 +168,28 @@ def resolve_models(models: Iterable[SourceModel], root: str | None = None,
                    includes: Mapping[str, tuple[str, ...]] | None = None) -> LaunchTable:
     """The table of every launch in ``models`` of every kernel they define, each site joined to the
     definitions visible from its file (:func:`_visible`; ``includes``: the project's include graph)."""
-    from cudalens.project.sites import model_sites
+    from cudalens.project.sites import call_values, launchers, model_sites
 
     models = list(models)
     defs: dict[str, list[Kernel]] = {}
     for m in models:
         for k in m.kernels:
             defs.setdefault(k.name, []).append(k)
+    wrappers: dict[str, tuple[str, ...]] = {}
+    callers: dict[str, list[tuple[Any, ...]]] = {}
+    try:  # host functions that launch, and the values their callers pass them
+        for m in models:
+            wrappers.update({n: p for n, p in launchers(m).items() if n and n != "main"})
+        for m in models if wrappers else ():
+            for n, calls in call_values(m, wrappers).items():
+                callers.setdefault(n, []).extend(calls)
+    except Exception:  # noqa: BLE001 - without callers a wrapper's parameters stay unknown
+        callers = {}
     sites: dict[tuple[str, str], list[ResolvedLaunch]] = {}
     for m in models:
         here = os.path.realpath(m.path)
         try:
-            found = model_sites(m, {n: ks[0] for n, ks in defs.items()}, root)
+            found = model_sites(m, {n: ks[0] for n, ks in defs.items()}, root, callers)
         except Exception:  # noqa: BLE001 - one unreadable file keeps the others' launches
             continue
         for r in found:
@@ -215,26 +225,24 @@ def _relevant(project: Any, paths: list[str]) -> list[str]:
     return [f for f in dict.fromkeys([*project.files, *given]) if f in out]
 
 
-def resolve_project(project: Any, build: Any = None, extra: Iterable[str] = (),
-                    defines: Mapping[str, str] | None = None) -> LaunchTable:
+def resolve_project(project: Any, build: Any = None, extra: Iterable[str] = ()) -> LaunchTable:
     """The launch table of ``project`` (a :class:`cudalens.project.tree.Project`) for the analysed
     files ``extra`` (every project file when none is given): every file whose launches can reach
     them (:func:`_relevant`) parsed with the macros its build and its headers give it."""
     from cudalens.source.parse import parse_file
 
     models = []
-    forced = tuple((defines or {}).items())
     extra = list(extra)
     for f in (_relevant(project, extra) if extra else project.files):
         try:
             text = Path(f).read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        if "__global__" not in text and "<<<" not in text and "<< <" not in text and "cudaLaunch" not in text:
-            continue
+        if not (extra or "__global__" in text or "<<" in text or "cudaLaunch" in text):
+            continue  # (the files relevant to analysed ones are all read: they may call a launching wrapper)
         try:
             predefined = tuple(build.header_macros(f).items()) if build is not None else ()
-            models.append(parse_file(f, predefined, forced=forced))
+            models.append(parse_file(f, predefined, forced=build.forced_macros(f) if build is not None else ()))
         except Exception:  # noqa: BLE001 - a file the front end rejects has no launches to give
             continue
     return resolve_models(models, project.root, project.includes)

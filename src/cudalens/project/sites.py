@@ -55,12 +55,71 @@ def _scope(model: SourceModel) -> Any:
     return FileScope.build(root, dict(model.defines), list(_functions(root))), list(_functions(root))
 
 
-def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | None = None) -> list[ResolvedLaunch]:
-    """Every launch in ``model``'s host code of a kernel among ``kernels`` (by name), resolved."""
+Callers = Mapping[str, list[tuple[Any, ...]]]  # host function -> the values each call passes, by position
+
+
+def launchers(model: SourceModel) -> dict[str, tuple[str, ...]]:
+    """Host functions of ``model`` that launch a kernel: name -> their parameter names (a
+    wrapper ``run_pick(..., int fields)`` whose callers give the values its launch passes on)."""
+    from cudalens.source.declarations import params
+
+    if model.tree is None or (not model.launch_sites and "cudaLaunch" not in model.text):
+        return {}
+    _scope_, functions = _scope(model)
+    out = {}
+    for fn, quals, _t, _tp in functions:
+        if "__global__" in quals or ("__device__" in quals and "__host__" not in quals):
+            continue
+        body = fn.child_by_field_name("body")
+        if body is not None and any(c.type == "call_expression" and (syn.is_launch(c) or syn.call_name(c) in _LAUNCH_APIS)
+                                    for c in _iter(body)):
+            out[syn.function_name(fn) or ""] = tuple(p.name for p in params(fn))
+    return out
+
+
+def call_values(model: SourceModel, wanted: Mapping[str, tuple[str, ...]]) -> dict[str, list[tuple[Any, ...]]]:
+    """The values each call in ``model``'s host code of a function in ``wanted`` passes."""
+    if model.tree is None or not any(name in model.text for name in wanted):
+        return {}
+    scope, functions = _scope(model)
+    out: dict[str, list[tuple[Any, ...]]] = {}
+    for fn, quals, _t, _tp in functions:
+        body = fn.child_by_field_name("body")
+        if body is None or "__global__" in quals:
+            continue
+        env = None
+        for call in _iter(body):
+            if call.type == "call_expression" and not syn.is_launch(call) and syn.call_name(call) in wanted:
+                env = env or scope.host_env(body)
+                out.setdefault(syn.call_name(call), []).append(
+                    tuple(_scalar(env, a, _line(call)) for a in _args(call)))
+    return out
+
+
+def _seed(env: Any, names: tuple[str, ...], calls: list[tuple[Any, ...]]) -> None:
+    values: dict[str, int | float] = {}
+    inputs: dict[str, str] = {}
+    for i, name in enumerate(names):
+        known = [c[i] for c in calls if i < len(c) and c[i] is not None]
+        if name and known:
+            v = known[0]
+            values[name] = v.lo if isinstance(v, ValueRange) else v
+            if isinstance(v, ValueRange):
+                inputs[name] = v.condition.split(";")[0].removeprefix("from ")
+    if values:
+        env.seed(values, inputs)
+
+
+def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | None = None,
+                callers: Callers | None = None) -> list[ResolvedLaunch]:
+    """Every launch in ``model``'s host code of a kernel among ``kernels`` (by name), resolved;
+    ``callers``: the values the calls of each launching host function pass (:func:`call_values`),
+    which its parameters take."""
+    from cudalens.source.declarations import params
     if model.tree is None or not kernels:
         return []
     text = model.text
-    if "<<<" not in text and "cudaLaunch" not in text:
+    if not model.launch_sites and "cudaLaunch" not in text:
         return []
     scope, functions = _scope(model)
     where = os.path.relpath(model.path, root) if root and os.path.isabs(model.path) else model.path
@@ -78,7 +137,11 @@ def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | N
             name = syn.call_name(call)
             if not syn.is_launch(call) and name not in _LAUNCH_APIS:
                 continue
-            env = env or scope.host_env(body)
+            if env is None:
+                env = scope.host_env(body)
+                name_ = syn.function_name(fn) or ""
+                if callers and callers.get(name_):
+                    _seed(env, tuple(p.name for p in params(fn)), callers[name_])
             out += _site(call, name, env, model, kernels, f"{where}:{_line(call)}")
     return out
 

@@ -184,8 +184,16 @@ class HostEnv:
             return None
         return v
 
+    def seed(self, values: dict[str, int | float], inputs: dict[str, str] | None = None) -> None:
+        """Values of the function's parameters, as its callers pass them (``inputs``: those a
+        caller reads from argv, by parameter name)."""
+        self.seeded = dict(values)
+        self.tainted.update(inputs or {})
+        self._spread_taint()
+        self._evaluated = None
+
     def _values_before(self, line: int) -> dict[str, Any]:
-        vals: dict[str, Any] = {}
+        vals: dict[str, Any] = dict(getattr(self, "seeded", {}))
         for ln, name, v in self._timeline():
             if ln > line:
                 break
@@ -199,7 +207,7 @@ class HostEnv:
         """Each definition's value in line order, evaluated once (each from those before it): a
         launch reads a prefix, so a host function with thousands of assignments stays linear."""
         if self._evaluated is None:
-            vals: dict[str, Any] = {}
+            vals: dict[str, Any] = dict(getattr(self, "seeded", {}))
             out = []
             for ln, name, node in sorted(self.ints, key=lambda x: x[0]):
                 if node is None:
