@@ -20,8 +20,8 @@ from cudalens.source.model import SourceModel
 NO_SOURCE = SourceModel(path="", text="", kernels=(), device_functions=(), defines={}, host_calls=(), launch_sites=())
 
 
-def _ctx(kernels, launch=None, **kw):
-    return RuleContext(source=NO_SOURCE, compiled=kernels, launch=launch or {}, **kw)
+def _ctx(kernels, **kw):
+    return RuleContext(source=NO_SOURCE, compiled=kernels, **kw)
 
 
 def _flagged(check, ctx):

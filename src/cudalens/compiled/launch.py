@@ -3,18 +3,15 @@ launch's block size and dynamic shared memory, through the occupancy calculator.
 
 Where the launch configuration comes from, first found wins:
 
-1. ``launch`` facts given by the caller (``RuleContext.launch[kernel]``): a dict with
-   ``threads_per_block`` or ``block`` (an int or a (x, y, z) tuple), and optionally
-   ``shared_mem`` / ``dynamic_smem`` (bytes of dynamic shared memory);
-2. the launch the project's launch table resolved for the kernel (``Kernel.launch``, see
+1. the launch the project's launch table resolved for the kernel (``Kernel.launch``, see
    :mod:`cudalens.project.resolve`) when one was found or given, not assumed;
-3. the kernel's ``__launch_bounds__`` maximum block size.
+2. the kernel's ``__launch_bounds__`` maximum block size.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 
 def _calculator():
@@ -37,7 +34,7 @@ def _calculator():
 class LaunchConfig:
     threads_per_block: int
     dynamic_smem: int
-    origin: str  # "launch facts" | "launch: file.cu:N" (ResolvedLaunch.describe) | "__launch_bounds__"
+    origin: str  # "launch: file.cu:N" / "launch: given on the command line" (ResolvedLaunch.describe) | "__launch_bounds__"
 
 
 def _threads(block: Any) -> int | None:
@@ -51,14 +48,8 @@ def _threads(block: Any) -> int | None:
     return None
 
 
-def launch_config(kernel_name: str, source: Any = None, launch: Mapping[str, Any] | None = None) -> LaunchConfig | None:
+def launch_config(kernel_name: str, source: Any = None) -> LaunchConfig | None:
     """The block size and dynamic shared memory of ``kernel_name``'s launch, or None if unknown."""
-    facts = (launch or {}).get(kernel_name)
-    if isinstance(facts, dict):
-        threads = _threads(facts.get("threads_per_block", facts.get("block")))
-        smem = facts.get("dynamic_smem", facts.get("shared_mem", facts.get("smem", 0)))
-        if threads:
-            return LaunchConfig(threads, smem if isinstance(smem, int) else 0, "launch facts")
     for k in getattr(source, "kernels", ()):
         if k.name != kernel_name:
             continue
