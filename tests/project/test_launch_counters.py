@@ -39,17 +39,24 @@ def page(kernels: Path) -> str:
     return buf.getvalue()
 
 
-def test_included_cu_lines_are_checked_under_the_launch_of_the_including_unit(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
     from cudalens.compiled.toolchain import discover
 
     tc = discover()
     if "nvcc" not in tc.tools or tc.host_compiler is None:
         pytest.skip("no nvcc (wheel) or host compiler")
+    root = tmp_path_factory.mktemp("included")
+    (root / "Makefile").write_text("all:\n\tnvcc -lineinfo main.cu\n")
+    (root / "kernels.cu").write_text(KERNELS)
+    (root / "main.cu").write_text(MAIN)
+    (root / "page.csv").write_text(page(root / "kernels.cu"))
+    return root
+
+
+def test_included_cu_lines_are_checked_under_the_launch_of_the_including_unit(project, monkeypatch):
+    tmp_path = project
     monkeypatch.setenv("CUDALENS_CACHE_DIR", str(tmp_path / "cache"))
-    (tmp_path / "Makefile").write_text("all:\n\tnvcc -lineinfo main.cu\n")
-    (tmp_path / "kernels.cu").write_text(KERNELS)
-    (tmp_path / "main.cu").write_text(MAIN)
-    (tmp_path / "page.csv").write_text(page(tmp_path / "kernels.cu"))
     out = tmp_path / "r.json"
     assert main(["analyze", str(tmp_path / "main.cu"), "--counters", str(tmp_path / "page.csv"), "--format", "json",
                  "-o", str(out)]) == 0
@@ -61,3 +68,15 @@ def test_included_cu_lines_are_checked_under_the_launch_of_the_including_unit(tm
         c = checks[(2, q)]
         assert c["file"].endswith("kernels.cu") and c["agree"] is True and c["predicted"] == c["measured"] == LANES
     assert not [f for f in d["findings"] if f["rule"] == "V1"]
+    keys = [(f["rule"], f["kernel"], f["line"]) for f in d["findings"]]
+    assert len(keys) == len(set(keys)) and ("E6", "spread", 1) in keys  # each finding once, in kernels.cu
+
+
+def test_an_included_cu_analysed_alone_compiles_through_its_unit(project, monkeypatch, capsys):
+    monkeypatch.setenv("CUDALENS_CACHE_DIR", str(project / "cache"))
+    assert main(["analyze", str(project / "kernels.cu"), "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    (f,) = d["files"]
+    assert f["compiled"] and any("compiled through" in n and n.endswith("main.cu, which includes it") for n in f["notes"])
+    (k,) = d["kernels"]
+    assert k["launch"]["from"] == "launch: main.cu:2" and k["access_layer"] == "compiled-ptx"
