@@ -6,6 +6,7 @@ Expected sector counts are computed here from the addresses the 32 lanes of a wa
 from __future__ import annotations
 
 from cudalens.access.model import analyze_model, launch_values
+from cudalens.project.resolve import resolve_models
 from cudalens.source.parse import parse_source
 
 KERNEL = """
@@ -78,7 +79,8 @@ def test_values_that_change_at_run_time_are_not_followed():
 def test_launch_values_skips_pointers_and_defined_names():
     model = parse_source(KERNEL + "int main() { k<<<1, 32>>>(0, 4); k<<<1, 32>>>(0, 4); }", "lv.cu")
     (k,) = model.kernels
-    values, notes = launch_values(k, model)
+    launch = resolve_models([model]).resolve(k)
+    values, notes = launch_values(launch, {})
     assert values == {"n": 4}  # a (a pointer, passed 0) is not a value the model uses
     assert "another" not in notes["n"]  # both launches agree
-    assert launch_values(k, model, {"n": 3}) == ({}, {})
+    assert launch_values(launch, {"n": 3}) == ({}, {})

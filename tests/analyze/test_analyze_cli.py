@@ -181,6 +181,6 @@ def test_occupancy_at_the_launch_site_in_json_and_text(capsys, monkeypatch, tmp_
     kernels = {k["name"]: k for k in json.loads(capsys.readouterr().out)["kernels"]}
     occ = kernels["big_tile"]["occupancy"]
     assert (occ["threads_per_block"], occ["active_blocks_per_sm"], occ["limiters"]) == (128, 4, ["shared_memory"])
-    assert occ["block_from"].startswith("launch site line")
+    assert occ["block_from"].startswith("launch: ") and occ["block_from"].endswith("smem48k.cu:16")
     assert main(["analyze", "examples/compiled/smem48k.cu"]) == 0
     assert "4 blocks of 128 threads per SM, limited by shared_memory" in " ".join(capsys.readouterr().out.split())

@@ -21,7 +21,17 @@ NO_SOURCE = SourceModel(path="", text="", kernels=(), device_functions=(), defin
 
 
 def _ctx(kernels, launch=None, **kw):
-    return RuleContext(source=NO_SOURCE, compiled=kernels, launch=launch or {}, **kw)
+    """``launch``: kernel name -> {"block": threads}, given as the kernel's resolved launch (what
+    the launch table sets on the source model's kernels; occupancy reads it)."""
+    from dataclasses import replace
+
+    from cudalens.project.launches import ResolvedLaunch
+    from cudalens.source.model import Kernel
+
+    source = replace(NO_SOURCE, kernels=tuple(
+        Kernel(name, "k.cu", 1, 1, (), False, None, launch=ResolvedLaunch(name, "user", block=(f["block"], 1, 1)))
+        for name, f in (launch or {}).items()))
+    return RuleContext(source=source, compiled=kernels, **kw)
 
 
 def _flagged(check, ctx):

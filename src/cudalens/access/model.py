@@ -11,11 +11,10 @@ Choices (documented for users in ``cudalens analyze --help`` and the README):
 - **Loops** are evaluated at their first iteration (and at their second, for re-use facts);
   statements guarded by conditions count only the lanes for which the conditions hold; a condition
   the model cannot evaluate leaves all lanes active (and says so in ``assumptions``).
-- **Launch-site arguments.** A scalar kernel parameter takes the value its launch in the same file
-  passes (``k<<<g, b>>>(a, 128)``: a literal, or an expression of ``#define``s, constants and host
-  locals set once before the launch), listed in ``assumptions``. A ``--define`` of the same name
-  wins. When several launches pass different values (or one passes a value that cannot be
-  derived), the first derivable value is used and the disagreement is listed.
+- **The launch.** Each kernel is evaluated under the launch the project's launch table gives it
+  (:mod:`cudalens.project.resolve`: the block, grid and the scalar and template parameter values
+  its launch passes, found across the project's files), listed in ``assumptions``. A ``--define``
+  of the same name wins. Without a launch, 256 threads are assumed and the kernel says so.
 - **Unknown integers.** A kernel parameter, template parameter or ``gridDim`` component that no
   ``--define`` or launch site gives is tried at two large values, both multiples of 64 (2048 and
   3136). When the verdict is the same for both it is reported, with the assumption listed; when it
@@ -34,16 +33,23 @@ from cudalens.access import lanes as L
 from cudalens.access import memory as M
 from cudalens.access.siblings import mark_complementary
 from cudalens.errors import what_failed
+from cudalens.project.launches import ResolvedLaunch
+from cudalens.project.resolve import (
+    DEFAULT_BLOCK,
+    MAX_BLOCK_THREADS,
+    LaunchTable,
+    UserBlock,
+    kernel_defines,
+    number,
+    resolve_models,
+)
 from cudalens.source import expr as E
 from cudalens.source.limits import Budget, BudgetExceeded
 from cudalens.source.model import Access, Branch, Kernel, SourceModel
 from cudalens.source.types import element_bytes
 
-DEFAULT_BLOCK = (256, 1, 1)
 TRIAL_VALUES = (2048, 3136)
 _BLOCKS = ((0, 0, 0), (1, 0, 0))
-#: the most threads a block can have on any CUDA GPU; the model evaluates one block at a time
-MAX_BLOCK_THREADS = 1024
 
 
 def parse_block(text: str) -> tuple[int, int, int]:
@@ -63,14 +69,32 @@ def parse_block(text: str) -> tuple[int, int, int]:
     return (vals[0], vals[1], vals[2])
 
 
+def parse_blocks(texts: list[str] | tuple[str, ...]) -> UserBlock:
+    """``--block`` values: ``"32,8"`` for every kernel, ``"transpose=32,8"`` for one. One value
+    without a kernel name gives a plain block; otherwise a mapping (None: the other kernels)."""
+    out: dict[str | None, tuple[int, int, int]] = {}
+    for text in texts:
+        name, eq, dims = text.rpartition("=")
+        if eq and not name.strip().isidentifier():
+            raise ValueError(f"block {text!r}: give X[,Y[,Z]] or KERNEL=X[,Y[,Z]]")
+        out[name.strip() or None] = parse_block(dims)
+    if not out:
+        return None
+    if list(out) == [None]:
+        return out[None]
+    return out
+
+
 def parse_defines(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
-    """``["s=2", "T=float"]`` -> {"s": 2, "T": "float"} (numbers as int/float, other values as text)."""
+    """``["s=2", "T=float", "transpose:height=2048"]`` -> {"s": 2, "T": "float", "transpose:height": 2048}
+    (numbers as int/float, other values as text; ``KERNEL:NAME`` applies to that kernel only)."""
     out: dict[str, Any] = {}
     for item in items:
         name, sep, value = item.partition("=")
         name = name.strip()
-        if not sep or not name.isidentifier():
-            raise ValueError(f"define {item!r}: give NAME=VALUE")
+        kernel, colon, param = name.partition(":")
+        if not sep or not (name.isidentifier() or colon and kernel.isidentifier() and param.isidentifier()):
+            raise ValueError(f"define {item!r}: give NAME=VALUE or KERNEL:NAME=VALUE")
         if value.strip().endswith("\\") or any(c in value for c in "\n\r\x00"):
             raise ValueError(f"define {item!r}: a value cannot end with a backslash or hold a line break (it would "
                              "continue the #define over the line that includes the file)")
@@ -79,61 +103,26 @@ def parse_defines(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-def block_for(kernel: Kernel, model: SourceModel, block: tuple[int, int, int] | None) -> tuple[tuple[int, int, int], str]:
-    """The block the model uses for ``kernel`` and where it came from."""
-    if block is not None:
-        return block, "--block"
-    for site in model.launch_sites:
-        if site.kernel == kernel.name and site.block_dims is not None:
-            x, y, z = site.block_dims
-            if x * y * z > MAX_BLOCK_THREADS:  # a launch that fails on every GPU: not a block to model
-                continue
-            return site.block_dims, f"launch at line {site.line}"
-    return DEFAULT_BLOCK, "default"
-
-
-def _grid_for(kernel: Kernel, model: SourceModel) -> tuple[int, int, int] | None:
-    for site in model.launch_sites:
-        if site.kernel == kernel.name and site.grid_dims is not None:
-            return site.grid_dims
-    return None
-
-
-def launch_values(kernel: Kernel, model: SourceModel,
-                  defines: Mapping[str, Any] | None = None) -> tuple[dict[str, int | float], dict[str, str]]:
-    """Values of ``kernel``'s scalar parameters taken from its launch sites, and a note for each.
-
-    Returns ``(values, notes)``: ``values[name]`` is the value the first launch whose argument is
-    derivable passes; ``notes[name]`` says where it came from, and whether other launches disagree
-    (a different value, or one the front end could not derive). Pointer parameters, parameters
-    named in ``defines`` (the user's ``--define`` wins) and arguments nobody can derive are left out.
-    """
-    defines = defines or {}
-    sites = [s for s in model.launch_sites if s.kernel == kernel.name]
+def launch_values(launch: ResolvedLaunch, defines: Mapping[str, Any]) -> tuple[dict[str, int | float], dict[str, str]]:
+    """The scalar and template parameter values ``launch`` passes (a range at its default) and a
+    note for each, leaving out the names ``defines`` sets (the user's ``--define`` wins)."""
     values: dict[str, int | float] = {}
     notes: dict[str, str] = {}
-    for i, p in enumerate(kernel.params):
-        if p.is_pointer or not p.name or p.name in defines:
+    for name, v in launch.params:
+        n = number(v)
+        if n is None or name in defines:
             continue
-        passed = [(s.line, s.arg_values[i] if i < len(s.arg_values) else None) for s in sites]
-        known = [(ln, v) for ln, v in passed if v is not None]
-        if not known:
-            continue
-        line, v = known[0]
-        values[p.name] = v
-        others = [ln for ln, w in passed if w != v]
-        note = f"{p.name} = {v:g} as passed by the launch at line {line}"
-        if others:
-            note += (f"; the launch{'es' if len(others) > 1 else ''} at line{'s' if len(others) > 1 else ''} "
-                     f"{', '.join(map(str, others))} pass{'' if len(others) > 1 else 'es'} another or an "
-                     "underivable value (not modelled)")
-        notes[p.name] = note
+        values[name] = n
+        notes[name] = next((t for t in launch.notes if t.startswith(f"{name} = ")),
+                           f"{name} = {n:g} ({launch.describe()})")
     return values, notes
 
 
-def analyze_model(model: SourceModel, block: tuple[int, int, int] | None = None,
-                  defines: Mapping[str, Any] | None = None, budget: Budget | None = None) -> SourceModel:
-    """Return ``model`` with every kernel's accesses and branches evaluated.
+def analyze_model(model: SourceModel, block: UserBlock = None,
+                  defines: Mapping[str, Any] | None = None, budget: Budget | None = None,
+                  launches: LaunchTable | None = None) -> SourceModel:
+    """Return ``model`` with every kernel's accesses and branches evaluated, each under the launch
+    the project's launch table gives it (``launches``; by default the launches of ``model`` alone).
 
     ``budget`` (default: a fresh :class:`~cudalens.source.limits.Budget`) bounds the time and
     memory; a kernel reached after it is spent keeps its unevaluated accesses and says so.
@@ -144,11 +133,13 @@ def analyze_model(model: SourceModel, block: tuple[int, int, int] | None = None,
     defines = dict(defines or {})
     numeric = {k: v for k, v in defines.items() if not isinstance(v, str)}
     macros = FileScope(dict(model.defines)).macro_values(numeric)
+    table = launches if launches is not None else resolve_models([model])
     kernels = []
     for k in model.kernels:
         try:
             budget.check()
-            kernels.append(_analyze_kernel(k, model, block, defines, macros, budget))
+            k = dataclasses.replace(k, launch=table.resolve(k, block, defines))
+            kernels.append(_analyze_kernel(k, _with_type_args(k, kernel_defines(defines, k.name)), macros, budget))
         except BudgetExceeded as exc:
             kernels.append(dataclasses.replace(k, problems=k.problems + (
                 f"kernel {k.name}: unmodelled: access model ({exc.what})",)))
@@ -235,10 +226,21 @@ class _KernelEval:
             return np.ones(self.nthreads, dtype=bool), False
 
 
-def _analyze_kernel(k: Kernel, model: SourceModel, block_arg: tuple[int, int, int] | None,
-                    defines: Mapping[str, Any], macros: Mapping[str, Any], budget: Budget) -> Kernel:
-    block, _src = block_for(k, model, block_arg)
-    ev = _KernelEval(k, block, _grid_for(k, model), defines, macros, launch_values(k, model, defines))
+def _with_type_args(k: Kernel, defines: dict[str, Any]) -> dict[str, Any]:
+    """``defines`` with the launch's type template arguments (``head_scale<float, 4>``: T = float),
+    which give the element width of ``T`` accesses; a ``--define`` of the same name wins."""
+    out = dict(defines)
+    for name, arg in zip(k.template_params, k.launch.template_args if k.launch is not None else ()):
+        if name not in out and E.parse_number(arg) is None and element_bytes(arg) is not None:
+            out[name] = arg
+    return out
+
+
+def _analyze_kernel(k: Kernel, defines: Mapping[str, Any], macros: Mapping[str, Any], budget: Budget) -> Kernel:
+    launch: ResolvedLaunch = k.launch
+    block = launch.block if isinstance(launch.block, tuple) else DEFAULT_BLOCK
+    grid = launch.grid if isinstance(launch.grid, tuple) else None
+    ev = _KernelEval(k, block, grid, defines, macros, launch_values(launch, defines))
     # one budget check per access evaluated (check() raises when the budget is spent)
     accesses = mark_complementary([(budget.check(), _access(a, ev))[1] for a in k.accesses], ev)  # type: ignore[func-returns-value]
     branches = []

@@ -18,9 +18,11 @@ def build_options(fn: Callable) -> Callable:
         click.option("--nvcc-flag", "nvcc_flags", multiple=True, metavar="FLAG",
                      help="A flag passed to nvcc as given, e.g. --nvcc-flag=-std=c++17 (repeatable). Flags holding "
                           "shell characters are refused; -D/-I values are passed safely."),
-        click.option("--compile-commands", "compile_commands", default=None, metavar="FILE",
-                     help="compile_commands.json (CMake CMAKE_EXPORT_COMPILE_COMMANDS, Bear): each listed file is "
-                          "compiled with its own recorded flags."),
+        click.option("-p", "--compile-commands", "compile_commands", default=None, metavar="FILE|DIR",
+                     help="compile_commands.json (CMake CMAKE_EXPORT_COMPILE_COMMANDS, Bear), or the build folder "
+                          "holding it (-p build, as clang-tidy has it): each listed file is compiled with its own "
+                          "recorded flags. Default: compile_commands.json or build/compile_commands.json at the "
+                          "project's root, else the -D/-I its Makefile or CMakeLists.txt states plainly."),
         click.option("--no-config", "no_config", is_flag=True,
                      help="Ignore [tool.cudalens] in pyproject.toml / cudalens.toml."),
         click.option("--trust-project-flags", "trust_flags", is_flag=True,
@@ -34,9 +36,25 @@ def build_options(fn: Callable) -> Callable:
 
 
 def make_build(paths: Iterable[str], include_dirs: Iterable[str] = (), nvcc_flags: Iterable[str] = (),
-               compile_commands: str | None = None, no_config: bool = False, trust_flags: bool = False) -> Any:
-    """The BuildContext for ``paths`` from the options (InputError names a bad one)."""
+               compile_commands: str | None = None, no_config: bool = False, trust_flags: bool = False,
+               project: Any = None) -> Any:
+    """The BuildContext for ``paths`` from the options (InputError names a bad one); ``project``
+    (:func:`make_project`) adds the build flags found at its root."""
     from cudalens.project import build_context
 
     return build_context(list(paths), include_dirs=list(include_dirs), nvcc_flags=list(nvcc_flags),
-                         compile_commands=compile_commands, use_config=not no_config, trust_flags=trust_flags)
+                         compile_commands=compile_commands, use_config=not no_config, trust_flags=trust_flags,
+                         project=project)
+
+
+def make_project(paths: Iterable[str], files: Iterable[str]) -> Any:
+    """The project the analysed ``paths`` belong to: a folder named alone is its own root; else the
+    root found from the first file (:func:`cudalens.project.tree.find_root`)."""
+    import os
+
+    from cudalens.project.tree import load_project
+
+    paths, files = list(paths), list(files)
+    if len(paths) == 1 and os.path.isdir(paths[0]):
+        return load_project(paths[0], named=True)
+    return load_project(files[0]) if files else None

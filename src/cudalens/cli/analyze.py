@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shlex
 from typing import Any
 
@@ -88,8 +89,9 @@ def register(group: click.Group) -> None:
 
     @group.command("analyze")
     @click.argument("files", nargs=-1, required=True)
-    @click.option("--block", "block", default=None, metavar="X[,Y[,Z]]",
-                  help="Block size the access model uses (default: the launch site's block, else 256).")
+    @click.option("--block", "block", multiple=True, metavar="[KERNEL=]X[,Y[,Z]]",
+                  help="Block size the models use, for every kernel or for one (--block transpose=32,8; "
+                       "repeatable). Default: the block of the kernel's launch found in the project, else 256.")
     @click.option("--define", "-D", "defines", multiple=True, metavar="NAME=VALUE",
                   help="Value of a kernel parameter, template parameter or macro (repeatable). nvcc gets "
                        "-DNAME=VALUE only for names the file uses as macros or that are not parameter names.")
@@ -126,11 +128,11 @@ def register(group: click.Group) -> None:
         Example: cudalens analyze saxpy.cu --run "saxpy --grid 65536 --block 256 --arg int32=16777216
         --arg float32=2 --arg float32[2^24] --arg float32[2^24]@inout" --counters --format html -o saxpy.html
         """
-        from cudalens.access.model import parse_block, parse_defines
+        from cudalens.access.model import parse_blocks, parse_defines
         from cudalens.pipeline import PROFILE_RUN, analyze, gather_evidence, guided_report
 
         try:
-            blk = parse_block(block) if block else None
+            blk = parse_blocks(tuple(block))
             defs = parse_defines(list(defines))
         except ValueError as exc:
             raise InputError(str(exc)) from None
@@ -147,13 +149,17 @@ def register(group: click.Group) -> None:
 
         options = build_options(list(files), tuple(select), tuple(ignore), baseline, min_impact)
         refuse_clobber_all(list(files), output, write_baseline)
-        from cudalens.cli._build import make_build
-
-        build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags)
+        from cudalens.cli._build import make_build, make_project
         from cudalens.pipeline.isolated import FileLimits
 
+        project = make_project(list(files), list(files))
+        if project is not None:  # kernels in an included .cu (or header) are evaluated with the unit
+            given = {os.path.realpath(f) for f in files}
+            files = tuple(dict.fromkeys([*files, *(f for u in files for f in project.included_kernel_files(u)
+                                                    if f not in given)]))
+        build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags, project)
         raw = analyze(list(files), block=blk, defines=defs, cc=cc, compile=not no_compile, build=build, binary=binary,
-                      instantiate=insts, file_limits=FileLimits())
+                      instantiate=insts, file_limits=FileLimits(), project=project)
         if write_baseline:
             chosen, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
             save_baseline(write_baseline, chosen.findings, {fa.model.path: fa.model.text for fa in raw.files})

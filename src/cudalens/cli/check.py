@@ -104,12 +104,19 @@ def summary_lines(result) -> list[str]:
             where = f"{f.line}:{f.column or 1}" if f.line else "-"
             lines.append(f"  {where:>8}  {f.priority.value:<10} {f.rule:<5} {f.message}")
         lines += [f"  note: {n}" for n in fa.notes if not n.startswith(COMPILE_ERROR_NOTE)]
+        lines += [f"  kernel {k.name}: {k.launch.describe()}" + _launch_shape(k.launch)
+                  for k in fa.model.kernels if k.launch is not None]
     tally = ", ".join(f"{total[p.value]} {p.value}" for p in Priority if p.value in total) or "no findings"
     broken = sum(1 for fa in result.files if fa.compile_error)
     failed = len(getattr(result, "failed", ()))
     extra = (f"; {broken} not compiled (compile-error)" if broken else "") + (f"; {failed} not analyzed" if failed else "")
     lines.append(f"{len(result.files)} file(s): {tally}{extra}")
     return lines
+
+
+def _launch_shape(launch) -> str:
+    """`` (block 16x16x1)`` of a launch with a block, else ``""``."""
+    return f" (block {'x'.join(map(str, launch.block))})" if isinstance(launch.block, tuple) else ""
 
 
 def register(group: click.Group) -> None:
@@ -157,7 +164,7 @@ def register(group: click.Group) -> None:
             defs = parse_defines(list(defines))
         except ValueError as exc:
             raise InputError(str(exc)) from None
-        from cudalens.cli._build import make_build
+        from cudalens.cli._build import make_build, make_project
         from cudalens.cli.analyze import check_instantiations
 
         insts = check_instantiations(tuple(instantiate))
@@ -168,11 +175,12 @@ def register(group: click.Group) -> None:
         files = collect_paths(list(paths), tuple(exclude))
         refuse_clobber_all(files, output, write_baseline)
         options = build_options(files, tuple(select), tuple(ignore), baseline, min_impact)
-        build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags)
+        project = make_project(list(paths), files)
+        build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags, project)
         with _progress(len(files)) as progress:
             raw = analyze(files, defines=defs, cc=cc, compile=not no_compile, build=build,
                           jobs=jobs or os.cpu_count() or 1, keep_going=True, progress=progress, instantiate=insts,
-                          file_limits=_limits(deadline, memory_cap))
+                          file_limits=_limits(deadline, memory_cap), project=project)
         if write_baseline:
             selected, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
             save_baseline(write_baseline, selected.findings, {fa.model.path: fa.model.text for fa in raw.files})

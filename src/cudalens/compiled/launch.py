@@ -3,18 +3,15 @@ launch's block size and dynamic shared memory, through the occupancy calculator.
 
 Where the launch configuration comes from, first found wins:
 
-1. ``launch`` facts given by the caller (``RuleContext.launch[kernel]``): a dict with
-   ``threads_per_block`` or ``block`` (an int or a (x, y, z) tuple), and optionally
-   ``shared_mem`` / ``dynamic_smem`` (bytes of dynamic shared memory);
-2. the source model's launch sites for the kernel whose block is literal or derivable
-   (the first such site; its shared-memory argument counts when it is an integer literal);
-3. the kernel's ``__launch_bounds__`` maximum block size.
+1. the launch the project's launch table resolved for the kernel (``Kernel.launch``, see
+   :mod:`cudalens.project.resolve`) when one was found or given, not assumed;
+2. the kernel's ``__launch_bounds__`` maximum block size.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 
 def _calculator():
@@ -37,7 +34,7 @@ def _calculator():
 class LaunchConfig:
     threads_per_block: int
     dynamic_smem: int
-    origin: str  # "launch facts" | "launch site line N" | "__launch_bounds__"
+    origin: str  # "launch: file.cu:N" / "launch: given on the command line" (ResolvedLaunch.describe) | "__launch_bounds__"
 
 
 def _threads(block: Any) -> int | None:
@@ -51,25 +48,17 @@ def _threads(block: Any) -> int | None:
     return None
 
 
-def launch_config(kernel_name: str, source: Any = None, launch: Mapping[str, Any] | None = None) -> LaunchConfig | None:
+def launch_config(kernel_name: str, source: Any = None) -> LaunchConfig | None:
     """The block size and dynamic shared memory of ``kernel_name``'s launch, or None if unknown."""
-    facts = (launch or {}).get(kernel_name)
-    if isinstance(facts, dict):
-        threads = _threads(facts.get("threads_per_block", facts.get("block")))
-        smem = facts.get("dynamic_smem", facts.get("shared_mem", facts.get("smem", 0)))
-        if threads:
-            return LaunchConfig(threads, smem if isinstance(smem, int) else 0, "launch facts")
-    if source is not None:
-        for site in getattr(source, "launch_sites", ()):
-            if site.kernel == kernel_name and site.block_dims:
-                smem = 0
-                text = (site.shared_mem or "").strip()
-                if text.isdigit():
-                    smem = int(text)
-                return LaunchConfig(_threads(site.block_dims) or 0, smem, f"launch site line {site.line}")
-        for k in getattr(source, "kernels", ()):
-            if k.name == kernel_name and k.launch_bounds:
-                return LaunchConfig(k.launch_bounds[0], 0, "__launch_bounds__")
+    for k in getattr(source, "kernels", ()):
+        if k.name != kernel_name:
+            continue
+        r = k.launch
+        if r is not None and r.origin != "assumed" and isinstance(r.block, tuple):
+            smem = r.dynamic_smem if isinstance(r.dynamic_smem, int) else getattr(r.dynamic_smem, "lo", 0)
+            return LaunchConfig(_threads(r.block) or 0, int(smem or 0), r.describe())
+        if k.launch_bounds:
+            return LaunchConfig(k.launch_bounds[0], 0, "__launch_bounds__")
     return None
 
 

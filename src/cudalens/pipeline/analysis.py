@@ -44,7 +44,7 @@ class FileAnalysis:
 class Analysis:
     files: tuple[FileAnalysis, ...]
     cc: str = "9.0"
-    block: tuple[int, int, int] | None = None
+    block: Any = None  # --block: (x, y, z) for every kernel, or {kernel (None: the others): (x, y, z)}
     defines: dict[str, Any] = field(default_factory=dict)
     failed: tuple[tuple[str, str], ...] = ()  # (path, one-line reason) of files that could not be analyzed
 
@@ -61,20 +61,34 @@ class Analysis:
         return {
             "schema": SCHEMA,
             "cc": self.cc,
-            "block": list(self.block) if self.block else None,
+            "block": (list(self.block) if isinstance(self.block, tuple) else
+                      {str(k or "*"): list(v) for k, v in self.block.items()} if self.block else None),
             "defines": {k: v for k, v in self.defines.items()},
             "files": [{"path": fa.model.path, "problems": list(fa.model.problems), "notes": list(fa.notes),
                        "compiled": fa.compiled is not None, "compile_error": fa.compile_error}
                       for fa in self.files],
             "failed": [{"path": p, "error": e} for p, e in self.failed],
             "kernels": kernels,
-            "findings": [_finding_dict(f) for f in self.findings],
+            "findings": [_finding_dict(f, self.launches()) for f in self.findings],
         }
 
+    def launches(self) -> dict[tuple[str, str], Any]:
+        """(file, kernel name) -> the launch its figures were evaluated under."""
+        out: dict[tuple[str, str], Any] = {}
+        for fa in self.files:
+            for k in fa.model.kernels:
+                if k.launch is not None:
+                    out[(fa.model.path, k.name)] = k.launch
+                    out.setdefault(("", k.name), k.launch)  # a finding on a launch in another file
+        return out
 
-def _finding_dict(f: Finding) -> dict[str, Any]:
+
+def _finding_dict(f: Finding, launches: dict[tuple[str, str], Any] | None = None) -> dict[str, Any]:
     d = f.to_dict()
     # the contract's keys first, in its order, then the additions
     head = {k: d[k] for k in ("rule", "priority", "section", "kernel", "file", "line", "message", "fix")}
     head.update({k: v for k, v in d.items() if k not in head})
+    launch = ((launches or {}).get((f.file or "", f.kernel)) or (launches or {}).get(("", f.kernel))) if f.kernel else None
+    if launch is not None:
+        head["launch"] = {"origin": launch.origin, "from": launch.describe(), "site": launch.site}
     return head

@@ -40,14 +40,17 @@ def _reason(path: str, exc: BaseException) -> str:
     return text if Path(path).name in text else f"{path}: {text}"
 
 
-def analyze_files(paths: list[str], *, block: tuple[int, int, int] | None, defines: Mapping[str, Any], cc: str,
+def analyze_files(paths: list[str], *, block: Any, defines: Mapping[str, Any], cc: str,
                   compile: bool, build: Any, jobs: int = 1, keep_going: bool = False,
                   progress: Progress | None = None, instantiate: tuple[str, ...] = (),
-                  file_limits: Any = None) -> tuple[list[Any], list[tuple[str, str]]]:
+                  file_limits: Any = None, project: Any = None) -> tuple[list[Any], list[tuple[str, str]]]:
     """(FileAnalysis per analysable file, [(path, reason)] of the others). ``instantiate``: template
     kernels each compiled unit instantiates; one the compiler rejects is an InputError naming it.
     ``file_limits``: a :class:`cudalens.pipeline.isolated.FileLimits`: each file's whole analysis in a
-    worker process stopped at its deadline or memory cap (see :func:`_analyze_isolated`)."""
+    worker process stopped at its deadline or memory cap (see :func:`_analyze_isolated`).
+    ``project``: the :class:`cudalens.project.tree.Project` the files belong to: its launches
+    (every file of it) give each kernel its launch, and a ``.cu`` another of its units includes is
+    compiled through that unit. Without it, the launches of the given files alone are used."""
     from cudalens.source.parse import source_problem
 
     refused = {p: problem for p in dict.fromkeys(paths) if (problem := source_problem(p))}
@@ -57,18 +60,18 @@ def analyze_files(paths: list[str], *, block: tuple[int, int, int] | None, defin
     if file_limits is not None:
         done_, failed_ = _analyze_isolated(readable, block=block, defines=defines, cc=cc, compile=compile,
                                            build=build, jobs=jobs, keep_going=keep_going, progress=progress,
-                                           instantiate=instantiate, limits=file_limits)
+                                           instantiate=instantiate, limits=file_limits, project=project)
     else:
         done_, failed_ = _analyze_in_process(readable, block=block, defines=defines, cc=cc, compile=compile,
                                              build=build, jobs=jobs, keep_going=keep_going, progress=progress,
-                                             instantiate=instantiate)
+                                             instantiate=instantiate, project=project)
     reasons = {**refused, **dict(failed_)}
     return done_, [(p, reasons[p]) for p in dict.fromkeys(paths) if p in reasons]
 
 
 def _analyze_in_process(paths: list[str], *, block: tuple[int, int, int] | None, defines: Mapping[str, Any],
                         cc: str, compile: bool, build: Any, jobs: int, keep_going: bool, progress: Progress | None,
-                        instantiate: tuple[str, ...]) -> tuple[list[Any], list[tuple[str, str]]]:
+                        instantiate: tuple[str, ...], project: Any = None) -> tuple[list[Any], list[tuple[str, str]]]:
     """analyze_files in this process (compiles in threads), without the per-file worker."""
     from cudalens.hardware.table import limits
     from cudalens.pipeline.defines import compiler_defines
@@ -87,6 +90,9 @@ def _analyze_in_process(paths: list[str], *, block: tuple[int, int, int] | None,
         failed[path] = _reason(path, exc)
 
     wanted = _instantiations(order, instantiate) if compile else {}
+    table = _launch_table(order, project, build)
+    included = {p: project.includers(p) if project is not None and not is_header(p) else () for p in order}
+    defined = {p: _kernel_names(_read(p)) for p in order}
     futures: dict[str, Future] = {}
     from cudalens.pipeline.model_workers import model_worker
 
@@ -101,21 +107,22 @@ def _analyze_in_process(paths: list[str], *, block: tuple[int, int, int] | None,
                     compile_defs[p] = compiler_defines(parse_file(p, predefined), defines)
                 except (CudalensError, OSError) as exc:
                     fail(p, exc)
-            units = [p for p in order if p in compile_defs and not is_header(p)]
+            units = [p for p in order if p in compile_defs and not is_header(p) and not included[p]]
             for p in units:
                 futures[p] = pool.submit(_compile_unit, str(p), cc, compile_defs[p], build, wanted.get(p, ()))
             for p in order:
-                if p in compile_defs and is_header(p):
+                if p in compile_defs and (is_header(p) or included[p]):
                     futures[p] = pool.submit(_compile_header, p, units, futures, cc, compile_defs[p], build,
-                                             wanted.get(p, ()))
+                                             wanted.get(p, ()), included[p])
         done: list[Any] = []
         for i, p in enumerate(order):
             if p not in failed:
                 try:
                     outcome = futures[p].result() if p in futures else None
+                    elsewhere = frozenset().union(*(defined[q] for q in order if q != p)) - defined[p]
                     done.append(analyze_file(p, block=block, defines=defines, cc=cc, compile=compile, build=build,
                                              compiled_outcome=outcome, instantiate=wanted.get(p, ()),
-                                             worker=worker))
+                                             worker=worker, launches=table, elsewhere=elsewhere))
                 except (CudalensError, OSError) as exc:
                     fail(p, exc)
             if progress is not None:
@@ -130,7 +137,8 @@ def _analyze_in_process(paths: list[str], *, block: tuple[int, int, int] | None,
 
 def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, defines: Mapping[str, Any], cc: str,
                       compile: bool, build: Any, jobs: int, keep_going: bool, progress: Progress | None,
-                      instantiate: tuple[str, ...], limits: Any) -> tuple[list[Any], list[tuple[str, str]]]:
+                      instantiate: tuple[str, ...], limits: Any,
+                      project: Any = None) -> tuple[list[Any], list[tuple[str, str]]]:
     """analyze_files with every file in its own worker (pipeline.isolated): the units first, ``jobs``
     at a time, each parsing, compiling and analysing its file; then the headers, compiled through
     the units' results. A file stopped at a limit is listed with its one line (or, without
@@ -140,6 +148,9 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
 
     cc = cc_limits(cc).cc
     wanted = _instantiations(order, instantiate) if compile else {}
+    table = _launch_table(order, project, build)  # before the workers fork: each reads it
+    included = {p: project.includers(p) if project is not None and not is_header(p) else () for p in order}
+    defined = {p: _kernel_names(_read(p)) for p in order}
     unit_results: dict[str, Any] = {}
 
     def one(p: str) -> Any:
@@ -154,19 +165,21 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
             predefined = tuple(build.header_macros(p).items()) if build is not None else ()
             defs = compiler_defines(parse_file(p, predefined), defines)
             mark("compile")
-            if is_header(p):
+            if is_header(p) or included[p]:
                 units = [u for u in unit_results if not isinstance(unit_results[u], BaseException)]
                 futures: dict[str, Future] = {}
                 for u in units:
                     futures[u] = Future()
                     futures[u].set_result((unit_results[u].compiled, []))
-                outcome = _compile_header(p, units, futures, cc, defs, build, wanted.get(p, ()))
+                outcome = _compile_header(p, units, futures, cc, defs, build, wanted.get(p, ()), included[p])
             else:
                 outcome = _compile_unit(p, cc, defs, build, wanted.get(p, ()))
         worker = model_worker() if compile else None
+        elsewhere = frozenset().union(*(defined[q] for q in order if q != p)) - defined[p]
         try:
             return analyze_file(p, block=block, defines=defines, cc=cc, compile=compile, build=build,
-                                compiled_outcome=outcome, instantiate=wanted.get(p, ()), worker=worker)
+                                compiled_outcome=outcome, instantiate=wanted.get(p, ()), worker=worker,
+                                launches=table, elsewhere=elsewhere)
         finally:
             if worker is not None:
                 worker.shutdown(wait=True, cancel_futures=True)
@@ -178,10 +191,10 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
         if progress is not None:
             progress(count[0], len(order), p)
 
-    units = [p for p in order if not is_header(p)]
+    units = [p for p in order if not is_header(p) and not included[p]]
     unit_results.update(run_limited(units, one, limits, jobs, tick))
     results = dict(unit_results)
-    results.update(run_limited([p for p in order if is_header(p)], one, limits, jobs, tick))
+    results.update(run_limited([p for p in order if p not in unit_results], one, limits, jobs, tick))
     done: list[Any] = []
     failed: dict[str, str] = {}
     for p in order:
@@ -209,9 +222,11 @@ def _compile_unit(path: str, cc: str, defines: Mapping[str, Any], build: Any,
 
 
 def _compile_header(header: str, units: list[str], futures: dict[str, Future], cc: str, defines: Mapping[str, Any],
-                    build: Any, instantiate: tuple[str, ...] = ()) -> tuple[Any | None, list[str]]:
-    """Compile ``header`` through the first unit that includes it (units are queued before headers,
-    so waiting on them cannot deadlock the pool)."""
+                    build: Any, instantiate: tuple[str, ...] = (),
+                    includers: tuple[str, ...] = ()) -> tuple[Any | None, list[str]]:
+    """Compile ``header`` (or a ``.cu`` another unit includes) through the first unit that
+    includes it (units are queued before headers, so waiting on them cannot deadlock the pool);
+    ``includers``: the project's units that include it, tried when no given unit does."""
     from cudalens.pipeline.stages import _compile
 
     real = str(Path(header).resolve())
@@ -219,6 +234,10 @@ def _compile_header(header: str, units: list[str], futures: dict[str, Future], c
         result, _notes = futures[unit].result()
         if result is not None and real in result.deps:
             compiled, notes = _compile(header, cc, defines, build, through=unit, instantiate=instantiate)
+            return compiled, [f"compiled through {unit}, which includes it", *notes]
+    for unit in includers[:3]:
+        compiled, notes = _compile(header, cc, defines, build, through=unit, instantiate=instantiate)
+        if compiled is not None:
             return compiled, [f"compiled through {unit}, which includes it", *notes]
     # not among the given files: a unit of compile_commands.json that includes it (its include
     # graph read from the sources with its own include folders)
@@ -231,6 +250,25 @@ def _compile_header(header: str, units: list[str], futures: dict[str, Future], c
         if compiled is not None:
             return compiled, [f"compiled through {unit} (compile_commands.json), which includes it", *notes]
     return _compile(header, cc, defines, build, instantiate=instantiate)
+
+
+def _kernel_names(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"__global__[^;{(]*?\b([A-Za-z_]\w*)\s*\(", text))
+
+
+def _launch_table(paths: list[str], project: Any, build: Any) -> Any:
+    """The launch table of the project (or of ``paths`` alone), built once for every file."""
+    from cudalens.project.resolve import resolve_project
+    from cudalens.project.tree import Project
+
+    if project is None:
+        project = Project(str(Path(paths[0]).resolve().parent) if paths else ".", ())
+    return resolve_project(project, build, extra=paths)
+
+
+def _forced(build: Any, path: str | Path) -> tuple[tuple[str, str], ...]:
+    """The build's ``-D`` macros for ``path``, which win over the file's ``#ifndef`` defaults."""
+    return build.forced_macros(path) if build is not None else ()
 
 
 def _instantiations(paths: list[str], instantiate: tuple[str, ...]) -> dict[str, tuple[str, ...]]:

@@ -5,9 +5,9 @@ The source model stays the fallback: a file that does not compile (or a kernel t
 have) keeps only its source-level verdicts, and every kernel's JSON says which layer produced its
 access figures (``access_layer``: ``compiled-ptx`` or ``source``).
 
-Launch used per kernel: the block of ``--block``, else the kernel's launch in the file, else 256
-threads; the grid of that launch (else 2 blocks along x); scalar parameters from ``--define`` (by
-name) or the launch's literal arguments, the others tried at the plausible values.
+Launch used per kernel: the one the project's launch table resolved (``Kernel.launch``, see
+:mod:`cudalens.project.resolve`): its block and grid (else 2 blocks along x); scalar parameters
+from ``--define`` (by name) or the values the launch passes, the others tried at the plausible values.
 """
 
 from __future__ import annotations
@@ -22,30 +22,31 @@ from cudalens.pipeline.model_workers import Job, evaluate_jobs
 from cudalens.source.model import Kernel, SourceModel
 
 
-def _launch(k: Kernel, model: SourceModel, block: tuple[int, int, int] | None,
-            defines: Mapping[str, Any]) -> tuple[tuple[int, int, int], tuple[int, int, int], dict[int, Any]]:
-    from cudalens.access.model import DEFAULT_BLOCK, MAX_BLOCK_THREADS, launch_values
+def _launch(k: Kernel) -> tuple[tuple[int, int, int], tuple[int, int, int], dict[int, Any]]:
+    """Block, grid and scalar parameter values (by position) of the launch ``k`` was resolved to
+    (``Kernel.launch``, set by the access model from the project's launch table)."""
+    from cudalens.project.resolve import DEFAULT_BLOCK, DEFAULT_GRID, MAX_BLOCK_THREADS, number
 
-    site = next((s for s in model.launch_sites if s.kernel == k.name), None)
-    blk = block or (site.block_dims if site and site.block_dims else None) or DEFAULT_BLOCK
+    launch = k.launch
+    blk = launch.block if launch is not None and isinstance(launch.block, tuple) else DEFAULT_BLOCK
+    grid = launch.grid if launch is not None and isinstance(launch.grid, tuple) else DEFAULT_GRID
     if not (all(d >= 1 for d in blk) and blk[0] * blk[1] * blk[2] <= MAX_BLOCK_THREADS):
         blk = DEFAULT_BLOCK  # a launch that fails on every GPU (dim3(1024, 1024, 64)): not a block to model
-    grid = site.grid_dims if site and site.grid_dims else (2, 1, 1)
     if not (all(d >= 1 for d in grid) and grid[0] < 2**31 and grid[1] <= 65535 and grid[2] <= 65535):
-        grid = (2, 1, 1)  # likewise a grid no GPU launches
-    values, _notes = launch_values(k, model, defines)
+        grid = DEFAULT_GRID  # likewise a grid no GPU launches
+    passed = dict(launch.params) if launch is not None else {}
     params: dict[int, Any] = {}
     for i, p in enumerate(k.params):
         if p.is_pointer or not p.name:
             continue
-        v = defines.get(p.name, values.get(p.name))
+        v = number(passed.get(p.name))
         if isinstance(v, (int, float)):
             params[i] = v
     return blk, grid, params
 
 
 def compiled_access(path: str, model: SourceModel, cc: str, defines: Mapping[str, Any],
-                    block: tuple[int, int, int] | None = None, flags: tuple[str, ...] = (),
+                    flags: tuple[str, ...] = (),
                     sass_lds: Mapping[str, Mapping[int, Mapping[int, int]]] | None = None,
                     ptx: str = "", worker: Executor | None = None) -> tuple[dict[str, tuple[KernelEvaluation, ...]], list[str]]:
     """Kernel name -> the evaluations of its instantiations, and notes (why a layer is missing).
@@ -67,7 +68,7 @@ def compiled_access(path: str, model: SourceModel, cc: str, defines: Mapping[str
         k = by_name.get(base_name_from_mangled(name))
         if k is None:
             continue
-        blk, grid, params = _launch(k, model, block, defines)
+        blk, grid, params = _launch(k)
         jobs.append((name, blk, grid, params, (sass_lds or {}).get(name)))
         owner[name] = k.name
     results = evaluate_jobs(source, jobs, worker)

@@ -44,4 +44,4 @@ def compiler_defines(model: SourceModel, defines: Mapping[str, Any]) -> dict[str
     macros = macro_names(model.text) | set(model.defines)
     params = {p.name for k in model.kernels for p in k.params}
     params |= {t for k in model.kernels for t in k.template_params}
-    return {k: v for k, v in defines.items() if k in macros or k not in params}
+    return {k: v for k, v in defines.items() if ":" not in k and (k in macros or k not in params)}

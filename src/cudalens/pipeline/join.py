@@ -59,6 +59,7 @@ class KernelRecord:
             d["predicated"] = predicated
         entry: dict[str, Any] = {"name": k.name, "file": k.file, "line": k.line,
                                  "block": list(k.block_dims) if k.block_dims else None,
+                                 "launch": k.launch.to_dict() if k.launch is not None else None,
                                  "accesses": accesses, "branches": branches}
         if self.compiled is not None:
             if self.unmodelled_branch_lines is not None:
@@ -220,7 +221,8 @@ def occupancy_at_launch(ck: CompiledKernel, k: Kernel, model: SourceModel, cc: s
     model used (``--block``, default 256), with the register what-if around the current count."""
     cfg = launch_config(k.name, model)
     threads = cfg.threads_per_block if cfg and cfg.threads_per_block else None
-    origin = cfg.origin if cfg is not None and threads else "block used by the access model"
+    origin = cfg.origin if cfg is not None and threads else (
+        k.launch.describe() if k.launch is not None else "block used by the access model")
     if threads is None and k.block_dims:
         threads = k.block_dims[0] * k.block_dims[1] * k.block_dims[2]
     if not threads:

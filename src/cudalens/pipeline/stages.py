@@ -44,23 +44,29 @@ def _compile(path: str, cc: str, defines: Mapping[str, Any], build: Any = None,
     return result, []
 
 
-def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
+def analyze_file(path: str | Path, *, block: Any = None,
                  defines: Mapping[str, Any] | None = None, cc: str = "9.0", compile: bool = True,
                  build: Any = None, compiled_outcome: tuple[Any | None, list[str]] | None = None,
-                 instantiate: tuple[str, ...] = (), worker: Any = None) -> FileAnalysis:
+                 instantiate: tuple[str, ...] = (), worker: Any = None, launches: Any = None,
+                 elsewhere: frozenset[str] = frozenset()) -> FileAnalysis:
     """``build``: a :class:`cudalens.project.BuildContext` (include folders, flags; the macros of
     the project headers the file includes reach the source model). ``compiled_outcome``: the
     (result, notes) of :func:`_compile` when the caller compiled the file already.
     ``instantiate``: template kernels to instantiate in the compiled unit (``gemm<128,128,8>``).
-    ``worker``: a second process for the compiled access model (pipeline.model_workers)."""
+    ``worker``: a second process for the compiled access model (pipeline.model_workers).
+    ``launches``: the project's :class:`~cudalens.project.resolve.LaunchTable` (default: this
+    file's own launches). ``elsewhere``: kernels another analysed file defines (a ``.cu`` this unit
+    includes): their compiled facts are reported with that file, once."""
     cc = limits(cc).cc  # an unknown compute capability is an InputError naming the known ones
     defines = dict(defines or {})
     predefined = tuple(build.header_macros(path).items()) if build is not None else ()
     budget = Budget()  # one time and memory budget for the file's front end and models
+    from cudalens.pipeline.batch import _forced
+
     mark("parse")
-    parsed = parse_file(path, predefined, budget)
+    parsed = parse_file(path, predefined, budget, _forced(build, path))
     mark("model")
-    model = analyze_model(parsed, block=block, defines=defines, budget=budget)
+    model = analyze_model(parsed, block=block, defines=defines, budget=budget, launches=launches)
     notes: list[str] = []
     compiled = None
     if compile:
@@ -78,18 +84,14 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
         from cudalens.pipeline.compiled_access import compiled_access, sass_shared_widths
 
         flags = tuple(build.nvcc_flags(str(path))) if build is not None else ()
-        evals, access_notes = compiled_access(str(path), model, cc, compiler_defines(model, defines), block, flags,
+        evals, access_notes = compiled_access(str(path), model, cc, compiler_defines(model, defines), flags,
                                               sass_shared_widths(compiled), ptx=getattr(compiled, "ptx", ""),
                                               worker=worker)
         notes.extend(access_notes)
     kernels = join(model, compiled.kernels if compiled is not None else None, cc, evals)
     model = joined_model(model, kernels)  # the compiled figures where the source model had none
-    launch: dict[str, dict[str, object]] = {}
-    for site in model.launch_sites:
-        launch.setdefault(site.kernel, {"block": site.block_dims, "grid": site.grid_dims, "smem": site.shared_mem,
-                                        "line": site.line})
-    ctx = RuleContext(source=model, cc=cc, compiled=dict(compiled.kernels) if compiled is not None else None,
-                      launch=launch)
+    mine = {n: ck for n, ck in compiled.kernels.items() if ck.name not in elsewhere} if compiled is not None else None
+    ctx = RuleContext(source=model, cc=cc, compiled=mine)
     mark("rules")
     findings, problems = run_rules(ctx)
     if compiled is not None:
@@ -103,10 +105,10 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
     return FileAnalysis(model, compiled, tuple(sort_findings(findings)), tuple(notes), kernels)
 
 
-def analyze(paths: list[str], *, block: tuple[int, int, int] | None = None, defines: Mapping[str, Any] | None = None,
+def analyze(paths: list[str], *, block: Any = None, defines: Mapping[str, Any] | None = None,
             cc: str = "9.0", compile: bool = True, build: Any = None, jobs: int = 1, keep_going: bool = False,
             progress: Any = None, binary: str | Path | None = None, instantiate: tuple[str, ...] = (),
-            file_limits: Any = None) -> Analysis:
+            file_limits: Any = None, project: Any = None) -> Analysis:
     """Analyze every file; a non-CUDA file raises InputError naming it (with ``keep_going``, it is
     listed in ``Analysis.failed`` and the others are analyzed). Compiles run ``jobs`` at a time;
     headers are compiled through a translation unit that includes them (see
@@ -120,7 +122,7 @@ def analyze(paths: list[str], *, block: tuple[int, int, int] | None = None, defi
 
     files, failed = analyze_files(list(paths), block=block, defines=dict(defines or {}), cc=cc, compile=compile,
                                   build=build, jobs=jobs, keep_going=keep_going, progress=progress,
-                                  instantiate=tuple(instantiate), file_limits=file_limits)
+                                  instantiate=tuple(instantiate), file_limits=file_limits, project=project)
     if binary is not None and files:
         files[0] = binary_findings(files[0], binary, cc)
     return Analysis(tuple(files), cc, block, dict(defines or {}), tuple(failed))

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from cudalens.errors import InputError
 from cudalens.project.compile_commands import Entry, load_compile_commands
@@ -64,6 +65,18 @@ class BuildContext:
                         base=entry.directory)
         return (*(entry.flags if entry else ()), *(f"-I{d}" for d in self.include_dirs),
                 *(f"-D{d}" for d in self.defines), *self.flags)
+
+    def forced_macros(self, path: str | Path) -> tuple[tuple[str, str], ...]:
+        """The ``-D`` macros ``path`` is compiled with (its compile command's, the configuration's,
+        the Makefile's, ``--nvcc-flag``'s): they win over the file's own ``#ifndef`` defaults."""
+        out: dict[str, str] = {}
+        flags = list(self.nvcc_flags(path))
+        for i, f in enumerate(flags):
+            d = flags[i + 1] if f == "-D" and i + 1 < len(flags) else f[2:] if f.startswith("-D") else None
+            if d:
+                name, eq, value = d.partition("=")
+                out[name] = value if eq else "1"
+        return tuple(out.items())
 
     def search_dirs(self, path: str | Path) -> tuple[str, ...]:
         """The include folders of ``path``'s compile (-I and -isystem, in order)."""
@@ -141,7 +154,7 @@ class BuildContext:
 
 def build_context(paths: Iterable[str | Path] = (), *, include_dirs: Iterable[str] = (), defines: Iterable[str] = (),
                   nvcc_flags: Iterable[str] = (), compile_commands: str | None = None,
-                  use_config: bool = True, trust_flags: bool = False) -> BuildContext:
+                  use_config: bool = True, trust_flags: bool = False, project: Any = None) -> BuildContext:
     """The context for analysing ``paths``: the configuration found from the first of them, then
     the compile commands, then the command line's values. Flags from the configuration, the
     command line and the options files they name go through the allow-list of
@@ -156,7 +169,15 @@ def build_context(paths: Iterable[str | Path] = (), *, include_dirs: Iterable[st
         if not os.path.isdir(d):
             raise InputError(f"-I {d}: no such directory")
         dirs.append(str(Path(d).resolve()))
-    cc_file = compile_commands or config.compile_commands()
+    if compile_commands and os.path.isdir(compile_commands):  # -p DIR, as clang-tidy has it
+        compile_commands = os.path.join(compile_commands, "compile_commands.json")
+        if not os.path.isfile(compile_commands):
+            raise InputError(f"-p {os.path.dirname(compile_commands)}: no compile_commands.json in it")
+    build = project.build if project is not None else None
+    cc_file = compile_commands or config.compile_commands() or (build.compile_commands if build else None)
+    if build is not None and not cc_file:  # the flags a Makefile or CMakeLists.txt states plainly
+        dirs += [d for d in build.include_dirs if d not in dirs]
+        defines = (*build.defines, *defines)
     commands = load_compile_commands(cc_file) if cc_file else {}
     return BuildContext(
         include_dirs=tuple(dict.fromkeys(dirs)),

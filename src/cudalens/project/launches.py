@@ -57,3 +57,18 @@ class ResolvedLaunch:
         if self.origin == "user":
             return "launch: given on the command line"
         return f"assumed: {self.assumption}"
+
+    def to_dict(self) -> dict[str, object]:
+        """The ``launch`` object of a kernel in the JSON report."""
+        return {"origin": self.origin, "from": self.describe(), "site": self.site, "via": self.via,
+                "block": _json(self.block), "grid": _json(self.grid), "dynamic_smem": _json(self.dynamic_smem),
+                "params": {name: _json(v) for name, v in self.params}, "template_args": list(self.template_args),
+                "assumption": self.assumption, "notes": list(self.notes)}
+
+
+def _json(v: object) -> object:
+    if isinstance(v, ValueRange):
+        return {"lo": v.lo, "hi": v.hi, "condition": v.condition}
+    if isinstance(v, tuple):
+        return list(v)
+    return v

@@ -34,7 +34,8 @@ def render_analysis(analysis: Any, console: Console, show_accesses: bool = True,
         for rec in fa.kernels:
             k = rec.kernel
             block = "x".join(map(str, k.block_dims)) if k.block_dims else "?"
-            console.print(Text(f"\n  kernel {k.name} (line {k.line}, block {block})", style="bold cyan"))
+            came = f"; {k.launch.describe()}" if k.launch is not None else ""
+            console.print(Text(f"\n  kernel {k.name} (line {k.line}, block {block}{came})", style="bold cyan"))
             if rec.resources is not None:
                 console.print(Text(_compiled_line(rec, analysis.cc), style="magenta"))
             mine = [f for f in findings if f.kernel == k.name and f.file == k.file]

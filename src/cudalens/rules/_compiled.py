@@ -36,7 +36,7 @@ def busiest_line(k: CompiledKernel, *classes: str) -> int | None:
 
 def occupancy_at_launch(ctx: RuleContext, name: str, k: CompiledKernel) -> tuple[LaunchConfig, Any] | None:
     """(launch configuration, the calculator's occupancy) of kernel ``name``; None when unknown."""
-    cfg = launch_config(name, ctx.source, ctx.launch)
+    cfg = launch_config(name, ctx.source)
     if cfg is None or cfg.threads_per_block <= 0:
         return None
     occ = occupancy(k, ctx.cc, cfg.threads_per_block, cfg.dynamic_smem)

@@ -7,7 +7,7 @@ Fields are ``None`` when that layer was not run (no compiler, no built binary).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from cudalens.compiled.fatbin import FatbinContents
@@ -18,8 +18,6 @@ from cudalens.source.model import SourceModel
 
 #: A fact as rules pass it: (name, value) with any JSON-serializable value.
 Fact = tuple[str, object]
-#: Launch facts of a kernel's first launch site: "block", "grid" (dims), "smem" (text), "line".
-LaunchFacts = Mapping[str, object]
 
 
 @dataclass(frozen=True)
@@ -27,7 +25,6 @@ class RuleContext:
     source: SourceModel
     cc: str = "9.0"  # target compute capability
     compiled: Mapping[str, CompiledKernel] | None = None  # kernel name -> compiled facts
-    launch: Mapping[str, LaunchFacts] = field(default_factory=dict)  # kernel name -> launch facts
     binary: FatbinContents | None = None  # what a built executable/object carries (rule Y3, --binary)
     rule: str = ""  # the rule being run (set by the registry: ctx.finding uses its catalog entry)
 

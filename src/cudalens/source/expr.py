@@ -277,8 +277,12 @@ def from_node(node: Any, resolve: Resolver, on_subscript: Callable[[Any], Expr] 
         if on_call is not None:
             return bounded(on_call(node))
         return unknown("call")
-    if t == "sizeof_expression":
-        return unknown("sizeof")
+    if t == "sizeof_expression":  # sizeof(float): the size of a type the front end knows
+        from cudalens.source.types import element_bytes
+
+        ty = node.child_by_field_name("type")
+        size = element_bytes(ty.text.decode("utf-8", "replace")) if ty is not None and ty.text is not None else None
+        return ("n", size) if size is not None else unknown("sizeof")
     return unknown(t)
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -34,6 +35,24 @@ def _dim3(values: Iterable[int | None]) -> tuple[int, int, int] | None:
     return (out[0], out[1], out[2])
 
 
+def _argv_names(body: Any) -> set[str]:
+    """``argv`` and the name ``main``'s second parameter has (``char **v``)."""
+    names = {"argv"}
+    fn = body.parent if body is not None else None
+    decl = fn.child_by_field_name("declarator") if fn is not None else None
+    while decl is not None and decl.type != "function_declarator":
+        decl = decl.child_by_field_name("declarator")
+    if decl is not None and _text(decl.child_by_field_name("declarator")) == "main":
+        plist = decl.child_by_field_name("parameters")
+        params = [p for p in plist.named_children if p.type == "parameter_declaration"] if plist is not None else []
+        if len(params) >= 2:
+            d = params[1].child_by_field_name("declarator")
+            name = _declarator_name(d) if d is not None else None
+            if name:
+                names.add(name)
+    return names
+
+
 class HostEnv:
     """Constant integers and ``dim3`` locals of one host function, to size launch configurations."""
 
@@ -46,6 +65,11 @@ class HostEnv:
         self.unsettled: set[str] = set()
         self.assigned_members: set[str] = set()  # `grid.x = ...` after `dim3 grid;`: the declaration is not the value
         self._evaluated: list[tuple[int, str, int | float | None]] | None = None
+        # Names set from the program's input (argv): name -> "argv[1]". Their value is the
+        # program's default where it has one (`argc > 1 ? atoi(argv[1]) : 1024`, or `int n = 1024;`
+        # then `if (argc > 1) n = atoi(argv[1]);`); :meth:`inputs` names what a value depends on.
+        self.tainted: dict[str, str] = {}
+        self._argv = _argv_names(body)
         for n in _iter(body):
             if n.type == "assignment_expression":
                 left = n.child_by_field_name("left")
@@ -60,7 +84,8 @@ class HostEnv:
                 left = n.child_by_field_name("left")
                 if left is not None and left.type == "identifier":
                     self.unsettled.add(_text(left))
-            elif n.type == "pointer_expression" and _text(n.child_by_field_name("operator")) == "&":
+            elif n.type == "pointer_expression" and _text(n.child_by_field_name("operator")) == "&" and (
+                    n.parent is None or n.parent.type != "initializer_list"):  # `void *args[] = {&n}` reads n
                 arg = n.child_by_field_name("argument")
                 if arg is not None and arg.type == "identifier":
                     self.unsettled.add(_text(arg))
@@ -74,11 +99,71 @@ class HostEnv:
                     if tname == "dim3":
                         self.dim3s.append((_line(n), name, self._dim3_from_decl(d)))
                     elif d.type == "init_declarator":
-                        self.ints.append((_line(n), name, d.child_by_field_name("value")))
+                        self._define(_line(n), name, d.child_by_field_name("value"))
             elif n.type == "assignment_expression" and _text(n.child_by_field_name("operator")) == "=":
                 left = n.child_by_field_name("left")
                 if left is not None and left.type == "identifier":
-                    self.ints.append((_line(n), _text(left), n.child_by_field_name("right")))
+                    self._define(_line(n), _text(left), n.child_by_field_name("right"))
+        self._spread_taint()
+
+    def _argv_ref(self, node: Any) -> str | None:
+        """``argv[1]`` when ``node`` reads the program's arguments, else None."""
+        if node is None or not self._argv:
+            return None
+        for x in _iter(node):
+            if x.type == "subscript_expression":
+                arg = x.child_by_field_name("argument")
+                if arg is not None and _text(arg) in self._argv:
+                    return "".join(_text(x).split())
+            if x.type == "identifier" and _text(x) in self._argv:
+                return "argv"
+        return None
+
+    def _define(self, line: int, name: str, value: Any) -> None:
+        ref = self._argv_ref(value)
+        if ref is None:
+            self.ints.append((line, name, value))
+            return
+        self.tainted[name] = ref
+        if value is not None and value.type == "conditional_expression":  # argc > 1 ? atoi(argv[1]) : 1024
+            for part in ("consequence", "alternative"):
+                branch = value.child_by_field_name(part)
+                if branch is not None and self._argv_ref(branch) is None:
+                    self.ints.append((line, name, branch))
+                    return
+        # otherwise (`n = atoi(argv[1])`) the value before it, if any, is the program's default
+
+    def _spread_taint(self) -> None:
+        for _ in range(8):
+            grew = False
+            for _ln, name, node in self.ints:
+                if name in self.tainted or node is None:
+                    continue
+                ref = next((self.tainted[_text(x)] for x in _iter(node)
+                            if x.type == "identifier" and _text(x) in self.tainted), None)
+                if ref is not None:
+                    self.tainted[name] = ref
+                    grew = True
+            if not grew:
+                break
+
+    def inputs(self, node: Any) -> tuple[str, ...]:
+        """The program inputs (``argv[1]``) the value of ``node`` depends on, through host variables
+        and ``dim3`` locals."""
+        out: list[str] = []
+        for x in _iter(node):
+            if x.type != "identifier":
+                continue
+            name = _text(x)
+            if name in self.tainted:
+                out.append(self.tainted[name])
+            for _ln, dname, spec in self.dim3s:
+                if dname == name and isinstance(spec, tuple) and spec and spec[0] in ("pending", "texts"):
+                    texts = [spec[1]] if spec[0] == "pending" else []
+                    words = set(" ".join(spec[1]).replace("(", " ").replace(")", " ").split()) if spec[0] == "texts" else set()
+                    out += [self.tainted[w] for w in words if w in self.tainted]
+                    out += [r for t in texts if t is not None for r in self.inputs(t)]
+        return tuple(dict.fromkeys(out))
 
     def value(self, node: Any, line: int) -> int | float | None:
         """The value of a launch argument at ``line``, or None where it does not follow from the source.
@@ -99,8 +184,16 @@ class HostEnv:
             return None
         return v
 
+    def seed(self, values: dict[str, int | float], inputs: dict[str, str] | None = None) -> None:
+        """Values of the function's parameters, as its callers pass them (``inputs``: those a
+        caller reads from argv, by parameter name)."""
+        self.seeded = dict(values)
+        self.tainted.update(inputs or {})
+        self._spread_taint()
+        self._evaluated = None
+
     def _values_before(self, line: int) -> dict[str, Any]:
-        vals: dict[str, Any] = {}
+        vals: dict[str, Any] = dict(getattr(self, "seeded", {}))
         for ln, name, v in self._timeline():
             if ln > line:
                 break
@@ -114,7 +207,7 @@ class HostEnv:
         """Each definition's value in line order, evaluated once (each from those before it): a
         launch reads a prefix, so a host function with thousands of assignments stays linear."""
         if self._evaluated is None:
-            vals: dict[str, Any] = {}
+            vals: dict[str, Any] = dict(getattr(self, "seeded", {}))
             out = []
             for ln, name, node in sorted(self.ints, key=lambda x: x[0]):
                 if node is None:
@@ -157,6 +250,10 @@ class HostEnv:
         allv.update(vals)
 
         def dim(t: str) -> int | None:
+            # host locals by value first: `dim3 b(bs, bs)` parses as a declaration whose
+            # "parameters" are bare names, which the expression reader would not resolve
+            t = re.sub(r"\b[A-Za-z_]\w*\b", lambda m: repr(vals[m.group(0)]) if isinstance(
+                vals.get(m.group(0)), (int, float)) and not isinstance(vals.get(m.group(0)), bool) else m.group(0), t)
             e = _parse_value_text(t, self.scope)
             e = E.substitute(e, {k: ("n", v) for k, v in vals.items() if isinstance(v, (int, float))})
             try:

@@ -176,6 +176,8 @@ class Kernel:
     node: Any = field(default=None, compare=False, repr=False)
     template_params: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()  # what the front end or the access model could not model here
+    # the launch the models evaluated it under (cudalens.project.launches.ResolvedLaunch), set by the access model
+    launch: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ C/C++/CUDA at all raises :class:`~cudalens.errors.InputError` (criterion in :fun
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any, Iterator
@@ -52,13 +53,15 @@ text_of = E.node_text
 
 
 def parse_file(path: str | Path, predefined: tuple[tuple[str, str], ...] = (),
-               budget: Budget | None = None) -> SourceModel:
+               budget: Budget | None = None, forced: tuple[tuple[str, str], ...] = ()) -> SourceModel:
     """Read and parse a file; a file that is not CUDA C++ raises InputError naming it.
 
     ``predefined``: (name, macro text) pairs the file sees before its own ``#define``s, e.g. the
-    macros of the project headers it includes (:meth:`cudalens.project.BuildContext.header_macros`)."""
+    macros of the project headers it includes (:meth:`cudalens.project.BuildContext.header_macros`).
+    ``forced``: macros the build defines (``-D``), which win over the file's own ``#define``
+    (the ``#ifndef BLOCK`` default a Makefile's ``-DBLOCK=32`` replaces)."""
     p = Path(path)
-    return _parse(read_source(p), str(p), predefined, budget)
+    return _parse(read_source(p), str(p), predefined, budget, forced)
 
 
 def read_source(p: Path) -> bytes:
@@ -115,20 +118,37 @@ def parse_source(text: str, path: str = "<string>") -> SourceModel:
 
 
 def _parse(data: bytes, path: str, predefined: tuple[tuple[str, str], ...] = (),
-           budget: Budget | None = None) -> SourceModel:
-    tree = parse_tree(data)
+           budget: Budget | None = None, forced: tuple[tuple[str, str], ...] = ()) -> SourceModel:
+    tree = parse_tree(_spaced_chevrons(data))
     ok, why = looks_like_c(data, tree)
     if not ok:
         raise InputError(f"{path}: not a CUDA C++ source file ({why})")
     text = data.decode("utf-8", "replace")
     try:
-        return _build(text, path, tree, predefined, budget or Budget())
+        return _build(text, path, tree, predefined, budget or Budget(), forced)
     except RecursionError:
         return SourceModel(path, text, (), (), {}, (), (), ("unmodelled: nesting too deep",), tree)
 
 
+_SPACED_LAUNCH = re.compile(rb"<<[ \t]+<([^;{}]*?)>>[ \t]+>")
+
+
+def _spaced_chevrons(data: bytes) -> bytes:
+    """``k << < g, b >> > (...)`` (nvcc takes it) as ``k<<<g, b>>>`` for the parser, same offsets."""
+    if b"<< " not in data and b"<<\t" not in data:
+        return data
+
+    def fix(m: re.Match) -> bytes:
+        whole = m.group(0)
+        head = m.start(1) - m.start(0)
+        tail = len(whole) - (m.end(1) - m.start(0))
+        return b"<<<" + b" " * (head - 3) + m.group(1) + b">>>" + b" " * (tail - 3)
+
+    return _SPACED_LAUNCH.sub(fix, data)
+
+
 def _build(text: str, path: str, tree: Any, predefined: tuple[tuple[str, str], ...] = (),
-           budget: Budget | None = None) -> SourceModel:
+           budget: Budget | None = None, forced: tuple[tuple[str, str], ...] = ()) -> SourceModel:
     root = tree.root_node
     problems: list[str] = []
     kernels_deep: list[Kernel] = []
@@ -137,7 +157,7 @@ def _build(text: str, path: str, tree: Any, predefined: tuple[tuple[str, str], .
         problems.append(f"{path}: parse error at line {lines[0]}" if len(lines) == 1 else
                         f"{path}: parse errors at lines {', '.join(map(str, lines[:8]))}"
                         + (f" and {len(lines) - 8} more" if len(lines) > 8 else ""))
-    defines = {**dict(predefined), **_defines(root)}
+    defines = {**dict(predefined), **_defines(root), **dict(forced)}
     functions = list(_functions(root))
     deep = deep_points(root)
     if deep:

@@ -1,0 +1,248 @@
+"""The one launch resolution: every launch site of the project joined to its kernel across files,
+and the launch each kernel is evaluated under (:meth:`LaunchTable.resolve`).
+
+Representative launch (the rule, said in the notes when a kernel has several): the first site
+whose block is known and fits a block (at most 1024 threads), the kernel's own file first, then the
+other files in path order, each by line. Each scalar or template parameter takes the first value a
+site passes, in the same order; sites that pass another value are named. A kernel with no site is
+evaluated at 256 threads (``origin="assumed"``). ``--block`` (for all kernels, or for one:
+``transpose=32,8``) replaces the block (``origin="user"``); ``--define KERNEL:NAME=VALUE`` sets one
+kernel's parameter.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Union
+
+from cudalens.project.launches import Dim3, ResolvedLaunch, ValueRange
+from cudalens.source.model import Kernel, SourceModel
+
+DEFAULT_BLOCK: Dim3 = (256, 1, 1)
+DEFAULT_GRID: Dim3 = (2, 1, 1)
+MAX_BLOCK_THREADS = 1024
+#: ``--block``: one block for every kernel, or per kernel name (None: every other kernel)
+UserBlock = Union[Dim3, Mapping[Union[str, None], Dim3], None]
+
+
+def number(v: Any) -> int | float | None:
+    """A value the models can compute with: a range's default (its low end), a number as is."""
+    if isinstance(v, ValueRange):
+        return v.lo
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def user_block(block: UserBlock, kernel: str) -> Dim3 | None:
+    if block is None or isinstance(block, tuple):
+        return block
+    return block.get(kernel, block.get(None))
+
+
+def kernel_defines(defines: Mapping[str, Any], kernel: str) -> dict[str, Any]:
+    """``defines`` as kernel ``kernel`` sees them: global ones, then its own (``kernel:name``)."""
+    out = {k: v for k, v in defines.items() if ":" not in k}
+    out.update({k.split(":", 1)[1]: v for k, v in defines.items() if k.split(":", 1)[0] == kernel and ":" in k})
+    return out
+
+
+def _threads(d: Any) -> int:
+    return d[0] * d[1] * d[2] if isinstance(d, tuple) else 0
+
+
+@dataclass(frozen=True)
+class LaunchTable:
+    """Every resolved launch site of the project, by kernel name (project order)."""
+
+    # (kernel name, real path of its definition) -> its launch sites
+    sites: Mapping[tuple[str, str], tuple[ResolvedLaunch, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    root: str | None = None
+
+    def _site_file(self, r: ResolvedLaunch) -> str:
+        path = (r.site or "").rsplit(":", 1)[0]
+        return os.path.realpath(os.path.join(self.root or ".", path))
+
+    def launches(self, kernel: Kernel) -> tuple[ResolvedLaunch, ...]:
+        own = os.path.realpath(kernel.file)
+        return tuple(sorted(self.sites.get((kernel.name, own), ()), key=lambda r: self._site_file(r) != own))
+
+    def resolve(self, kernel: Kernel, block: UserBlock = None,
+                defines: Mapping[str, Any] | None = None) -> ResolvedLaunch:
+        """The launch ``kernel`` is evaluated under (see the module docstring)."""
+        sites = self.launches(kernel)
+        chosen = next((s for s in sites if s.block is not None and 0 < _threads(s.block) <= MAX_BLOCK_THREADS),
+                      sites[0] if sites else None)
+        notes: list[str] = []
+        if chosen is None:
+            launch = ResolvedLaunch(kernel.name, "assumed", block=DEFAULT_BLOCK, grid=None,
+                                    assumption=f"{_threads(DEFAULT_BLOCK)} threads, no launch found")
+        else:
+            blk = chosen.block if chosen.block is not None and 0 < _threads(chosen.block) <= MAX_BLOCK_THREADS else None
+            if blk is None:
+                notes.append(f"block at {chosen.site} not derivable ({_threads(DEFAULT_BLOCK)} threads assumed)")
+            others = sorted({f"{s.block} at {s.site}" for s in sites if s.block not in (None, chosen.block)})
+            if others:
+                notes.append("also launched with block " + "; ".join(others[:4]) +
+                             " (evaluated under the first launch whose block is known)")
+            params, pnotes = self._params(kernel, chosen, sites)
+            launch = ResolvedLaunch(kernel.name, "launch", chosen.site, blk or DEFAULT_BLOCK, chosen.grid,
+                                    chosen.dynamic_smem, params, chosen.template_args, None, chosen.via,
+                                    (*chosen.notes, *notes, *pnotes))
+        own = user_block(block, kernel.name)
+        given = {n: v for n, v in kernel_defines(defines or {}, kernel.name).items()
+                 if isinstance(v, (int, float)) and (n in kernel.template_params or
+                                                     any(p.name == n and not p.is_pointer for p in kernel.params))}
+        params = tuple((n, v) for n, v in launch.params if n not in given) + tuple(given.items())
+        return ResolvedLaunch(kernel.name, "user" if own is not None else launch.origin, launch.site,
+                              own or launch.block, launch.grid, launch.dynamic_smem, params, launch.template_args,
+                              launch.assumption if own is None else None, launch.via, launch.notes)
+
+    def _params(self, kernel: Kernel, chosen: ResolvedLaunch,
+                sites: tuple[ResolvedLaunch, ...]) -> tuple[tuple[tuple[str, Any], ...], list[str]]:
+        order = (chosen, *(s for s in sites if s is not chosen))
+        out: list[tuple[str, Any]] = []
+        notes: list[str] = []
+        names = [p.name for p in kernel.params if not p.is_pointer and p.name] + list(kernel.template_params)
+        for name in names:
+            passed = [(s.site, dict(s.params).get(name)) for s in order]
+            known = [(site, v) for site, v in passed if v is not None]
+            if not known:
+                continue
+            site, v = known[0]
+            out.append((name, v))
+            shown = f"{v.lo:g} ({v.condition})" if isinstance(v, ValueRange) else f"{v:g}"
+            note = f"{name} = {shown} as passed by the launch at {_where(site)}"
+            differ = [_where(s) for s, w in passed if w != v]
+            if differ:
+                note += (f"; the launch{'es' if len(differ) > 1 else ''} at {', '.join(differ)} "
+                         f"pass{'' if len(differ) > 1 else 'es'} another or an underivable value (not modelled)")
+            notes.append(note)
+        return tuple(out), notes
+
+
+def _where(site: str | None) -> str:
+    path, _, line = (site or "?:?").rpartition(":")
+    return f"line {line} of {os.path.basename(path)}"
+
+
+def _closure(start: str, includes: Mapping[str, tuple[str, ...]]) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for f in includes.get(todo.pop(), ()):
+            if f not in seen:
+                seen.add(f)
+                todo.append(f)
+    return seen
+
+
+def _visible(site_file: str, name: str, defs: list[Kernel], includes: Mapping[str, tuple[str, ...]]) -> list[Kernel]:
+    """The definitions of kernel ``name`` a launch in ``site_file`` can mean: the only one, else
+    those in the same file, in a file it includes, in a file that shares with it a header declaring
+    the kernel, or (separate compilation) in its folder."""
+    if len(defs) == 1:
+        return defs
+    mine = _closure(site_file, includes)
+    out = []
+    for k in defs:
+        d = os.path.realpath(k.file)
+        shared = (mine & _closure(d, includes)) if includes else set()
+        if (d == site_file or d in mine or os.path.dirname(d) == os.path.dirname(site_file)
+                or any(name in _text_of(h) for h in shared)):
+            out.append(k)
+    return out
+
+
+def _text_of(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def resolve_models(models: Iterable[SourceModel], root: str | None = None,
+                   includes: Mapping[str, tuple[str, ...]] | None = None) -> LaunchTable:
+    """The table of every launch in ``models`` of every kernel they define, each site joined to the
+    definitions visible from its file (:func:`_visible`; ``includes``: the project's include graph)."""
+    from cudalens.project.sites import call_values, launchers, model_sites
+
+    models = list(models)
+    defs: dict[str, list[Kernel]] = {}
+    for m in models:
+        for k in m.kernels:
+            defs.setdefault(k.name, []).append(k)
+    wrappers: dict[str, tuple[str, ...]] = {}
+    callers: dict[str, list[tuple[Any, ...]]] = {}
+    try:  # host functions that launch, and the values their callers pass them
+        for m in models:
+            wrappers.update({n: p for n, p in launchers(m).items() if n and n != "main"})
+        for m in models if wrappers else ():
+            for n, calls in call_values(m, wrappers).items():
+                callers.setdefault(n, []).extend(calls)
+    except Exception:  # noqa: BLE001 - without callers a wrapper's parameters stay unknown
+        callers = {}
+    sites: dict[tuple[str, str], list[ResolvedLaunch]] = {}
+    for m in models:
+        here = os.path.realpath(m.path)
+        try:
+            found = model_sites(m, {n: ks[0] for n, ks in defs.items()}, root, callers)
+        except Exception:  # noqa: BLE001 - one unreadable file keeps the others' launches
+            continue
+        for r in found:
+            for k in _visible(here, r.kernel, defs[r.kernel], includes or {}):
+                mine = r if k is defs[r.kernel][0] else _rebind(r, k, m)
+                if mine is not None:
+                    sites.setdefault((r.kernel, os.path.realpath(k.file)), []).append(mine)
+    return LaunchTable(MappingProxyType({k: tuple(v) for k, v in sites.items()}), root)
+
+
+def _rebind(r: ResolvedLaunch, k: Kernel, m: SourceModel) -> ResolvedLaunch | None:
+    """``r`` for another definition of the same name (its own parameter names)."""
+    from cudalens.project.sites import model_sites
+
+    for other in model_sites(m, {k.name: k}, None):
+        if other.site and r.site and other.site.rsplit(":", 1)[1] == r.site.rsplit(":", 1)[1]:
+            return dataclasses.replace(other, site=r.site)
+    return None
+
+
+def _relevant(project: Any, paths: list[str]) -> list[str]:
+    """The files whose launches can reach the analysed ``paths``: those paths, what they include,
+    what includes them, and the files of their folders (separate compilation)."""
+    given = {str(Path(p).resolve()) for p in paths}
+    folders = {os.path.dirname(p) for p in given}
+    out = set(given)
+    for p in given:
+        out |= _closure(p, project.includes)
+        out |= set(project.includers(p))
+    out |= {f for f in project.files if os.path.dirname(f) in folders}
+    for f in list(out):  # the includers' own headers hold the runner's declarations
+        out |= _closure(f, project.includes)
+    return [f for f in dict.fromkeys([*project.files, *given]) if f in out]
+
+
+def resolve_project(project: Any, build: Any = None, extra: Iterable[str] = ()) -> LaunchTable:
+    """The launch table of ``project`` (a :class:`cudalens.project.tree.Project`) for the analysed
+    files ``extra`` (every project file when none is given): every file whose launches can reach
+    them (:func:`_relevant`) parsed with the macros its build and its headers give it."""
+    from cudalens.source.parse import parse_file
+
+    models = []
+    extra = list(extra)
+    for f in (_relevant(project, extra) if extra else project.files):
+        try:
+            text = Path(f).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if not (extra or "__global__" in text or "<<" in text or "cudaLaunch" in text):
+            continue  # (the files relevant to analysed ones are all read: they may call a launching wrapper)
+        try:
+            predefined = tuple(build.header_macros(f).items()) if build is not None else ()
+            models.append(parse_file(f, predefined, forced=build.forced_macros(f) if build is not None else ()))
+        except Exception:  # noqa: BLE001 - a file the front end rejects has no launches to give
+            continue
+    return resolve_models(models, project.root, project.includes)

@@ -1,0 +1,337 @@
+"""Launch sites of one parsed file, each joined to the kernels it can launch and evaluated with
+the host values known at it (:class:`cudalens.source.host.HostEnv`).
+
+Forms found in host functions:
+
+- triple chevrons ``k<<<g, b, smem, stream>>>(args)``, with explicit template arguments
+  (``gemm<128, 8><<<...>>>``) mapped to the kernel's template parameters;
+- ``cudaLaunchKernel`` / ``cudaLaunchCooperativeKernel`` (kernel, grid, block, ``void *args[]``,
+  smem): the argument array is followed where it is declared with an initializer (``{&a, &n}``);
+- ``cudaLaunchKernelEx(&config, kernel, args...)``: grid and block from ``config.gridDim = ...``
+  and ``config.blockDim = ...`` in the same function;
+- a launch through a name that is not a kernel (``kernels[k]<<<...>>>``, ``fn<<<...>>>``, a
+  ``cudaLaunchKernel`` of a pointer): every kernel named where that name is declared or assigned
+  (a dispatch table's initializer, ``auto fn = cond ? k1 : k2;``) is launched by the site.
+
+Values a program reads from ``argv`` take its default (``argc > 1 ? atoi(argv[1]) : 1024``) and
+become a :class:`~cudalens.project.launches.ValueRange` with the condition.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from cudalens.project.launches import Dim3, ResolvedLaunch, ValueRange
+from cudalens.source import syntax as syn
+from cudalens.source.model import Kernel, SourceModel
+
+_LAUNCH_APIS = {"cudaLaunchKernel": "cudaLaunchKernel", "cudaLaunchCooperativeKernel": "cudaLaunchCooperativeKernel",
+                "cudaLaunchKernelEx": "cudaLaunchKernelEx", "cudaLaunchKernelExC": "cudaLaunchKernelEx"}
+
+
+def _text(n: Any) -> str:
+    return n.text.decode("utf-8", "replace") if n is not None and n.text is not None else ""
+
+
+def _iter(node: Any) -> Iterator[Any]:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.named_children))
+
+
+def _line(n: Any) -> int:
+    return int(n.start_point[0]) + 1
+
+
+def _scope(model: SourceModel) -> Any:
+    from cudalens.source.parse import _functions
+    from cudalens.source.scope import FileScope
+
+    root = model.tree.root_node
+    return FileScope.build(root, dict(model.defines), list(_functions(root))), list(_functions(root))
+
+
+Callers = Mapping[str, list[tuple[Any, ...]]]  # host function -> the values each call passes, by position
+
+
+def launchers(model: SourceModel) -> dict[str, tuple[str, ...]]:
+    """Host functions of ``model`` that launch a kernel: name -> their parameter names (a
+    wrapper ``run_pick(..., int fields)`` whose callers give the values its launch passes on)."""
+    from cudalens.source.declarations import params
+
+    if model.tree is None or (not model.launch_sites and "cudaLaunch" not in model.text):
+        return {}
+    _scope_, functions = _scope(model)
+    out = {}
+    for fn, quals, _t, _tp in functions:
+        if "__global__" in quals or ("__device__" in quals and "__host__" not in quals):
+            continue
+        body = fn.child_by_field_name("body")
+        if body is not None and any(c.type == "call_expression" and (syn.is_launch(c) or syn.call_name(c) in _LAUNCH_APIS)
+                                    for c in _iter(body)):
+            out[syn.function_name(fn) or ""] = tuple(p.name for p in params(fn))
+    return out
+
+
+def call_values(model: SourceModel, wanted: Mapping[str, tuple[str, ...]]) -> dict[str, list[tuple[Any, ...]]]:
+    """The values each call in ``model``'s host code of a function in ``wanted`` passes."""
+    if model.tree is None or not any(name in model.text for name in wanted):
+        return {}
+    scope, functions = _scope(model)
+    out: dict[str, list[tuple[Any, ...]]] = {}
+    for fn, quals, _t, _tp in functions:
+        body = fn.child_by_field_name("body")
+        if body is None or "__global__" in quals:
+            continue
+        env = None
+        for call in _iter(body):
+            if call.type == "call_expression" and not syn.is_launch(call) and syn.call_name(call) in wanted:
+                env = env or scope.host_env(body)
+                out.setdefault(syn.call_name(call), []).append(
+                    tuple(_scalar(env, a, _line(call)) for a in _args(call)))
+    return out
+
+
+def _seed(env: Any, names: tuple[str, ...], calls: list[tuple[Any, ...]]) -> None:
+    values: dict[str, int | float] = {}
+    inputs: dict[str, str] = {}
+    for i, name in enumerate(names):
+        known = [c[i] for c in calls if i < len(c) and c[i] is not None]
+        if name and known:
+            v = known[0]
+            values[name] = v.lo if isinstance(v, ValueRange) else v
+            if isinstance(v, ValueRange):
+                inputs[name] = v.condition.split(";")[0].removeprefix("from ")
+    if values:
+        env.seed(values, inputs)
+
+
+def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | None = None,
+                callers: Callers | None = None) -> list[ResolvedLaunch]:
+    """Every launch in ``model``'s host code of a kernel among ``kernels`` (by name), resolved;
+    ``callers``: the values the calls of each launching host function pass (:func:`call_values`),
+    which its parameters take."""
+    from cudalens.source.declarations import params
+    if model.tree is None or not kernels:
+        return []
+    text = model.text
+    if not model.launch_sites and "cudaLaunch" not in text:
+        return []
+    scope, functions = _scope(model)
+    where = os.path.relpath(model.path, root) if root and os.path.isabs(model.path) else model.path
+    out: list[ResolvedLaunch] = []
+    for fn, quals, _tmpl, _tp in functions:
+        if "__global__" in quals or ("__device__" in quals and "__host__" not in quals):
+            continue
+        body = fn.child_by_field_name("body")
+        if body is None:
+            continue
+        env = None
+        for call in _iter(body):
+            if call.type != "call_expression":
+                continue
+            name = syn.call_name(call)
+            if not syn.is_launch(call) and name not in _LAUNCH_APIS:
+                continue
+            if env is None:
+                env = scope.host_env(body)
+                name_ = syn.function_name(fn) or ""
+                if callers and callers.get(name_):
+                    _seed(env, tuple(p.name for p in params(fn)), callers[name_])
+            out += _site(call, name, env, model, kernels, f"{where}:{_line(call)}")
+    return out
+
+
+def _targets(node: Any, model: SourceModel, kernels: Mapping[str, Kernel]) -> tuple[list[tuple[str, Any]], str]:
+    """(kernel name, explicit template argument list node) pairs ``node`` names, and how."""
+    direct = []
+    for x in _iter(node):
+        if x.type == "template_function":
+            nm = x.child_by_field_name("name")
+            if _text(nm) in kernels:
+                direct.append((_text(nm), x.child_by_field_name("arguments")))
+        elif x.type == "identifier" and _text(x) in kernels and (x.parent is None or x.parent.type != "template_function"):
+            direct.append((_text(x), None))
+    if direct:
+        return direct[:1] if node.type in ("identifier", "template_function") else direct, "direct"
+    base = node
+    while base is not None and base.type not in ("identifier",):
+        kids = [c for c in base.named_children if c.type not in ("comment",)]
+        base = (base.child_by_field_name("argument") or base.child_by_field_name("function")
+                or (kids[0] if kids else None))
+    if base is None:
+        return [], ""
+    name = _text(base)
+    found: list[tuple[str, Any]] = []
+    table = False
+    for x in _iter(model.tree.root_node):
+        value = None
+        if x.type == "init_declarator" and _declarator_name(x.child_by_field_name("declarator")) == name:
+            value = x.child_by_field_name("value")
+            table = table or "[" in _text(x.child_by_field_name("declarator"))
+        elif x.type == "assignment_expression":
+            left = x.child_by_field_name("left")
+            if left is not None and (_text(left) == name or _text(left).startswith(name + "[")):
+                value = x.child_by_field_name("right")
+                table = table or left.type == "subscript_expression"
+        if value is not None:
+            found += [(_text(y), None) for y in _iter(value) if y.type == "identifier" and _text(y) in kernels]
+    found = list(dict.fromkeys(found))
+    return found, ("dispatch table" if table or node.type == "subscript_expression" else "function pointer")
+
+
+def _declarator_name(d: Any) -> str | None:
+    while d is not None:
+        if d.type in ("identifier", "field_identifier"):
+            return _text(d)
+        d = d.child_by_field_name("declarator")
+    return None
+
+
+def _args(call: Any) -> list[Any]:
+    args = call.child_by_field_name("arguments")
+    return [a for a in args.named_children if a.type != "comment"] if args is not None else []
+
+
+def _site(call: Any, api: str, env: Any, model: SourceModel, kernels: Mapping[str, Kernel],
+          site: str) -> list[ResolvedLaunch]:
+    line = _line(call)
+    args = _args(call)
+    notes: list[str] = []
+    if syn.is_launch(call):
+        cfg = next(c for c in call.children if c.type == "kernel_call_syntax")
+        parts = [c for c in cfg.named_children if c.type != "comment"]
+        grid_n, block_n = (parts + [None, None])[:2]
+        smem_n = parts[2] if len(parts) > 2 else None
+        targets, how = _targets(call.child_by_field_name("function"), model, kernels)
+        via = "chevrons" if how == "direct" else how
+        passed: list[Any] | None = args
+    else:
+        if not args:
+            return []
+        via = _LAUNCH_APIS[api]
+        if via == "cudaLaunchKernelEx":
+            if len(args) < 2:
+                return []
+            targets, how = _targets(args[1], model, kernels)
+            grid_n, block_n = _config_member(call, args[0], "gridDim"), _config_member(call, args[0], "blockDim")
+            smem_n = _config_member(call, args[0], "dynamicSmemBytes")
+            passed = args[2:]
+        else:
+            targets, how = _targets(args[0], model, kernels)
+            grid_n, block_n = (args[1:3] + [None, None])[:2]
+            smem_n = args[4] if len(args) > 4 else None
+            passed = _arg_array(call, args[3]) if len(args) > 3 else None
+        if how not in ("direct", ""):
+            via += f" ({how})"
+    if not targets:
+        return []
+    grid, block = _dims(env, grid_n, line), _dims(env, block_n, line)
+    for what, node in (("grid", grid_n), ("block", block_n)):
+        refs = env.inputs(node) if node is not None else ()
+        if refs:
+            notes.append(f"{what} depends on {', '.join(refs)} (the program's default used)")
+    smem = _scalar(env, smem_n, line) if smem_n is not None else 0
+    out = []
+    for name, targs in targets:
+        k = kernels[name]
+        params: list[tuple[str, int | float | ValueRange]] = []
+        if passed is not None:
+            for p, a in zip(k.params, passed):
+                if p.is_pointer or not p.name or a is None:
+                    continue
+                v = _scalar(env, a, line)
+                if v is not None:
+                    params.append((p.name, v))
+        targ_texts: tuple[str, ...] = ()
+        if targs is not None:
+            items = [c for c in targs.named_children if c.type != "comment"]
+            targ_texts = tuple(_text(c) for c in items)
+            for tp, node in zip(k.template_params, items):
+                v = _scalar(env, node, line)
+                if v is not None:
+                    params.append((tp, v))
+        out.append(ResolvedLaunch(
+            kernel=name, origin="launch", site=site, block=block, grid=grid,
+            dynamic_smem=smem if isinstance(smem, (int, ValueRange)) else None, params=tuple(params),
+            template_args=targ_texts, via=via, notes=tuple(notes)))
+    return out
+
+
+def _dims(env: Any, node: Any, line: int) -> Dim3 | None:
+    if node is None:
+        return None
+    try:
+        return env.dims(node, line)
+    except Exception:  # noqa: BLE001 - an unreadable value is an unknown one
+        return None
+
+
+def _scalar(env: Any, node: Any, line: int) -> int | float | ValueRange | None:
+    if node is None:
+        return None
+    try:
+        v = env.value(node, line)
+        if v is None and node.type == "type_descriptor":  # `gemm<bm, 8>`: a template argument reads as a type
+            name = _text(node).strip()
+            before = env._values_before(line)
+            v = before.get(name) if name in before else _macro(env, name) if name.isidentifier() else None
+            v = v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    except Exception:  # noqa: BLE001
+        return None
+    if v is None:
+        return None
+    refs = env.inputs(node)
+    if refs:
+        return ValueRange(v, v, f"from {', '.join(refs)}; {v:g} with the program's defaults")
+    return v
+
+
+def _macro(env: Any, name: str) -> int | float | None:
+    from cudalens.source import expr as E
+
+    try:
+        v = E.eval_scalar(env.scope.resolve_const(name), env.scope.macro_values())
+    except (E.Unknown, RecursionError):
+        return None
+    return v if isinstance(v, (int, float)) else None
+
+
+def _config_member(call: Any, config: Any, member: str) -> Any:
+    """The value last assigned to ``config.member`` before ``call`` in its function."""
+    name = _text(config).lstrip("&").strip()
+    fn = call
+    while fn is not None and fn.type != "function_definition":
+        fn = fn.parent
+    found = None
+    for x in _iter(fn) if fn is not None else ():
+        if x.type == "assignment_expression" and x.start_byte < call.start_byte:
+            left = x.child_by_field_name("left")
+            if left is not None and _text(left).replace(" ", "") in (f"{name}.{member}", f"{name}->{member}"):
+                found = x.child_by_field_name("right")
+    return found
+
+
+def _arg_array(call: Any, node: Any) -> list[Any] | None:
+    """The argument nodes of ``void *args[] = {&a, &n}`` (None when not declared so)."""
+    name = _text(node).lstrip("(").strip()
+    fn = call
+    while fn is not None and fn.type != "function_definition":
+        fn = fn.parent
+    for x in _iter(fn) if fn is not None else ():
+        if x.type == "init_declarator" and _declarator_name(x.child_by_field_name("declarator")) == name:
+            value = x.child_by_field_name("value")
+            if value is not None and value.type == "initializer_list":
+                out = []
+                for item in value.named_children:
+                    while item is not None and item.type in ("pointer_expression", "cast_expression",
+                                                             "parenthesized_expression"):
+                        item = item.child_by_field_name("argument") or item.child_by_field_name("value") or (
+                            item.named_children[-1] if item.named_children else None)
+                    out.append(item)
+                return out
+    return None

@@ -1,0 +1,4 @@
+#pragma once
+
+#include "kernels/1_naive.cuh"
+#include "kernels/2_coalesce.cuh"

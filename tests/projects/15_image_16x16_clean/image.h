@@ -1,0 +1,3 @@
+#pragma once
+
+#define BLOCK_SIZE 16
