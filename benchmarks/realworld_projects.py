@@ -80,13 +80,22 @@ def _ratio(a: int, b: int) -> float:
     return round(a / b, 4) if b else 1.0
 
 
+def count_rules(findings: list[dict], into: dict[str, dict[str, int]]) -> None:
+    """Findings per rule and priority (the default output's volume, issue #30)."""
+    for f in findings:
+        by_priority = into.setdefault(f["rule"], {})
+        by_priority[f["priority"]] = by_priority.get(f["priority"], 0) + 1
+
+
 def score_projects() -> dict:
     total = corpus.Score()
     passing, failing = [], {}
+    rules: dict[str, dict[str, int]] = {}
     for project in corpus.projects():
         labels = corpus.load(project)
         report = corpus.run_check(project)
         corpus.score(project, labels, report, total)
+        count_rules(report["findings"], rules)
         problems = corpus.judge(project, labels, report).problems()
         if problems:
             failing[project.name] = problems
@@ -97,7 +106,8 @@ def score_projects() -> dict:
             "recall": _ratio(total.found, total.expected), "first_fix": _ratio(total.first_ok, total.kernels),
             "kernels": total.kernels, "true_positives": total.true_pos, "false_positives": total.false_pos,
             "expected": total.expected, "found": total.found, "first_fix_ok": total.first_ok,
-            "misses": total.misses, "false_alarms": total.false_alarms, "wrong_first": total.wrong_first}
+            "misses": total.misses, "false_alarms": total.false_alarms, "wrong_first": total.wrong_first,
+            "findings_by_rule": dict(sorted(rules.items()))}
 
 
 def commit() -> str:
@@ -108,7 +118,9 @@ def commit() -> str:
 def main(argv: list[str]) -> int:
     out = Path(argv[0]) if argv else ROOT / "benchmarks" / "results" / "cpu" / "realworld_projects.json"
     t0 = time.time()
-    realworld = score_realworld(check_json(KERNELS))
+    report = check_json(KERNELS)
+    realworld = score_realworld(report)
+    count_rules(report["findings"], realworld.setdefault("findings_by_rule", {}))
     t1 = time.time()
     projects = score_projects()
     t2 = time.time()

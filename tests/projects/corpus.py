@@ -249,6 +249,8 @@ def score(project: Path, labels: dict, report: dict, into: Score) -> Score:
     if any(e["kernel"] == "" for e in expects):
         names.append("")
     tolerated = {(t["rule"], t["kernel"]) for t in labels.get("tolerate", [])}
+    # a rule forbidden only at medium or above is tolerated below it
+    low_ok = {(t["rule"], t["kernel"]) for t in labels.get("forbid", []) if t.get("priority")}
     for name in names:
         if name:
             mine = [f for f in findings if base_name(f.get("kernel")) == name and f["rule"] not in HYGIENE
@@ -260,7 +262,8 @@ def score(project: Path, labels: dict, report: dict, into: Score) -> Score:
         for f in mine:
             if f["rule"] in wanted_rules:
                 into.true_pos += 1
-            elif (f["rule"], name) not in tolerated:
+            elif (f["rule"], name) not in tolerated and not (
+                    (f["rule"], name) in low_ok and f.get("priority") not in MEDIUM_OR_ABOVE):
                 into.false_pos += 1
                 into.false_alarms.append(f"{project.name}: {_finding_key(f)} [{f.get('priority')}]")
         rules = {f["rule"] for f in mine}
@@ -272,7 +275,9 @@ def score(project: Path, labels: dict, report: dict, into: Score) -> Score:
                 into.misses.append(f"{project.name}: {e['rule']} {name or 'host'} {e['file']}:{e['line']}")
         if name:
             first = next(k.get("first", []) for k in labels["kernel"] if k["name"] == name)
-            judged = [f for f in mine if (f["rule"], name) not in tolerated or f["rule"] in wanted_rules]
+            judged = [f for f in mine if f["rule"] in wanted_rules or (
+                (f["rule"], name) not in tolerated and not (
+                    (f["rule"], name) in low_ok and f.get("priority") not in MEDIUM_OR_ABOVE))]
             top = judged[0]["rule"] if judged else None
             ok = (top in first) if first else top is None
             into.kernels += 1

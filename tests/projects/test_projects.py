@@ -87,7 +87,16 @@ def test_the_judge_catches_each_kind_of_disagreement():
     assert len(v.forbidden) == 1 and len(v.unexpected) == 3 and len(v.duplicates) == 1
 
 
+@pytest.fixture(scope="module")
+def toolchain():
+    from cudalens.compiled.toolchain import find_nvcc
+
+    if find_nvcc() is None:
+        pytest.skip("no nvcc toolchain (wheels or system): the labels are for the compiled analysis")
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("project", PROJECTS, ids=lambda p: p.name)
-def test_check_with_no_flags_meets_the_labels(project):
+def test_check_with_no_flags_meets_the_labels(project, toolchain):
     verdict = judge(project, load(project), run_check(project))
     assert verdict.problems() == []
