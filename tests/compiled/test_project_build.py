@@ -42,8 +42,14 @@ def test_without_the_projects_flags_the_example_does_not_build(wheel_toolchain, 
     files = {Path(f["path"]).name: f for f in data["files"]}
     assert "tiles/common.cuh" in files["scale.cu"]["compile_error"]
     assert "scale.cu: compile-error: " in err and code == 1  # --strict: a compile error fails the run
-    # without the include path the model cannot know TILE: no bank conflict is claimed
-    assert not [f for f in data["findings"] if f["rule"] == "SH1"]
+    # scale.cu's <tiles/common.cuh> is not looked for by the compile, but its fix names the folder
+    assert str(EXAMPLE / "include") in files["scale.cu"]["compile_failure"]["fix"]
+    # transpose.cu's quoted "tiles/common.cuh": the repository folder is found, named in a note and
+    # the compile retried with it, so the compiled layer knows TILE (its bank conflict is found)
+    assert files["transpose.cu"]["compiled"]
+    assert any(f"found in {EXAMPLE / 'include'}" in n for n in files["transpose.cu"]["notes"])
+    assert [f for f in data["findings"] if f["rule"] == "SH1"]
+    assert data["source_only"] == 1
     # -I alone reaches the header's macro (the model) but scale.cu still needs SCALE_BLOCK
     code, data, _ = _check(capsys, str(EXAMPLE / "src"), "--format", "json", "--no-config",
                            "-I", str(EXAMPLE / "include"), "--nvcc-flag=-std=c++17")

@@ -16,6 +16,7 @@ from cudalens.errors import InputError
 from cudalens.findings import sort_findings
 from cudalens.hardware.table import limits
 from cudalens.pipeline.analysis import Analysis, FileAnalysis
+from cudalens.pipeline.compile_failure import CompileFailure
 from cudalens.pipeline.confirm import confirm_source_findings
 from cudalens.pipeline.defines import compiler_defines
 from cudalens.pipeline.join import join, joined_model
@@ -28,20 +29,50 @@ from cudalens.triage.impact import estimate
 
 def _compile(path: str, cc: str, defines: Mapping[str, Any], build: Any = None,
              through: str | None = None, instantiate: tuple[str, ...] = ()) -> tuple[Any | None, list[str]]:
+    """(CompileResult, notes); for a file that does not compile, (CompileFailure, notes): its first
+    error, and the fix. A quoted include no include folder holds is looked up in the repository and
+    the compile retried once per header with the folder found (named in a note)."""
+    from cudalens.pipeline.compile_failure import CompileFailure, diagnose, missing_header, retry_folder
+
     try:
-        from cudalens.compiled import compile_file
+        from cudalens.compiled import CompileError, compile_file
     except Exception as exc:  # noqa: BLE001 - the compiled layer is optional
-        return None, [f"compiled layer unavailable ({type(exc).__name__}); source-only analysis"]
-    try:
-        flags = build.nvcc_flags(through or path) if build is not None else ()
-        result = compile_file(path, cc, {k: str(v) for k, v in defines.items()}, flags,  # defines already filtered
-                              through=through, instantiate=instantiate)
-    except InputError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - ToolchainError, CompileError: continue source-only
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return None, [f"not compiled ({type(exc).__name__}: {msg}); source-only analysis"]
-    return result, []
+        return (CompileFailure(path, f"compiled layer unavailable ({type(exc).__name__})",
+                               "reinstall cudalens with its compiled layer (`cudalens doctor` says what is missing)",
+                               kind="toolchain"), [f"compiled layer unavailable ({type(exc).__name__}); source-only analysis"])
+    flags = tuple(build.nvcc_flags(through or path)) if build is not None else ()
+    searched = tuple(build.search_dirs(through or path)) if build is not None else ()
+    notes: list[str] = []
+    added: dict[str, str] = {}  # header -> the repository folder the compile was retried with
+    for _attempt in range(4):
+        try:
+            result = compile_file(path, cc, {k: str(v) for k, v in defines.items()}, flags,  # defines already filtered
+                                  through=through, instantiate=instantiate)
+            return result, notes
+        except InputError:
+            raise
+        except CompileError as exc:
+            errors = [m for m in exc.messages if m.severity == "error"] or list(exc.messages)
+            first = errors[0] if errors else None
+            text = first.message if first is not None else (str(exc).splitlines()[0] if str(exc) else "compile failed")
+            where = (first.file, first.line) if first is not None else (None, None)
+            retry = retry_folder(text, *where, path, searched)
+            if retry is None:
+                failure = diagnose(path, text, *where, searched, tried=added.get(missing_header(text) or ""))
+                msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                return failure, [*notes, f"not compiled (CompileError: {msg}); source-only analysis",
+                                 f"fix: {failure.fix}"]
+            header, folder = retry
+            added[header] = folder
+            flags, searched = (*flags, f"-I{folder}"), (*searched, folder)
+            notes.append(f"include folder: {header} found in {folder}, which no -I names; compiled with -I {folder} "
+                         "(add it to the build: -I, or include-dirs in [tool.cudalens])")
+        except Exception as exc:  # noqa: BLE001 - ToolchainError: continue source-only
+            msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            return (CompileFailure(path, msg, "install the toolchain (`cudalens doctor` gives the commands)",
+                                   kind="toolchain"), [*notes, f"not compiled ({type(exc).__name__}: {msg}); source-only analysis"])
+    return (diagnose(path, "too many missing include folders", None, None, searched),
+            [*notes, "not compiled: too many missing include folders; source-only analysis"])
 
 
 def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
@@ -60,10 +91,13 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
     model = analyze_model(parse_file(path, predefined, budget), block=block, defines=defines, budget=budget)
     notes: list[str] = []
     compiled = None
+    failure: CompileFailure | None = None
     if compile:
         compiled, notes = compiled_outcome or _compile(str(path), cc, compiler_defines(model, defines), build,
                                                        instantiate=instantiate)
         notes = list(notes)
+        if isinstance(compiled, CompileFailure):
+            failure, compiled = compiled, None
     evals: dict[str, Any] = {}
     if compiled is not None:  # the access model on the compiled PTX; the source model stays the fallback
         from cudalens.pipeline.compiled_access import compiled_access, sass_shared_widths
@@ -89,7 +123,7 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
             notes.append(f"could not confirm findings against the compiled code ({type(exc).__name__})")
     notes.extend(problems)
     findings = estimate(findings, model)  # runs per thread, and priorities the guide leaves to the cost
-    return FileAnalysis(model, compiled, tuple(sort_findings(findings)), tuple(notes), kernels)
+    return FileAnalysis(model, compiled, tuple(sort_findings(findings)), tuple(notes), kernels, failure)
 
 
 def analyze(paths: list[str], *, block: tuple[int, int, int] | None = None, defines: Mapping[str, Any] | None = None,

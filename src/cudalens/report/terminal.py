@@ -62,6 +62,10 @@ def render_analysis(analysis: Any, console: Console, show_accesses: bool = True,
         counts[f.priority.value] = counts.get(f.priority.value, 0) + 1
     summary = ", ".join(f"{n} {p}" for p, n in counts.items()) or "none"
     console.print(f"\nfindings: {summary}")
+    source_only = getattr(analysis, "source_only", [])
+    if source_only:
+        console.print(Text(f"{len(source_only)} file(s) analysed source-only (not compiled): "
+                           + ", ".join(f.path for f in source_only), style="yellow"))
 
 
 def _compiled_line(rec: KernelRecord, cc: str) -> str:
