@@ -5,9 +5,9 @@ error (file and line), the header that was missing when that was the cause, and 
 
 - a **library header** (``cublas_v2.h``, ``cufft.h``, ``curand_kernel.h``, ...): the package or
   extra that installs it (:data:`LIBRARY_HEADERS`);
-- a **quoted include** no include folder holds: the folder of the repository that has it
-  (:func:`find_in_repository`; the compile is retried with it, see :func:`retry_folder`), or a
-  request for the ``-I`` folder;
+- an **include** no include folder holds (quoted, or a project header in angle brackets): the
+  folder of the repository that has it (:func:`find_in_repository`; the compile is retried with
+  it, see :func:`retry_folder`), or a request for the ``-I`` folder;
 - anything else: the compiler's message, and the flags that change what the compiler sees.
 
 Pure functions; the repository search is bounded (:data:`MAX_FILES` entries, :data:`MAX_DEPTH`
@@ -175,12 +175,13 @@ def diagnose(path: str, error: str, file: str | None, line: int | None, searched
     return CompileFailure(path, error, fix, file, line, header, "include-folder")
 
 
-def retry_folder(error: str, file: str | None, line: int | None, path: str,
-                 searched: tuple[str, ...]) -> tuple[str, str] | None:
-    """(header, folder): a quoted include the compile could not open, and the repository folder
-    that holds it (not already searched); None when the error is another one or no folder has it."""
+def retry_folder(error: str, path: str, searched: tuple[str, ...]) -> tuple[str, str] | None:
+    """(header, folder): an include the compile could not open, and the repository folder that
+    holds it (not already searched); None when the error is another one, the header is a library's
+    or no folder has it. Quoted includes first of all, but also ``<helper_cuda.h>``-style ones of
+    the project's own headers (cuda-samples' Common): the folder is named in a note either way."""
     header = missing_header(error)
-    if header is None or library_of(header) is not None or not _quoted(file, line, header):
+    if header is None or library_of(header) is not None:
         return None
     folder = find_in_repository(header, path)
     if folder is None or str(Path(folder).resolve()) in {str(Path(s).resolve()) for s in searched}:

@@ -30,7 +30,7 @@ from cudalens.triage.impact import estimate
 def _compile(path: str, cc: str, defines: Mapping[str, Any], build: Any = None,
              through: str | None = None, instantiate: tuple[str, ...] = ()) -> tuple[Any | None, list[str]]:
     """(CompileResult, notes); for a file that does not compile, (CompileFailure, notes): its first
-    error, and the fix. A quoted include no include folder holds is looked up in the repository and
+    error, and the fix. An include no include folder holds is looked up in the repository and
     the compile retried once per header with the folder found (named in a note)."""
     from cudalens.pipeline.compile_failure import CompileFailure, diagnose, missing_header, retry_folder
 
@@ -56,7 +56,7 @@ def _compile(path: str, cc: str, defines: Mapping[str, Any], build: Any = None,
             first = errors[0] if errors else None
             text = first.message if first is not None else (str(exc).splitlines()[0] if str(exc) else "compile failed")
             where = (first.file, first.line) if first is not None else (None, None)
-            retry = retry_folder(text, *where, path, searched)
+            retry = retry_folder(text, path, searched)
             if retry is None:
                 failure = diagnose(path, text, *where, searched, tried=added.get(missing_header(text) or ""))
                 msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
