@@ -45,9 +45,10 @@ def reports(wheel_toolchain, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("reports")
     files = sorted(str(p) for p in FIXTURES.glob("*.cu"))
     for fmt in ("text", "concise", "json"):
-        path = tmp / f"report.{fmt}"
-        assert main(["analyze", *files, "--no-config", "--format", fmt, "-o", str(path)]) == 0
-        out[fmt] = path.read_text()
+        for mode in ((), ("--no-compile",)):  # the compiled model's trials, and the source model's alone
+            path = tmp / f"report{''.join(mode)}.{fmt}"
+            assert main(["analyze", *files, "--no-config", *mode, "--format", fmt, "-o", str(path)]) == 0
+            out[fmt + "".join(mode)] = path.read_text()
     return out
 
 
@@ -61,14 +62,19 @@ def test_the_checker_catches_a_trial_printed_as_a_fact():
 
 def test_no_printed_figure_is_a_trial_value_without_its_parameter(reports):
     params = _params()
-    concise = [ln for ln in reports["concise"].splitlines() if ln.strip()]
-    text = [ln for ln in reports["text"].splitlines() if _FINDING_LINE.match(ln)]
-    messages = [f["message"] for f in json.loads(reports["json"])["findings"]]
-    assert len(text) == len(messages) > 0
-    for lines in (concise, text, messages):
-        assert trial_facts(lines, params) == []
+    for mode in ("", "--no-compile"):
+        concise = [ln for ln in reports["concise" + mode].splitlines() if ln.strip()]
+        text = [ln for ln in reports["text" + mode].splitlines() if _FINDING_LINE.match(ln)]
+        data = json.loads(reports["json" + mode])
+        messages = [f["message"] for f in data["findings"]]
+        assert len(text) == len(messages) > 0
+        for lines in (concise, text, messages):
+            assert trial_facts(lines, params) == [], mode
+        # nor does the JSON give a trial as an access's lane stride
+        strides = [a for k in data["kernels"] for a in k["accesses"] if a["lane_stride"] in TRIALS]
+        assert strides == [], mode
     # the kernels do exercise the trials: the figures that depend on them name them
-    assert sum("tried" in m for m in messages) >= 6
+    assert sum("tried" in f["message"] for f in json.loads(reports["json"])["findings"]) >= 6
 
 
 def _g3(reports, kernel: str) -> str:

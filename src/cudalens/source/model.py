@@ -121,7 +121,8 @@ class Access:
             "pattern": self.pattern,
             "distinct_addresses": self.distinct_addresses,
             "wavefronts_per_request": self.wavefronts_per_request,
-            "lane_stride": self.lane_stride,
+            # a stride that follows a parameter nobody gave is not one number: its text says which
+            "lane_stride": None if self.lane_stride_text else self.lane_stride,
             "index": self.index,
             **({"lane_stride_text": self.lane_stride_text} if self.lane_stride_text else {}),
             **({"sectors_low": self.sectors_low} if self.sectors_low is not None else {}),
