@@ -145,3 +145,15 @@ def test_repository_search_stops_after_its_bound(tmp_path, monkeypatch):
     monkeypatch.setattr(cf, "MAX_FILES", 10)
     assert find_in_repository("x.h", tmp_path / "a.cu") is None
     assert MAX_FILES >= 10_000
+
+
+def test_analyze_says_it_too_and_strict_fails(wheel_toolchain, tmp_path, capsys):
+    src = _project(tmp_path)
+    blas = str(src / "blas.cu")
+    assert main(["analyze", blas, "--no-config", "--format", "github"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("::warning file=") and "cudalens[cuda-libs]" in out[0]
+    assert main(["analyze", blas, "--no-config", "--strict", "--format", "concise"]) == 1
+    assert " compile-error [source-only] " in capsys.readouterr().out
+    assert main(["analyze", blas, "--no-config", "--no-compile", "--strict", "--format", "concise"]) == 0
+    assert " compile-error " not in capsys.readouterr().out  # source-only by request is no failure
