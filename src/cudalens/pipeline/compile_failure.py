@@ -18,8 +18,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from cudalens.errors import InputError
 
 _EXTRA = "pip install 'cudalens[cuda-libs]'"
 #: header name prefix -> (library, what installs its headers)
@@ -187,3 +191,49 @@ def retry_folder(error: str, path: str, searched: tuple[str, ...]) -> tuple[str,
     if folder is None or str(Path(folder).resolve()) in {str(Path(s).resolve()) for s in searched}:
         return None
     return header, folder
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def compile_or_diagnose(path: str, cc: str, defines: Mapping[str, Any], flags: tuple[str, ...],
+                        searched: tuple[str, ...], *, through: str | None = None,
+                        instantiate: tuple[str, ...] = ()) -> tuple[Any, list[str]]:
+    """(CompileResult, notes), or for a file that does not compile (:class:`CompileFailure`, notes):
+    its first error and the fix. An include no folder of ``searched`` holds is looked up in the
+    repository (:func:`retry_folder`) and the compile retried with the folder found, named in a note
+    (at most 3 folders). A refused flag or a missing file stays the user's error (InputError)."""
+    try:
+        from cudalens.compiled import CompileError, compile_file
+    except Exception as exc:  # noqa: BLE001 - the compiled layer is optional
+        return (CompileFailure(path, f"compiled layer unavailable ({type(exc).__name__})",
+                               "reinstall cudalens with its compiled layer (`cudalens doctor` says what is missing)",
+                               kind="toolchain"), [f"compiled layer unavailable ({type(exc).__name__}); source-only analysis"])
+    notes: list[str] = []
+    added: dict[str, str] = {}  # header -> the repository folder the compile was retried with
+    while True:
+        try:
+            return compile_file(path, cc, {k: str(v) for k, v in defines.items()}, flags,  # defines already filtered
+                                through=through, instantiate=instantiate), notes
+        except InputError:
+            raise
+        except CompileError as exc:
+            errors = [m for m in exc.messages if m.severity == "error"] or list(exc.messages)
+            first = errors[0] if errors else None
+            text = first.message if first is not None else _first_line(exc)
+            retry = retry_folder(text, path, searched) if len(added) < 3 else None
+            if retry is None:
+                failure = diagnose(path, text, first.file if first else None, first.line if first else None,
+                                   searched, tried=added.get(missing_header(text) or ""))
+                return failure, [*notes, f"not compiled (CompileError: {_first_line(exc)}); source-only analysis",
+                                 f"fix: {failure.fix}"]
+            header, folder = retry
+            added[header] = folder
+            flags, searched = (*flags, f"-I{folder}"), (*searched, folder)
+            notes.append(f"include folder: {header} found in {folder}, which no -I names; compiled with -I {folder} "
+                         "(add it to the build: -I, or include-dirs in [tool.cudalens])")
+        except Exception as exc:  # noqa: BLE001 - ToolchainError: continue source-only
+            return (CompileFailure(path, _first_line(exc), "install the toolchain (`cudalens doctor` gives the commands)",
+                                   kind="toolchain"),
+                    [*notes, f"not compiled ({type(exc).__name__}: {_first_line(exc)}); source-only analysis"])

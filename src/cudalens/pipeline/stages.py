@@ -29,50 +29,13 @@ from cudalens.triage.impact import estimate
 
 def _compile(path: str, cc: str, defines: Mapping[str, Any], build: Any = None,
              through: str | None = None, instantiate: tuple[str, ...] = ()) -> tuple[Any | None, list[str]]:
-    """(CompileResult, notes); for a file that does not compile, (CompileFailure, notes): its first
-    error, and the fix. An include no include folder holds is looked up in the repository and
-    the compile retried once per header with the folder found (named in a note)."""
-    from cudalens.pipeline.compile_failure import CompileFailure, diagnose, missing_header, retry_folder
+    """(CompileResult, notes); for a file that does not compile, (CompileFailure, notes): see
+    :func:`cudalens.pipeline.compile_failure.compile_or_diagnose`."""
+    from cudalens.pipeline.compile_failure import compile_or_diagnose
 
-    try:
-        from cudalens.compiled import CompileError, compile_file
-    except Exception as exc:  # noqa: BLE001 - the compiled layer is optional
-        return (CompileFailure(path, f"compiled layer unavailable ({type(exc).__name__})",
-                               "reinstall cudalens with its compiled layer (`cudalens doctor` says what is missing)",
-                               kind="toolchain"), [f"compiled layer unavailable ({type(exc).__name__}); source-only analysis"])
     flags = tuple(build.nvcc_flags(through or path)) if build is not None else ()
     searched = tuple(build.search_dirs(through or path)) if build is not None else ()
-    notes: list[str] = []
-    added: dict[str, str] = {}  # header -> the repository folder the compile was retried with
-    for _attempt in range(4):
-        try:
-            result = compile_file(path, cc, {k: str(v) for k, v in defines.items()}, flags,  # defines already filtered
-                                  through=through, instantiate=instantiate)
-            return result, notes
-        except InputError:
-            raise
-        except CompileError as exc:
-            errors = [m for m in exc.messages if m.severity == "error"] or list(exc.messages)
-            first = errors[0] if errors else None
-            text = first.message if first is not None else (str(exc).splitlines()[0] if str(exc) else "compile failed")
-            where = (first.file, first.line) if first is not None else (None, None)
-            retry = retry_folder(text, path, searched)
-            if retry is None:
-                failure = diagnose(path, text, *where, searched, tried=added.get(missing_header(text) or ""))
-                msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                return failure, [*notes, f"not compiled (CompileError: {msg}); source-only analysis",
-                                 f"fix: {failure.fix}"]
-            header, folder = retry
-            added[header] = folder
-            flags, searched = (*flags, f"-I{folder}"), (*searched, folder)
-            notes.append(f"include folder: {header} found in {folder}, which no -I names; compiled with -I {folder} "
-                         "(add it to the build: -I, or include-dirs in [tool.cudalens])")
-        except Exception as exc:  # noqa: BLE001 - ToolchainError: continue source-only
-            msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            return (CompileFailure(path, msg, "install the toolchain (`cudalens doctor` gives the commands)",
-                                   kind="toolchain"), [*notes, f"not compiled ({type(exc).__name__}: {msg}); source-only analysis"])
-    return (diagnose(path, "too many missing include folders", None, None, searched),
-            [*notes, "not compiled: too many missing include folders; source-only analysis"])
+    return compile_or_diagnose(path, cc, defines, flags, searched, through=through, instantiate=instantiate)
 
 
 def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
