@@ -9,6 +9,13 @@ has the number for that line. :func:`fill_from_compiled` writes it into the sour
 evidence, which layer gave them (rules._access.figures_layer). Figures the source model has are
 kept: this only fills gaps.
 
+Parameters nobody gave (issue #26): a figure that depends on them is never printed as one trial's
+value. A lane stride that follows a parameter is named by it (``Access.lane_stride_text``: "= height
+elements (height = 256..4096 tried)"); a figure that varies over the trials is still given where the
+variation hides no finding: the figure of every full warp, with the edge warps (a bounds guard, a
+grid-stride loop's partial last warp) in a note, or a range each of whose values is a finding
+(``Access.sectors_low``..``sectors_per_request``). Other ranges stay without a figure.
+
 Loops: a loop whose trip count the source cannot establish but the compiled run completed without
 reaching its cap gets ``compiled_trips`` (trips per entry), which weights ranking
 (triage.impact.runs_per_thread).
@@ -104,8 +111,9 @@ def line_figures(evals: Sequence[Any], file: str) -> dict[tuple[int, str], LineF
                 if trial_fig is not None:
                     seen.setdefault((p.line, p.quantity), []).append((trial_fig, ev.kernel))
                 continue
+            tried = _tried_params(p.condition)
             fig = LineFigure(float(p.value), float(p.ideal), p.condition, p.lane_stride, p.lane_strides,
-                             p.bytes_per_lane, PLAUSIBLE[:len(p.lane_strides)], _tried_params(p.condition))
+                             p.bytes_per_lane, PLAUSIBLE[:len(p.lane_strides)] if tried else (), tried)
             seen.setdefault((p.line, p.quantity), []).append((fig, ev.kernel))
     out = {}
     for key, figs in seen.items():
