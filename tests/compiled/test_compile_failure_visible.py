@@ -157,3 +157,14 @@ def test_analyze_says_it_too_and_strict_fails(wheel_toolchain, tmp_path, capsys)
     assert " compile-error [source-only] " in capsys.readouterr().out
     assert main(["analyze", blas, "--no-config", "--no-compile", "--strict", "--format", "concise"]) == 0
     assert " compile-error " not in capsys.readouterr().out  # source-only by request is no failure
+
+
+def test_html_lists_the_files_analysed_source_only():
+    from cudalens.report.html import render_html
+
+    failure = diagnose("src/blas.cu", "cublas_v2.h: No such file or directory", "src/blas.cu", 1)
+    page = render_html({"findings": [], "kernels": [], "files": [{"path": "src/blas.cu",
+                                                                  "compile_failure": failure.to_dict()}]})
+    assert "1 file(s) analysed source-only" in page and "cudalens[cuda-libs]" in page
+    assert "source-only" not in render_html({"findings": [], "kernels": [], "files": [{"path": "a.cu",
+                                                                                       "compile_failure": None}]})
