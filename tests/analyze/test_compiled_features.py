@@ -106,16 +106,18 @@ def test_parameter_stride_fires_g3_from_the_compiled_figures(toolchain_ok, tmp_p
     assert store["figures_from"] == "compiled-ptx"
     assert (store["sectors_per_request"], store["ideal_sectors_per_request"]) == (32.0, 4.0)
     # out[x * height + y]: neighbouring lanes height floats apart, height tried at 256, 1000, 4096
-    assert store["pattern"] == "strided-256" and store["lane_stride"] == 256
+    # (issue #26: a trial is never the stride printed; the parameter is named with its trials)
+    assert store["pattern"] == "strided-by-parameter" and store["lane_stride_text"] == \
+        "= height elements (height = 256..4096 tried)"
     load = next(a for a in d["kernels"][0]["accesses"] if a["op"] == "load")
     assert load["figures_from"] == "source"  # the source model's figure is kept
     assert not [x for x in d["findings"] if x["rule"] == "G1"]  # a strided access is G3's, not G1's
     (g3,) = [x for x in d["findings"] if x["rule"] == "G3"]
-    assert g3["line"] == 4 and "lane stride 256 elements: 32 sectors" in g3["message"]
+    assert g3["line"] == 4 and "lane stride = height elements (height = 256..4096 tried): 32 sectors" in g3["message"]
     layers = {(e["layer"], e["fact"]) for e in g3["evidence"]}
     assert ("compiled", "sectors_per_request") in layers and ("compiled", "figures_from") in layers
     said = [e["value"] for e in g3["evidence"] if e["fact"] == "assumption"]
-    assert any("256, 1000, 4096 elements in the compiled code's parameter trials" in s for s in said), said
+    assert any("height = 256..4096 tried) in the compiled code's parameter trials" in s for s in said), said
 
 
 def test_compiled_trip_counts_weight_the_ranking(toolchain_ok, tmp_path):

@@ -87,6 +87,9 @@ class LinePrediction:
     lane_strides: tuple[int | None, ...] = ()
     # bytes per lane the line's instructions of this quantity move, summed (pieces of one struct add up)
     bytes_per_lane: int | None = None
+    # per parameter trial (PLAUSIBLE order; empty when no parameter was tried): (figure, ideal, active
+    # lanes per request), so a reader can tell full warps (32 lanes) from edge warps of a bounds guard
+    trials: tuple[tuple[float | None, float | None, float | None], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -243,7 +246,8 @@ def _values(module: PtxModule, fn: Function, res, cd, light: bool = False) -> di
                                             if r.requests) / req, 4)
         stride = _line_stride(recs) if glob else None
         if light:
-            out[key] = {"value": round(num / req, 4), "nway": nway, "ideal": round(ideal / req, 4), "stride": stride}
+            out[key] = {"value": round(num / req, 4), "nway": nway, "ideal": round(ideal / req, 4), "stride": stride,
+                        "threads": round(sum(r.lanes for r in recs) / req, 3)}
             continue
         calls = [v for r in recs for v in r.per_call]
         sites = sorted({(module.files.get(f, ""), ln) for r in recs for f, ln in
@@ -345,7 +349,9 @@ def _decide(fn: Function, key: tuple[str, int, str], v: dict[str, Any], base, ru
                   requests=v.get("req", 0), ideal=v.get("ideal"), threads_per_request=v.get("threads"),
                   iteration_invariant=v.get("inv"), width=v.get("width"), call_sites=v.get("sites", ()),
                   site_bounds=v.get("bounds", ()), lane_stride=v.get("stride"), bytes_per_lane=v.get("bytes"),
-                  lane_strides=tuple(r[3].get(key, {}).get("stride") for r in runs if r[0] == SEEDS[0]))
+                  lane_strides=tuple(r[3].get(key, {}).get("stride") for r in runs if r[0] == SEEDS[0]),
+                  trials=tuple((x.get("value"), x.get("ideal"), x.get("threads")) for x in
+                               (r[3].get(key, {}) for r in runs if r[0] == SEEDS[0])) if scalars else ())
     if v["value"] is None:
         return LinePrediction(value=None, reason=v["reason"], **common)
     if v["taint"] >= 2:

@@ -100,6 +100,7 @@ def register(group: click.Group) -> None:
     @fail_on_option
     @triage_options
     @click.option("--no-compile", is_flag=True, help="Source-only analysis (skip nvcc).")
+    @click.option("--strict", is_flag=True, help="Exit 1 when a file was analysed source-only (it did not compile).")
     @click.option("--binary", "binary", default=None, type=click.Path(dir_okay=False), metavar="FILE",
                   help="A built executable, object or library: are its SASS and PTX right for --cc (rule Y3)?")
     @click.option("--run", "run", default=None, metavar="\"KERNEL --grid G --block B --arg ...\"", help=RUN_HELP)
@@ -113,7 +114,7 @@ def register(group: click.Group) -> None:
     @build_context_options
     @click.pass_context
     def analyze_cmd(ctx, files, block, defines, cc, instantiate, fail_on, select, ignore, baseline, write_baseline, min_impact,
-                    no_compile, binary, run, counters, fmt, output, include_dirs, nvcc_flags, compile_commands,
+                    no_compile, strict, binary, run, counters, fmt, output, include_dirs, nvcc_flags, compile_commands,
                     no_config, trust_flags):
         """Analyze CUDA files: warp access model, divergence, pattern rules, compiled facts.
 
@@ -182,7 +183,7 @@ def register(group: click.Group) -> None:
         findings = merged["findings"] if merged is not None else None
         if fail_on and _fails(result, findings, Priority.parse(fail_on)):
             return 1
-        return 0
+        return 1 if strict and result.source_only else 0
 
 
 def _fails(result: Any, merged_findings: list[dict] | None, threshold: Priority) -> bool:
@@ -202,9 +203,10 @@ def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | No
         return
     assert merged is not None
     if fmt in ("concise", "github"):
-        from cudalens.report.concise import concise_lines, github_lines
+        from cudalens.report.concise import concise_lines, failure_github_lines, failure_lines, github_lines
 
-        text = "\n".join((concise_lines if fmt == "concise" else github_lines)(_ranked(merged)))
+        failed = (failure_lines if fmt == "concise" else failure_github_lines)(result.source_only)
+        text = "\n".join([*failed, *(concise_lines if fmt == "concise" else github_lines)(_ranked(merged))])
         _write(output, text + "\n") if output else (click.echo(text) if text else None)
         return
     if fmt == "html":
@@ -220,7 +222,7 @@ def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | No
         from cudalens.rules.validation import VALIDATION_RULES
 
         rules = {**load_all(), **VALIDATION_RULES}
-        log = to_sarif([finding_from_dict(f) for f in merged["findings"]], rules)
+        log = to_sarif([finding_from_dict(f) for f in merged["findings"]], rules, failures=result.source_only)
         log["runs"][0].setdefault("properties", {})["suppressed"] = dict(merged.get("suppressed") or {})
         text = json.dumps(log, indent=2)
         _write(output, text + "\n") if output else click.echo(text)

@@ -17,10 +17,11 @@ Failures, for CI:
 
 * a file that cannot be read or is not CUDA C++ is reported on standard error as one line; the
   other files are analyzed and reported, and the exit code is 2 at the end;
-* a file that does not compile is analyzed source-only; its note (and, for the one-line and
-  machine formats, a ``PATH: compile-error: FIRST ERROR`` line on standard error) gives the
-  compiler's first error; ``--strict`` makes any compile error exit 1 (the same code as
-  ``--fail-on``), so a CI job cannot pass on code that no longer builds.
+* a file that does not compile is analyzed source-only and every format says so with the fix
+  (pipeline.compile_failure): a note (text, json), one diagnostic at the compiler's first error
+  (concise, github, sarif), a ``PATH: compile-error: ...`` line on standard error (json, sarif),
+  and the count of files analysed source-only in the summary; ``--strict`` makes any of them
+  exit 1 (the same code as ``--fail-on``), so a CI job cannot pass on code that no longer builds.
 """
 
 from __future__ import annotations
@@ -87,7 +88,6 @@ def collect_paths(paths: list[str], exclude: tuple[str, ...] = ()) -> list[str]:
 
 def summary_lines(result) -> list[str]:
     """One header per file (finding counts by priority), then one line per finding."""
-    from cudalens.pipeline.analysis import COMPILE_ERROR_NOTE
 
     lines = []
     total: dict[str, int] = {}
@@ -98,18 +98,18 @@ def summary_lines(result) -> list[str]:
             total[f.priority.value] = total.get(f.priority.value, 0) + 1
         tally = ", ".join(f"{counts[p.value]} {p.value}" for p in Priority if p.value in counts) or "no findings"
         lines.append(f"{fa.model.path}: {tally}")
-        if fa.compile_error:
-            lines.append(f"  compile-error: {fa.compile_error}")
+        if fa.failure is not None:
+            lines.append(f"  {fa.failure.kind}: {fa.failure.message()}")
         for f in fa.findings:
             where = f"{f.line}:{f.column or 1}" if f.line else "-"
             lines.append(f"  {where:>8}  {f.priority.value:<10} {f.rule:<5} {f.message}")
-        lines += [f"  note: {n}" for n in fa.notes if not n.startswith(COMPILE_ERROR_NOTE)]
+        lines += [f"  note: {n}" for n in fa.notes if not n.startswith(("not compiled (", "fix: "))]
         lines += [f"  kernel {k.name}: {k.launch.describe()}" + _launch_shape(k.launch)
                   for k in fa.model.kernels if k.launch is not None]
     tally = ", ".join(f"{total[p.value]} {p.value}" for p in Priority if p.value in total) or "no findings"
-    broken = sum(1 for fa in result.files if fa.compile_error)
+    broken = len(result.source_only)
     failed = len(getattr(result, "failed", ()))
-    extra = (f"; {broken} not compiled (compile-error)" if broken else "") + (f"; {failed} not analyzed" if failed else "")
+    extra = (f"; {broken} analysed source-only (not compiled)" if broken else "") + (f"; {failed} not analyzed" if failed else "")
     lines.append(f"{len(result.files)} file(s): {tally}{extra}")
     return lines
 
@@ -146,7 +146,7 @@ def register(group: click.Group) -> None:
                        "stopped there; the file is reported in one line and the others finish. [default: 60]")
     @click.option("--memory-cap", "memory_cap", type=click.IntRange(64, 1 << 20), default=None, metavar="MB",
                   help="Memory each file's worker may add before it is stopped. [default: 2048]")
-    @click.option("--strict", is_flag=True, help="Exit 1 when a file does not compile (compile-error).")
+    @click.option("--strict", is_flag=True, help="Exit 1 when a file was analysed source-only (it did not compile).")
     @click.option("--instantiate", "instantiate", multiple=True, metavar="'KERNEL<ARGS>'",
                   help="Instantiate a template kernel, e.g. 'gemm<128,128,8>' (repeatable), in each file that "
                        "names it, so the compiled access model evaluates it.")
@@ -197,10 +197,10 @@ def register(group: click.Group) -> None:
             click.echo(text)
         if fmt in ("concise", "github") and triaged.suppressed_total:
             click.echo(f"cudalens: {triaged.summary()}", err=True)
-        broken = [(fa.model.path, fa.compile_error) for fa in result.files if fa.compile_error]
-        if fmt != "text":
-            for path, error in broken:
-                click.echo(printable(f"{path}: compile-error: {error}"), err=True)
+        broken = result.source_only
+        if fmt in ("json", "sarif"):  # concise and github carry them in their lines
+            for failure in broken:
+                click.echo(printable(f"{failure.path}: compile-error: {failure.message()}"), err=True)
         for _path, reason in result.failed:
             click.echo(printable(f"cudalens: {reason}"), err=True)
         if result.failed:
@@ -255,13 +255,14 @@ def render(result, triaged, fmt: str) -> str:
         from cudalens.report.sarif import to_sarif
         from cudalens.rules.registry import load_all
 
-        log = to_sarif(result.findings, load_all())
+        log = to_sarif(result.findings, load_all(), failures=result.source_only)
         log["runs"][0].setdefault("properties", {})["suppressed"] = dict(triaged.suppressed)
         return json.dumps(log, indent=2)
     if fmt in ("concise", "github"):
-        from cudalens.report.concise import concise_lines, github_lines
+        from cudalens.report.concise import concise_lines, failure_github_lines, failure_lines, github_lines
 
-        return "\n".join((concise_lines if fmt == "concise" else github_lines)(result.findings))
+        failed = (failure_lines if fmt == "concise" else failure_github_lines)(result.source_only)
+        return "\n".join([*failed, *(concise_lines if fmt == "concise" else github_lines)(result.findings)])
     lines = summary_lines(result)
     if triaged.suppressed_total:
         lines[-1] += f"; {triaged.summary()}"

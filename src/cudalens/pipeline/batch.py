@@ -232,7 +232,7 @@ def _compile_header(header: str, units: list[str], futures: dict[str, Future], c
     real = str(Path(header).resolve())
     for unit in units:
         result, _notes = futures[unit].result()
-        if result is not None and real in result.deps:
+        if real in getattr(result, "deps", ()):  # a unit that compiled (a CompileFailure has no deps)
             compiled, notes = _compile(header, cc, defines, build, through=unit, instantiate=instantiate)
             return compiled, [f"compiled through {unit}, which includes it", *notes]
     for unit in includers[:3]:
@@ -247,7 +247,7 @@ def _compile_header(header: str, units: list[str], futures: dict[str, Future], c
     candidates.sort(key=lambda u: not any(k in _read(u) for k in kernels))
     for unit in candidates[:3]:
         compiled, notes = _compile(header, cc, defines, build, through=unit, instantiate=instantiate)
-        if compiled is not None:
+        if hasattr(compiled, "deps"):
             return compiled, [f"compiled through {unit} (compile_commands.json), which includes it", *notes]
     return _compile(header, cc, defines, build, instantiate=instantiate)
 

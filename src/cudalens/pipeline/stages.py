@@ -16,6 +16,7 @@ from cudalens.errors import InputError, what_failed
 from cudalens.findings import sort_findings
 from cudalens.hardware.table import limits
 from cudalens.pipeline.analysis import Analysis, FileAnalysis
+from cudalens.pipeline.compile_failure import CompileFailure
 from cudalens.pipeline.confirm import confirm_source_findings
 from cudalens.pipeline.defines import compiler_defines
 from cudalens.pipeline.isolated import mark
@@ -29,19 +30,13 @@ from cudalens.triage.impact import estimate
 
 def _compile(path: str, cc: str, defines: Mapping[str, Any], build: Any = None,
              through: str | None = None, instantiate: tuple[str, ...] = ()) -> tuple[Any | None, list[str]]:
-    try:
-        from cudalens.compiled import compile_file
-    except Exception as exc:  # noqa: BLE001 - the compiled layer is optional
-        return None, [f"compiled layer unavailable ({what_failed(exc)}); source-only analysis"]
-    try:
-        flags = build.nvcc_flags(through or path) if build is not None else ()
-        result = compile_file(path, cc, {k: str(v) for k, v in defines.items()}, flags,  # defines already filtered
-                              through=through, instantiate=instantiate)
-    except InputError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - ToolchainError, CompileError: continue source-only
-        return None, [f"not compiled ({what_failed(exc)}); source-only analysis"]
-    return result, []
+    """(CompileResult, notes); for a file that does not compile, (CompileFailure, notes): see
+    :func:`cudalens.pipeline.compile_failure.compile_or_diagnose`."""
+    from cudalens.pipeline.compile_failure import compile_or_diagnose
+
+    flags = tuple(build.nvcc_flags(through or path)) if build is not None else ()
+    searched = tuple(build.search_dirs(through or path)) if build is not None else ()
+    return compile_or_diagnose(path, cc, defines, flags, searched, through=through, instantiate=instantiate)
 
 
 def analyze_file(path: str | Path, *, block: Any = None,
@@ -69,15 +64,20 @@ def analyze_file(path: str | Path, *, block: Any = None,
     model = analyze_model(parsed, block=block, defines=defines, budget=budget, launches=launches)
     notes: list[str] = []
     compiled = None
+    failure: CompileFailure | None = None
     if compile:
         compiled, notes = compiled_outcome or _compile(str(path), cc, compiler_defines(model, defines), build,
                                                        instantiate=instantiate)
         notes = list(notes)
+        if isinstance(compiled, CompileFailure):
+            failure, compiled = compiled, None
         plain = sorted({k.name for k in model.kernels if not k.is_template})
         if compiled is not None and plain and not compiled.kernels:  # e.g. a macro that swallowed the #include
-            compiled = None
-            notes.append(f"not compiled (compile error: the compile produced none of the file's kernels "
-                         f"({', '.join(plain[:3])}{' ...' if len(plain) > 3 else ''})); source-only analysis")
+            failure, compiled = CompileFailure(
+                str(path), f"the compile produced none of the file's kernels ({', '.join(plain[:3])}"
+                f"{' ...' if len(plain) > 3 else ''})",
+                "check the -D/--define values: one may continue a line or swallow the #include"), None
+            notes.append(f"not compiled (compile error: {failure.error}); source-only analysis")
     evals: dict[str, Any] = {}
     if compiled is not None:  # the access model on the compiled PTX; the source model stays the fallback
         mark("compiled model")
@@ -102,7 +102,7 @@ def analyze_file(path: str | Path, *, block: Any = None,
     notes.extend(problems)
     mark("report")
     findings = estimate(findings, model)  # runs per thread, and priorities the guide leaves to the cost
-    return FileAnalysis(model, compiled, tuple(sort_findings(findings)), tuple(notes), kernels)
+    return FileAnalysis(model, compiled, tuple(sort_findings(findings)), tuple(notes), kernels, failure)
 
 
 def analyze(paths: list[str], *, block: Any = None, defines: Mapping[str, Any] | None = None,

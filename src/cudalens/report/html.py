@@ -186,6 +186,11 @@ def render_html(report: dict[str, Any], title: str = "cudalens report") -> str:
         parts.append("</ol>")
     for line in report.get("speed_of_light", []) or []:
         parts.append(f"<p>{_e(line)}</p>")
+    failed = [f["compile_failure"] for f in report.get("files", []) if f.get("compile_failure")]
+    if failed:  # files analysed source-only: said, with the fix (pipeline.compile_failure)
+        parts.append(f"<h3>{len(failed)} file(s) analysed source-only (not compiled)</h3><ul class='source-only'>")
+        parts += [f"<li>{_e(c['path'])}: {_e(c['error'])}. Fix: {_e(c['fix'])}</li>" for c in failed]
+        parts.append("</ul>")
     parts.append("</section>")
 
     parts.append("<section id='findings'><h2>Findings</h2>")

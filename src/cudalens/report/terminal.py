@@ -64,6 +64,10 @@ def render_analysis(analysis: Any, console: Console, show_accesses: bool = True,
         counts[f.priority.value] = counts.get(f.priority.value, 0) + 1
     summary = ", ".join(f"{n} {p}" for p, n in counts.items()) or "none"
     console.print(f"\nfindings: {summary}")
+    source_only = getattr(analysis, "source_only", [])
+    if source_only:
+        console.print(Text(f"{len(source_only)} file(s) analysed source-only (not compiled): "
+                           + ", ".join(f.path for f in source_only), style="yellow"))
 
 
 def _compiled_line(rec: KernelRecord, cc: str) -> str:
@@ -99,7 +103,8 @@ def _access_table(k: Any) -> Table:
         t.add_column(col, justify="right" if col not in ("access", "space", "op", "pattern") else "left")
     for a in k.accesses:
         t.add_row(str(a.line), Text(f"{a.array}[{a.index}]"), a.space, a.op, _fmt(a.bytes_per_thread),
-                  _fmt(a.sectors_per_request), _fmt(a.ideal_sectors_per_request),
+                  f"{_fmt(a.sectors_low)}-{_fmt(a.sectors_per_request)}" if getattr(a, "sectors_low", None) is not None
+                  else _fmt(a.sectors_per_request), _fmt(a.ideal_sectors_per_request),
                   _fmt(a.bank_conflict_ways if a.space == "shared" else a.distinct_addresses), a.pattern or "-")
     for b in k.branches:
         verdict = {True: "divergent", False: "uniform", None: "unknown"}[b.divergent]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from cudalens.findings import Finding
-from cudalens.rules._access import accesses, excess, sector_evidence, share, waste
+from cudalens.rules._access import accesses, excess, notes_text, sector_evidence, sectors_text, share, waste
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 
@@ -40,8 +40,8 @@ def uncoalesced_global_access(ctx: RuleContext) -> Iterator[Finding]:
             w = waste(a)
             yield ctx.finding(
                 a.line,
-                f"global {a.op} of {a.array}[{a.index}] touches {a.sectors_per_request:g} sectors per warp "
-                f"request where {a.ideal_sectors_per_request:g} would do",
+                f"global {a.op} of {a.array}[{a.index}] touches {sectors_text(a)} sectors per warp "
+                f"request where {a.ideal_sectors_per_request:g} would do{notes_text(a)}",
                 "make threadIdx.x the fastest-varying part of the index so a warp reads one contiguous "
                 "span, or re-order through shared memory",
                 kernel=k.name,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from cudalens.findings import Evidence, Finding, Layer
-from cudalens.rules._access import accesses, figures_evidence, figures_layer, share
+from cudalens.rules._access import accesses, figures_evidence, figures_layer, notes_text, share
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 
@@ -41,7 +41,7 @@ def shared_bank_conflicts(ctx: RuleContext) -> Iterator[Finding]:
                 a.line,
                 f"shared {a.op} of {a.array}[{a.index}] has a {a.bank_conflict_ways:g}-way bank conflict "
                 f"({a.wavefronts_per_request:g} wavefronts per request, ideal "
-                f"{a.ideal_wavefronts_per_request:g})",
+                f"{a.ideal_wavefronts_per_request:g}){notes_text(a)}",
                 "pad the array's inner dimension by one element (e.g. [32][33]) or make threadIdx.x "
                 "index the inner dimension",
                 kernel=k.name,

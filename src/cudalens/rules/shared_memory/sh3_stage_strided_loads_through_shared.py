@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from cudalens.findings import Evidence, Finding, Layer
-from cudalens.rules._access import excess, sector_evidence, share
+from cudalens.rules._access import excess, sector_evidence, share, stride_text
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 from cudalens.source.model import Access, Kernel
@@ -113,7 +113,7 @@ def stage_strided_loads_through_shared(ctx: RuleContext) -> Iterator[Finding]:
             where = f"over the loop at line {st['loop_line']}" if st.get("over") == "loop" else "in one pass"
             yield ctx.finding(
                 a.line,
-                f"global load of {a.array}[{a.index}] has lane stride {a.lane_stride} elements "
+                f"global load of {a.array}[{a.index}] has lane stride {stride_text(a)} "
                 f"({a.sectors_per_request:g} sectors per request); the block's {st['requests']} requests "
                 f"{where} read a dense region of {st['sectors_staged']} sectors but fetch "
                 f"{st['sectors']}",
