@@ -85,8 +85,12 @@ def collect_paths(paths: list[str], exclude: tuple[str, ...] = ()) -> list[str]:
     return found
 
 
-def summary_lines(result) -> list[str]:
-    """One header per file (finding counts by priority), then one line per finding."""
+def summary_lines(result, show_all: bool = True) -> list[str]:
+    """One header per file (finding counts by priority), then one line per finding, in ranked
+    order with the estimated speedup beside the guide's priority; without ``show_all``, info-level
+    hygiene is collapsed to one line per rule (:mod:`cudalens.report.quiet`)."""
+    from cudalens.report.quiet import split_hygiene
+
     lines = []
     total: dict[str, int] = {}
     for fa in result.files:
@@ -98,9 +102,12 @@ def summary_lines(result) -> list[str]:
         lines.append(f"{fa.model.path}: {tally}")
         if fa.compile_error:
             lines.append(f"  compile-error: {fa.compile_error}")
-        for f in fa.findings:
+        listed, collapsed = (list(fa.findings), []) if show_all else split_hygiene(fa.findings)
+        for f in listed:
             where = f"{f.line}:{f.column or 1}" if f.line else "-"
-            lines.append(f"  {where:>8}  {f.priority.value:<10} {f.rule:<5} {f.message}")
+            gain = f"~{f.estimated_speedup:.0%}" if f.estimated_speedup else "-"
+            lines.append(f"  {where:>8}  {gain:>5} {f.priority.value:<10} {f.rule:<5} {f.message}")
+        lines += [f"  {c}" for c in collapsed]
         lines += [f"  note: {n}" for n in fa.notes if not n.startswith("not compiled (CompileError")]
     tally = ", ".join(f"{total[p.value]} {p.value}" for p in Priority if p.value in total) or "no findings"
     broken = sum(1 for fa in result.files if fa.compile_error)
@@ -133,12 +140,15 @@ def register(group: click.Group) -> None:
     @click.option("-j", "--jobs", "jobs", type=click.IntRange(1, 1024), default=None,
                   help="Files compiled at the same time (default: every core).")
     @click.option("--strict", is_flag=True, help="Exit 1 when a file does not compile (compile-error).")
+    @click.option("--show-all", "show_all", is_flag=True,
+                  help="List every finding (by default info-level hygiene is one line per file and rule).")
+    @click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
     @click.option("--instantiate", "instantiate", multiple=True, metavar="'KERNEL<ARGS>'",
                   help="Instantiate a template kernel, e.g. 'gemm<128,128,8>' (repeatable), in each file that "
                        "names it, so the compiled access model evaluates it.")
-    def check_cmd(paths, fail_on, fmt, output, exclude, select, ignore, baseline, write_baseline, min_impact,
-                  no_compile, cc, defines, include_dirs, nvcc_flags, compile_commands, no_config, jobs, strict,
-                  instantiate):
+    def check_cmd(paths, fail_on, fmt, output, exclude, select, ignore, baseline, write_baseline, min_priority,
+                  min_impact, no_compile, cc, defines, include_dirs, nvcc_flags, compile_commands, no_config, jobs,
+                  strict, show_all, statistics, instantiate):
         """Analyze the .cu/.cuh files named or under each PATH; exit 1 with --fail-on when findings reach it."""
         from cudalens.access.model import parse_defines
         from cudalens.cli._triage import build_options, fails
@@ -156,16 +166,17 @@ def register(group: click.Group) -> None:
         insts = check_instantiations(tuple(instantiate))
 
         files = collect_paths(list(paths), tuple(exclude))
-        options = build_options(files, tuple(select), tuple(ignore), baseline, min_impact)
+        options = build_options(files, tuple(select), tuple(ignore), baseline, min_impact, min_priority)
         build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config)
         with _progress(len(files)) as progress:
             raw = analyze(files, defines=defs, cc=cc, compile=not no_compile, build=build,
                           jobs=jobs or os.cpu_count() or 1, keep_going=True, progress=progress, instantiate=insts)
         if write_baseline:
-            selected, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
+            selected, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None,
+                                                                          min_priority=None))
             save_baseline(write_baseline, selected.findings, {fa.model.path: fa.model.text for fa in raw.files})
         result, triaged = triage_analysis(raw, options)
-        text = render(result, triaged, fmt)
+        text = render(result, triaged, "statistics" if statistics else fmt, show_all)
         if output:
             try:
                 Path(output).write_text(text + "\n", encoding="utf-8")
@@ -216,8 +227,13 @@ class _progress:
             self.bar.stop()
 
 
-def render(result, triaged, fmt: str) -> str:
-    """The check report in ``fmt``; findings left out by triage are counted, never listed."""
+def render(result, triaged, fmt: str, show_all: bool = True) -> str:
+    """The check report in ``fmt`` (or "statistics"); findings left out by triage are counted,
+    never listed."""
+    if fmt == "statistics":
+        from cudalens.report.quiet import statistics_lines
+
+        return "\n".join(statistics_lines(result.findings))
     if fmt == "json":
         data = result.to_dict()
         data["suppressed"] = dict(triaged.suppressed)
@@ -233,7 +249,7 @@ def render(result, triaged, fmt: str) -> str:
         from cudalens.report.concise import concise_lines, github_lines
 
         return "\n".join((concise_lines if fmt == "concise" else github_lines)(result.findings))
-    lines = summary_lines(result)
+    lines = summary_lines(result, show_all)
     if triaged.suppressed_total:
         lines[-1] += f"; {triaged.summary()}"
     return "\n".join(lines)

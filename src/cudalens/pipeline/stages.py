@@ -88,7 +88,7 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
         except Exception as exc:  # noqa: BLE001
             notes.append(f"could not confirm findings against the compiled code ({type(exc).__name__})")
     notes.extend(problems)
-    findings = estimate(findings, model)  # runs per thread, and priorities the guide leaves to the cost
+    findings = estimate(findings, model, dict(compiled.kernels) if compiled is not None else None, cc)
     return FileAnalysis(model, compiled, tuple(sort_findings(findings)), tuple(notes), kernels)
 
 

@@ -27,6 +27,7 @@ from typing import Any
 from cudalens.findings import Evidence, Finding, Layer, Priority, is_advisory
 from cudalens.rules.catalog import CATALOG
 from cudalens.source.trips import trip_count
+from cudalens.triage.speedup import estimate_speedups
 
 MEDIUM_COST = 0.5
 LOW_COST = 0.25
@@ -61,9 +62,11 @@ def derived_priority(f: Finding, kernel_wide: bool) -> Priority:
     return min(earned, f.priority, key=lambda p: p.rank)  # never below what the rule gave
 
 
-def estimate(findings: Iterable[Finding], model: Any) -> list[Finding]:
-    """Each finding with ``runs`` (from the kernel's loops) and, for catalog items without a guide
-    priority, the priority its cost earns. Host-code findings run once."""
+def estimate(findings: Iterable[Finding], model: Any, compiled: Mapping[str, Any] | None = None,
+             cc: str = "9.0") -> list[Finding]:
+    """Each finding with ``runs`` (from the kernel's loops), its estimated speedup
+    (:mod:`cudalens.triage.speedup`) and, for catalog items without a guide priority, the priority
+    its cost earns. Host-code findings run once."""
     kernels = {(k.name, k.file): k for k in getattr(model, "kernels", ())}
     defines = getattr(model, "defines", None) or {}
     out = []
@@ -80,4 +83,4 @@ def estimate(findings: Iterable[Finding], model: Any) -> list[Finding]:
             g = dataclasses.replace(g, priority=pri, evidence=g.evidence + (
                 Evidence(Layer.MODEL, "priority_from_cost", {"cost": g.impact, "runs_per_thread": g.runs}),))
         out.append(g)
-    return out
+    return estimate_speedups(out, model, lambda k, line: runs_per_thread(k, line, defines)[0], compiled, cc)
