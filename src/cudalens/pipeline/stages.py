@@ -80,7 +80,7 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
         launch.setdefault(site.kernel, {"block": site.block_dims, "grid": site.grid_dims, "smem": site.shared_mem,
                                         "line": site.line})
     ctx = RuleContext(source=model, cc=cc, compiled=dict(compiled.kernels) if compiled is not None else None,
-                      launch=launch)
+                      launch=launch, callers=_launchers_callers(str(path), model))
     findings, problems = run_rules(ctx)
     if compiled is not None:
         try:
@@ -90,6 +90,16 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
     notes.extend(problems)
     findings = estimate(findings, model, dict(compiled.kernels) if compiled is not None else None, cc)
     return FileAnalysis(model, compiled, tuple(sort_findings(findings)), tuple(notes), kernels)
+
+
+def _launchers_callers(path: str, model: Any) -> Mapping[str, tuple[tuple[str, ...], ...]]:
+    """What follows each call of the file's host functions that launch kernels (rule Y1)."""
+    from cudalens.source import syntax as syn
+    from cudalens.source.callers import calls_after
+
+    tree = getattr(model, "tree", None)
+    names = {fn.name for fn in syn.functions(tree) if fn.space == "host" and syn.launches(fn.node)}
+    return calls_after(path, tree, names) if names else {}
 
 
 def analyze(paths: list[str], *, block: tuple[int, int, int] | None = None, defines: Mapping[str, Any] | None = None,

@@ -30,6 +30,9 @@ class RuleContext:
     launch: Mapping[str, LaunchFacts] = field(default_factory=dict)  # kernel name -> launch facts
     binary: FatbinContents | None = None  # what a built executable/object carries (rule Y3, --binary)
     rule: str = ""  # the rule being run (set by the registry: ctx.finding uses its catalog entry)
+    # host function -> per call site (this file and its folder's sources), the call names of the
+    # statement that follows the call (cudalens.source.callers; rule Y1)
+    callers: Mapping[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
 
     def for_rule(self, rule_id: str) -> RuleContext:
         return self if self.rule == rule_id else dataclasses.replace(self, rule=rule_id)

@@ -139,6 +139,8 @@ def _saving(f: Finding, k: Any, t: KernelTime, runs: Mapping[int, float], cc: st
         if waste is None:
             return None
         sectors = max((a.sectors_per_request for a in loads), default=4.0)
+        more = [ln for e in f.evidence if e.fact == "struct_access_lines" for ln in e.value if ln != f.line]
+        r += sum(runs.get(ln, 1.0) for ln in more)  # one finding for every line of an array of structs
         return "memory", waste * sectors * 32 * r / bpc
     if f.rule in SHARED_RULES:
         shared = [a for a in _accesses(k, f, "shared") if a.wavefronts_per_request]

@@ -75,6 +75,20 @@ def _unseen_wrapper(call: Any, own: set[str]) -> bool:
     return bool(name) and name not in own and not host.CUDA_API.match(name) and name not in _NOT_WRAPPERS and not standard
 
 
+def _checked_by_callers(sites: tuple[tuple[str, ...], ...], readers: set[str], own: set[str]) -> bool:
+    """True when a function is called at least once and each call is followed by an error check:
+    a call that reads the error state, or a function or macro whose definition is not visible (a
+    project's ``getLastCudaError``), as for a launch."""
+    def checks(after: tuple[str, ...]) -> bool:
+        if any(n in readers for n in after):
+            return True
+        first = after[0] if after else ""
+        return bool(first) and first not in own and not host.CUDA_API.match(first) and first not in _NOT_WRAPPERS \
+            and not first.startswith("std::")
+
+    return bool(sites) and all(checks(a) for a in sites)
+
+
 def _discarded(call: Any) -> bool:
     """True when the call is a statement of its own, its result thrown away."""
     parent = call.parent
@@ -97,7 +111,11 @@ def unchecked_cuda_call(ctx: RuleContext) -> Iterator[Finding]:
         receives the code of a CUDA call (`ANY_NAME(cudaMalloc(...))` uses the result). When the
         call right after a launch is a function or macro whose definition the file does not show
         (a project's `getLastCudaError("...")` from a header), whether it checks is not
-        established and the launch is not reported.
+        established and the launch is not reported. A launch inside a host function that every caller
+        checks right after the call (in this file or another source of its folder:
+        `reduce(...); getLastCudaError(...)` in the `.cpp`) is checked. A call that receives the
+        code of a CUDA call (`cudaCheck(cudaMalloc(...))`, a macro around a void function that
+        checks it) is a wrapper, whatever its name.
 
     Why it matters:
         Every runtime call returns an error code, and a launch reports configuration errors
@@ -135,6 +153,8 @@ def unchecked_cuda_call(ctx: RuleContext) -> Iterator[Finding]:
                     continue
                 if later[:nxt] and _unseen_wrapper(later[0], own):
                     continue  # the next call may check the launch: its definition is not visible here
+                if _checked_by_callers(ctx.callers.get(fn.name, ()), readers, own):
+                    continue  # every caller of this function checks right after calling it
                 yield ctx.finding(
                     syn.line(c),
                     f"launch of `{syn.launch_kernel_name(c)}` is not followed by cudaGetLastError():"
@@ -145,6 +165,8 @@ def unchecked_cuda_call(ctx: RuleContext) -> Iterator[Finding]:
                 continue
             if not host.CUDA_API.match(name) or name in _NOT_CHECKED or name in own or not _discarded(c):
                 continue
+            if any(host.CUDA_API.match(syn.call_name(a)) for a in syn.calls(c) if a is not c):
+                continue  # it receives a CUDA call's code: an error-check wrapper (`cudaCheck(cudaMalloc(...))`)
             yield ctx.finding(
                 syn.line(c),
                 f"the error code returned by `{name}` is ignored",

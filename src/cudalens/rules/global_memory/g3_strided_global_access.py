@@ -7,6 +7,7 @@ from typing import Iterator
 from cudalens.findings import Finding
 from cudalens.rules._access import accesses, excess, sector_evidence, share, waste
 from cudalens.rules.context import RuleContext
+from cudalens.rules._patterns import swap_fix
 from cudalens.rules.registry import rule
 
 
@@ -51,7 +52,8 @@ def strided_global_access(ctx: RuleContext) -> Iterator[Finding]:
                 a.line,
                 f"global {a.op} of {a.array}[{a.index}] has lane stride {a.lane_stride} elements: "
                 f"{a.sectors_per_request:g} sectors per request instead of {a.ideal_sectors_per_request:g}",
-                "let threadIdx.x index the contiguous dimension, or stage a tile in shared memory",
+                swap_fix(k, a, ctx.source) or (
+                    "let threadIdx.x index the contiguous dimension, or stage a tile in shared memory"),
                 kernel=k.name,
                 file=k.file,
                 impact=share(waste(a)),
