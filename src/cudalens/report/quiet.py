@@ -13,15 +13,15 @@ from collections.abc import Iterable, Sequence
 
 from cudalens.findings import Finding, Priority
 
-#: What one finding of each hygiene rule is, for the collapsed line ("75 launches or calls ...").
+#: What the findings of each hygiene rule are, for the collapsed line (one, several).
 _NOUNS = {
-    "Y1": "CUDA calls or launches without an error check",
-    "Y2": "device uses without a device-count check",
-    "E6": "kernels without __launch_bounds__",
-    "E10": "kernels built without a target flag",
-    "I16": "kernels built with precise-math flags",
-    "I17": "kernels with pointer parameters not marked __restrict__",
-    "L3": "register cliffs that cost nothing today",
+    "Y1": ("CUDA call or launch", "CUDA calls or launches", "without an error check"),
+    "Y2": ("device use", "device uses", "without a device-count check"),
+    "E6": ("kernel", "kernels", "without __launch_bounds__"),
+    "E10": ("kernel", "kernels", "built without a target flag"),
+    "I16": ("kernel", "kernels", "built with precise-math flags"),
+    "I17": ("kernel", "kernels", "with pointer parameters not marked __restrict__"),
+    "L3": ("register cliff", "register cliffs", "that costs nothing today"),
 }
 
 
@@ -45,7 +45,8 @@ def split_hygiene(findings: Iterable[Finding]) -> tuple[list[Finding], list[str]
 
 def _noun(rule: str, n: int) -> str:
     if rule in _NOUNS:
-        return _NOUNS[rule]
+        one, many, what = _NOUNS[rule]
+        return f"{one if n == 1 else many} {what}"
     from cudalens.rules.catalog import CATALOG
 
     item = CATALOG.get(rule)

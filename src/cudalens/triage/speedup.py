@@ -174,7 +174,7 @@ def estimate_speedups(findings: Iterable[Finding], model: Any, runs_of: Any,
     findings = list(findings)
     kernels = {k.name: k for k in getattr(model, "kernels", ())}
     times: dict[str, tuple[KernelTime, dict[int, float], dict[int, float]]] = {}
-    for name in {f.kernel for f in findings if f.kernel in kernels}:
+    for name in {f.kernel for f in findings if f.kernel is not None and f.kernel in kernels}:
         k = kernels[name]
         ck = (compiled or {}).get(name)
         lines = _line_instructions(k, ck)
@@ -185,7 +185,7 @@ def estimate_speedups(findings: Iterable[Finding], model: Any, runs_of: Any,
     total = sum(weight.values()) or 1.0
     out = []
     for f in findings:
-        if f.kernel not in times:
+        if f.kernel is None or f.kernel not in times:
             out.append(f)
             continue
         t, runs, lines = times[f.kernel]

@@ -9,6 +9,7 @@ from cudalens.findings import Evidence, Finding, Layer
 from cudalens.rules._access import accesses, excess, sector_evidence, share, waste
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
+from cudalens.source.model import Access
 
 
 @rule(
@@ -77,7 +78,7 @@ def uncoalesced_global_access(ctx: RuleContext) -> Iterator[Finding]:
         )
 
 
-def _struct_member(a, lines: list[str]) -> bool:
+def _struct_member(a: Access, lines: list[str]) -> bool:
     """True when the access names a field of a struct element (``b[i].x``, ``b[i]->x``)."""
     text = lines[a.line - 1] if 0 < a.line <= len(lines) else ""
     return re.search(re.escape(f"{a.array}[") + r"[^\]]*\]\s*(\.|->)\s*[A-Za-z_]", text) is not None

@@ -6,8 +6,8 @@ from typing import Iterator
 
 from cudalens.findings import Finding
 from cudalens.rules._access import accesses, excess, sector_evidence, share, waste
-from cudalens.rules.context import RuleContext
 from cudalens.rules._patterns import swap_fix
+from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 
 

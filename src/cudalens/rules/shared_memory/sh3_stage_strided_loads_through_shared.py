@@ -6,8 +6,8 @@ from typing import Iterator
 
 from cudalens.findings import Evidence, Finding, Layer
 from cudalens.rules._access import excess, sector_evidence, share
-from cudalens.rules.context import RuleContext
 from cudalens.rules._patterns import swap_fix
+from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 from cudalens.source.model import Access, Kernel
 
