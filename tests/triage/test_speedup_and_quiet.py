@@ -166,16 +166,22 @@ def test_y1_wrapper_recognised_by_what_it_does_beside_an_unchecked_call(tmp_path
 
 
 def test_y1_launch_checked_by_its_caller_in_another_file(tmp_path):
+    (tmp_path / "check.h").write_text(
+        "#define CHECK_LAUNCH(msg) report_last(msg, __LINE__)\n"
+        "inline void report_last(const char *m, int l) { if (cudaGetLastError() != cudaSuccess) exit(1); }\n")
     (tmp_path / "main.cpp").write_text(
-        "void reduce(float *d, int n);\nvoid other(float *d);\n"
-        "int main() { float *d = 0; reduce(d, 4); getLastCudaError(\"reduce\"); other(d); printf(\"x\"); }\n")
+        "#include \"check.h\"\nvoid reduce(float *d, int n);\nvoid other(float *d);\n"
+        "int main() { float *d = 0; reduce(d, 4); printf(\"launched\"); CHECK_LAUNCH(\"reduce\");\n"
+        "  other(d); printf(\"x\"); }\n")
     code = """\
     __global__ void k(float *d, int n) { if (threadIdx.x < n) d[threadIdx.x] = 0; }
     void reduce(float *d, int n) { k<<<1, 128>>>(d, n); }
     void other(float *d) { k<<<1, 128>>>(d, 4); }
     """
     fa = _analyze(tmp_path, code, "red.cu")
-    assert [f.line for f in _rules(fa, "Y1")] == [3]  # other()'s caller prints; reduce()'s checks
+    # reduce()'s caller checks later through a header's macro around a function reading the error
+    # state; other()'s caller only prints
+    assert [f.line for f in _rules(fa, "Y1")] == [3]
 
 
 def test_d1_single_lane_write_is_quiet_and_single_lane_loop_is_costed(tmp_path):
@@ -225,6 +231,22 @@ def test_i4_macro_double_constant_beside_a_literal_and_an_integer_macro(tmp_path
 
 # ----------------------------------------------------------------------------- 3. the fix that fits
 
+MODULO_TREE = """\
+__global__ void reduce0(const float *in, float *out) {
+    __shared__ float s[256];
+    unsigned int tid = threadIdx.x;
+    s[tid] = in[blockIdx.x * 256 + tid];
+    __syncthreads();
+    for (unsigned int step = 1; step < 256; step *= 2) {
+        if (tid % (2 * step) == 0) s[tid] += s[tid + step];
+        __syncthreads();
+    }
+    if (tid == 0) out[blockIdx.x] = s[0];
+}
+void go(const float *a, float *b) { reduce0<<<64, 256>>>(a, b); }
+"""
+
+
 def test_interleaved_reduction_gets_sequential_addressing_and_a_tile_gets_padding(tmp_path):
     code = """\
     #define BLOCK 256
@@ -251,6 +273,8 @@ def test_interleaved_reduction_gets_sequential_addressing_and_a_tile_gets_paddin
     fa = _analyze(tmp_path, code)
     red = _rules(fa, "SH1", "reduce1")
     assert red and all("sequential addressing" in f.fix and "[32][33]" not in f.fix for f in red)
+    (mod,) = [f for f in _analyze(tmp_path, MODULO_TREE, "m.cu").findings if f.rule == "D1"]
+    assert "sequential addressing" in mod.fix
     tile = _rules(fa, "SH1", "transpose")
     assert tile and all("[32][33]" in f.fix for f in tile)
 

@@ -80,7 +80,7 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
         launch.setdefault(site.kernel, {"block": site.block_dims, "grid": site.grid_dims, "smem": site.shared_mem,
                                         "line": site.line})
     ctx = RuleContext(source=model, cc=cc, compiled=dict(compiled.kernels) if compiled is not None else None,
-                      launch=launch, callers=_launchers_callers(str(path), model))
+                      launch=launch, callers=_launchers_callers(str(path), model, build))
     findings, problems = run_rules(ctx)
     if compiled is not None:
         try:
@@ -92,14 +92,17 @@ def analyze_file(path: str | Path, *, block: tuple[int, int, int] | None = None,
     return FileAnalysis(model, compiled, tuple(sort_findings(findings)), tuple(notes), kernels)
 
 
-def _launchers_callers(path: str, model: Any) -> Mapping[str, tuple[tuple[str, ...], ...]]:
-    """What follows each call of the file's host functions that launch kernels (rule Y1)."""
+def _launchers_callers(path: str, model: Any, build: Any = None) -> Any:
+    """What follows each call of the file's host functions that launch kernels, and the error
+    checks the sources see (rule Y1; :mod:`cudalens.source.callers`)."""
     from cudalens.source import syntax as syn
-    from cudalens.source.callers import calls_after
+    from cudalens.source.callers import CallerFacts, caller_facts
 
     tree = getattr(model, "tree", None)
     names = {fn.name for fn in syn.functions(tree) if fn.space == "host" and syn.launches(fn.node)}
-    return calls_after(path, tree, names) if names else {}
+    if not names:
+        return CallerFacts()
+    return caller_facts(path, tree, names, getattr(build, "include_dirs", ()) if build is not None else ())
 
 
 def analyze(paths: list[str], *, block: tuple[int, int, int] | None = None, defines: Mapping[str, Any] | None = None,

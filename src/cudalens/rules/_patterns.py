@@ -77,3 +77,19 @@ def swap_fix(k: Any, a: Any, source: Any) -> str | None:
     x, y = found
     return (f"swap the mapping: derive `{x}` from threadIdx.y and `{y}` from threadIdx.x (and swap the grid's "
             "dimensions), so consecutive lanes walk the contiguous dimension")
+
+
+def modulo_tree(k: Any, line: int, condition: str) -> bool:
+    """True when a branch ``tid % (2 * s) == 0`` sits in a loop whose step ``s`` doubles: the
+    interleaved tree reduction whose fix is sequential addressing."""
+    for lp in k.loops:
+        if (lp.line <= line <= lp.end_line and lp.induction_variable and _DOUBLING.search(lp.step or "")
+                and "%" in condition and re.search(rf"\b{re.escape(lp.induction_variable)}\b", condition)):
+            return True
+    return False
+
+
+#: The fix of an interleaved tree reduction (SH1 on its strided index, D1 on its modulo branch).
+SEQUENTIAL = ("use sequential addressing: halve the step (for (s = blockDim.x / 2; s > 0; s >>= 1)) and let "
+              "thread tid add s[tid + s] into s[tid] (if (tid < s)): consecutive threads then touch consecutive "
+              "words and whole warps retire together")

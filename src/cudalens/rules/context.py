@@ -14,6 +14,7 @@ from cudalens.compiled.fatbin import FatbinContents
 from cudalens.compiled.model import CompiledKernel
 from cudalens.findings import Evidence, Finding, Layer
 from cudalens.rules.catalog import CATALOG
+from cudalens.source.callers import CallerFacts
 from cudalens.source.model import SourceModel
 
 #: A fact as rules pass it: (name, value) with any JSON-serializable value.
@@ -30,9 +31,9 @@ class RuleContext:
     launch: Mapping[str, LaunchFacts] = field(default_factory=dict)  # kernel name -> launch facts
     binary: FatbinContents | None = None  # what a built executable/object carries (rule Y3, --binary)
     rule: str = ""  # the rule being run (set by the registry: ctx.finding uses its catalog entry)
-    # host function -> per call site (this file and its folder's sources), the call names of the
-    # statement that follows the call (cudalens.source.callers; rule Y1)
-    callers: Mapping[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
+    # the calls of the file's launching host functions (this file and its folder's sources) and the
+    # error checks those sources see (cudalens.source.callers; rule Y1)
+    callers: CallerFacts = field(default_factory=CallerFacts)
 
     def for_rule(self, rule_id: str) -> RuleContext:
         return self if self.rule == rule_id else dataclasses.replace(self, rule=rule_id)

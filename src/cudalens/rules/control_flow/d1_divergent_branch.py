@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Iterator
 
 from cudalens.findings import Evidence, Finding, Layer, Priority
 from cudalens.rules._access import kernels, share
+from cudalens.rules._patterns import SEQUENTIAL, modulo_tree
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 from cudalens.source import syntax as syn
@@ -44,7 +46,8 @@ def divergent_branch(ctx: RuleContext) -> Iterator[Finding]:
     is reported at info.
 
     Fix
-    Make the condition uniform per warp, e.g. ``if ((threadIdx.x / warpSize) % 2 == 0)``, or re-map
+    In an interleaved tree reduction (``if (tid % (2 * s) == 0)`` with ``s`` doubling), sequential
+    addressing. Otherwise make the condition uniform per warp, e.g. ``if ((threadIdx.x / warpSize) % 2 == 0)``, or re-map
     work so threads that take the same side are in the same warps.
     """
     for k in kernels(ctx):
@@ -87,6 +90,7 @@ def divergent_branch(ctx: RuleContext) -> Iterator[Finding]:
             yield ctx.finding(
                 b.line,
                 f"branch `{b.condition}` splits {b.divergent_warps} of {b.warps} warps (representative blocks)",
+                SEQUENTIAL if modulo_tree(k, b.line, b.condition) else
                 "make the condition uniform across each warp, e.g. depend on threadIdx.x / 32",
                 kernel=k.name,
                 file=k.file,
@@ -97,8 +101,9 @@ def divergent_branch(ctx: RuleContext) -> Iterator[Finding]:
 
 
 def guarded_loop(k: Kernel, line: int) -> Loop | None:
-    """The first loop of the body of the ``if`` at ``line`` of kernel ``k``; None when its body
-    runs straight through (or the syntax is not at hand)."""
+    """The first loop of the body of the ``if`` at ``line`` of kernel ``k`` whose condition reads a
+    scalar parameter of the kernel (its trip count grows with the input); None when the body runs
+    straight through or loops a fixed count (or the syntax is not at hand)."""
     if k.node is None:
         return None
     for n in syn.nodes_of(k.node, "if_statement"):
@@ -106,7 +111,10 @@ def guarded_loop(k: Kernel, line: int) -> Loop | None:
             continue
         body = n.child_by_field_name("consequence")
         loops = syn.nodes_of(body, "for_statement", "while_statement", "do_statement") if body is not None else []
-        if not loops:
-            return None
-        return next((lp for lp in k.loops if lp.line == syn.line(loops[0])), None)
+        scalars = {p.name for p in k.params if not p.is_pointer}
+        for node in loops:
+            lp = next((lp for lp in k.loops if lp.line == syn.line(node)), None)
+            if lp is not None and scalars & set(re.findall(r"[A-Za-z_]\w*", lp.condition or "")):
+                return lp
+        return None
     return None

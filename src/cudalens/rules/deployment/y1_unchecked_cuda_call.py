@@ -10,6 +10,7 @@ from cudalens.rules._common import host_functions
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 from cudalens.source import syntax as syn
+from cudalens.source.callers import CallSite
 
 # Calls whose return value is not an error to check (or which read the error state itself).
 _NOT_CHECKED = {
@@ -75,18 +76,21 @@ def _unseen_wrapper(call: Any, own: set[str]) -> bool:
     return bool(name) and name not in own and not host.CUDA_API.match(name) and name not in _NOT_WRAPPERS and not standard
 
 
-def _checked_by_callers(sites: tuple[tuple[str, ...], ...], readers: set[str], own: set[str]) -> bool:
-    """True when a function is called at least once and each call is followed by an error check:
-    a call that reads the error state, or a function or macro whose definition is not visible (a
-    project's ``getLastCudaError``), as for a launch."""
-    def checks(after: tuple[str, ...]) -> bool:
-        if any(n in readers for n in after):
+def _checked_by_callers(sites: tuple[CallSite, ...], checks: set[str], own: set[str]) -> bool:
+    """True when a caller checks the function's launches: after one of its calls, a later call of
+    the calling function reads the error state (a reader, or a function or macro the sources show
+    reading it: a launch error stays until read), or the call right after it is a function or
+    macro whose definition is not visible (a project's ``getLastCudaError``), as for a launch. The
+    launch wrapper then belongs to a program that checks its launches where it calls them (the
+    cuda-samples' ``reduce()`` in ``reduction_kernel.cu``, checked in ``reduction.cpp``)."""
+    def checked(site: CallSite) -> bool:
+        if any(n in checks for n in site.later + site.following):
             return True
-        first = after[0] if after else ""
+        first = site.following[0] if site.following else ""
         return bool(first) and first not in own and not host.CUDA_API.match(first) and first not in _NOT_WRAPPERS \
             and not first.startswith("std::")
 
-    return bool(sites) and all(checks(a) for a in sites)
+    return any(checked(s) for s in sites)
 
 
 def _discarded(call: Any) -> bool:
@@ -111,8 +115,8 @@ def unchecked_cuda_call(ctx: RuleContext) -> Iterator[Finding]:
         receives the code of a CUDA call (`ANY_NAME(cudaMalloc(...))` uses the result). When the
         call right after a launch is a function or macro whose definition the file does not show
         (a project's `getLastCudaError("...")` from a header), whether it checks is not
-        established and the launch is not reported. A launch inside a host function that every caller
-        checks right after the call (in this file or another source of its folder:
+        established and the launch is not reported. A launch inside a host function that a caller
+        checks after calling it (in this file or another source of its folder:
         `reduce(...); getLastCudaError(...)` in the `.cpp`) is checked. A call that receives the
         code of a CUDA call (`cudaCheck(cudaMalloc(...))`, a macro around a void function that
         checks it) is a wrapper, whatever its name.
@@ -153,7 +157,7 @@ def unchecked_cuda_call(ctx: RuleContext) -> Iterator[Finding]:
                     continue
                 if later[:nxt] and _unseen_wrapper(later[0], own):
                     continue  # the next call may check the launch: its definition is not visible here
-                if _checked_by_callers(ctx.callers.get(fn.name, ()), readers, own):
+                if _checked_by_callers(ctx.callers.sites.get(fn.name, ()), readers | ctx.callers.checks, own):
                     continue  # every caller of this function checks right after calling it
                 yield ctx.finding(
                     syn.line(c),

@@ -6,13 +6,9 @@ from typing import Iterator
 
 from cudalens.findings import Evidence, Finding, Layer
 from cudalens.rules._access import accesses, figures_evidence, figures_layer, share
-from cudalens.rules._patterns import interleaved_tree
+from cudalens.rules._patterns import SEQUENTIAL, interleaved_tree
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
-
-SEQUENTIAL = ("use sequential addressing: halve the step (for (s = blockDim.x / 2; s > 0; s >>= 1)) and let "
-              "thread tid add s[tid + s] into s[tid] (if (tid < s)): consecutive threads then touch consecutive "
-              "words, free of conflicts")
 
 
 @rule(
