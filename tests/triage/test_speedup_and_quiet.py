@@ -349,3 +349,52 @@ def test_read_out_copies_in_a_launch_loop_are_low_and_a_shuttle_stays_high(tmp_p
     fa = _analyze(tmp_path, code)
     assert {(f.line, f.priority) for f in _rules(fa, "X1")} == {
         (5, Priority.LOW), (8, Priority.HIGH), (10, Priority.HIGH)}
+
+
+def test_a_kernel_finding_reached_again_from_another_file_is_listed_once():
+    import dataclasses as dc
+
+    from cudalens.pipeline.analysis import Analysis, FileAnalysis
+    from cudalens.source.model import Kernel, SourceModel
+    from cudalens.triage import triage_analysis
+
+    k = Kernel("apply", "main.cu", 2, 5, (), False, None)
+    main_cu = SourceModel("main.cu", "", (k,), (), {}, (), ())
+    header = SourceModel("util.cuh", "", (), (), {}, (), ())
+    i6 = Finding("I6", Priority.MEDIUM, "s", "apply", "main.cu", 2, "m", "fix")
+    a = Analysis((FileAnalysis(main_cu, None, (i6,)),
+                  FileAnalysis(header, None, (dc.replace(i6, file="util.cuh", line=1),
+                                              dc.replace(i6, rule="I16", file="util.cuh", line=1)))))
+    out, triaged = triage_analysis(a)
+    assert [f.rule for f in out.files[0].findings] == ["I6"]
+    assert [f.rule for f in out.files[1].findings] == ["I16"]  # only here: kept
+    assert triaged.suppressed == {"duplicate": 1}
+
+
+def test_every_thread_scanning_the_whole_array_is_sh2_and_a_gemv_is_not(tmp_path):
+    code = """\
+    __global__ void rank_scan(const float *x, int *rank, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i >= n) return;
+        float v = x[i];
+        int c = 0;
+        for (int j = 0; j < n; ++j) c += x[j] < v;
+        rank[i] = c;
+    }
+    __global__ void gemv_col(const float *A, const float *x, float *y, int M, int N) {
+        int row = blockIdx.x * blockDim.x + threadIdx.x;
+        if (row >= M) return;
+        float acc = 0.0f;
+        for (int k = 0; k < N; ++k) acc += A[k * M + row] * x[k];
+        y[row] = acc;
+    }
+    void go(const float *x, int *r, float *y, int n) {
+        rank_scan<<<(n + 255) / 256, 256>>>(x, r, n);
+        gemv_col<<<(n + 255) / 256, 256>>>(x, x, y, n, n);
+    }
+    """
+    fa = _analyze(tmp_path, code)
+    (scan,) = _rules(fa, "SH2", "rank_scan")
+    assert scan.line == 6 and "`j < n`" in scan.message and scan.runs and scan.runs > 1
+    assert scan.speedup is not None and scan.speedup.kernel_speedup > 0.3
+    assert _rules(fa, "SH2", "gemv_col") == []

@@ -20,7 +20,7 @@ from cudalens.triage.baseline import Baseline, fingerprint
 from cudalens.triage.select import selected
 from cudalens.triage.suppress import Suppressions, parse_suppressions
 
-REASONS = ("ignored", "comment", "file-comment", "baseline", "min-priority", "min-impact")
+REASONS = ("ignored", "comment", "file-comment", "baseline", "min-priority", "min-impact", "duplicate")
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,8 @@ class Triaged:
 
 
 _WORD = {"ignored": "--ignore/--select", "comment": "comment", "file-comment": "ignore-file comment",
-         "baseline": "baseline", "min-priority": "--min-priority", "min-impact": "--min-impact"}
+         "baseline": "baseline", "min-priority": "--min-priority", "min-impact": "--min-impact",
+         "duplicate": "duplicate of the kernel's own file"}
 
 
 class SourceLines:
@@ -179,8 +180,20 @@ def triage_analysis(analysis: Any, options: TriageOptions | None = None) -> tupl
     """``analysis`` (an Analysis of the pipeline) with each file's findings triaged, and the totals."""
     src = SourceLines({fa.model.path: fa.model.text for fa in analysis.files})
     files, kept, counts = [], [], Counter()
+    home = {k.name: fa.model.path for fa in analysis.files for k in fa.model.kernels}
+
+    def base(f: Finding) -> str:
+        return (demangled(f.kernel) or "").split("<")[0]
+
+    at_home = {(f.rule, base(f)) for fa in analysis.files for f in fa.findings
+               if f.kernel and home.get(base(f)) == fa.model.path}
     for fa in analysis.files:
-        t = triage(fa.findings, options, src)
+        # a kernel's finding reached again through a header or an including file (header.cuh:1:1):
+        # listed once, in the file that defines the kernel
+        again = {id(f) for f in fa.findings if f.kernel and home.get(base(f), fa.model.path) != fa.model.path
+                 and (f.rule, base(f)) in at_home}
+        counts["duplicate"] += len(again)
+        t = triage([f for f in fa.findings if id(f) not in again], options, src)
         files.append(dataclasses.replace(fa, findings=t.kept))
         kept.extend(t.kept)
         counts.update(t.suppressed)
