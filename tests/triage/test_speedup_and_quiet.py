@@ -398,3 +398,11 @@ def test_every_thread_scanning_the_whole_array_is_sh2_and_a_gemv_is_not(tmp_path
     assert scan.line == 6 and "`j < n`" in scan.message and scan.runs and scan.runs > 1
     assert scan.speedup is not None and scan.speedup.kernel_speedup > 0.3
     assert _rules(fa, "SH2", "gemv_col") == []
+
+
+def test_the_estimate_survives_the_report_dict_round_trip():
+    from cudalens.guided.inputs import finding_from_dict, finding_to_dict
+
+    f = _finding("G3", Priority.HIGH, 0.25)
+    back = finding_from_dict(finding_to_dict(f))
+    assert back.speedup == f.speedup and finding_to_dict(f)["estimated_speedup"] == 0.25

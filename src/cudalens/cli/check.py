@@ -90,6 +90,7 @@ def summary_lines(result, show_all: bool = True) -> list[str]:
     order with the estimated speedup beside the guide's priority; without ``show_all``, info-level
     hygiene is collapsed to one line per rule (:mod:`cudalens.report.quiet`)."""
     from cudalens.report.quiet import split_hygiene
+    from cudalens.report.terminal import speedup_text
 
     lines = []
     total: dict[str, int] = {}
@@ -105,7 +106,7 @@ def summary_lines(result, show_all: bool = True) -> list[str]:
         listed, collapsed = (list(fa.findings), []) if show_all else split_hygiene(fa.findings)
         for f in listed:
             where = f"{f.line}:{f.column or 1}" if f.line else "-"
-            gain = f"~{f.estimated_speedup:.0%}" if f.estimated_speedup else "-"
+            gain = speedup_text(f)
             lines.append(f"  {where:>8}  {gain:>5} {f.priority.value:<10} {f.rule:<5} {f.message}")
         lines += [f"  {c}" for c in collapsed]
         lines += [f"  note: {n}" for n in fa.notes if not n.startswith("not compiled (CompileError")]
