@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cudalens.compiled.names import base_name_from_mangled
 from cudalens.findings import Finding, SpeedupEstimate
 from cudalens.source.trips import UNKNOWN_TRIPS, trip_count
 
@@ -73,6 +74,13 @@ class KernelTime:
     @property
     def bound(self) -> str:
         return max((self.memory, "memory"), (self.shared, "shared"), (self.compute, "compute"))[1]
+
+
+def source_name(kernel: str | None) -> str:
+    """The kernel's name as the source declares it (a compiled finding may carry the mangled symbol)."""
+    if not kernel:
+        return ""
+    return base_name_from_mangled(kernel) if kernel.startswith("_Z") else kernel
 
 
 def kernel_launches(model: Any, kernel: str) -> float:
@@ -174,7 +182,7 @@ def estimate_speedups(findings: Iterable[Finding], model: Any, runs_of: Any,
     findings = list(findings)
     kernels = {k.name: k for k in getattr(model, "kernels", ())}
     times: dict[str, tuple[KernelTime, dict[int, float], dict[int, float]]] = {}
-    for name in {f.kernel for f in findings if f.kernel is not None and f.kernel in kernels}:
+    for name in {source_name(f.kernel) for f in findings} & set(kernels):
         k = kernels[name]
         ck = (compiled or {}).get(name)
         lines = _line_instructions(k, ck)
@@ -185,17 +193,18 @@ def estimate_speedups(findings: Iterable[Finding], model: Any, runs_of: Any,
     total = sum(weight.values()) or 1.0
     out = []
     for f in findings:
-        if f.kernel is None or f.kernel not in times:
+        name = source_name(f.kernel)
+        if name not in times:
             out.append(f)
             continue
-        t, runs, lines = times[f.kernel]
-        saving = _saving(f, kernels[f.kernel], t, runs, cc, lines)
+        t, runs, lines = times[name]
+        saving = _saving(f, kernels[name], t, runs, cc, lines)
         if saving is None:
             out.append(f)
             continue
         resource, saved = saving
         local = max(0.0, 1.0 - _after(t, resource, saved) / t.cycles)
-        share = weight[f.kernel] / total
+        share = weight[name] / total
         est = SpeedupEstimate(
             speedup=round(local * share, 6), kernel_speedup=round(local, 6), kernel_share=round(share, 6),
             bound=t.bound, resource=resource, saved_cycles_per_warp=round(saved, 3),
