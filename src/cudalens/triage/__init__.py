@@ -180,17 +180,20 @@ def triage_analysis(analysis: Any, options: TriageOptions | None = None) -> tupl
     """``analysis`` (an Analysis of the pipeline) with each file's findings triaged, and the totals."""
     src = SourceLines({fa.model.path: fa.model.text for fa in analysis.files})
     files, kept, counts = [], [], Counter()
-    home = {k.name: fa.model.path for fa in analysis.files for k in fa.model.kernels}
+    homes: dict[str, set[str]] = {}
+    for fa in analysis.files:
+        for k in fa.model.kernels:
+            homes.setdefault(k.name, set()).add(fa.model.path)
 
     def base(f: Finding) -> str:
         return (demangled(f.kernel) or "").split("<")[0]
 
     at_home = {(f.rule, base(f)) for fa in analysis.files for f in fa.findings
-               if f.kernel and home.get(base(f)) == fa.model.path}
+               if f.kernel and fa.model.path in homes.get(base(f), ())}
     for fa in analysis.files:
         # a kernel's finding reached again through a header or an including file (header.cuh:1:1):
         # listed once, in the file that defines the kernel
-        again = {id(f) for f in fa.findings if f.kernel and home.get(base(f), fa.model.path) != fa.model.path
+        again = {id(f) for f in fa.findings if f.kernel and fa.model.path not in homes.get(base(f), {fa.model.path})
                  and (f.rule, base(f)) in at_home}
         counts["duplicate"] += len(again)
         t = triage([f for f in fa.findings if id(f) not in again], options, src)
