@@ -406,3 +406,19 @@ def test_the_estimate_survives_the_report_dict_round_trip():
     f = _finding("G3", Priority.HIGH, 0.25)
     back = finding_from_dict(finding_to_dict(f))
     assert back.speedup == f.speedup and finding_to_dict(f)["estimated_speedup"] == 0.25
+
+
+def test_a_loop_bound_by_a_parameter_the_launch_passes_runs_that_many_times(tmp_path):
+    code = """\
+    __global__ void rows(const float *x, float *y, int R, int C) {
+        int r = blockIdx.x * blockDim.x + threadIdx.x;
+        if (r >= R) return;
+        float s = 0.0f;
+        for (int c = 0; c < C; ++c) s += x[r * C + c];
+        y[r] = s;
+    }
+    void go(const float *x, float *y, int n) { rows<<<16, 256>>>(x, y, 4096, 768); }
+    """
+    fa = _analyze(tmp_path, code)
+    strided = [f for f in fa.findings if f.kernel == "rows" and f.line == 5 and f.rule in ("G3", "SH3")]
+    assert strided and strided[0].runs == 768

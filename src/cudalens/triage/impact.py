@@ -5,7 +5,8 @@ and not used, shared-memory wavefronts lost to conflicts, occupancy lost, consta
 serialized, lanes idle). That share says nothing of how often the code runs: a 97 % waste in an
 inner loop costs far more than in a once-per-thread epilogue. :func:`runs_per_thread` estimates
 how many times one thread executes a line from the loops that enclose it, multiplying their trip
-counts where the source states them (literal bounds, ``#define``d constants) and assuming
+counts where the source states them (literal bounds, ``#define``d constants, scalar parameters
+whose launch passes a known value: :func:`cudalens.triage.speedup.launch_values`) and assuming
 :data:`UNKNOWN_TRIPS` where it does not; a grid-stride loop counts once (each thread handles about
 one element of a grid sized to the data). ``Finding.score`` = impact x runs ranks findings within
 one priority.
@@ -27,7 +28,7 @@ from typing import Any
 from cudalens.findings import Evidence, Finding, Layer, Priority, is_advisory
 from cudalens.rules.catalog import CATALOG
 from cudalens.source.trips import trip_count
-from cudalens.triage.speedup import estimate_speedups
+from cudalens.triage.speedup import estimate_speedups, launch_values
 
 MEDIUM_COST = 0.5
 LOW_COST = 0.25
@@ -69,12 +70,13 @@ def estimate(findings: Iterable[Finding], model: Any, compiled: Mapping[str, Any
     its cost earns. Host-code findings run once."""
     kernels = {(k.name, k.file): k for k in getattr(model, "kernels", ())}
     defines = getattr(model, "defines", None) or {}
+    known = {k.name: {**launch_values(model, k), **defines} for k in getattr(model, "kernels", ())}
     out = []
     for f in findings:
         k = kernels.get((f.kernel, f.file)) if f.kernel else None
         g = f
         if f.runs is None:
-            runs, how = runs_per_thread(k, f.line, defines)
+            runs, how = runs_per_thread(k, f.line, known.get(k.name, defines) if k is not None else defines)
             ev = tuple(Evidence(Layer.SOURCE, "runs_per_thread", h) for h in how)
             g = dataclasses.replace(f, runs=runs, evidence=f.evidence + ev)
         kernel_wide = k is not None and g.line == k.line
@@ -83,4 +85,5 @@ def estimate(findings: Iterable[Finding], model: Any, compiled: Mapping[str, Any
             g = dataclasses.replace(g, priority=pri, evidence=g.evidence + (
                 Evidence(Layer.MODEL, "priority_from_cost", {"cost": g.impact, "runs_per_thread": g.runs}),))
         out.append(g)
-    return estimate_speedups(out, model, lambda k, line: runs_per_thread(k, line, defines)[0], compiled, cc)
+    return estimate_speedups(out, model, lambda k, line: runs_per_thread(k, line, known.get(k.name, defines))[0],
+                             compiled, cc)

@@ -93,6 +93,24 @@ def kernel_launches(model: Any, kernel: str) -> float:
     return float(sum(LAUNCHES_IN_A_LOOP if s.loop_lines else 1.0 for s in sites))
 
 
+def launch_values(model: Any, k: Any) -> dict[str, str]:
+    """The scalar parameters of kernel ``k`` whose value its launch passes as a known number
+    (``layernorm<<<g, b>>>(x, y, 4096, 768)``: ``rows = 4096, C = 768``), from its first launch site
+    that gives any; every launch must agree on a value for it to count. The one place the
+    launch's parameter values are read (the project's launch layer replaces it when merged)."""
+    sites = [s for s in getattr(model, "launch_sites", ()) if s.kernel == k.name and s.arg_values]
+    values: dict[str, str] = {}
+    for i, p in enumerate(k.params):
+        if p.is_pointer:
+            continue
+        seen = {s.arg_values[i] for s in sites if i < len(s.arg_values)}
+        if len(seen) == 1 and None not in seen:
+            v = seen.pop()
+            if isinstance(v, int) or (isinstance(v, float) and v.is_integer()):
+                values[p.name] = str(int(v))
+    return values
+
+
 def _warps(model: Any, kernel: str) -> float | None:
     for s in getattr(model, "launch_sites", ()):
         if s.kernel == kernel and s.block_dims and s.grid_dims:
