@@ -112,7 +112,7 @@ def demangled(name: str | None) -> str | None:
 
 
 def collapse_instantiations(findings: Iterable[Finding]) -> list[Finding]:
-    """One finding per (rule, kernel, file, line): the instantiations of one template kernel
+    """One finding per (rule, kernel, file, line) of a kernel: the instantiations of one template kernel
     (compiled kernels named by their mangled symbol, ``_Z7reduce7IfLj256E...``) and the same
     verdict reached twice for one line (source and compiled layers) are listed once, under the
     demangled name; the first keeps the count of the others as evidence, so nothing is lost."""
@@ -120,6 +120,9 @@ def collapse_instantiations(findings: Iterable[Finding]) -> list[Finding]:
     first: dict[tuple, int] = {}
     merged: Counter[int] = Counter()
     for f in findings:
+        if not f.kernel:  # host and build findings (Y3 on a binary, copies): each is its own
+            out.append(f)
+            continue
         name = demangled(f.kernel)
         base = name.split("<")[0] if name else name
         key = (f.rule, base, f.file, f.line)
