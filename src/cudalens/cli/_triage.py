@@ -1,8 +1,8 @@
 """Options `analyze` and `check` share for choosing what to report: --select/--ignore, --baseline,
---write-baseline, --min-impact, --fail-on; and the one-line formats (concise, github).
+--write-baseline, --min-priority, --min-impact, --fail-on; and the one-line formats (concise, github).
 
-The config's ``[tool.cudalens]`` keys ``select``, ``ignore``, ``min-impact`` and ``baseline`` give
-the defaults; an option on the command line replaces the config's value.
+The config's ``[tool.cudalens]`` keys ``select``, ``ignore``, ``min-priority``, ``min-impact`` and
+``baseline`` give the defaults; an option on the command line replaces the config's value.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from cudalens.errors import InputError
 from cudalens.findings import Finding, Priority
 
 FAIL_ON = ["high", "medium", "medium-low", "low", "info"]
-CONFIG_KEYS = ("select", "ignore", "min-impact", "baseline")
+CONFIG_KEYS = ("select", "ignore", "min-priority", "min-impact", "baseline")
 
 
 def triage_options(fn: Callable) -> Callable:
@@ -34,6 +34,9 @@ def triage_options(fn: Callable) -> Callable:
                      help="Report (and fail on) only findings not in this baseline (see --write-baseline)."),
         click.option("--write-baseline", "write_baseline", default=None, metavar="FILE",
                      help="Write today's findings to FILE as a baseline, then report as usual."),
+        click.option("--min-priority", "min_priority", type=click.Choice(FAIL_ON), default=None,
+                     help="Report only findings at or above this guide priority (default: [tool.cudalens] "
+                          "min-priority, else every priority)."),
         click.option("--min-impact", "min_impact", type=float, default=None, metavar="SCORE",
                      help="Leave out findings whose estimated impact score (cost share x runs per thread) is "
                           "below SCORE; findings without an estimate are kept."),
@@ -67,7 +70,7 @@ def _listed(value: Any, origin: str) -> list[str]:
 
 
 def build_options(paths: Iterable[str], select: tuple[str, ...], ignore: tuple[str, ...], baseline: str | None,
-                  min_impact: float | None) -> Any:
+                  min_impact: float | None, min_priority: str | None = None) -> Any:
     """TriageOptions from the command line, with the config's values where an option is not given."""
     from cudalens.rules.registry import load_all
     from cudalens.rules.validation import VALIDATION_RULES
@@ -92,13 +95,19 @@ def build_options(paths: Iterable[str], select: tuple[str, ...], ignore: tuple[s
         min_impact = float(value)
     if min_impact is not None and not 0 <= min_impact < float("inf"):
         raise InputError(f"--min-impact {min_impact}: must be a finite number >= 0")
+    if min_priority is None and cfg.get("min-priority") is not None:
+        value = cfg["min-priority"]
+        if value not in FAIL_ON:
+            raise InputError(f"{where}: [tool.cudalens] min-priority must be one of {', '.join(FAIL_ON)}, got {value!r}")
+        min_priority = value
     if baseline is None and cfg.get("baseline"):
         baseline = os.path.join(os.path.dirname(cfg.get("__file__", "./x")), str(cfg["baseline"]))
     try:
         base = load_baseline(baseline) if baseline else None
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    return TriageOptions(select=sel, ignore=ign, baseline=base, min_impact=min_impact)
+    return TriageOptions(select=sel, ignore=ign, baseline=base, min_impact=min_impact,
+                         min_priority=Priority.parse(min_priority) if min_priority else None)
 
 
 def write_baseline(path: str, findings: Iterable[Finding], texts: Mapping[str, str] | None = None) -> None:

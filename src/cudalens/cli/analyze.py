@@ -113,7 +113,7 @@ def register(group: click.Group) -> None:
                   help="Write the report to this file (default: standard output).")
     @build_context_options
     @click.pass_context
-    def analyze_cmd(ctx, files, block, defines, cc, instantiate, fail_on, select, ignore, baseline, write_baseline, min_impact,
+    def analyze_cmd(ctx, files, block, defines, cc, instantiate, fail_on, select, ignore, baseline, write_baseline, min_priority, min_impact,
                     no_compile, strict, binary, run, counters, fmt, output, include_dirs, nvcc_flags, compile_commands,
                     no_config, trust_flags):
         """Analyze CUDA files: warp access model, divergence, pattern rules, compiled facts.
@@ -148,7 +148,7 @@ def register(group: click.Group) -> None:
         from cudalens.cli._triage import write_baseline as save_baseline
         from cudalens.triage import triage_analysis
 
-        options = build_options(list(files), tuple(select), tuple(ignore), baseline, min_impact)
+        options = build_options(list(files), tuple(select), tuple(ignore), baseline, min_impact, min_priority)
         refuse_clobber_all(list(files), output, write_baseline)
         from cudalens.cli._build import make_build, make_project
         from cudalens.pipeline.isolated import FileLimits
@@ -162,7 +162,7 @@ def register(group: click.Group) -> None:
         raw = analyze(list(files), block=blk, defines=defs, cc=cc, compile=not no_compile, build=build, binary=binary,
                       instantiate=insts, file_limits=FileLimits(), project=project)
         if write_baseline:
-            chosen, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
+            chosen, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None, min_priority=None))
             save_baseline(write_baseline, chosen.findings, {fa.model.path: fa.model.text for fa in raw.files})
         result, triaged = triage_analysis(raw, options)
         if run_spec is not None:  # the measured launch is built as the analysis was

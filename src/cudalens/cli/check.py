@@ -86,8 +86,12 @@ def collect_paths(paths: list[str], exclude: tuple[str, ...] = ()) -> list[str]:
     return found
 
 
-def summary_lines(result) -> list[str]:
-    """One header per file (finding counts by priority), then one line per finding."""
+def summary_lines(result, show_all: bool = True) -> list[str]:
+    """One header per file (finding counts by priority), then one line per finding, in ranked
+    order with the estimated speedup beside the guide's priority; without ``show_all``, info-level
+    hygiene is collapsed to one line per rule (:mod:`cudalens.report.quiet`)."""
+    from cudalens.report.quiet import split_hygiene
+    from cudalens.report.terminal import speedup_text
 
     lines = []
     total: dict[str, int] = {}
@@ -100,9 +104,12 @@ def summary_lines(result) -> list[str]:
         lines.append(f"{fa.model.path}: {tally}")
         if fa.failure is not None:
             lines.append(f"  {fa.failure.kind}: {fa.failure.message()}")
-        for f in fa.findings:
+        listed, collapsed = (list(fa.findings), []) if show_all else split_hygiene(fa.findings)
+        for f in listed:
             where = f"{f.line}:{f.column or 1}" if f.line else "-"
-            lines.append(f"  {where:>8}  {f.priority.value:<10} {f.rule:<5} {f.message}")
+            gain = speedup_text(f)
+            lines.append(f"  {where:>8}  {gain:>5} {f.priority.value:<10} {f.rule:<5} {f.message}")
+        lines += [f"  {c}" for c in collapsed]
         lines += [f"  note: {n}" for n in fa.notes if not n.startswith(("not compiled (", "fix: "))]
         lines += [f"  kernel {k.name}: {k.launch.describe()}" + _launch_shape(k.launch)
                   for k in fa.model.kernels if k.launch is not None]
@@ -147,12 +154,15 @@ def register(group: click.Group) -> None:
     @click.option("--memory-cap", "memory_cap", type=click.IntRange(64, 1 << 20), default=None, metavar="MB",
                   help="Memory each file's worker may add before it is stopped. [default: 2048]")
     @click.option("--strict", is_flag=True, help="Exit 1 when a file was analysed source-only (it did not compile).")
+    @click.option("--show-all", "show_all", is_flag=True,
+                  help="List every finding (by default info-level hygiene is one line per file and rule).")
+    @click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
     @click.option("--instantiate", "instantiate", multiple=True, metavar="'KERNEL<ARGS>'",
                   help="Instantiate a template kernel, e.g. 'gemm<128,128,8>' (repeatable), in each file that "
                        "names it, so the compiled access model evaluates it.")
-    def check_cmd(paths, fail_on, fmt, output, exclude, select, ignore, baseline, write_baseline, min_impact,
-                  no_compile, cc, defines, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags, deadline,
-                  memory_cap, jobs, strict, instantiate):
+    def check_cmd(paths, fail_on, fmt, output, exclude, select, ignore, baseline, write_baseline, min_priority,
+                  min_impact, no_compile, cc, defines, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags,
+                  deadline, memory_cap, jobs, strict, show_all, statistics, instantiate):
         """Analyze the .cu/.cuh files named or under each PATH; exit 1 with --fail-on when findings reach it."""
         from cudalens.access.model import parse_defines
         from cudalens.cli._triage import build_options, fails
@@ -174,7 +184,7 @@ def register(group: click.Group) -> None:
 
         files = collect_paths(list(paths), tuple(exclude))
         refuse_clobber_all(files, output, write_baseline)
-        options = build_options(files, tuple(select), tuple(ignore), baseline, min_impact)
+        options = build_options(files, tuple(select), tuple(ignore), baseline, min_impact, min_priority)
         project = make_project(list(paths), files)
         build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags, project)
         with _progress(len(files)) as progress:
@@ -182,10 +192,11 @@ def register(group: click.Group) -> None:
                           jobs=jobs or os.cpu_count() or 1, keep_going=True, progress=progress, instantiate=insts,
                           file_limits=_limits(deadline, memory_cap), project=project)
         if write_baseline:
-            selected, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
+            selected, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None,
+                                                                          min_priority=None))
             save_baseline(write_baseline, selected.findings, {fa.model.path: fa.model.text for fa in raw.files})
         result, triaged = triage_analysis(raw, options)
-        text = render(result, triaged, fmt)
+        text = render(result, triaged, "statistics" if statistics else fmt, show_all)
         if output:
             from cudalens.textio import write_atomic
 
@@ -245,8 +256,13 @@ class _progress:
             self.bar.stop()
 
 
-def render(result, triaged, fmt: str) -> str:
-    """The check report in ``fmt``; findings left out by triage are counted, never listed."""
+def render(result, triaged, fmt: str, show_all: bool = True) -> str:
+    """The check report in ``fmt`` (or "statistics"); findings left out by triage are counted,
+    never listed."""
+    if fmt == "statistics":
+        from cudalens.report.quiet import statistics_lines
+
+        return "\n".join(statistics_lines(result.findings))
     if fmt == "json":
         data = result.to_dict()
         data["suppressed"] = dict(triaged.suppressed)
@@ -263,7 +279,7 @@ def render(result, triaged, fmt: str) -> str:
 
         failed = (failure_lines if fmt == "concise" else failure_github_lines)(result.source_only)
         return "\n".join([*failed, *(concise_lines if fmt == "concise" else github_lines)(result.findings)])
-    lines = summary_lines(result)
+    lines = summary_lines(result, show_all)
     if triaged.suppressed_total:
         lines[-1] += f"; {triaged.summary()}"
     return "\n".join(lines)

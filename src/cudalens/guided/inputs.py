@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from cudalens.errors import InputError
-from cudalens.findings import Evidence, Finding, Layer, Priority
+from cudalens.findings import Evidence, Finding, Layer, Priority, SpeedupEstimate
 from cudalens.hardware.device import DeviceFacts
 from cudalens.measure.result import BenchResult
 from cudalens.measure.throughput import Ceilings
@@ -136,7 +136,8 @@ def as_ceilings(obj: Any, measurements: Sequence[Measurement] = ()) -> Ceilings 
 
 
 _FINDING_FIELDS = ("rule", "priority", "section", "kernel", "file", "line", "message", "fix", "impact",
-                   "impact_text", "evidence", "status", "column", "runs", "impact_estimate", "advisory")
+                   "impact_text", "evidence", "status", "column", "runs", "impact_estimate", "advisory",
+                   "speedup", "estimated_speedup")
 
 
 def finding_from_dict(d: Mapping[str, Any]) -> Finding:
@@ -146,7 +147,17 @@ def finding_from_dict(d: Mapping[str, Any]) -> Finding:
                    kernel=d.get("kernel"), file=d.get("file", ""), line=d.get("line"), message=d.get("message", ""),
                    fix=d.get("fix", ""), impact=d.get("impact"), impact_text=d.get("impact_text"),
                    evidence=evidence, status=d.get("status", "flagged"), column=d.get("column"),
-                   runs=d.get("runs"), advisory=bool(d.get("advisory", False)))
+                   runs=d.get("runs"), advisory=bool(d.get("advisory", False)),
+                   speedup=_speedup_from_dict(d.get("speedup")))
+
+
+def _speedup_from_dict(d: Mapping[str, Any] | None) -> SpeedupEstimate | None:
+    if not d:
+        return None
+    cycles = tuple((str(k), float(v)) for k, v in (d.get("kernel_cycles_per_warp") or {}).items())
+    return SpeedupEstimate(float(d["speedup"]), float(d["kernel_speedup"]), float(d["kernel_share"]), str(d["bound"]),
+                           str(d["resource"]), d.get("saved_cycles_per_warp"), cycles, d.get("launches"), d.get("warps"),
+                           str(d.get("source", "static")))
 
 
 def finding_to_dict(f: Finding, original: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -91,7 +91,7 @@ def analyze_file(path: str | Path, *, block: Any = None,
     kernels = join(model, compiled.kernels if compiled is not None else None, cc, evals)
     model = joined_model(model, kernels)  # the compiled figures where the source model had none
     mine = {n: ck for n, ck in compiled.kernels.items() if ck.name not in elsewhere} if compiled is not None else None
-    ctx = RuleContext(source=model, cc=cc, compiled=mine)
+    ctx = RuleContext(source=model, cc=cc, compiled=mine, callers=_launchers_callers(str(path), model, build))
     mark("rules")
     findings, problems = run_rules(ctx)
     if compiled is not None:
@@ -101,8 +101,21 @@ def analyze_file(path: str | Path, *, block: Any = None,
             notes.append(f"could not confirm findings against the compiled code ({what_failed(exc)})")
     notes.extend(problems)
     mark("report")
-    findings = estimate(findings, model)  # runs per thread, and priorities the guide leaves to the cost
+    findings = estimate(findings, model, dict(compiled.kernels) if compiled is not None else None, cc)
     return FileAnalysis(model, compiled, tuple(sort_findings(findings)), tuple(notes), kernels, failure)
+
+
+def _launchers_callers(path: str, model: Any, build: Any = None) -> Any:
+    """What follows each call of the file's host functions that launch kernels, and the error
+    checks the sources see (rule Y1; :mod:`cudalens.source.callers`)."""
+    from cudalens.source import syntax as syn
+    from cudalens.source.callers import CallerFacts, caller_facts
+
+    tree = getattr(model, "tree", None)
+    names = {fn.name for fn in syn.functions(tree) if fn.space == "host" and syn.launches(fn.node)}
+    if not names:
+        return CallerFacts()
+    return caller_facts(path, tree, names, getattr(build, "include_dirs", ()) if build is not None else ())
 
 
 def analyze(paths: list[str], *, block: Any = None, defines: Mapping[str, Any] | None = None,

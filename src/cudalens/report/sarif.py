@@ -116,6 +116,8 @@ def to_sarif(findings: Iterable[Finding], rules: dict[str, Any], root: str | Non
         if f.impact is not None:
             properties["impact"] = f.impact
             properties["impactText"] = f.impact_text
+        if f.speedup is not None:
+            properties["estimatedSpeedup"] = f.speedup.speedup
         results.append(
             {
                 "ruleId": f.rule,

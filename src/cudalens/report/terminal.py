@@ -9,10 +9,19 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from cudalens.findings import Finding
 from cudalens.pipeline.join import KernelRecord
 from cudalens.textio import printable
 
 _COLORS = {"high": "bold red", "medium": "yellow", "medium-low": "cyan", "low": "blue", "info": "dim"}
+
+
+def speedup_text(f: Finding) -> str:
+    """``~41%`` (estimated speedup of the program's kernel time when fixed), ``<1%``, or ``-``."""
+    s = f.estimated_speedup
+    if s is None:
+        return "-"
+    return f"~{s:.0%}" if s >= 0.005 else "<1%"
 
 
 def render_analysis(analysis: Any, console: Console, show_accesses: bool = True,
@@ -44,6 +53,7 @@ def render_analysis(analysis: Any, console: Console, show_accesses: bool = True,
             for f in mine:
                 impact = f" [{f.impact:.0%} {f.impact_text}]" if f.impact is not None and f.impact_text else ""
                 line = Text("    ")
+                line.append(f"{speedup_text(f):>5} ")
                 line.append(f"{f.priority.value:<10}", style=_COLORS.get(f.priority.value, ""))
                 line.append(f" {f.rule:<4} line {f.line}: {f.message}{impact}")
                 console.print(line)

@@ -7,13 +7,14 @@ Fields are ``None`` when that layer was not run (no compiler, no built binary).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
 from cudalens.compiled.fatbin import FatbinContents
 from cudalens.compiled.model import CompiledKernel
 from cudalens.findings import Evidence, Finding, Layer
 from cudalens.rules.catalog import CATALOG
+from cudalens.source.callers import CallerFacts
 from cudalens.source.model import SourceModel
 
 #: A fact as rules pass it: (name, value) with any JSON-serializable value.
@@ -27,6 +28,9 @@ class RuleContext:
     compiled: Mapping[str, CompiledKernel] | None = None  # kernel name -> compiled facts
     binary: FatbinContents | None = None  # what a built executable/object carries (rule Y3, --binary)
     rule: str = ""  # the rule being run (set by the registry: ctx.finding uses its catalog entry)
+    # the calls of the file's launching host functions (this file and its folder's sources) and the
+    # error checks those sources see (cudalens.source.callers; rule Y1)
+    callers: CallerFacts = field(default_factory=CallerFacts)
 
     def for_rule(self, rule_id: str) -> RuleContext:
         return self if self.rule == rule_id else dataclasses.replace(self, rule=rule_id)

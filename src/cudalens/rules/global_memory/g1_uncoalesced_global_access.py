@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
-from cudalens.findings import Finding
+from cudalens.findings import Evidence, Finding, Layer
 from cudalens.rules._access import accesses, excess, notes_text, sector_evidence, sectors_text, share, waste
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
+from cudalens.source.model import Access
 
 
 @rule(
@@ -31,12 +33,23 @@ def uncoalesced_global_access(ctx: RuleContext) -> Iterator[Finding]:
     Example
     ``out[threadIdx.x * 33 % 32 + blockIdx.x * 1000] = ...`` with an index that jumps around.
 
+    An array of structs read one field at a time (``b[i].x``, ``b[i].vx`` on a 24-byte struct) is
+    one finding per struct array and kernel, at its first access, listing every line: the index
+    already varies fastest with threadIdx.x; the waste is the struct's other fields.
+
     Fix
     Make consecutive threads (``threadIdx.x``) touch consecutive addresses; if the algorithm needs
-    another order, stage the data through shared memory and re-order it there.
+    another order, stage the data through shared memory and re-order it there. For an array of
+    structs: store each field as its own array (structure of arrays), or load each element whole
+    with vector loads (``float4`` members, ``__align__(16)``).
     """
+    lines = ctx.source.text.splitlines()
+    structs: dict[tuple[str, str], list] = {}
     for k, a in accesses(ctx, "global"):
         if excess(a) and a.pattern in ("uncoalesced", "coalesced") and not a.covered_by_siblings:
+            if _struct_member(a, lines):
+                structs.setdefault((k.name, a.array), []).append((k, a))
+                continue
             w = waste(a)
             yield ctx.finding(
                 a.line,
@@ -50,3 +63,22 @@ def uncoalesced_global_access(ctx: RuleContext) -> Iterator[Finding]:
                 impact_text="share of fetched bytes wasted",
                 evidence=sector_evidence(a, k),
             )
+    for group in structs.values():
+        k, a = max(group, key=lambda ka: waste(ka[1]) or 0.0)
+        at = sorted({b.line for _, b in group})
+        yield ctx.finding(
+            at[0],
+            f"fields of the array of structs {a.array} are accessed one at a time ({a.array}[{a.index}]. on "
+            f"line{'s' if len(at) > 1 else ''} {', '.join(map(str, at))}): each warp request touches "
+            f"{a.sectors_per_request:g} sectors where {a.ideal_sectors_per_request:g} would do",
+            "store each field in its own array (structure of arrays), or load each element whole with vector "
+            "loads (float4 members, __align__(16))",
+            kernel=k.name, file=k.file, impact=share(waste(a)), impact_text="share of fetched bytes wasted",
+            evidence=[*sector_evidence(a, k), Evidence(Layer.SOURCE, "struct_access_lines", at)],
+        )
+
+
+def _struct_member(a: Access, lines: list[str]) -> bool:
+    """True when the access names a field of a struct element (``b[i].x``, ``b[i]->x``)."""
+    text = lines[a.line - 1] if 0 < a.line <= len(lines) else ""
+    return re.search(re.escape(f"{a.array}[") + r"[^\]]*\]\s*(\.|->)\s*[A-Za-z_]", text) is not None

@@ -15,6 +15,7 @@ from cudalens.rules._access import (
     stride_text,
     waste,
 )
+from cudalens.rules._patterns import swap_fix
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 
@@ -60,7 +61,8 @@ def strided_global_access(ctx: RuleContext) -> Iterator[Finding]:
                 a.line,
                 f"global {a.op} of {a.array}[{a.index}] has lane stride {stride_text(a)}: "
                 f"{sectors_text(a)} sectors per request instead of {a.ideal_sectors_per_request:g}{notes_text(a)}",
-                "let threadIdx.x index the contiguous dimension, or stage a tile in shared memory",
+                swap_fix(k, a, ctx.source) or (
+                    "let threadIdx.x index the contiguous dimension, or stage a tile in shared memory"),
                 kernel=k.name,
                 file=k.file,
                 impact=share(waste(a)),

@@ -6,6 +6,7 @@ from typing import Iterator
 
 from cudalens.findings import Evidence, Finding, Layer
 from cudalens.rules._access import accesses, figures_evidence, figures_layer, notes_text, share
+from cudalens.rules._patterns import SEQUENTIAL, interleaved_tree
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 
@@ -30,7 +31,9 @@ def shared_bank_conflicts(ctx: RuleContext) -> Iterator[Finding]:
 
     Fix
     Pad the inner dimension by one element (``tile[32][33]``) so column elements fall into different
-    banks, or swap the indices so threadIdx.x walks the inner dimension.
+    banks, or swap the indices so threadIdx.x walks the inner dimension. In an interleaved tree
+    reduction (``index = 2 * s * tid`` with ``s`` doubling) the fix is sequential addressing:
+    ``for (s = blockDim.x / 2; s > 0; s >>= 1) if (tid < s) sdata[tid] += sdata[tid + s];``.
     """
     for k, a in accesses(ctx, "shared"):
         if a.bank_conflict_ways and a.bank_conflict_ways > 1 + 1e-9:
@@ -42,6 +45,7 @@ def shared_bank_conflicts(ctx: RuleContext) -> Iterator[Finding]:
                 f"shared {a.op} of {a.array}[{a.index}] has a {a.bank_conflict_ways:g}-way bank conflict "
                 f"({a.wavefronts_per_request:g} wavefronts per request, ideal "
                 f"{a.ideal_wavefronts_per_request:g}){notes_text(a)}",
+                SEQUENTIAL if interleaved_tree(k, a, ctx.source) else
                 "pad the array's inner dimension by one element (e.g. [32][33]) or make threadIdx.x "
                 "index the inner dimension",
                 kernel=k.name,

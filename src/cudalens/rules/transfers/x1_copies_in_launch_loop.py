@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+import dataclasses
+from typing import Any, Iterator
 
-from cudalens.findings import Finding
+from cudalens.findings import Finding, Priority
 from cudalens.rules import _host as host
 from cudalens.rules._common import host_functions
 from cudalens.rules.context import RuleContext
@@ -27,6 +28,10 @@ def copies_in_launch_loop(ctx: RuleContext) -> Iterator[Finding]:
         device memory. Data that shuttles back and forth every iteration usually costs more than the
         kernels; keeping it resident on the device and copying once before and after the loop
         removes that cost, even if some steps run less efficiently on the GPU.
+
+        A device-to-host copy whose host buffer nothing in the loop sends back to the device (results
+        read out each iteration for verification or output) is reported at low priority: the data
+        does not shuttle.
 
     Example:
         ```cuda
@@ -51,6 +56,17 @@ def copies_in_launch_loop(ctx: RuleContext) -> Iterator[Finding]:
             if loop is None:
                 continue
             direction = c.kind or "host-device"
+            if _read_out_only(c, loop):
+                yield dataclasses.replace(ctx.finding(
+                    c.line,
+                    f"`{c.func}` copies `{syn.norm(c.dst)}` to the host on every iteration of the loop at line "
+                    f"{syn.line(loop)} and nothing in the loop sends it back: results read out (for checking or "
+                    "output), not data shuttled for the device",
+                    "if the loop is timed, copy the results out once after it; otherwise nothing to change",
+                    kernel=None,
+                    facts=(("copy_kind", c.kind), ("loop_line", syn.line(loop)), ("read_out_only", True)),
+                ), priority=Priority.LOW)
+                continue
             yield ctx.finding(
                 c.line,
                 f"`{c.func}` ({direction}) runs on every iteration of the loop at line {syn.line(loop)},"
@@ -59,3 +75,12 @@ def copies_in_launch_loop(ctx: RuleContext) -> Iterator[Finding]:
                 kernel=None,
                 facts=(("copy_kind", c.kind), ("loop_line", syn.line(loop))),
             )
+
+
+def _read_out_only(c: host.Copy, loop: Any) -> bool:
+    """A device-to-host copy whose destination no host-to-device copy of the loop reads."""
+    if c.kind != "DeviceToHost" or c.dst is None:
+        return False
+    dst = syn.norm(c.dst).lstrip("&")
+    return not any(d.kind in ("HostToDevice", "Default", "") and d.src is not None
+                   and syn.norm(d.src).lstrip("&") == dst for d in host.copies(loop))
