@@ -17,6 +17,14 @@ format_option = click.option(
 )
 
 
+def cc_option(fn: Any) -> Any:
+    """``--cc``: the target compute capability, resolved the same way by every command
+    (:mod:`cudalens.hardware.target`: the option, ``[tool.cudalens] cc``, the GPU's, else 9.0)."""
+    from cudalens.hardware.target import CC_HELP
+
+    return click.option("--cc", "cc", default=None, metavar="MAJOR.MINOR", help=CC_HELP)(fn)
+
+
 def echo_json(data: Any) -> None:
     """Print one JSON document (sorted keys off: key order is part of readability)."""
     click.echo(json.dumps(data, indent=2, default=_default))

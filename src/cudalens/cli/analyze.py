@@ -3,14 +3,13 @@ launch and Nsight Compute counters into one report (text, JSON, HTML or SARIF)."
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shlex
 from typing import Any
 
 import click
 
-from cudalens.cli._common import _default, echo_json
+from cudalens.cli._common import _default, cc_option, echo_json
 from cudalens.errors import InputError
 from cudalens.findings import Priority
 
@@ -31,15 +30,6 @@ the files (or write --counters=run): before them it would take the first file as
 INSTANTIATE_HELP = """Instantiate a template kernel in the compiled unit, e.g. 'gemm<128,128,8>'
 (repeatable), so the compiled access model evaluates it even when the file never launches it. Text
 that is not a template-id, or that the compiler rejects, is an error naming the argument."""
-
-
-def check_instantiations(specs: tuple[str, ...]) -> tuple[str, ...]:
-    """``--instantiate`` values, each checked (InputError naming a bad one) before any work."""
-    from cudalens.compiled.invocation import instantiation_line
-
-    for i, spec in enumerate(specs):
-        instantiation_line(spec, i)
-    return tuple(specs)
 
 
 def _parse_run(ctx: click.Context, spec: str) -> Any:
@@ -93,7 +83,7 @@ def register(group: click.Group) -> None:
     @click.option("--define", "-D", "defines", multiple=True, metavar="NAME=VALUE",
                   help="Value of a kernel parameter, template parameter or macro (repeatable). nvcc gets "
                        "-DNAME=VALUE only for names the file uses as macros or that are not parameter names.")
-    @click.option("--cc", default="9.0", show_default=True, help="Target compute capability.")
+    @cc_option
     @click.option("--instantiate", "instantiate", multiple=True, metavar="'KERNEL<ARGS>'", help=INSTANTIATE_HELP)
     @fail_on_option
     @triage_options
@@ -126,47 +116,27 @@ def register(group: click.Group) -> None:
         Example: cudalens analyze saxpy.cu --run "saxpy --grid 65536 --block 256 --arg int32=16777216
         --arg float32=2 --arg float32[2^24] --arg float32[2^24]@inout" --counters --format html -o saxpy.html
         """
-        from cudalens.access.model import parse_block, parse_defines
-        from cudalens.pipeline import PROFILE_RUN, analyze, gather_evidence, guided_report
+        from cudalens.api import analyze
+        from cudalens.pipeline import PROFILE_RUN
 
-        try:
-            blk = parse_block(block) if block else None
-            defs = parse_defines(list(defines))
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
         if counters and counters.endswith((".cu", ".cuh")):
             raise InputError(f"--counters {counters}: a CSV is expected; put a bare --counters after the files "
                              "or write --counters=run")
-        insts = check_instantiations(tuple(instantiate))
         run_spec = _parse_run(ctx, run) if run else None
         if counters == PROFILE_RUN and run_spec is None:
             raise InputError("--counters without a file profiles the --run launch: give --run, or --counters FILE.csv")
-        from cudalens.cli._triage import build_options
-        from cudalens.cli._triage import write_baseline as save_baseline
-        from cudalens.triage import triage_analysis
+        report = analyze(list(files), cc=cc, defines=list(defines), block=block, compile=not no_compile,
+                         include_dirs=include_dirs, nvcc_flags=nvcc_flags, compile_commands=compile_commands,
+                         use_config=not no_config, select=select, ignore=ignore, baseline=baseline,
+                         min_impact=min_impact, write_baseline=write_baseline, instantiate=instantiate,
+                         binary=binary, run=run_spec, counters=counters)
+        for note in report.notes:
+            click.echo(f"cudalens: {note}", err=True)
+        result = report.analysis
+        merged = report.guided() if (report.evidence is not None or fmt != "json") else None
+        from cudalens.triage import Triaged
 
-        options = build_options(list(files), tuple(select), tuple(ignore), baseline, min_impact)
-        from cudalens.cli._build import make_build
-
-        build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config)
-        raw = analyze(list(files), block=blk, defines=defs, cc=cc, compile=not no_compile, build=build, binary=binary,
-                      instantiate=insts)
-        if write_baseline:
-            chosen, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
-            save_baseline(write_baseline, chosen.findings, {fa.model.path: fa.model.text for fa in raw.files})
-        result, triaged = triage_analysis(raw, options)
-        if run_spec is not None:  # the measured launch is built as the analysis was
-            from cudalens.pipeline.evidence import _file_of
-
-            origin = _file_of(result, run_spec.kernel).model.path
-            run_spec = dataclasses.replace(run_spec, options=build.nvcc_flags(origin))
-        evidence = gather_evidence(result, run=run_spec, counters=counters) if (run_spec or counters) else None
-        if evidence is not None:
-            for note in evidence.notes:
-                click.echo(f"cudalens: {note}", err=True)
-        merged = guided_report(result, evidence) if (evidence is not None or fmt != "json") else None
-        if merged is not None:
-            merged["suppressed"] = dict(triaged.suppressed)
+        triaged = Triaged((), dict(report.suppressed))
         if triaged.suppressed_total:
             click.echo(f"cudalens: {triaged.summary()}", err=True)
         _emit(result, merged, fmt, output, dict(triaged.suppressed))

@@ -25,64 +25,16 @@ Failures, for CI:
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from pathlib import Path
 
 import click
 
+from cudalens.cli._common import cc_option
 from cudalens.errors import InputError
 from cudalens.findings import Priority
-
-CUDA_SUFFIXES = (".cu", ".cuh")
-
-
-def cuda_files(directory: str) -> list[str]:
-    """Every .cu/.cuh file under ``directory``, sorted; hidden directories and files are skipped."""
-    root = Path(directory)
-    if not root.exists():
-        raise InputError(f"{directory}: no such directory")
-    if not root.is_dir():
-        raise InputError(f"{directory}: not a directory")
-    found = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        found += [os.path.join(dirpath, f) for f in filenames if f.endswith(CUDA_SUFFIXES) and not f.startswith(".")]
-    if not found:
-        raise InputError(f"{directory}: no .cu or .cuh files found")
-    return sorted(found)
-
-
-def collect_paths(paths: list[str], exclude: tuple[str, ...] = ()) -> list[str]:
-    """The CUDA files named by ``paths`` (files as given, directories searched), minus those
-    matching an ``exclude`` glob (on the path as found, or on any of its directory names)."""
-    import fnmatch
-
-    def excluded(path: str) -> bool:
-        norm = path.replace(os.sep, "/")
-        parts = norm.split("/")
-        return any(fnmatch.fnmatch(norm, g) or fnmatch.fnmatch(norm, "*/" + g.lstrip("./"))
-                   or any(fnmatch.fnmatch(p, g) for p in parts) for g in exclude)
-
-    found: list[str] = []
-    for p in paths:
-        if os.path.isdir(p):
-            try:
-                found += [f for f in cuda_files(p) if not excluded(f)]
-            except InputError:
-                continue  # a directory without CUDA files is fine among others
-        elif os.path.isfile(p):
-            if not p.endswith(CUDA_SUFFIXES + (".h", ".hpp", ".cuh", ".inl")):
-                raise InputError(f"{p}: not a CUDA source (.cu, .cuh, or a header)")
-            if not excluded(p):
-                found.append(p)
-        else:
-            raise InputError(f"{p}: no such file or directory")
-    found = list(dict.fromkeys(found))
-    if not found:
-        raise InputError(f"{', '.join(paths)}: no .cu or .cuh files found" + (" (after --exclude)" if exclude else ""))
-    return found
+from cudalens.project.paths import CUDA_SUFFIXES, collect_paths, cuda_files  # noqa: F401 - re-exported
 
 
 def summary_lines(result) -> list[str]:
@@ -126,7 +78,7 @@ def register(group: click.Group) -> None:
                   help="Leave out files whose path (or a directory name in it) matches GLOB (repeatable).")
     @triage_options
     @click.option("--no-compile", is_flag=True, help="Source-only analysis (skip nvcc).")
-    @click.option("--cc", default="9.0", show_default=True, help="Target compute capability.")
+    @cc_option
     @click.option("--define", "-D", "defines", multiple=True, metavar="NAME=VALUE",
                   help="Value of a kernel parameter, template parameter or macro (repeatable).")
     @build_context_options
@@ -140,31 +92,17 @@ def register(group: click.Group) -> None:
                   no_compile, cc, defines, include_dirs, nvcc_flags, compile_commands, no_config, jobs, strict,
                   instantiate):
         """Analyze the .cu/.cuh files named or under each PATH; exit 1 with --fail-on when findings reach it."""
-        from cudalens.access.model import parse_defines
-        from cudalens.cli._triage import build_options, fails
-        from cudalens.cli._triage import write_baseline as save_baseline
-        from cudalens.pipeline import analyze
-        from cudalens.triage import triage_analysis
+        from cudalens.api import check
+        from cudalens.cli._triage import fails
+        from cudalens.triage import Triaged
 
-        try:
-            defs = parse_defines(list(defines))
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
-        from cudalens.cli._build import make_build
-        from cudalens.cli.analyze import check_instantiations
-
-        insts = check_instantiations(tuple(instantiate))
-
-        files = collect_paths(list(paths), tuple(exclude))
-        options = build_options(files, tuple(select), tuple(ignore), baseline, min_impact)
-        build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config)
-        with _progress(len(files)) as progress:
-            raw = analyze(files, defines=defs, cc=cc, compile=not no_compile, build=build,
-                          jobs=jobs or os.cpu_count() or 1, keep_going=True, progress=progress, instantiate=insts)
-        if write_baseline:
-            selected, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
-            save_baseline(write_baseline, selected.findings, {fa.model.path: fa.model.text for fa in raw.files})
-        result, triaged = triage_analysis(raw, options)
+        with _progress() as progress:
+            report = check(list(paths), exclude=exclude, jobs=jobs, cc=cc, defines=list(defines),
+                           compile=not no_compile, include_dirs=include_dirs, nvcc_flags=nvcc_flags,
+                           compile_commands=compile_commands, use_config=not no_config, select=select, ignore=ignore,
+                           baseline=baseline, min_impact=min_impact, write_baseline=write_baseline,
+                           instantiate=instantiate, progress=progress)
+        result, triaged = report.analysis, Triaged((), dict(report.suppressed))
         text = render(result, triaged, fmt)
         if output:
             try:
@@ -189,12 +127,11 @@ def register(group: click.Group) -> None:
 class _progress:
     """A progress bar on standard error when it is a terminal; nothing otherwise."""
 
-    def __init__(self, total: int) -> None:
+    def __init__(self) -> None:
         import sys
 
-        self.total = total
         self.bar = None
-        if sys.stderr.isatty() and total > 1:
+        if sys.stderr.isatty():
             from rich.console import Console
             from rich.progress import Progress
 
@@ -204,10 +141,10 @@ class _progress:
         if self.bar is None:
             return None
         self.bar.start()
-        task = self.bar.add_task("analyzing", total=self.total)
+        task = self.bar.add_task("analyzing", total=None)  # the file count comes with the first call
 
         def advance(done: int, total: int, path: str) -> None:
-            self.bar.update(task, completed=done, description=os.path.basename(path))
+            self.bar.update(task, completed=done, total=total, description=os.path.basename(path))
 
         return advance
 

@@ -8,6 +8,7 @@ import sys
 import click
 
 from cudalens.cli._build import build_options, make_build
+from cudalens.cli._common import cc_option
 from cudalens.errors import InputError
 
 
@@ -35,7 +36,7 @@ def _write(text: str, output: str | None) -> None:
               help="CUDA source file of the program's kernels (repeatable), for the static models.")
 @click.option("-D", "--define", "defines", multiple=True, metavar="NAME=VALUE",
               help="Value of a kernel parameter or macro for the static models (repeatable), as in analyze.")
-@click.option("--cc", default=None, help="Compute capability for the models (default: the device's).")
+@cc_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "html", "sarif"]), default="text",
               show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write the report here.")

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from cudalens.cli._common import echo_json, format_option
+from cudalens.cli._common import cc_option, echo_json, format_option
 from cudalens.compiled.names import split_top_level
 from cudalens.errors import InputError
 
@@ -85,7 +85,7 @@ def register(group: click.Group) -> None:
     @click.option("--min-time", default=0.05, show_default=True, type=float, help="Seconds of sampling at least, per configuration.")
     @click.option("--max-time", default=2.0, show_default=True, type=float, help="Seconds of sampling at most, per configuration.")
     @click.option("--min-samples", default=10, show_default=True, type=int)
-    @click.option("--cc", default=None, help="Compute capability to compile for (default: the GPU's).")
+    @cc_option
     @click.option("--flag", "flags", multiple=True, help="Extra nvcc flag. Repeatable.")
     @click.option("--jobs", default=None, type=int, help="Compile processes (default: the CPU count).")
     @click.option("--ray", default=None, help="Run through Ray: 'auto' (join or start a cluster) or a cluster ADDRESS.")

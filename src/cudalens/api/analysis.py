@@ -1,0 +1,190 @@
+"""``analyze`` and ``check``: the static analysis (and, for ``analyze``, a measured launch and
+Nsight Compute counters) as one typed :class:`Report`."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from cudalens.errors import InputError
+from cudalens.findings import Finding, Priority
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+@dataclass(frozen=True, repr=False)
+class Report:
+    """What :func:`analyze` or :func:`check` established: the analysis records (files, kernels,
+    findings after ``select``/``ignore``/suppressions/baseline), the findings left out per reason,
+    and the measured evidence when a launch was run or counters read."""
+
+    analysis: Any  # cudalens.pipeline.Analysis
+    suppressed: Mapping[str, int] = field(default_factory=dict)
+    evidence: Any = None  # cudalens.pipeline.Evidence, with run= or counters=
+    target: str = "default"  # where the compute capability came from: option | config | device | default
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        """Every reported finding, ranked."""
+        return tuple(self.analysis.findings)
+
+    @property
+    def files(self) -> tuple[Any, ...]:
+        return tuple(self.analysis.files)
+
+    @property
+    def cc(self) -> str:
+        return str(self.analysis.cc)
+
+    @property
+    def failed(self) -> tuple[tuple[str, str], ...]:
+        """(path, reason) of the files that could not be analyzed (``check`` goes on past them)."""
+        return tuple(self.analysis.failed)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What could not be measured or read (no GPU, no ncu, ...), one line each."""
+        return tuple(self.evidence.notes) if self.evidence is not None else ()
+
+    def at_or_above(self, priority: str | Priority) -> list[Finding]:
+        """The findings at ``priority`` or above ("high", "medium", ...)."""
+        p = priority if isinstance(priority, Priority) else Priority.parse(priority)
+        return [f for f in self.findings if f.priority.rank <= p.rank]
+
+    def guided(self) -> dict[str, Any]:
+        """The report every emitter reads: the analysis JSON merged with the evidence, findings
+        ranked by their estimated cost (measured where measured)."""
+        from cudalens.pipeline import guided_report
+
+        merged = guided_report(self.analysis, self.evidence)
+        merged["suppressed"] = dict(self.suppressed)
+        return merged
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document ``--format json`` prints (``cudalens/analysis-1``)."""
+        if self.evidence is not None:
+            return self.guided()
+        return {**self.analysis.to_dict(), "suppressed": dict(self.suppressed)}
+
+    def _repr_html_(self) -> str:
+        from cudalens.report.html import render_html
+
+        return render_html(self.guided())
+
+    def __repr__(self) -> str:
+        counts: dict[str, int] = {}
+        for f in self.findings:
+            counts[f.priority.value] = counts.get(f.priority.value, 0) + 1
+        tally = ", ".join(f"{counts[p.value]} {p.value}" for p in Priority if p.value in counts) or "no findings"
+        return f"<cudalens.Report: {len(self.files)} file(s), CC {self.cc}: {tally}>"
+
+
+def _paths(paths: PathLike | Iterable[PathLike]) -> list[str]:
+    if isinstance(paths, (str, os.PathLike)):
+        return [os.fspath(paths)]
+    out = [os.fspath(p) for p in paths]
+    if not out:
+        raise InputError("no file given")
+    return out
+
+
+def _defines(defines: Mapping[str, Any] | Sequence[str] | None) -> dict[str, Any]:
+    from cudalens.access.model import parse_defines
+
+    if defines is None:
+        return {}
+    items = [f"{k}={v}" for k, v in defines.items()] if isinstance(defines, Mapping) else list(defines)
+    try:
+        return dict(parse_defines(items))
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+
+
+def _block(block: str | Sequence[int] | None) -> tuple[int, int, int] | None:
+    from cudalens.access.model import parse_block
+
+    if block is None:
+        return None
+    try:
+        return parse_block(block if isinstance(block, str) else ",".join(str(int(b)) for b in block))
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+
+
+def analyze(paths: PathLike | Iterable[PathLike], *, cc: str | None = None,
+            defines: Mapping[str, Any] | Sequence[str] | None = None, block: str | Sequence[int] | None = None,
+            compile: bool = True, include_dirs: Sequence[str] = (), nvcc_flags: Sequence[str] = (),
+            compile_commands: str | None = None, use_config: bool = True, select: Sequence[str] = (),
+            ignore: Sequence[str] = (), baseline: str | None = None, min_impact: float | None = None,
+            write_baseline: str | None = None, instantiate: Sequence[str] = (), binary: str | None = None,
+            run: Any = None, counters: str | None = None, jobs: int = 1, keep_going: bool = False,
+            progress: Callable[[int, int, str], None] | None = None) -> Report:
+    """Analyze CUDA files: warp access model, divergence, pattern rules, compiled facts.
+
+    ``cc``: the target (default: ``[tool.cudalens] cc``, else the GPU's, else 9.0). ``defines``:
+    ``{"N": 4096}`` or ``["N=4096"]``. ``select``/``ignore``/``baseline``/``min_impact`` choose
+    what is reported, as on the command line (the configuration gives the defaults unless
+    ``use_config=False``). ``run``: a :class:`cudalens.RunSpec` to measure on the GPU (skipped with
+    a note when there is none); ``counters``: an ncu CSV file, or ``"run"`` to profile ``run``.
+    """
+    from cudalens.hardware.target import resolve_target
+    from cudalens.pipeline import PROFILE_RUN, gather_evidence
+    from cudalens.pipeline import analyze as run_pipeline
+    from cudalens.project import build_context
+    from cudalens.project.config import load_config
+    from cudalens.triage import triage_analysis
+    from cudalens.triage.options import build_options
+    from cudalens.triage.options import write_baseline as save_baseline
+
+    files = _paths(paths)
+    if counters == PROFILE_RUN and run is None:
+        raise InputError("counters='run' profiles the measured launch: give run=, or a counters CSV file")
+    defs, blk = _defines(defines), _block(block)
+    insts = check_instantiations(tuple(instantiate))
+    options = build_options(files, tuple(select), tuple(ignore), baseline, min_impact)
+    config_cc = load_config(files).cc() if use_config else None
+    target = resolve_target(cc, config_cc)
+    build = build_context(files, include_dirs=list(include_dirs), nvcc_flags=list(nvcc_flags),
+                          compile_commands=compile_commands, use_config=use_config)
+    raw = run_pipeline(files, block=blk, defines=defs, cc=target.cc, compile=compile, build=build, binary=binary,
+                       instantiate=insts, jobs=jobs, keep_going=keep_going, progress=progress)
+    if write_baseline:
+        chosen, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
+        save_baseline(write_baseline, chosen.findings, {fa.model.path: fa.model.text for fa in raw.files})
+    result, triaged = triage_analysis(raw, options)
+    evidence = None
+    if run is not None or counters:
+        if run is not None:  # the measured launch is built as the analysis was
+            from cudalens.pipeline.evidence import _file_of
+
+            origin = _file_of(result, run.kernel).model.path
+            run = dataclasses.replace(run, options=build.nvcc_flags(origin))
+        evidence = gather_evidence(result, run=run, counters=counters)
+    return Report(result, dict(triaged.suppressed), evidence, target.origin)
+
+
+def check(paths: PathLike | Iterable[PathLike], *, exclude: Sequence[str] = (), jobs: int | None = None,
+          **options: Any) -> Report:
+    """Analyze the ``.cu``/``.cuh`` files named by ``paths`` or found under them (hidden folders
+    skipped, ``exclude`` globs left out), going on past files that cannot be analyzed (listed in
+    :attr:`Report.failed`). ``options``: those of :func:`analyze` (no ``run``/``counters``)."""
+    from cudalens.project.paths import collect_paths
+
+    for key in ("run", "counters", "binary", "keep_going"):
+        if key in options:
+            raise InputError(f"check() takes no {key}= (analyze() does)")
+    files = collect_paths(_paths(paths), tuple(exclude))
+    return analyze(files, jobs=jobs or os.cpu_count() or 1, keep_going=True, **options)
+
+
+def check_instantiations(specs: Sequence[str]) -> tuple[str, ...]:
+    """Template kernels to instantiate (``'gemm<128,128,8>'``), each checked (InputError naming a
+    bad one) before any work."""
+    from cudalens.compiled.invocation import instantiation_line
+
+    for i, spec in enumerate(specs):
+        instantiation_line(spec, i)
+    return tuple(specs)
