@@ -25,6 +25,19 @@ def cc_option(fn: Any) -> Any:
     return click.option("--cc", "cc", default=None, metavar="MAJOR.MINOR", help=CC_HELP)(fn)
 
 
+def report_console(file: Any = None) -> Any:
+    """A rich console for a report: the terminal's width on a TTY; piped or written to a file, no
+    width limit (a value is never cut or wrapped at 80 columns) and no colour codes."""
+    import sys
+
+    from rich.console import Console
+
+    stream = file if file is not None else sys.stdout
+    if file is None and stream.isatty():
+        return Console()
+    return Console(file=stream, width=100_000, soft_wrap=True, force_terminal=False, color_system=None)
+
+
 def echo_json(data: Any) -> None:
     """Print one JSON document (sorted keys off: key order is part of readability)."""
     click.echo(json.dumps(data, indent=2, default=_default))

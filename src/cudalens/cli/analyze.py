@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from cudalens.cli._common import _default, cc_option, echo_json
+from cudalens.cli._common import _default, cc_option, echo_json, report_console
 from cudalens.errors import InputError
 from cudalens.findings import Priority
 
@@ -190,30 +190,17 @@ def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | No
     from cudalens.report.terminal import render_analysis, render_guided
 
     if output is None:
-        console = _console()
+        console = report_console()
         render_analysis(result, console, findings=_ranked(merged))
         render_guided(merged, console, notes=False)  # the notes went to stderr
         return
     try:
         with open(output, "w", encoding="utf-8") as fh:
-            console = _console(fh)
+            console = report_console(fh)
             render_analysis(result, console, findings=_ranked(merged))
             render_guided(merged, console)
     except OSError as exc:
         raise InputError(f"{output}: cannot write ({exc.strerror})") from None
-
-
-def _console(file: Any = None) -> Any:
-    """A rich console for the report: the terminal's width on a TTY; piped or written to a file,
-    no width limit (a value is never cut or wrapped at 80 columns) and no colour codes."""
-    import sys
-
-    from rich.console import Console
-
-    stream = file if file is not None else sys.stdout
-    if file is None and stream.isatty():
-        return Console()
-    return Console(file=stream, width=100_000, soft_wrap=True, force_terminal=False, color_system=None)
 
 
 def _ranked(merged: dict[str, Any]) -> list[Any]:

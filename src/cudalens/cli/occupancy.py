@@ -9,16 +9,13 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from cudalens.cli._common import cc_option, echo_json, format_option
+from cudalens.cli._common import cc_option, echo_json, format_option, report_console
 from cudalens.occupancy import LIMIT_NAMES
 from cudalens.occupancy.calculator import CACHE_CONFIGS
 
 
 def _console() -> Console:
-    con = Console(soft_wrap=True, highlight=False)
-    if not con.is_terminal:
-        con = Console(soft_wrap=True, highlight=False, width=140)
-    return con
+    return report_console()
 
 
 def _blocks(value: int | None) -> str:

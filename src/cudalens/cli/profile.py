@@ -8,7 +8,7 @@ import sys
 import click
 
 from cudalens.cli._build import build_options, make_build
-from cudalens.cli._common import cc_option
+from cudalens.cli._common import cc_option, report_console
 from cudalens.errors import InputError
 
 
@@ -84,15 +84,13 @@ def profile_cmd(duration, launch_limit, counters, top, counters_top, sources, de
 
         _write(render_html(report), output)
     else:
-        from rich.console import Console
-
         from cudalens.report.profile_terminal import render_profile
 
         if output:
             with open(output, "w", encoding="utf-8") as fh:
-                render_profile(report, Console(file=fh, width=160))
+                render_profile(report, report_console(fh))
         else:
-            render_profile(report, Console())
+            render_profile(report, report_console())
     return 0
 
 
