@@ -25,6 +25,7 @@ class Report:
     suppressed: Mapping[str, int] = field(default_factory=dict)
     evidence: Any = None  # cudalens.pipeline.Evidence, with run= or counters=
     target: str = "default"  # where the compute capability came from: option | config | device | default
+    warnings: tuple[str, ...] = ()  # unknown [tool.cudalens] keys, unknown or unused suppression comments
 
     @property
     def findings(self) -> tuple[Finding, ...]:
@@ -145,7 +146,8 @@ def analyze(paths: PathLike | Iterable[PathLike], *, cc: str | None = None,
     defs, blk = _defines(defines), _block(block)
     insts = check_instantiations(tuple(instantiate))
     options = build_options(files, tuple(select), tuple(ignore), baseline, min_impact)
-    config_cc = load_config(files).cc() if use_config else None
+    config = load_config(files) if use_config else None
+    config_cc = config.cc() if config is not None else None
     target = resolve_target(cc, config_cc)
     build = build_context(files, include_dirs=list(include_dirs), nvcc_flags=list(nvcc_flags),
                           compile_commands=compile_commands, use_config=use_config)
@@ -155,6 +157,7 @@ def analyze(paths: PathLike | Iterable[PathLike], *, cc: str | None = None,
         chosen, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
         save_baseline(write_baseline, chosen.findings, {fa.model.path: fa.model.text for fa in raw.files})
     result, triaged = triage_analysis(raw, options)
+    warnings = (config_warnings(config) if config is not None else []) + suppression_warnings(raw)
     evidence = None
     if run is not None or counters:
         if run is not None:  # the measured launch is built as the analysis was
@@ -163,7 +166,40 @@ def analyze(paths: PathLike | Iterable[PathLike], *, cc: str | None = None,
             origin = _file_of(result, run.kernel).model.path
             run = dataclasses.replace(run, options=build.nvcc_flags(origin))
         evidence = gather_evidence(result, run=run, counters=counters)
-    return Report(result, dict(triaged.suppressed), evidence, target.origin)
+    return Report(result, dict(triaged.suppressed), evidence, target.origin, tuple(warnings))
+
+
+#: keys of [tool.cudalens] read outside the build context (rule selection, the baseline, the ranking)
+REPORT_KEYS = ("min-priority",)
+
+
+def config_warnings(config: Any) -> list[str]:
+    """One warning per key of the configuration that nothing reads (a typo is otherwise silent)."""
+    from cudalens.project.config import BUILD_KEYS
+    from cudalens.triage.options import CONFIG_KEYS
+
+    known = set(BUILD_KEYS) | set(CONFIG_KEYS) | set(REPORT_KEYS)
+    unknown = [k for k in config.section if str(k).replace("_", "-") not in known]
+    return [f"{config.path}: [tool.cudalens] unknown key {k!r} (known: {', '.join(sorted(known))})" for k in unknown]
+
+
+def suppression_warnings(raw: Any) -> list[str]:
+    """Unknown rule names and unused ``cudalens: ignore`` comments in the analyzed files, judged
+    against every finding of the analysis before suppression (a header's comment may suppress a
+    finding reported through the file that includes it)."""
+    from cudalens.rules.registry import load_all
+    from cudalens.rules.validation import VALIDATION_RULES
+    from cudalens.triage.suppress import audit
+
+    known = set(load_all()) | set(VALIDATION_RULES)
+    by_file: dict[str, list[tuple[str, int | None]]] = {}
+    for fa in raw.files:
+        for f in fa.findings:
+            by_file.setdefault(f.file, []).append((f.rule, f.line))
+    out: list[str] = []
+    for fa in raw.files:
+        out += audit(fa.model.path, fa.model.text, by_file.get(fa.model.path, ()), known)
+    return out
 
 
 def check(paths: PathLike | Iterable[PathLike], *, exclude: Sequence[str] = (), jobs: int | None = None,

@@ -127,7 +127,7 @@ def bench(source: str, kernel: str, *, grid: Any, block: Any, args: Sequence[str
 
 
 def profile(command: Sequence[str] = (), *, trace: str | None = None, sources: Sequence[str] = (),
-            defines: Mapping[str, Any] | None = None, cc: str | None = None, duration: float | None = None,
+            defines: Mapping[str, Any] | Sequence[str] | None = None, cc: str | None = None, duration: float | None = None,
             launch_limit: int = 0, counters: bool = False, top: int = 5, counters_top: int = 3,
             keep_trace: str | None = None, include_dirs: Sequence[str] = (), nvcc_flags: Sequence[str] = (),
             compile_commands: str | None = None, use_config: bool = True, stdout: IO[str] | None = None) -> Profile:
@@ -142,6 +142,13 @@ def profile(command: Sequence[str] = (), *, trace: str | None = None, sources: S
         raise InputError(f"--top {top}: must be at least 1")
     if not command and trace is None:
         raise InputError("no command given: profile(['./app', 'args']) or profile(trace='run.trace')")
+    if defines and not isinstance(defines, Mapping):  # ["N=4096"]; the access model only when asked
+        from cudalens.access.model import parse_defines
+
+        try:
+            defines = parse_defines(list(defines))
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
     pairs = tuple((str(k), str(v)) for k, v in (defines or {}).items())
     if cc is None and sources and use_config:
         from cudalens.project.config import load_config

@@ -25,6 +25,12 @@ def cc_option(fn: Any) -> Any:
     return click.option("--cc", "cc", default=None, metavar="MAJOR.MINOR", help=CC_HELP)(fn)
 
 
+show_source_option = click.option(
+    "--show-source", "show_source", is_flag=True,
+    help="Show each finding's source lines with a caret under its column (text and concise formats), "
+         "as ruff and clang-tidy print them.")
+
+
 def report_console(file: Any = None) -> Any:
     """A rich console for a report: the terminal's width on a TTY; piped or written to a file, no
     width limit (a value is never cut or wrapped at 80 columns) and no colour codes."""

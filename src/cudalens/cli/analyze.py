@@ -9,14 +9,15 @@ from typing import Any
 
 import click
 
-from cudalens.cli._common import _default, cc_option, echo_json, report_console
+from cudalens.cli._common import _default, cc_option, echo_json, report_console, show_source_option
 from cudalens.errors import InputError
 from cudalens.findings import Priority
 
 RUN_HELP = """Measure one launch and merge the timing: "KERNEL --grid G --block B --arg SPEC ..."
 takes the options of `cudalens bench` (--arg, --shared-mem, -D, --hot, --timeout, ...; see
-`cudalens bench --help`). The kernel must be declared extern "C". Needs a GPU: without one, a note
-says the measurement was skipped and the static report is still produced."""
+`cudalens bench --help`), and names the kernel as bench does: plain or any C++ name, e.g.
+"vk::strided_copy<8> --grid 4096 --block 256 ...". Needs a GPU: without one, a note says the
+measurement was skipped and the static report is still produced."""
 
 COUNTERS_HELP = """Nsight Compute counters to check the predictions against. Alone (--counters, or
 --counters=run): profile the --run launch with ncu, its kernel counters and its per-instruction
@@ -98,10 +99,11 @@ def register(group: click.Group) -> None:
                   help="Output format (concise: path:line:col: RULE [priority] message; github: workflow annotations).")
     @click.option("-o", "--output", "output", default=None, type=click.Path(dir_okay=False),
                   help="Write the report to this file (default: standard output).")
+    @show_source_option
     @build_context_options
     @click.pass_context
     def analyze_cmd(ctx, files, block, defines, cc, instantiate, fail_on, select, ignore, baseline, write_baseline, min_impact,
-                    no_compile, binary, run, counters, fmt, output, include_dirs, nvcc_flags, compile_commands,
+                    no_compile, binary, run, counters, fmt, output, show_source, include_dirs, nvcc_flags, compile_commands,
                     no_config):
         """Analyze CUDA files: warp access model, divergence, pattern rules, compiled facts.
 
@@ -130,8 +132,8 @@ def register(group: click.Group) -> None:
                          use_config=not no_config, select=select, ignore=ignore, baseline=baseline,
                          min_impact=min_impact, write_baseline=write_baseline, instantiate=instantiate,
                          binary=binary, run=run_spec, counters=counters)
-        for note in report.notes:
-            click.echo(f"cudalens: {note}", err=True)
+        for line in (*(f"warning: {w}" for w in report.warnings), *report.notes):
+            click.echo(f"cudalens: {line}", err=True)
         result = report.analysis
         merged = report.guided() if (report.evidence is not None or fmt != "json") else None
         from cudalens.triage import Triaged
@@ -139,7 +141,7 @@ def register(group: click.Group) -> None:
         triaged = Triaged((), dict(report.suppressed))
         if triaged.suppressed_total:
             click.echo(f"cudalens: {triaged.summary()}", err=True)
-        _emit(result, merged, fmt, output, dict(triaged.suppressed))
+        _emit(result, merged, fmt, output, dict(triaged.suppressed), show_source)
         findings = merged["findings"] if merged is not None else None
         if fail_on and _fails(result, findings, Priority.parse(fail_on)):
             return 1
@@ -153,7 +155,10 @@ def _fails(result: Any, merged_findings: list[dict] | None, threshold: Priority)
 
 
 def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | None,
-          suppressed: dict[str, int] | None = None) -> None:
+          suppressed: dict[str, int] | None = None, show_source: bool = False) -> None:
+    from cudalens.report.frames import SourceText, with_frames
+
+    source = SourceText({fa.model.path: fa.model.text for fa in result.files}) if show_source else None
     if fmt == "json":
         data = merged if merged is not None else {**result.to_dict(), "suppressed": dict(suppressed or {})}
         if output is None:
@@ -165,7 +170,13 @@ def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | No
     if fmt in ("concise", "github"):
         from cudalens.report.concise import concise_lines, github_lines
 
-        text = "\n".join((concise_lines if fmt == "concise" else github_lines)(_ranked(merged)))
+        ranked = _ranked(merged)
+        lines = (concise_lines if fmt == "concise" else github_lines)(ranked)
+        if source is not None and fmt == "concise":
+            from cudalens.report.concise import by_place
+
+            lines = with_frames(lines, by_place(ranked), source)
+        text = "\n".join(lines)
         _write(output, text + "\n") if output else (click.echo(text) if text else None)
         return
     if fmt == "html":
@@ -191,13 +202,13 @@ def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | No
 
     if output is None:
         console = report_console()
-        render_analysis(result, console, findings=_ranked(merged))
+        render_analysis(result, console, findings=_ranked(merged), source=source)
         render_guided(merged, console, notes=False)  # the notes went to stderr
         return
     try:
         with open(output, "w", encoding="utf-8") as fh:
             console = report_console(fh)
-            render_analysis(result, console, findings=_ranked(merged))
+            render_analysis(result, console, findings=_ranked(merged), source=source)
             render_guided(merged, console)
     except OSError as exc:
         raise InputError(f"{output}: cannot write ({exc.strerror})") from None

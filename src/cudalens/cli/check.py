@@ -31,14 +31,16 @@ from pathlib import Path
 
 import click
 
-from cudalens.cli._common import cc_option
+from cudalens.cli._common import cc_option, show_source_option
 from cudalens.errors import InputError
 from cudalens.findings import Priority
 from cudalens.project.paths import CUDA_SUFFIXES, collect_paths, cuda_files  # noqa: F401 - re-exported
+from cudalens.report.frames import SourceText, finding_frame, with_frames
 
 
-def summary_lines(result) -> list[str]:
-    """One header per file (finding counts by priority), then one line per finding."""
+def summary_lines(result, source=None) -> list[str]:
+    """One header per file (finding counts by priority), then one line per finding (with its code
+    frame when ``source``, path -> lines, is given: --show-source)."""
     lines = []
     total: dict[str, int] = {}
     for fa in result.files:
@@ -53,6 +55,8 @@ def summary_lines(result) -> list[str]:
         for f in fa.findings:
             where = f"{f.line}:{f.column or 1}" if f.line else "-"
             lines.append(f"  {where:>8}  {f.priority.value:<10} {f.rule:<5} {f.message}")
+            if source is not None:
+                lines += finding_frame(f, source, indent=" " * 12)
         lines += [f"  note: {n}" for n in fa.notes if not n.startswith("not compiled (CompileError")]
     tally = ", ".join(f"{total[p.value]} {p.value}" for p in Priority if p.value in total) or "no findings"
     broken = sum(1 for fa in result.files if fa.compile_error)
@@ -69,11 +73,12 @@ def register(group: click.Group) -> None:
     @group.command("check")
     @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
     @fail_on_option
-    @click.option("--format", "fmt", type=click.Choice(["text", "concise", "github", "json", "sarif"]),
+    @click.option("--format", "fmt", type=click.Choice(["text", "concise", "github", "json", "sarif", "html"]),
                   default="text", show_default=True,
                   help="Output format (concise: path:line:col: RULE [priority] message; github: workflow "
-                       "annotations; sarif: SARIF 2.1.0 for code scanning).")
+                       "annotations; sarif: SARIF 2.1.0 for code scanning; html: one page, as analyze writes it).")
     @click.option("-o", "--output", default=None, metavar="FILE", help="Write the output to FILE instead of stdout.")
+    @show_source_option
     @click.option("--exclude", "exclude", multiple=True, metavar="GLOB",
                   help="Leave out files whose path (or a directory name in it) matches GLOB (repeatable).")
     @triage_options
@@ -88,7 +93,7 @@ def register(group: click.Group) -> None:
     @click.option("--instantiate", "instantiate", multiple=True, metavar="'KERNEL<ARGS>'",
                   help="Instantiate a template kernel, e.g. 'gemm<128,128,8>' (repeatable), in each file that "
                        "names it, so the compiled access model evaluates it.")
-    def check_cmd(paths, fail_on, fmt, output, exclude, select, ignore, baseline, write_baseline, min_impact,
+    def check_cmd(paths, fail_on, fmt, output, show_source, exclude, select, ignore, baseline, write_baseline, min_impact,
                   no_compile, cc, defines, include_dirs, nvcc_flags, compile_commands, no_config, jobs, strict,
                   instantiate):
         """Analyze the .cu/.cuh files named or under each PATH; exit 1 with --fail-on when findings reach it."""
@@ -103,7 +108,9 @@ def register(group: click.Group) -> None:
                            baseline=baseline, min_impact=min_impact, write_baseline=write_baseline,
                            instantiate=instantiate, progress=progress)
         result, triaged = report.analysis, Triaged((), dict(report.suppressed))
-        text = render(result, triaged, fmt)
+        for warning in report.warnings:
+            click.echo(f"cudalens: warning: {warning}", err=True)
+        text = render(result, triaged, fmt, show_source)
         if output:
             try:
                 Path(output).write_text(text + "\n", encoding="utf-8")
@@ -153,12 +160,20 @@ class _progress:
             self.bar.stop()
 
 
-def render(result, triaged, fmt: str) -> str:
+def render(result, triaged, fmt: str, show_source: bool = False) -> str:
     """The check report in ``fmt``; findings left out by triage are counted, never listed."""
+    source = SourceText({fa.model.path: fa.model.text for fa in result.files}) if show_source else None
     if fmt == "json":
         data = result.to_dict()
         data["suppressed"] = dict(triaged.suppressed)
         return json.dumps(data, indent=2, default=str)
+    if fmt == "html":
+        from cudalens.pipeline import guided_report
+        from cudalens.report.html import render_html
+
+        merged = guided_report(result)
+        merged["suppressed"] = dict(triaged.suppressed)
+        return render_html(merged, title="cudalens check")
     if fmt == "sarif":
         from cudalens.report.sarif import to_sarif
         from cudalens.rules.registry import load_all
@@ -169,8 +184,12 @@ def render(result, triaged, fmt: str) -> str:
     if fmt in ("concise", "github"):
         from cudalens.report.concise import concise_lines, github_lines
 
+        if source is not None and fmt == "concise":
+            from cudalens.report.concise import by_place
+
+            return "\n".join(with_frames(concise_lines(result.findings), by_place(result.findings), source))
         return "\n".join((concise_lines if fmt == "concise" else github_lines)(result.findings))
-    lines = summary_lines(result)
+    lines = summary_lines(result, source)
     if triaged.suppressed_total:
         lines[-1] += f"; {triaged.summary()}"
     return "\n".join(lines)

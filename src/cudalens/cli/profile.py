@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from cudalens.cli._build import build_options, make_build
+from cudalens.cli._build import build_options
 from cudalens.cli._common import cc_option, report_console
 from cudalens.errors import InputError
 
@@ -49,30 +49,16 @@ def profile_cmd(duration, launch_limit, counters, top, counters_top, sources, de
                 trace_file, command, include_dirs, nvcc_flags, compile_commands, no_config) -> int:
     """Trace COMMAND (a CUDA binary or `python script.py`), assess where its GPU time goes, and give each top
     kernel's findings from every evidence available. Put `--` before the command."""
-    from cudalens.trace.app import Options, profile_application, report_from_trace
+    from cudalens.api import profile
 
     if not command:
         raise click.UsageError("no command given: cudalens profile [OPTIONS] -- COMMAND [ARGS]")
-    if top < 1 or counters_top < 0:
-        raise click.BadParameter("must be at least 1", param_hint="--top")
-    pairs: tuple[tuple[str, str], ...] = ()
-    if defines:  # the access model (numpy with it) only when asked: nothing heavy before the program starts
-        from cudalens.access.model import parse_defines
-
-        pairs = tuple(parse_defines(list(defines)).items())
-    build = None
-    if sources or include_dirs or nvcc_flags or compile_commands:
-        build = make_build(list(sources), include_dirs, nvcc_flags, compile_commands, no_config)
-    opts = Options(defines=pairs, build=build, duration=duration, launch_limit=launch_limit, counters=counters, top=top,
-                   counters_top=counters_top, sources=tuple(sources), cc=cc, keep_trace=keep_trace)
-    if trace_file:
-        from cudalens.trace.records import parse_file
-
-        report = report_from_trace(parse_file(trace_file), command, opts)
-    else:
-        # the program's own output must not mix with a machine-readable report on stdout
-        stdout = sys.stderr if fmt != "text" and not output else None
-        report = profile_application(command, opts, stdout=stdout)
+    # the program's own output must not mix with a machine-readable report on stdout
+    stdout = sys.stderr if fmt != "text" and not output and not trace_file else None
+    report = profile(list(command), trace=trace_file, sources=sources, defines=list(defines), cc=cc, duration=duration,
+                     launch_limit=launch_limit, counters=counters, top=top, counters_top=counters_top,
+                     keep_trace=keep_trace, include_dirs=include_dirs, nvcc_flags=nvcc_flags,
+                     compile_commands=compile_commands, use_config=not no_config, stdout=stdout).to_dict()
     if fmt == "json":
         _write(json.dumps(report, indent=2), output)
     elif fmt == "sarif":
