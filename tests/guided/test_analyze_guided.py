@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from cudalens.pipeline import Evidence, RunSpec, analyze, gather_evidence, guided_report
 from cudalens.errors import InputError
 from cudalens.findings import Priority
 from cudalens.guided.crosscheck import CrossCheck, disagreement_findings
-from cudalens.pipeline import Evidence, RunSpec, analyze, gather_evidence, guided_report
 from cudalens.rules.validation import RULE, VALIDATION_RULES, check_v1
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -21,8 +21,8 @@ def _run(capsys, *argv):
 @pytest.fixture(scope="module")
 def examples_json():
     """The JSON of `cudalens check examples --no-compile`, computed once."""
-    from cudalens.cli.check import cuda_files
     from cudalens.pipeline import analyze
+    from cudalens.cli.check import cuda_files
 
     return analyze(cuda_files(str(EXAMPLES)), compile=False).to_dict()
 

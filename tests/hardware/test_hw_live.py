@@ -10,6 +10,7 @@ from cudalens.hardware import live
 from cudalens.hardware.fakes import FakeCuda, FakeNvml, NotSupported
 from cudalens.hardware.theory import memory_bandwidth, pcie_bandwidth
 
+
 _REAL_QUERY = live.query_device
 
 

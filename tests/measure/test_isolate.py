@@ -1,5 +1,6 @@
 """Child supervision with fake workers: one that sleeps past the timeout, one that crashes."""
 
+import json
 import os
 import sys
 import time

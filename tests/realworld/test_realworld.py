@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 import pytest
+
 from tests.realworld.evaluate import analyze_set, load_labels, score
 
 PRECISION, RECALL, FIRST_FIX, MIN_CASES = 0.95, 0.90, 0.90, 60
