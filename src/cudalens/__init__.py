@@ -10,6 +10,10 @@ The Python API (:mod:`cudalens.api`, re-exported here; each function loads what 
     for f in report.findings: ...
 """
 
+import sys as _sys
+import types as _types
+from typing import Any
+
 __version__ = "0.1.0"
 
 from cudalens.api import (  # noqa: E402 - after __version__, which the API's modules may read
@@ -26,6 +30,29 @@ from cudalens.api import (  # noqa: E402 - after __version__, which the API's mo
     tune,
 )
 from cudalens.errors import CudalensError, InputError, NoDeviceError  # noqa: E402
+
+
+class _CallablePackage(_types.ModuleType):
+    """A sub-package that shares its name with an API function (``cudalens.occupancy``,
+    ``cudalens.profile``, ``cudalens.tune``): calling it calls that function."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return _API_NAMED[self.__name__.rpartition(".")[2]](*args, **kwargs)
+
+
+class _Package(_types.ModuleType):
+    """``cudalens`` itself: importing ``cudalens.occupancy`` (the package) binds it here in place
+    of the function ``cudalens.occupancy``; the package is then made callable as the function, so
+    ``cudalens.occupancy(256, 37)`` means one thing whatever was imported before."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _API_NAMED and isinstance(value, _types.ModuleType) and type(value) is _types.ModuleType:
+            value.__class__ = _CallablePackage
+        super().__setattr__(name, value)
+
+
+_API_NAMED = {"occupancy": occupancy, "profile": profile, "tune": tune}
+_sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> object:
