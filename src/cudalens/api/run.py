@@ -165,7 +165,7 @@ def profile(command: Sequence[str] = (), *, trace: str | None = None, sources: S
     if trace is not None:
         from cudalens.trace.records import parse_file
 
-        return Profile(report_from_trace(parse_file(trace), list(command), opts))
+        return Profile(report_from_trace(parse_file(trace), list(command) or [trace], opts))
     return Profile(profile_application(list(command), opts, stdout=stdout))
 
 
