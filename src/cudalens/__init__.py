@@ -12,11 +12,11 @@ The Python API (:mod:`cudalens.api`, re-exported here; each function loads what 
 
 import sys as _sys
 import types as _types
+from collections.abc import Callable
 from typing import Any
 
-__version__ = "0.1.0"
-
-from cudalens.api import (  # noqa: E402 - after __version__, which the API's modules may read
+from cudalens._version import __version__
+from cudalens.api import (
     Bench,
     Occupancy,
     Profile,
@@ -29,7 +29,7 @@ from cudalens.api import (  # noqa: E402 - after __version__, which the API's mo
     profile,
     tune,
 )
-from cudalens.errors import CudalensError, InputError, NoDeviceError  # noqa: E402
+from cudalens.errors import CudalensError, InputError, NoDeviceError
 
 
 class _CallablePackage(_types.ModuleType):
@@ -51,7 +51,7 @@ class _Package(_types.ModuleType):
         super().__setattr__(name, value)
 
 
-_API_NAMED = {"occupancy": occupancy, "profile": profile, "tune": tune}
+_API_NAMED: dict[str, Callable[..., Any]] = {"occupancy": occupancy, "profile": profile, "tune": tune}
 _sys.modules[__name__].__class__ = _Package
 
 

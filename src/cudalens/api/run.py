@@ -25,9 +25,10 @@ def occupancy(threads: int | str, registers: int | str, *, cc: str | None = None
 
     dev = device_for(resolve_cc(None if cc is None else str(cc)))
     check_limits(dev, threads, registers, shared_mem, static_shared_mem)
-    common = dict(static_shared_mem=static_shared_mem, carveout=carveout, cache_config=cache_config,
-                  block_barriers=barriers)
-    w = what_if(dev, threads, registers, shared_mem, **common)
+    common: dict[str, Any] = dict(static_shared_mem=static_shared_mem, carveout=carveout, cache_config=cache_config,
+                                  block_barriers=barriers)
+    launch: tuple[Any, ...] = (threads, registers, shared_mem)  # counts as given (int or text), checked there
+    w = what_if(dev, *launch, **common)
     r = w.current
     num_sms = as_count("SM count", sms, minimum=1) if sms is not None else None
     best = max_potential_block_size(dev, r.registers_per_thread, r.shared_mem_per_block, num_sms=num_sms, **common)
@@ -142,14 +143,15 @@ def profile(command: Sequence[str] = (), *, trace: str | None = None, sources: S
         raise InputError(f"--top {top}: must be at least 1")
     if not command and trace is None:
         raise InputError("no command given: profile(['./app', 'args']) or profile(trace='run.trace')")
+    macros: Mapping[str, Any] = defines if isinstance(defines, Mapping) else {}
     if defines and not isinstance(defines, Mapping):  # ["N=4096"]; the access model only when asked
         from cudalens.access.model import parse_defines
 
         try:
-            defines = parse_defines(list(defines))
+            macros = parse_defines(list(defines))
         except ValueError as exc:
             raise InputError(str(exc)) from None
-    pairs = tuple((str(k), str(v)) for k, v in (defines or {}).items())
+    pairs = tuple((str(k), str(v)) for k, v in macros.items())
     if cc is None and sources and use_config:
         from cudalens.project.config import load_config
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
-from cudalens import __version__
+from cudalens._version import __version__
 from cudalens.errors import CudalensError, NoDeviceError
 from cudalens.trace.records import Trace
 from cudalens.trace.run import TracedRun, is_python_program, run_traced
