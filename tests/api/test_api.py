@@ -180,3 +180,16 @@ def test_api_names_shared_with_packages_stay_callable():
     from cudalens.tune import make_space  # the package's own names are untouched
 
     assert make_space(["A=1:4:+1"]).full_size == 4
+
+
+def test_tune_reads_bench_placeholders_as_its_parameter_names(tmp_path):
+    src = tmp_path / "gemm.cu"
+    src.write_text("template <int BM, int BN, int BK, int TM, int TN>\n__global__ void gemm(float* c) {}\n")
+    common = dict(const={"M": 1024, "N": 1024}, fake={}, strategy="exhaustive")
+    space = ["BM=64,128", "BN=128", "BK=8", "TM=8", "TN=8"]
+    plain = cudalens.tune(str(src), "gemm<BM,BN,BK,TM,TN>", space, grid="N/BN, M/BM", block="(BM/TM)*(BN/TN)",
+                          db=str(tmp_path / "a.db"), **common)
+    braced = cudalens.tune(str(src), "gemm<{BM},{BN},{BK},{TM},{TN}>", space, grid="{N}/{BN}, {M}/{BM}",
+                           block="({BM}/{TM})*({BN}/{TN})", db=str(tmp_path / "b.db"), **common)
+    keys = ("configurations", "measured", "pruned")
+    assert [plain.to_dict()[k] for k in keys] == [braced.to_dict()[k] for k in keys] == [2, 2, 0]

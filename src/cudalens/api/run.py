@@ -5,6 +5,7 @@ takes a fake runner and ``profile`` a saved trace, which need none)."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
@@ -171,6 +172,14 @@ def profile(command: Sequence[str] = (), *, trace: str | None = None, sources: S
     return Profile(profile_application(list(command), opts, stdout=stdout))
 
 
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*)\}")
+
+
+def _unbrace(text: str) -> str:
+    """``gemm<{BM}, {BN}>`` -> ``gemm<BM, BN>``: bench's ``{NAME}`` placeholders as tune's names."""
+    return _PLACEHOLDER.sub(r"\1", text)
+
+
 def tune(source: str, kernel: str, space: Mapping[str, Sequence[int]] | Sequence[str], *, grid: Sequence[str] | str,
          block: Sequence[str] | str, args: Sequence[str] = (), shared_mem: str | int = "0",
          restrict: Sequence[str] = (), const: Mapping[str, int] | Sequence[str] = (), nvcc_flags: Sequence[str] = (),
@@ -178,7 +187,8 @@ def tune(source: str, kernel: str, space: Mapping[str, Sequence[int]] | Sequence
     """Tune ``kernel`` (``'gemm<BM,BN,BK>'``) of ``source`` over ``space`` (``{"BM": [32, 64]}`` or
     ``["BM=32,64", "BK=8:32:x2"]``, the range grammar of ``--axis``): every configuration is
     compiled, the models prune what cannot launch, spills or starves the SM, the harness measures
-    the rest. ``grid``/``block``: expressions over the parameters (``"cdiv(N, BN), M/BM"``).
+    the rest. ``grid``/``block``: expressions over the parameters (``"cdiv(N, BN), M/BM"``; bench's
+    ``{BN}`` placeholders are read as the names).
     ``fake``: FakeRunner options (no GPU, no compiler: ``{}`` for the defaults), for trying it out
     and for tests. ``options``: the rest of :func:`cudalens.tune.tune` (strategy, db, ...)."""
     from cudalens.compiled.names import split_top_level
@@ -192,6 +202,10 @@ def tune(source: str, kernel: str, space: Mapping[str, Sequence[int]] | Sequence
         return parts
 
     sp = make_space(space, list(restrict), const)
+    # bench's placeholders ({BM}, as in --axis sweeps) name the same parameters here: one launch grammar
+    kernel, shared_mem = _unbrace(kernel), _unbrace(str(shared_mem))
+    grid = _unbrace(grid) if isinstance(grid, str) else [_unbrace(str(g)) for g in grid]
+    block = _unbrace(block) if isinstance(block, str) else [_unbrace(str(b)) for b in block]
     if cc is None:  # the option, else the configuration's, else the GPU's (what the runner describes)
         from cudalens.project.config import load_config
 
