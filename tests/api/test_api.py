@@ -92,6 +92,8 @@ def test_warnings_for_unknown_config_keys_and_suppression_codes(kernel, capsys):
     assert main(["check", str(kernel), "--no-compile"]) == 0
     err = capsys.readouterr().err.splitlines()
     assert [e for e in err if e.startswith("cudalens: warning: ")] == [f"cudalens: warning: {w}" for w in report.warnings]
+    main(["bench", str(kernel), "--kernel", "strided", "--grid", "1", "--block", "32", "--no-save"])
+    assert f"cudalens: warning: {report.warnings[0]}" in capsys.readouterr().err.splitlines()
 
 
 def test_cc_is_resolved_one_way(kernel):

@@ -22,13 +22,13 @@ def _run(capsys, *argv):
 def examples_json():
     """The JSON of `cudalens check examples --no-compile`, computed once."""
     from cudalens.pipeline import analyze
-    from cudalens.cli.check import cuda_files
+    from cudalens.project.paths import cuda_files
 
     return analyze(cuda_files(str(EXAMPLES)), compile=False).to_dict()
 
 
 def test_finds_every_cuda_file_sorted_and_skips_hidden(tmp_path):
-    from cudalens.cli.check import cuda_files
+    from cudalens.project.paths import cuda_files
 
     (tmp_path / "b").mkdir()
     (tmp_path / ".hidden").mkdir()

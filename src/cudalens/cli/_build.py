@@ -31,8 +31,17 @@ def build_options(fn: Callable) -> Callable:
 
 def make_build(paths: Iterable[str], include_dirs: Iterable[str] = (), nvcc_flags: Iterable[str] = (),
                compile_commands: str | None = None, no_config: bool = False) -> Any:
-    """The BuildContext for ``paths`` from the options (InputError names a bad one)."""
-    from cudalens.project import build_context
+    """The BuildContext for ``paths`` from the options (InputError names a bad one); a key of the
+    configuration that nothing reads is a warning on standard error (as analyze and check give it)."""
+    import click
 
-    return build_context(list(paths), include_dirs=list(include_dirs), nvcc_flags=list(nvcc_flags),
+    from cudalens.api.analysis import config_warnings
+    from cudalens.project import build_context
+    from cudalens.project.config import load_config
+
+    paths = list(paths)
+    if not no_config:
+        for warning in config_warnings(load_config(paths or ["."])):
+            click.echo(f"cudalens: warning: {warning}", err=True)
+    return build_context(paths, include_dirs=list(include_dirs), nvcc_flags=list(nvcc_flags),
                          compile_commands=compile_commands, use_config=not no_config)

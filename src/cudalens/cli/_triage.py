@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable
 import click
 
 from cudalens.findings import Finding, Priority
-from cudalens.triage.options import CONFIG_KEYS, build_options, write_baseline  # noqa: F401 - re-exported
 
 FAIL_ON = ["high", "medium", "medium-low", "low", "info"]
 

@@ -34,7 +34,6 @@ import click
 from cudalens.cli._common import cc_option, show_source_option
 from cudalens.errors import InputError
 from cudalens.findings import Priority
-from cudalens.project.paths import CUDA_SUFFIXES, collect_paths, cuda_files  # noqa: F401 - re-exported
 from cudalens.report.frames import SourceText, finding_frame, with_frames
 
 
