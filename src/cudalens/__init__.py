@@ -10,26 +10,36 @@ The Python API (:mod:`cudalens.api`, re-exported here; each function loads what 
     for f in report.findings: ...
 """
 
+import importlib as _importlib
 import sys as _sys
 import types as _types
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudalens._version import __version__
-from cudalens.api import (
-    Bench,
-    Occupancy,
-    Profile,
-    Report,
-    Tune,
-    analyze,
-    bench,
-    check,
-    occupancy,
-    profile,
-    tune,
-)
 from cudalens.errors import CudalensError, InputError, NoDeviceError
+
+if TYPE_CHECKING:  # the names as type checkers see them; at run time they load on first use
+    from cudalens.api import (
+        Bench,
+        Occupancy,
+        Profile,
+        Report,
+        Tune,
+        analyze,
+        bench,
+        check,
+        occupancy,
+        profile,
+        tune,
+    )
+    from cudalens.pipeline.evidence import RunSpec
+
+#: public name -> the module that defines it; loaded when first used, so ``import cudalens`` (and
+#: every command, which reads ``__version__``) pays nothing for the API (RunSpec: numpy, tree-sitter)
+_LAZY = {**{name: "cudalens.api" for name in ("Bench", "Occupancy", "Profile", "Report", "Tune", "analyze", "bench",
+                                              "check", "occupancy", "profile", "tune")},
+         "RunSpec": "cudalens.pipeline.evidence"}
+_API_NAMED = ("occupancy", "profile", "tune")
 
 
 class _CallablePackage(_types.ModuleType):
@@ -37,13 +47,14 @@ class _CallablePackage(_types.ModuleType):
     ``cudalens.profile``, ``cudalens.tune``): calling it calls that function."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return _API_NAMED[self.__name__.rpartition(".")[2]](*args, **kwargs)
+        api = _importlib.import_module("cudalens.api")
+        return getattr(api, self.__name__.rpartition(".")[2])(*args, **kwargs)
 
 
 class _Package(_types.ModuleType):
-    """``cudalens`` itself: importing ``cudalens.occupancy`` (the package) binds it here in place
-    of the function ``cudalens.occupancy``; the package is then made callable as the function, so
-    ``cudalens.occupancy(256, 37)`` means one thing whatever was imported before."""
+    """``cudalens`` itself: importing ``cudalens.occupancy`` (the package) binds it here, where the
+    function ``cudalens.occupancy`` is looked up; the package is then made callable as the
+    function, so ``cudalens.occupancy(256, 37)`` means one thing whatever was imported before."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in _API_NAMED and isinstance(value, _types.ModuleType) and type(value) is _types.ModuleType:
@@ -51,18 +62,17 @@ class _Package(_types.ModuleType):
         super().__setattr__(name, value)
 
 
-_API_NAMED: dict[str, Callable[..., Any]] = {"occupancy": occupancy, "profile": profile, "tune": tune}
 _sys.modules[__name__].__class__ = _Package
 
 
-def __getattr__(name: str) -> object:
-    """``cudalens.RunSpec`` (a launch for ``analyze(run=...)``), loaded on first use: the pipeline
-    imports numpy and tree-sitter, which ``import cudalens`` (and every command) should not pay for."""
-    if name == "RunSpec":
-        from cudalens.pipeline.evidence import RunSpec
-
-        return RunSpec
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(_importlib.import_module(_LAZY[name]), name)
+        if name not in _API_NAMED:  # a sub-package of that name, once imported, takes the attribute
+            globals()[name] = value
+        return value
     raise AttributeError(f"module 'cudalens' has no attribute {name!r}")
+
 
 __all__ = ["Bench", "CudalensError", "InputError", "NoDeviceError", "Occupancy", "Profile", "Report", "RunSpec",
            "Tune", "__version__", "analyze", "bench", "check", "occupancy", "profile", "tune"]
