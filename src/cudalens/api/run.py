@@ -153,10 +153,10 @@ def profile(command: Sequence[str] = (), *, trace: str | None = None, sources: S
         except ValueError as exc:
             raise InputError(str(exc)) from None
     pairs = tuple((str(k), str(v)) for k, v in macros.items())
-    if cc is None and sources and use_config:
+    if cc is None and use_config:  # the configuration of the sources, else of the working folder
         from cudalens.project.config import load_config
 
-        cc = load_config(list(sources)).cc()
+        cc = load_config(list(sources) or ["."]).cc()
     build = None
     if sources or include_dirs or nvcc_flags or compile_commands:
         from cudalens.project import build_context
