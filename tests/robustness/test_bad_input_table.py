@@ -113,7 +113,7 @@ TABLE = [
     ("profile --trace missing", ["profile", "--trace", "{missing}"]),
     ("profile --source missing", ["profile", "--source", "{missing}", "--", "true"]),
     ("lab run unknown", ["lab", "run", "no-such-lab"]),
-    ("lab run --out read-only", ["lab", "run", "coalescing", "--out", "{ro}"]),
+    ("lab run --output read-only", ["lab", "run", "coalescing", "--output", "{ro}"]),
     ("rules unknown id", ["rules", "ZZ99"]),
     ("doctor --toolchain wrong", ["doctor", "--toolchain", "bogus"]),
     ("bandwidth --repeats zero", ["bandwidth", "--repeats", "0"]),

@@ -166,7 +166,7 @@ def test_profile_loads_only_its_own_command_module():
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
                          check=True).stdout.strip().splitlines()
-    assert out[-2] == "['cudalens.cli._build', 'cudalens.cli.profile']" and out[-1] == "[]"
+    assert out[-2] == "['cudalens.cli._build', 'cudalens.cli._common', 'cudalens.cli.profile']" and out[-1] == "[]"
 
 
 def test_every_command_still_lists_and_resolves(capsys):

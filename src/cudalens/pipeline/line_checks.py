@@ -61,9 +61,9 @@ def _evaluations(fa: Any, run: Any = None) -> list[Any]:
     module = parse_ptx(fa.compiled.ptx)
     specs = parse_args(list(run.args))
     params = {i: s.value for i, s in enumerate(specs) if s.kind == "scalar" and isinstance(s.value, (int, float))}
-    out = [e for e in evals if base_name_from_mangled(e.kernel) != run.kernel]
+    out = [e for e in evals if base_name_from_mangled(e.kernel) != run.base_name]
     for fn in module.entries:
-        if base_name_from_mangled(fn.name) == run.kernel:
+        if base_name_from_mangled(fn.name) == run.base_name:
             out.append(evaluate(module, fn, tuple(run.block), tuple(run.grid), params))
     return out
 
@@ -85,7 +85,7 @@ def check_analysis(analysis: Any, csv_text: str, *, run: Any = None, source: str
     for fa in analysis.files:
         path = fa.model.path
         if run is not None:  # the profiled build named the file otherwise; same text, same lines
-            if not any(k.name == run.kernel for k in fa.model.kernels):
+            if not any(k.name == run.base_name for k in fa.model.kernels):
                 continue
             mine = {(k, path, ln, s, o): c for (k, _f, ln, s, o), c in counters.items()}
         else:

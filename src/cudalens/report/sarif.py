@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable
 
-from cudalens import __version__
+from cudalens._version import __version__
 from cudalens.findings import Finding, Priority
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

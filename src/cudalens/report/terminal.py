@@ -25,8 +25,9 @@ def speedup_text(f: Finding) -> str:
 
 
 def render_analysis(analysis: Any, console: Console, show_accesses: bool = True,
-                    findings: list[Any] | None = None) -> None:
+                    findings: list[Any] | None = None, source: Any = None) -> None:
     """Print findings grouped by kernel (priority, then impact) and each kernel's access verdicts.
+    ``source`` (path -> lines): each finding's code frame under it (--show-source).
 
     ``findings`` replaces the analysis' own (e.g. the guided report's, re-ranked, with V1 added),
     printed in the order given.
@@ -57,6 +58,7 @@ def render_analysis(analysis: Any, console: Console, show_accesses: bool = True,
                 line.append(f"{f.priority.value:<10}", style=_COLORS.get(f.priority.value, ""))
                 line.append(f" {f.rule:<4} line {f.line}: {f.message}{impact}")
                 console.print(line)
+                _frame(console, f, source)
                 console.print(Text(f"               fix: {f.fix}", style="green"))
             if show_accesses and (k.accesses or k.branches):
                 console.print(_access_table(k))
@@ -68,6 +70,7 @@ def render_analysis(analysis: Any, console: Console, show_accesses: bool = True,
                 line.append(f"{f.priority.value:<10}", style=_COLORS.get(f.priority.value, ""))
                 line.append(f" {f.rule:<4} line {f.line}: {f.message}")
                 console.print(line)
+                _frame(console, f, source)
                 console.print(Text(f"               fix: {f.fix}", style="green"))
     counts: dict[str, int] = {}
     for f in findings:
@@ -78,6 +81,14 @@ def render_analysis(analysis: Any, console: Console, show_accesses: bool = True,
     if source_only:
         console.print(Text(f"{len(source_only)} file(s) analysed source-only (not compiled): "
                            + ", ".join(f.path for f in source_only), style="yellow"))
+
+
+def _frame(console: Console, f: Any, source: Any) -> None:
+    if source is not None:
+        from cudalens.report.frames import finding_frame
+
+        for row in finding_frame(f, source, indent=" " * 15):
+            console.print(Text(row, style="dim"))
 
 
 def _compiled_line(rec: KernelRecord, cc: str) -> str:
