@@ -102,8 +102,8 @@ TABLE = [
     ("offload --pcie-lanes wrong type", [*OFF, "--pcie-lanes", "abc"]),
     ("offload --n-max zero", [*OFF, "--n-max", "0"]),
     ("offload --plot missing dir", [*OFF, "--plot", "{missing}.png"]),
-    ("speedup -p above one", ["speedup", "-p", "2"]),
-    ("speedup -p wrong type", ["speedup", "-p", "abc"]),
+    ("speedup --parallel-fraction above one", ["speedup", "--parallel-fraction", "2"]),
+    ("speedup --parallel-fraction wrong type", ["speedup", "--parallel-fraction", "abc"]),
     ("speedup -n zero", ["speedup", "-p", "0.9", "-n", "0"]),
     # assess / profile / lab / rules / doctor / bandwidth
     ("assess --pstats missing", ["assess", "--pstats", "{missing}", "--", "true"]),

@@ -52,7 +52,7 @@ def _seconds(value: float) -> str:
 
 
 @click.command("speedup")
-@click.option("--parallel-fraction", "-p", "fraction", required=True, help="P in [0, 1]: 0.75, 3/4 or 75%.")
+@click.option("--parallel-fraction", "fraction", required=True, help="P in [0, 1]: 0.75, 3/4 or 75%.")
 @click.option("--processors", "-n", type=int, required=True, help="Number of processors N (>= 1).")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False), help="Write a plot (.png or .svg).")
 @format_option
