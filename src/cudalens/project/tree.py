@@ -20,6 +20,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 
@@ -61,14 +62,21 @@ class Project:
         seen = {real}
         todo = [real]
         while todo:
-            cur = todo.pop()
-            for f, incs in self.includes.items():
-                if cur in incs and f not in seen:
+            for f in self._included_by.get(todo.pop(), ()):
+                if f not in seen:
                     seen.add(f)
                     todo.append(f)
                     if f.endswith(SOURCE_SUFFIXES):
                         out.append(f)
         return tuple(sorted(out))
+
+    @cached_property
+    def _included_by(self) -> dict[str, list[str]]:
+        rev: dict[str, list[str]] = {}
+        for f, incs in self.includes.items():
+            for i in incs:
+                rev.setdefault(i, []).append(f)
+        return rev
 
 
     def included_kernel_files(self, unit: str) -> tuple[str, ...]:
