@@ -50,6 +50,19 @@ def kernel_defines(defines: Mapping[str, Any], kernel: str) -> dict[str, Any]:
     return out
 
 
+def with_type_args(k: Kernel, defines: dict[str, Any]) -> dict[str, Any]:
+    """``defines`` with the launch's type template arguments (``head_scale<float, 4>``: T = float),
+    which give the element width of ``T`` accesses; a ``--define`` of the same name wins."""
+    from cudalens.source.expr import parse_number
+    from cudalens.source.types import element_bytes
+
+    out = dict(defines)
+    for name, arg in zip(k.template_params, k.launch.template_args if k.launch is not None else ()):
+        if name not in out and parse_number(arg) is None and element_bytes(arg) is not None:
+            out[name] = arg
+    return out
+
+
 def _threads(d: Any) -> int:
     return d[0] * d[1] * d[2] if isinstance(d, tuple) else 0
 
