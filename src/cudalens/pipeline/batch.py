@@ -48,7 +48,7 @@ def analyze_files(paths: list[str], *, block: Any, defines: Mapping[str, Any], c
     kernels each compiled unit instantiates; one the compiler rejects is an InputError naming it.
     ``project``: the :class:`cudalens.project.tree.Project` the files belong to: its launches
     (every file of it) give each kernel its launch, and a ``.cu`` another of its units includes is
-    compiled through that unit. Without it, the launches of the given files alone are used."""
+    compiled through that unit. Without it, the project of the first file is used for the launches."""
     from cudalens.hardware.table import limits
     from cudalens.pipeline.defines import compiler_defines
     from cudalens.pipeline.stages import analyze_file
@@ -158,10 +158,10 @@ def _kernel_names(text: str) -> frozenset[str]:
 def _launch_table(paths: list[str], project: Any, build: Any) -> Any:
     """The launch table of the project (or of ``paths`` alone), built once for every file."""
     from cudalens.project.resolve import resolve_project
-    from cudalens.project.tree import Project
+    from cudalens.project.tree import Project, load_project
 
-    if project is None:
-        project = Project(str(Path(paths[0]).resolve().parent) if paths else ".", ())
+    if project is None:  # the project of the first file, as `cudalens analyze FILE` finds it
+        project = load_project(paths[0]) if paths else Project(".", ())
     return resolve_project(project, build, extra=paths)
 
 
