@@ -50,7 +50,7 @@ def analyze_files(paths: list[str], *, block: Any, defines: Mapping[str, Any], c
     worker process stopped at its deadline or memory cap (see :func:`_analyze_isolated`).
     ``project``: the :class:`cudalens.project.tree.Project` the files belong to: its launches
     (every file of it) give each kernel its launch, and a ``.cu`` another of its units includes is
-    compiled through that unit. Without it, the launches of the given files alone are used."""
+    compiled through that unit. Without it, the project of the first file is used for the launches."""
     from cudalens.source.parse import source_problem
 
     refused = {p: problem for p in dict.fromkeys(paths) if (problem := source_problem(p))}
@@ -259,10 +259,10 @@ def _kernel_names(text: str) -> frozenset[str]:
 def _launch_table(paths: list[str], project: Any, build: Any) -> Any:
     """The launch table of the project (or of ``paths`` alone), built once for every file."""
     from cudalens.project.resolve import resolve_project
-    from cudalens.project.tree import Project
+    from cudalens.project.tree import Project, load_project
 
-    if project is None:
-        project = Project(str(Path(paths[0]).resolve().parent) if paths else ".", ())
+    if project is None:  # the project of the first file, as `cudalens analyze FILE` finds it
+        project = load_project(paths[0]) if paths else Project(".", ())
     return resolve_project(project, build, extra=paths)
 
 
