@@ -138,7 +138,7 @@ def register(group: click.Group) -> None:
                   help="Hard limit on each file's analysis (parse, compile, models, rules), in a worker that is "
                        "stopped there; the file is reported in one line and the others finish. [default: 60]")
     @click.option("--memory-cap", "memory_cap", type=click.IntRange(64, 1 << 20), default=None, metavar="MB",
-                  help="Memory each file's worker may add before it is stopped. [default: 2048]")
+                  help="Memory each file's worker (and the compiler it runs) may add before it is stopped. [default: 4096]")
     @click.option("--strict", is_flag=True, help="Exit 1 when a file does not compile (compile-error).")
     @click.option("--instantiate", "instantiate", multiple=True, metavar="'KERNEL<ARGS>'",
                   help="Instantiate a template kernel, e.g. 'gemm<128,128,8>' (repeatable), in each file that "

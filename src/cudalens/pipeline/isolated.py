@@ -27,7 +27,7 @@ from typing import Any
 
 #: the defaults of ``check`` and ``analyze``
 DEFAULT_DEADLINE_S = 60.0
-DEFAULT_MEMORY_MB = 2048
+DEFAULT_MEMORY_MB = 4096
 
 _stage_file: str | None = None
 
