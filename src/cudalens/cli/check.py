@@ -107,7 +107,7 @@ def register(group: click.Group) -> None:
                   help="Hard limit on each file's analysis (parse, compile, models, rules), in a worker that is "
                        "stopped there; the file is reported in one line and the others finish. [default: 60]")
     @click.option("--memory-cap", "memory_cap", type=click.IntRange(64, 1 << 20), default=None, metavar="MB",
-                  help="Memory each file's worker may add before it is stopped. [default: 2048]")
+                  help="Memory each file's worker (and the compiler it runs) may add before it is stopped. [default: 4096]")
     @click.option("--strict", is_flag=True, help="Exit 1 when a file was analysed source-only (it did not compile).")
     @click.option("--show-all", "show_all", is_flag=True,
                   help="List every finding (by default info-level hygiene is one line per file and rule).")
