@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from cudalens.access.ptx_eval import evaluate
+
 ROOT = Path(__file__).resolve().parents[2]
 PATTERNS = ROOT / "tests" / "access" / "ptx" / "issue27_patterns.cu"
 SCRIPT = ROOT / "benchmarks" / "issue27_patterns_gpu.py"
@@ -72,3 +74,48 @@ def test_usage(gpu, capsys):
     assert gpu.main(["nope"]) == 2
     assert gpu.main(["plan"]) == 0 and "find_index" in capsys.readouterr().out
 
+
+
+def _line(text: str) -> int:
+    return next(i for i, t in enumerate(PATTERNS.read_text().splitlines(), 1) if text in t)
+
+
+def _at(ev, text: str, quantity: str):
+    line = _line(text)
+    return next(p for p in ev.predictions if p.line == line and p.quantity == quantity)
+
+
+def test_a_value_chosen_under_a_loaded_branch_is_null_naming_the_load(module):
+    """Pattern 1: `index` is set under `if (cdf[x] >= u[i]) { index = x; break; }` (an implicit
+    flow): the load at arrayX[index] is a null naming the loaded data, never a number."""
+    ev = evaluate(module, _fn(module, "find_index"), (128, 1, 1), (8, 1, 1), {4: 1000})
+    p = _at(ev, "// chosen under a branch", "global load sectors/request")
+    assert p.value is None and p.low is None
+    assert p.reason.startswith("data-dependent: value chosen under a branch (line ")
+    assert f"(line {_line('if (cdf[x] >= u[i])')})" in p.reason and "loaded at line" in p.reason
+    # the store at xj[i] does not depend on the data: still a number
+    assert _at(ev, "// chosen under a branch", "global store sectors/request").value == 8.0
+
+
+def test_small_sizes_are_tried_for_a_parameter_in_an_address(module):
+    """Pattern 2: with hid unknown the large trials agree (5.75) but hid = 16 gives 5.0: a range."""
+    fn = _fn(module, "hid_index")
+    blocks = tuple((0, y, 0) for y in range(4))
+    ev = evaluate(module, fn, (16, 16, 1), (1, 4, 1), blocks=blocks)
+    p = _at(ev, "// hid index", "global load sectors/request")
+    assert p.value is None and (p.low, p.high) == (5.0, 6.0)
+    assert "16}: 5.0" in p.condition and "256}: 5.75" in p.condition
+    known = _at(evaluate(module, fn, (16, 16, 1), (1, 4, 1), {2: 16}, blocks=blocks), "// hid index",
+                "global load sectors/request")
+    assert known.value == 5.0
+
+
+def test_a_parameter_only_in_a_guard_gets_the_large_trials(module):
+    from cudalens.access.ptx_eval import PLAUSIBLE
+    from cudalens.access.ptx_slice import params_at_addresses
+
+    fn = _fn(module, "predicated_shared")
+    assert fn.params[2].name not in params_at_addresses(fn)  # k only decides which lanes store
+    ev = evaluate(module, fn, (128, 1, 1), (2, 1, 1))
+    p = _at(ev, "// plain store", "global load sectors/request")
+    assert p.value == 4.0 and p.condition.endswith(", ".join(map(str, PLAUSIBLE)))

@@ -34,6 +34,18 @@ def transitive(cd: Mapping[int, set[int]]) -> dict[int, set[int]]:
     return out
 
 
+def deciding(fn: Function, cd: Mapping[int, set[int]]) -> dict[int, tuple[int, ...]]:
+    """Basic block -> the conditional branches that decide whether it runs (from ``cd``, usually
+    :func:`transitive` of :func:`control_dependent`)."""
+    block_of = {s: k for k, (s, _e) in enumerate(basic_blocks(fn))}
+    out: dict[int, list[int]] = {}
+    for b, region in cd.items():
+        for i in region:
+            if i in block_of:
+                out.setdefault(block_of[i], []).append(b)
+    return {k: tuple(sorted(v)) for k, v in out.items()}
+
+
 def control_dependent(fn: Function) -> dict[int, set[int]]:
     """Branch instruction index -> the instruction indices whose execution it decides (control
     dependence on the basic-block graph, from post-dominators)."""

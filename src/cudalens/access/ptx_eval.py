@@ -9,7 +9,8 @@ and for each conditional branch the share of warp executions whose lanes split.
 
 - **Templates and helpers** are evaluated as instantiated and inlined: the PTX has them so.
 - **Parameters**: values the caller knows (launch site, ``--define``) are used. A scalar parameter
-  nobody gives is tried at each of :data:`PLAUSIBLE` (and pointers are 256-byte aligned buffers);
+  nobody gives is tried at each of :data:`PLAUSIBLE`, and where one reaches an address also at the
+  small and odd sizes of :data:`SMALL` (pointers are 256-byte aligned buffers);
   a quantity equal for all values is reported as that number, else as a range with its condition.
 - **Loaded values**: an address the same for all lanes of a warp yields a warp-uniform value. The
   kernel is run with three values for every load (:data:`SEEDS`: two synthetic values per address
@@ -39,10 +40,12 @@ from typing import Any, Mapping
 from cudalens.access.ptx_control import control_dependent, transitive
 from cudalens.access.ptx_exec import Launch
 from cudalens.access.ptx_run import run_variants
-from cudalens.access.ptx_slice import loads_matter, slice_of
+from cudalens.access.ptx_slice import loads_matter, params_at_addresses, slice_of
 from cudalens.compiled.ptx import Function, PtxModule, type_bytes
 
 PLAUSIBLE = (256, 1000, 4096)
+#: small and odd sizes real code passes as often (tried too for a parameter that reaches an address)
+SMALL = (16, 17, 32, 33, 100)
 #: trial seeds for loaded values: two synthetic values per address, then zero-filled memory
 SEEDS = (1, 2, 0)
 _SEED_NAMES = {0: "zero", 1: "synthetic 1", 2: "synthetic 2"}
@@ -230,7 +233,7 @@ def _values(module: PtxModule, fn: Function, res, cd, light: bool = False) -> di
         req = sum(r.requests for r in recs)
         taint, why = 0, ""
         for r in recs:
-            for t, w in ((r.taint, r.why), ctl.get(r.index, (0, ""))):
+            for t, w in (ctl.get(r.index, (0, "")), (r.taint, r.why)):  # running under the branch first
                 if t > taint:
                     taint, why = t, w
         if req == 0:
@@ -284,7 +287,10 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     scalars = [k for k, p in enumerate(fn.params) if k not in params and not _is_pointer_param(fn, k)]
     blocks = blocks or tuple(b for b in ((0, 0, 0), (1, 0, 0)) if b[0] < grid[0])
     cd = transitive(control_dependent(fn))
-    trials = [{**params, **{k: v for k in scalars}} for v in (PLAUSIBLE if scalars else (None,))]
+    at_address = params_at_addresses(fn)
+    tried = (PLAUSIBLE + SMALL if any(fn.params[k].name in at_address for k in scalars) else PLAUSIBLE) if scalars \
+        else (None,)
+    trials = [{**params, **{k: v for k in scalars}} for v in tried]
 
     def batch(seeds_values: list[tuple[int, dict]], has_base: bool) -> list:
         """Run the trials in one machine; with ``has_base`` the first is the base trial, whose
@@ -309,7 +315,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     elif not seeded and uniform_loads:
         runs += batch([(seed, trials[0]) for seed in SEEDS[1:]], False)  # loaded values: the other seeds
     base = runs[0]
-    preds = [_decide(fn, key, v, base, runs, scalars) for key, v in sorted(base[3].items())]
+    preds = [_decide(fn, key, v, base, runs, scalars, tried) for key, v in sorted(base[3].items())]
     res = base[2]
     preds += _branch_predictions(module, fn, res, cd)
     preds += _indirect_predictions(module, fn, res, {(p.file, p.line, p.quantity) for p in preds})
@@ -335,7 +341,8 @@ def _null_reason(why: str) -> str:
     return f"data-dependent: {why}"
 
 
-def _decide(fn: Function, key: tuple[str, int, str], v: dict[str, Any], base, runs, scalars: list[int]) -> LinePrediction:
+def _decide(fn: Function, key: tuple[str, int, str], v: dict[str, Any], base, runs, scalars: list[int],
+            tried: tuple = PLAUSIBLE) -> LinePrediction:
     """One (line, quantity): a number when every trial (loaded values, parameters nobody gave)
     gives the same figure, else a range with its condition; null with the data dependence named
     when lanes' addresses depend on values loaded per lane."""
@@ -365,7 +372,7 @@ def _decide(fn: Function, key: tuple[str, int, str], v: dict[str, Any], base, ru
     by_value = {tuple(sorted((k, r[1][k]) for k in scalars)): r[3].get(key, {}) for r in runs if r[0] == SEEDS[0]}
     vals = [(x["value"], x.get("nway")) for x in by_value.values() if x.get("value") is not None]
     if len(set(vals)) <= 1:
-        cond = (f"the same for {', '.join('param ' + n for n in names)} = {', '.join(map(str, PLAUSIBLE))}"
+        cond = (f"the same for {', '.join('param ' + n for n in names)} = {', '.join(map(str, tried))}"
                 if scalars else "")
         return LinePrediction(value=v["value"], nway=v.get("nway"), condition=cond, **common)
     cond = "; ".join(f"{dict((names[scalars.index(k)], x) for k, x in kv)}: {val.get('value')}"

@@ -83,6 +83,10 @@ class Launch:
     # registers whose values may reach a figure (ptx_slice.slice_of); a load into others is counted
     # but its value is not made (nothing executed reads it). None: work them out
     needed: frozenset[str] | None = None
+    # basic block -> the conditional branches that decide whether it runs (ptx_control.deciding);
+    # None: work them out. A value written in a block decided by a branch on loaded data depends on
+    # that data (an implicit flow)
+    control: Mapping[int, tuple[int, ...]] | None = None
 
 
 @dataclass
@@ -316,6 +320,7 @@ class Machine:
         self.zero_seed = (self.seed_lane == 0) if bool((self.seed_lane == 0).any()) else None
         self.special = _Specials(launch, tid, per, self.V, self.nw)
         self.regs: dict[str, Val] = {}
+        self.ctl: tuple[int, str] = (0, "")  # taint of the branches deciding the block now running
         self.symbols: dict[str, int] = {}
         off = 0
         for d in [*module.globals, *fn.locals]:
@@ -409,6 +414,8 @@ class Machine:
 
     def write(self, tok: str, val: Val, typ: str, mask: np.ndarray) -> None:
         tok = tok.strip()
+        if self.ctl[0] > val.taint:  # written under a branch on loaded data: the value depends on it
+            val = Val(val.a, self.ctl[0], self.ctl[1], val.form)
         same, form = _stored_form(val.form, typ)
         if same:
             new = val.a

@@ -98,3 +98,35 @@ def slice_of(fn: Function) -> tuple[frozenset[int], frozenset[str]]:
                     needed.add(s)
                     work.append(s)
     return frozenset(k for k in range(len(uses)) if k not in live), frozenset(needed)
+
+
+def params_at_addresses(fn: Function) -> frozenset[str]:
+    """Names of the kernel parameters whose values may reach the address of a memory access
+    (global, shared or generic; flow-insensitive backward slice over register names, as
+    :func:`slice_of`). A parameter that only decides branches or lane masks is not among them."""
+    defined_by: dict[str, list[int]] = {}
+    uses = [_uses(ins) for ins in fn.instructions]
+    for k, (dsts, _srcs, _always) in enumerate(uses):
+        for d in dsts:
+            defined_by.setdefault(d, []).append(k)
+    work: list[str] = []
+    for ins in fn.instructions:
+        o = ins.operands
+        if ins.base in ("ld", "ldu", "st", "atom", "red") and "param" not in ins.parts and len(o) >= 2:
+            work += _regs(o[0] if ins.base in ("st", "red") else o[1])
+    seen, live = set(work), set()
+    while work:
+        for k in defined_by.get(work.pop(), ()):
+            if k not in live:
+                live.add(k)
+                new = [s for s in uses[k][1] if s not in seen]
+                seen.update(new)
+                work += new
+    out = set()
+    for k in live:
+        ins = fn.instructions[k]
+        if ins.base in ("ld", "ldu") and "param" in ins.parts and len(ins.operands) >= 2:
+            out.add(ins.operands[1].strip("[]").split("+")[0].strip())
+        elif ins.base in ("mov", "cvta"):  # a parameter's address taken (arrays, structs)
+            out.update(t.strip("[]").split("+")[0] for t in ins.operands[1:] if not t.startswith("%"))
+    return frozenset(out)
