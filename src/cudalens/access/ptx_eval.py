@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from cudalens.access.ptx_control import control_dependent, transitive
+from cudalens.access.ptx_control import branch_sides, control_dependent, deciding, transitive
 from cudalens.access.ptx_exec import Launch
 from cudalens.access.ptx_run import run_variants
 from cudalens.access.ptx_slice import loads_matter, params_at_addresses, slice_of
@@ -80,6 +80,10 @@ class LinePrediction:
     nway: float | None = None
     nway_low: float | None = None
     nway_high: float | None = None
+    # shared lines: the N-way where ptxas predicated the line's instructions (a branch side without a
+    # loop): warps that reach the branch with no lane on the side execute them too, with no wavefront,
+    # and Nsight Compute averages over those executions as well (ptx_predicated); None: as ``nway``
+    nway_predicated: float | None = None
     # (file, line) of the calls the line's instructions were inlined into (ptxas may place their SASS there)
     call_sites: tuple[tuple[str, int], ...] = ()
     # per call site: (file, line, lowest, highest figure of one instruction, lowest, highest N-way)
@@ -90,6 +94,10 @@ class LinePrediction:
     lane_strides: tuple[int | None, ...] = ()
     # bytes per lane the line's instructions of this quantity move, summed (pieces of one struct add up)
     bytes_per_lane: int | None = None
+    # a line whose executions differ (a loop's iterations): the lowest and highest figure of one
+    # execution (``value`` is the weighted figure over all of them); None when they are all the same
+    iter_low: float | None = None
+    iter_high: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -219,16 +227,8 @@ def _values(module: PtxModule, fn: Function, res, cd, light: bool = False) -> di
         if q is not None and light:
             out[(module.files.get(ins.loc.file, ""), ins.loc.line, q)] = {"value": None}
         elif q is not None:
-            gate = gates.get(ins.index)
-            if gate is not None:
-                bl = fn.instructions[gate[1]].loc
-                why = (f"data-dependent: not reached by the evaluated warps, under a branch (line "
-                       f"{bl.line if bl else 0}) on a {gate[2] or 'loaded value'}")
-            else:
-                why = ("not a data dependence: not reached by the evaluated warps" + (
-                    " (the launch's threads never take this path)" if res.complete else
-                    f" (evaluation stopped after {res.steps} instruction steps)"))
-            out[(module.files.get(ins.loc.file, ""), ins.loc.line, q)] = {"value": None, "reason": why, "taint": 0, "req": 0}
+            out[(module.files.get(ins.loc.file, ""), ins.loc.line, q)] = {"value": None, "reason": _unreached(
+                fn, res, gates, ins.index), "taint": 0, "req": 0}
     for key, recs in _line_groups(module, fn, res).items():
         req = sum(r.requests for r in recs)
         taint, why = 0, ""
@@ -236,17 +236,22 @@ def _values(module: PtxModule, fn: Function, res, cd, light: bool = False) -> di
             for t, w in (ctl.get(r.index, (0, "")), (r.taint, r.why)):  # running under the branch first
                 if t > taint:
                     taint, why = t, w
-        if req == 0:
-            out[key] = {"value": None, "reason": "not executed by the evaluated warps", "taint": taint, "req": 0}
-            continue
         glob = recs[0].space == "global"
+        skipped = None if glob or not any(r.skipped for r in recs) else round(sum(
+            int(r.wavefronts / (r.requests + r.skipped) + 1e-9) * (r.requests + r.skipped) for r in recs)
+            / sum(r.requests + r.skipped for r in recs), 4)
+        if req == 0:
+            out[key] = {"value": None, "reason": _unreached(fn, res, gates, recs[0].index), "taint": taint, "req": 0,
+                        "nway_pred": skipped}
+            continue
         num = sum(r.sectors if glob else r.wavefronts for r in recs)
         ideal = sum(r.ideal if glob else r.ideal_wavefronts for r in recs)
         nway = None if glob else round(sum(int(r.wavefronts / r.requests + 1e-9) * r.requests for r in recs
                                             if r.requests) / req, 4)
         stride = _line_stride(recs) if glob else None
         if light:
-            out[key] = {"value": round(num / req, 4), "nway": nway, "ideal": round(ideal / req, 4), "stride": stride}
+            out[key] = {"value": round(num / req, 4), "nway": nway, "ideal": round(ideal / req, 4), "stride": stride,
+                        "threads": round(sum(r.lanes for r in recs) / req, 3)}
             continue
         calls = [v for r in recs for v in r.per_call]
         sites = sorted({(module.files.get(f, ""), ln) for r in recs for f, ln in
@@ -254,8 +259,22 @@ def _values(module: PtxModule, fn: Function, res, cd, light: bool = False) -> di
         out[key] = {"sites": tuple(sites), "bounds": _site_bounds(module, fn, recs, glob), "value": round(num / req, 4), "nway": nway, "ideal": round(ideal / req, 4), "taint": taint, "why": why,
                     "req": req, "n": len(recs), "threads": round(sum(r.lanes for r in recs) / req, 3),
                     "inv": len(set(calls)) <= 1 if calls else None, "width": max(r.width for r in recs),
-                    "stride": stride, "bytes": sum(r.width for r in recs)}
+                    "stride": stride, "bytes": sum(r.width for r in recs), "nway_pred": skipped,
+                    "iter": (min(calls), max(calls)) if calls and min(calls) != max(calls) else (None, None)}
     return out
+
+
+def _unreached(fn: Function, res, gates: Mapping[int, tuple[int, int, str]], index: int) -> str:
+    """Why no evaluated warp executed instruction ``index``: the loaded data of the branch that
+    decides it, or plainly not a data dependence."""
+    gate = gates.get(index)
+    if gate is not None:
+        bl = fn.instructions[gate[1]].loc
+        return (f"data-dependent: not reached by the evaluated warps, under a branch (line "
+                f"{bl.line if bl else 0}) on a {gate[2] or 'loaded value'}")
+    return ("not a data dependence: not reached by the evaluated warps" + (
+        " (the launch's threads never take this path)" if res.complete else
+        f" (evaluation stopped after {res.steps} instruction steps)"))
 
 
 def _line_stride(recs: list) -> int | None:
@@ -287,6 +306,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     scalars = [k for k, p in enumerate(fn.params) if k not in params and not _is_pointer_param(fn, k)]
     blocks = blocks or tuple(b for b in ((0, 0, 0), (1, 0, 0)) if b[0] < grid[0])
     cd = transitive(control_dependent(fn))
+    control, sides = deciding(fn, cd), branch_sides(fn, cd)
     at_address = params_at_addresses(fn)
     tried = (PLAUSIBLE + SMALL if any(fn.params[k].name in at_address for k in scalars) else PLAUSIBLE) if scalars \
         else (None,)
@@ -297,7 +317,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
         figures are worked out in full (the others' light: they are compared on figures only)."""
         variants = tuple((sd, {k: v for k, v in vals.items() if v is not None}) for sd, vals in seeds_values)
         results = run_variants(module, fn, Launch(grid, block, blocks, variants[0][1], variants[0][0], loop_cap,
-                                                  max_steps, merged, variants, dead, needed))
+                                                  max_steps, merged, variants, dead, needed, control, sides))
         return [(sd, vals, res, _values(module, fn, res, cd, light=not (has_base and k == 0)))
                 for k, ((sd, vals), res) in enumerate(zip(seeds_values, results))]
 
@@ -352,9 +372,10 @@ def _decide(fn: Function, key: tuple[str, int, str], v: dict[str, Any], base, ru
                   requests=v.get("req", 0), ideal=v.get("ideal"), threads_per_request=v.get("threads"),
                   iteration_invariant=v.get("inv"), width=v.get("width"), call_sites=v.get("sites", ()),
                   site_bounds=v.get("bounds", ()), lane_stride=v.get("stride"), bytes_per_lane=v.get("bytes"),
-                  lane_strides=tuple(r[3].get(key, {}).get("stride") for r in runs if r[0] == SEEDS[0]))
-    if v["value"] is None:
-        return LinePrediction(value=None, reason=v["reason"], **common)
+                  lane_strides=tuple(r[3].get(key, {}).get("stride") for r in runs if r[0] == SEEDS[0]),
+                  iter_low=v.get("iter", (None, None))[0], iter_high=v.get("iter", (None, None))[1])
+    if v["value"] is None:  # not executed: where only skipped (predicated off), ncu's N-way is 0
+        return LinePrediction(value=None, reason=v["reason"], nway_predicated=v.get("nway_pred"), **common)
     if v["taint"] >= 2:
         return LinePrediction(value=None, reason=_null_reason(v["why"]), **common)
     by_seed = {r[0]: r[3].get(key, {}) for r in runs if r[1] == base[1]}
@@ -370,17 +391,36 @@ def _decide(fn: Function, key: tuple[str, int, str], v: dict[str, Any], base, ru
                               condition=f"range over the loaded values ({trial})",
                               reason=f"data-dependent: a range, with {why}", **common)
     by_value = {tuple(sorted((k, r[1][k]) for k in scalars)): r[3].get(key, {}) for r in runs if r[0] == SEEDS[0]}
-    vals = [(x["value"], x.get("nway")) for x in by_value.values() if x.get("value") is not None]
+    fewer = [kv for kv, x in by_value.items() if _fewer_lanes(x, v)]
+    vals = [(x["value"], x.get("nway")) for kv, x in by_value.items() if x.get("value") is not None and kv not in fewer]
     if len(set(vals)) <= 1:
-        cond = (f"the same for {', '.join('param ' + n for n in names)} = {', '.join(map(str, tried))}"
+        same = [t for t in tried if all(dict(kv).get(scalars[0]) != t for kv in fewer)] if scalars else []
+        cond = (f"the same for {', '.join('param ' + n for n in names)} = {', '.join(map(str, same))}"
                 if scalars else "")
-        return LinePrediction(value=v["value"], nway=v.get("nway"), condition=cond, **common)
+        if fewer:
+            cond += (f"; at {', '.join(str(dict(kv)[scalars[0]]) for kv in fewer)} fewer lanes are active, with the "
+                     f"same sectors (wavefronts) over ideal or per lane")
+        return LinePrediction(value=v["value"], nway=v.get("nway"), condition=cond, nway_predicated=v.get("nway_pred"),
+                              **common)
     cond = "; ".join(f"{dict((names[scalars.index(k)], x) for k, x in kv)}: {val.get('value')}"
                      for kv, val in by_value.items())
     ways = [f[1] for f in vals if f[1] is not None]
     return LinePrediction(value=None, low=min(f[0] for f in vals), high=max(f[0] for f in vals),
                           nway_low=min(ways, default=None), nway_high=max(ways, default=None), condition=cond,
                           reason="varies with parameters nobody gave", **common)
+
+
+def _fewer_lanes(x: Mapping[str, Any], base: Mapping[str, Any]) -> bool:
+    """Whether a parameter trial's figure differs from the base trial's only because fewer lanes
+    are active (a bounds guard cut them): fewer threads per request, and the same figure over ideal
+    or per active lane (a strided access: one sector per lane however many)."""
+    if x.get("value") is None or not x.get("ideal") or not base.get("ideal") or x.get("threads") is None:
+        return False
+    if base.get("threads") is None or x["threads"] >= base["threads"] or (x["value"], x.get("nway")) == (
+            base["value"], base.get("nway")):
+        return False
+    return (abs(x["value"] / x["ideal"] - base["value"] / base["ideal"]) < 1e-6
+            or abs(x["value"] / x["threads"] - base["value"] / base["threads"]) < 1e-6)
 
 
 def _branch_predictions(module: PtxModule, fn: Function, res, cd) -> list[LinePrediction]:

@@ -87,6 +87,8 @@ class Launch:
     # None: work them out. A value written in a block decided by a branch on loaded data depends on
     # that data (an implicit flow)
     control: Mapping[int, tuple[int, ...]] | None = None
+    # conditional branch -> its sides' instructions where ptxas may predicate them (ptx_control.branch_sides)
+    sides: Mapping[int, tuple[frozenset[int], frozenset[int]]] | None = None
 
 
 @dataclass
@@ -106,6 +108,7 @@ class MemRecord:
     taint: int = 0
     why: str = ""
     per_call: list = field(default_factory=list)  # per execution group: sectors (or wavefronts) per request
+    skipped: int = 0  # executions by warps with no lane on the branch side holding it (ptx_predicated)
     # global accesses: the least and greatest address distance (bytes) between neighbouring active
     # lanes over all its requests (equal: one lane stride); None: no two neighbouring lanes active
     stride_lo: int | None = None

@@ -13,7 +13,7 @@ import numpy as np
 
 from cudalens.access import memory as M
 from cudalens.access.ptx_alu import alu
-from cudalens.access.ptx_control import control_dependent, deciding, transitive
+from cudalens.access.ptx_control import branch_sides, control_dependent, deciding, transitive
 from cudalens.access.ptx_exec import (
     NOOPS,
     SHARED_BASE,
@@ -30,6 +30,7 @@ from cudalens.access.ptx_exec import (
     _types,
     basic_blocks,
 )
+from cudalens.access.ptx_predicated import count_skipped
 from cudalens.access.ptx_slice import slice_of
 from cudalens.compiled.ptx import Function, Instruction, PtxModule, type_bytes
 
@@ -397,8 +398,9 @@ def _run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRe
     if dead is None or launch.needed is None:  # see ptx_slice
         dead, needed = slice_of(fn)
         m.launch = launch = dataclasses.replace(launch, dead=dead, needed=needed)
-    if launch.control is None:
-        m.launch = launch = dataclasses.replace(launch, control=deciding(fn, transitive(control_dependent(fn))))
+    if launch.control is None or launch.sides is None:
+        cd = transitive(control_dependent(fn))
+        m.launch = launch = dataclasses.replace(launch, control=deciding(fn, cd), sides=branch_sides(fn, cd))
     control = launch.control or {}
     decided: dict[int, tuple[int, str]] = {}  # branch -> the worst taint of its condition so far, and why
     blocks = basic_blocks(fn)
@@ -470,6 +472,7 @@ def _run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRe
         send(k + 1, fall)
     _count_deferred(m)
     _count_branches(m, branch_runs)
+    count_skipped(fn, m.mem_v, m.row_variant, branch_runs, launch.sides or {})
     return [RunResult(mem, br, back_taken, truncated, steps, complete, m.unmodelled, m.calls,
                       tuple(m.indirect))
             for mem, br in zip(m.mem_v, m.branches_v)]

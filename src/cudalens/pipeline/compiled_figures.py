@@ -43,6 +43,10 @@ class LineFigure:
     lane_stride: int | None = None  # bytes between neighbouring active lanes (base trial), when one
     lane_strides: tuple[int | None, ...] = ()  # the same per parameter trial
     bytes_per_lane: int | None = None  # moved per lane by the line's instructions together
+    # a loop whose iterations differ: the lowest and highest figure of one execution (``value`` is
+    # the loop-weighted figure)
+    iter_low: float | None = None
+    iter_high: float | None = None
 
 
 def line_figures(evals: Sequence[Any], file: str) -> dict[tuple[int, str], LineFigure]:
@@ -54,7 +58,8 @@ def line_figures(evals: Sequence[Any], file: str) -> dict[tuple[int, str], LineF
         for p in ev.predictions:
             if p.value is None or p.ideal is None or _real(p.file) != real:
                 continue
-            fig = LineFigure(float(p.value), float(p.ideal), p.condition, p.lane_stride, p.lane_strides, p.bytes_per_lane)
+            fig = LineFigure(float(p.value), float(p.ideal), p.condition, p.lane_stride, p.lane_strides, p.bytes_per_lane,
+                             getattr(p, "iter_low", None), getattr(p, "iter_high", None))
             seen.setdefault((p.line, p.quantity), []).append((fig, ev.kernel))
     out = {}
     for key, figs in seen.items():
@@ -107,6 +112,9 @@ def fill_access(a: Access, figures: Mapping[tuple[int, str], LineFigure]) -> Acc
     fig = figures.get((a.line, quantity)) if quantity else None
     if fig is None:
         return a
+    if a.space == "shared" and a.loop_lines and fig.iter_low is not None and fig.iter_high is not None \
+            and fig.ideal > 0 and a.figures_from != COMPILED and (a.bank_conflict_ways or 2) > 1 + 1e-9:
+        return _loop_weighted(a, fig, quantity or "")
     value, ideal, cond = fig.value, fig.ideal, fig.condition
     why = (f"figures from the compiled code ({COMPILED}: {quantity} {value:g}, ideal {ideal:g}, over the "
            f"instructions of line {a.line}"
@@ -122,6 +130,21 @@ def fill_access(a: Access, figures: Mapping[tuple[int, str], LineFigure]) -> Acc
                                    bank_conflict_ways=round(value / ideal, 2), figures_from=COMPILED,
                                    assumptions=(*a.assumptions, why))
     return a
+
+
+def _loop_weighted(a: Access, fig: LineFigure, quantity: str) -> Access:
+    """A shared access in a loop whose compiled executions differ (``sdata[2 * s * tid]``: 2-way at
+    the first iteration, more at later ones): the compiled loop-weighted figures replace the source
+    model's (its first iteration's), with their range over the iterations."""
+    lo, hi = round((fig.iter_low or 0) / fig.ideal, 2), round((fig.iter_high or 0) / fig.ideal, 2)
+    why = (f"figures from the compiled code ({COMPILED}: {quantity} {fig.value:g} weighted over the loop's "
+           f"iterations, {fig.iter_low:g} to {fig.iter_high:g} per execution, ideal {fig.ideal:g}, over the "
+           f"instructions of line {a.line}{'; ' + fig.condition if fig.condition else ''}) in place of the source "
+           f"model's first-iteration figure ({a.bank_conflict_ways}-way)")
+    return dataclasses.replace(a, wavefronts_per_request=fig.value, ideal_wavefronts_per_request=fig.ideal,
+                               bank_conflict_ways=round(fig.value / fig.ideal, 2), figures_from=COMPILED,
+                               iteration_range=(lo, hi), pattern=f"{round(fig.value / fig.ideal, 2):g}-way-conflict"
+                               if fig.value > fig.ideal + 1e-9 else a.pattern, assumptions=(*a.assumptions, why))
 
 
 def compiled_trips(k: Kernel, evals: Sequence[Any]) -> dict[int, float]:
@@ -154,7 +177,9 @@ def fill_kernel(k: Kernel, evals: Sequence[Any]) -> Kernel:
     accesses = []
     for a in k.accesses:
         key = (a.line, a.space, a.op)
-        filled = a if key in taken else fill_access(a, figures)
+        # (a loop's weighted figure replaces the source's on every access of the class of the line)
+        has_own = a.bank_conflict_ways is not None or a.sectors_per_request is not None
+        filled = a if key in taken and not has_own else fill_access(a, figures)
         if filled is not a:
             taken.add(key)
         accesses.append(filled)

@@ -100,6 +100,9 @@ class Access:
     # which layer gave the figures above: "source" (this model) or "compiled-ptx" (the warp access
     # model on the compiled code, where this model had none: pipeline.compiled_figures)
     figures_from: str = "source"
+    # compiled run of a loop whose executions differ: the lowest and highest figure of one execution
+    # over its iterations (shared: conflict ways; the figures above are then the loop-weighted ones)
+    iteration_range: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -116,6 +119,7 @@ class Access:
             "wavefronts_per_request": self.wavefronts_per_request,
             "lane_stride": self.lane_stride,
             "index": self.index,
+            **({"iteration_range": list(self.iteration_range)} if self.iteration_range else {}),
         }
 
 
