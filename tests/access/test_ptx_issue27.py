@@ -119,3 +119,66 @@ def test_a_parameter_only_in_a_guard_gets_the_large_trials(module):
     ev = evaluate(module, fn, (128, 1, 1), (2, 1, 1))
     p = _at(ev, "// plain store", "global load sectors/request")
     assert p.value == 4.0 and p.condition.endswith(", ".join(map(str, PLAUSIBLE)))
+
+
+def test_predicated_shared_counts_the_warps_with_no_lane_on(module):
+    """Pattern 4, by hand (k = 40 of 128 threads): the load sh[2t] takes 2 wavefronts in warp 0 and
+    1 in warp 1 (8 lanes), warps 2 and 3 have no lane on: over the 2 warps that take the side, 1.5
+    (N-way 1); over all 4 that reach the branch (what ncu counts where ptxas predicated it), 0.75,
+    N-way 0. The store sh[4t]: 4 + 1 wavefronts, N-way 2 over 2 warps, 1 over 4."""
+    ev = evaluate(module, _fn(module, "predicated_shared"), (128, 1, 1), (2, 1, 1), {2: 40})
+    ld = _at(ev, "// predicated load", "shared load wavefronts/request")
+    st = _at(ev, "// predicated store", "shared store wavefronts/request")
+    assert (ld.value, ld.nway, ld.nway_predicated) == (1.5, 1.0, 0.0)
+    assert (st.value, st.nway, st.nway_predicated) == (2.5, 2.0, 1.0)
+    plain = _at(ev, "// plain store", "shared store wavefronts/request")
+    assert plain.nway_predicated is None  # not under a branch: every warp takes it
+
+
+def test_a_predicated_measured_line_is_compared_with_the_predicated_figure(module):
+    from cudalens.profile.ncu_source import LineCounter, check_lines
+
+    ev = evaluate(module, _fn(module, "predicated_shared"), (128, 1, 1), (2, 1, 1), {2: 40})
+    st = _at(ev, "// predicated store", "shared store wavefronts/request")
+    c = {(st.kernel, st.file, st.line, "shared", "store"): LineCounter(st.kernel, st.file, st.line, "shared", "store",
+                                                                       8.0, 1, None, None, 1.0, 10.0, predicated=True)}
+    (chk,) = check_lines(ev.predictions, c, st.kernel)
+    assert (chk.predicted, chk.measured, chk.agree) == (1.0, 1.0, True)
+    unpredicated = {k: LineCounter(*k, 8.0, 1, None, None, 2.0, 20.0) for k in c}
+    (chk2,) = check_lines(ev.predictions, unpredicated, st.kernel)
+    assert (chk2.predicted, chk2.measured, chk2.agree) == (2.0, 2.0, True)
+
+
+def _source_model():
+    from cudalens.access.model import analyze_model
+    from cudalens.source.limits import Budget
+    from cudalens.source.parse import parse_file
+
+    budget = Budget()
+    return analyze_model(parse_file(str(PATTERNS), (), budget), budget=budget)
+
+
+def test_shared_memory_behind_a_conversion_operator_or_a_cast_has_shared_rows():
+    kernels = {k.name: k for k in _source_model().kernels}
+    red = {(a.line, a.op, a.index): a for a in kernels["reduce1"].accesses if a.space == "shared"}
+    assert red[(_line("// stage"), "store", "tid")].bank_conflict_ways == 1.0
+    inter = red[(_line("// interleaved"), "load", "index")]
+    assert inter.array == "sdata" and inter.bytes_per_thread == 4 and inter.bank_conflict_ways == 2.0  # s = 1
+    cast = {(a.line, a.op): a for a in kernels["cast_shared"].accesses if a.space == "shared"}
+    assert cast[(_line("// cast store"), "store")].bank_conflict_ways == 2.0  # buf[tid * 2], floats
+    assert cast[(_line("// cast load"), "load")].array == "buf"
+
+
+def test_the_interleaved_reduction_is_reported_over_the_whole_loop(module):
+    """Pattern 6: sdata[2 * s * tid] with 256 threads is 2-way at s = 1, 4-way at s = 2, 8-way at
+    s = 4 and 8 (8 lanes left in warp 0), then fewer lanes: the rule sees the loop-weighted figure
+    and its range, not the first iteration's 2-way."""
+    from cudalens.pipeline import analyze
+
+    ev = evaluate(module, _fn(module, "reduce1"), (256, 1, 1), (8, 1, 1), {2: 2048})
+    p = _at(ev, "// interleaved", "shared load wavefronts/request")
+    assert p.iteration_invariant is False and (p.iter_low, p.iter_high) == (1.0, 8.0) and p.value > 3.5
+    d = analyze([str(PATTERNS)], block=(256, 1, 1)).to_dict()
+    sh1 = [f for f in d["findings"] if f["rule"] == "SH1" and f["line"] == _line("// interleaved")]
+    assert sh1 and all("1-way to 8-way over the loop's iterations" in f["message"] for f in sh1)
+    assert all(f"{p.value:g} wavefronts per request" in f["message"] for f in sh1)
