@@ -182,3 +182,26 @@ def test_the_interleaved_reduction_is_reported_over_the_whole_loop(module):
     sh1 = [f for f in d["findings"] if f["rule"] == "SH1" and f["line"] == _line("// interleaved")]
     assert sh1 and all("1-way to 8-way over the loop's iterations" in f["message"] for f in sh1)
     assert all(f"{p.value:g} wavefronts per request" in f["message"] for f in sh1)
+
+
+FIXTURE = ROOT / "tests" / "fixtures" / "ncu_source_h100_issue27.csv"  # benchmarks/issue27_patterns_gpu.py's export
+
+
+def line_checks(module, gpu) -> list:
+    """Every measured (kernel, line, quantity) of the pattern kernels next to the model's
+    prediction with the launch the GPU run used (all its blocks)."""
+    from cudalens.profile.ncu_source import check_lines, line_counters, parse_source_csv
+
+    measured = line_counters(parse_source_csv(FIXTURE.read_text()))
+    out = []
+    for e in gpu.PLAN:
+        fn = _fn(module, e["kernel"])
+        g = e["grid"]
+        blocks = tuple((x, y, z) for z in range(g[2]) for y in range(g[1]) for x in range(g[0]))
+        params = {k: a[1] for k, a in enumerate(e["args"]) if len(a) == 2}
+        ev = evaluate(module, fn, e["block"], g, params, blocks=blocks, loop_cap=16, max_steps=60000)
+        here = ev.predictions[0].file if ev.predictions else str(PATTERNS)
+        counters = {(k, here if Path(f).name == PATTERNS.name else f, ln, s, o): c
+                    for (k, f, ln, s, o), c in measured.items() if k == fn.name}
+        out += check_lines(ev.predictions, counters, fn.name)
+    return out

@@ -49,27 +49,45 @@ def deciding(fn: Function, cd: Mapping[int, set[int]]) -> dict[int, tuple[int, .
 def control_dependent(fn: Function) -> dict[int, set[int]]:
     """Branch instruction index -> the instruction indices whose execution it decides (control
     dependence on the basic-block graph, from post-dominators)."""
-    blocks = basic_blocks(fn)
+    return _decided(basic_blocks(fn), _sides(fn, basic_blocks(fn)))
+
+
+def _decided(blocks: list[tuple[int, int]], by_side: Mapping[int, Mapping[int, set[int]]]) -> dict[int, set[int]]:
     return {b: {i for side in sides.values() for blk in side for i in range(*blocks[blk])}
-            for b, sides in _sides(fn, blocks).items()}
+            for b, sides in by_side.items()}
 
 
-def branch_sides(fn: Function, cd: Mapping[int, set[int]]) -> dict[int, tuple[frozenset[int], frozenset[int]]]:
+def control_and_sides(fn: Function) -> tuple[dict[int, set[int]], dict[int, tuple[frozenset[int], frozenset[int]]]]:
+    """(:func:`transitive` of :func:`control_dependent`, :func:`branch_sides`), the graph walked once."""
+    blocks = basic_blocks(fn)
+    by_side = _sides(fn, blocks)
+    cd = transitive(_decided(blocks, by_side))
+    return cd, branch_sides(fn, cd, (blocks, by_side))
+
+
+def branch_sides(fn: Function, cd: Mapping[int, set[int]], graph: tuple | None = None
+                 ) -> dict[int, tuple[frozenset[int], frozenset[int]]]:
     """Conditional branch -> (the instructions it decides on its taken side, on its fall-through
     side), nested branches' regions included (``cd``: :func:`transitive` of
     :func:`control_dependent`), for the branches whose sides hold no loop: the short sides ptxas
-    may turn into predicated code, which every warp that reaches the branch executes."""
-    blocks = basic_blocks(fn)
+    may turn into predicated code, which every warp that reaches the branch executes. Only branches
+    whose sides hold a shared access are listed."""
+    shared = {i.index for i in fn.instructions if i.base in ("ld", "st") and "shared" in i.parts}
+    if not shared:  # only shared figures are averaged the way ncu counts predicated executions
+        return {}
+    blocks, by_side = graph if graph is not None else (basic_blocks(fn), None)
+    by_side = by_side if by_side is not None else _sides(fn, blocks)
     start_of = {s: k for k, (s, _e) in enumerate(blocks)}
     out: dict[int, tuple[frozenset[int], frozenset[int]]] = {}
-    for b, sides in _sides(fn, blocks).items():
+    for b, sides in by_side.items():
         fall = start_of.get(b + 1, len(blocks))
         got = []
         for succ in (next((x for x in sides if x != fall), None), fall):
             ins = {i for blk in sides.get(succ, ()) for i in range(*blocks[blk])} if succ is not None else set()
             ins |= {i for j in list(ins) if j in cd for i in cd[j]}
             got.append(frozenset(ins))
-        if not any(_back(fn, i) for i in got[0] | got[1]):
+        region = got[0] | got[1]
+        if not region.isdisjoint(shared) and not any(_back(fn, i) for i in region):
             out[b] = (got[0], got[1])
     return out
 

@@ -37,10 +37,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from cudalens.access.ptx_control import branch_sides, control_dependent, deciding, transitive
+from cudalens.access.ptx_control import control_and_sides, deciding
 from cudalens.access.ptx_exec import Launch
 from cudalens.access.ptx_run import run_variants
-from cudalens.access.ptx_slice import loads_matter, params_at_addresses, slice_of
+from cudalens.access.ptx_slice import loads_matter, slice_and_params
 from cudalens.compiled.ptx import Function, PtxModule, type_bytes
 
 PLAUSIBLE = (256, 1000, 4096)
@@ -305,9 +305,9 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     params = dict(params or {})
     scalars = [k for k, p in enumerate(fn.params) if k not in params and not _is_pointer_param(fn, k)]
     blocks = blocks or tuple(b for b in ((0, 0, 0), (1, 0, 0)) if b[0] < grid[0])
-    cd = transitive(control_dependent(fn))
-    control, sides = deciding(fn, cd), branch_sides(fn, cd)
-    at_address = params_at_addresses(fn)
+    cd, sides = control_and_sides(fn)
+    control = deciding(fn, cd)
+    dead, needed, at_address = slice_and_params(fn)
     tried = (PLAUSIBLE + SMALL if any(fn.params[k].name in at_address for k in scalars) else PLAUSIBLE) if scalars \
         else (None,)
     trials = [{**params, **{k: v for k in scalars}} for v in tried]
@@ -323,7 +323,6 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
 
     # every parameter trial in one run; where a loaded value may reach an address or a branch
     # (ptx_slice.loads_matter) the loaded-value seeds run with them, else they run only if needed
-    dead, needed = slice_of(fn)
     seeded = loads_matter(fn, needed)
     runs = batch([(SEEDS[0], values) for values in trials] + [(seed, trials[0]) for seed in SEEDS[1:] if seeded],
                  True)
@@ -391,7 +390,8 @@ def _decide(fn: Function, key: tuple[str, int, str], v: dict[str, Any], base, ru
                               condition=f"range over the loaded values ({trial})",
                               reason=f"data-dependent: a range, with {why}", **common)
     by_value = {tuple(sorted((k, r[1][k]) for k in scalars)): r[3].get(key, {}) for r in runs if r[0] == SEEDS[0]}
-    fewer = [kv for kv, x in by_value.items() if _fewer_lanes(x, v)]
+    differ = len({(x.get("value"), x.get("nway")) for x in by_value.values()}) > 1
+    fewer = [kv for kv, x in by_value.items() if differ and _fewer_lanes(x, v)]
     vals = [(x["value"], x.get("nway")) for kv, x in by_value.items() if x.get("value") is not None and kv not in fewer]
     if len(set(vals)) <= 1:
         same = [t for t in tried if all(dict(kv).get(scalars[0]) != t for kv in fewer)] if scalars else []

@@ -33,16 +33,19 @@ def count_skipped(fn: Function, mem_v: list[dict[int, MemRecord]], row_variant: 
     act = np.stack([r[1] for r in mine]).reshape(len(mine), -1, WARP)
     tk = np.stack([r[2] for r in mine]).reshape(act.shape)
     live = act.any(axis=2)
-    skip = np.stack([live & ~tk.any(axis=2), live & ~(act & ~tk).any(axis=2)])  # taken side empty, fall side empty
-    per: dict[int, np.ndarray] = {}
+    key = np.arange(len(mine))[:, None] * nv + row_variant[None, :]
+    per_run = [np.bincount(key[live & ~side_on], minlength=len(mine) * nv).reshape(len(mine), nv)
+               for side_on in (tk.any(axis=2), (act & ~tk).any(axis=2))]  # the taken side empty, the fall side empty
+    by_branch: dict[int, list[int]] = {}
     for e, r in enumerate(mine):
-        for s, side in enumerate(sides[r[0]]):
-            rows = skip[s][e]
-            if not side or not rows.any():
-                continue
-            n = np.bincount(row_variant[rows], minlength=nv)
-            for i in side:
-                per[i] = per[i] + n if i in per else n
+        by_branch.setdefault(r[0], []).append(e)
+    per: dict[int, np.ndarray] = {}
+    for b, es in by_branch.items():
+        for s, side in enumerate(sides[b]):
+            n = per_run[s][es].sum(axis=0)
+            if side and n.any():
+                for i in side:
+                    per[i] = per[i] + n if i in per else n
     for i, n in per.items():
         ins = fn.instructions[i]
         space = next((x for x in _SPACES if x in ins.parts), None)

@@ -13,7 +13,7 @@ import numpy as np
 
 from cudalens.access import memory as M
 from cudalens.access.ptx_alu import alu
-from cudalens.access.ptx_control import branch_sides, control_dependent, deciding, transitive
+from cudalens.access.ptx_control import control_and_sides, deciding
 from cudalens.access.ptx_exec import (
     NOOPS,
     SHARED_BASE,
@@ -399,8 +399,8 @@ def _run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRe
         dead, needed = slice_of(fn)
         m.launch = launch = dataclasses.replace(launch, dead=dead, needed=needed)
     if launch.control is None or launch.sides is None:
-        cd = transitive(control_dependent(fn))
-        m.launch = launch = dataclasses.replace(launch, control=deciding(fn, cd), sides=branch_sides(fn, cd))
+        cd, sides = control_and_sides(fn)
+        m.launch = launch = dataclasses.replace(launch, control=deciding(fn, cd), sides=sides)
     control = launch.control or {}
     decided: dict[int, tuple[int, str]] = {}  # branch -> the worst taint of its condition so far, and why
     blocks = basic_blocks(fn)
@@ -428,7 +428,8 @@ def _run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRe
             complete = False
             break
         last = fn.instructions[e - 1]
-        m.ctl = max((decided.get(b, (0, "")) for b in control.get(k, ())), default=(0, ""), key=lambda t: t[0])
+        m.ctl = max((decided.get(b, (0, "")) for b in control.get(k, ())), default=(0, ""), key=lambda t: t[0]) \
+            if decided else (0, "")
         for ins in fn.instructions[s:e]:
             if ins is last and ins.base in ("bra", "ret", "exit", "brx"):
                 break
