@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "tests" / "access" / "ptx" / "issue27_patterns.cu"
 
-#: buffer inputs: ("zeros"|"ones"|"arange"|"cdf8"|"u_unit"|"lud", dtype, elements); scalars: (dtype, value)
+#: buffer inputs: ("zeros"|"ones"|"arange"|"cdf8"|"u_unit"|"scrambled"|"lud", dtype, elements); scalars: (dtype, value)
 PLAN: tuple[dict, ...] = (
     # particle filter resampling: a cdf that reaches 1 within 8 entries, u rising over the particles
     {"kernel": "find_index", "grid": (8, 1, 1), "block": (128, 1, 1), "smem": 0,
@@ -48,6 +48,9 @@ PLAN: tuple[dict, ...] = (
      "args": [("ones", "f4", 2048), ("zeros", "f4", 8), ("u4", 2048)]},
     {"kernel": "cast_shared", "grid": (2, 1, 1), "block": (128, 1, 1), "smem": 1024,
      "args": [("arange", "f4", 256), ("zeros", "f4", 256)]},
+    # a compare-and-swap decided by the data: scrambled values, about half the lanes swap
+    {"kernel": "gated_swap", "grid": (2, 1, 1), "block": (256, 1, 1), "smem": 0,
+     "args": [("scrambled", "f4", 512), ("zeros", "f4", 512)]},
 )
 
 
@@ -65,6 +68,8 @@ def host_array(kind: str, dtype: str, n: int):
         return np.minimum(1.0, (np.arange(n) + 1) / 8.0).astype(dtype)
     if kind == "u_unit":  # u[i] = (i + 0.5) / n, as the resampling's systematic draws
         return ((np.arange(n) + 0.5) / n).astype(dtype)
+    if kind == "scrambled":  # (37 i) mod 101: no order between i and i + 128
+        return ((np.arange(n) * 37) % 101).astype(dtype)
     if kind == "lud":  # diagonally dominant, so the elimination stays finite
         side = int(round(n ** 0.5))
         return (np.ones((side, side)) + side * np.eye(side)).astype(dtype).ravel()

@@ -205,3 +205,15 @@ def line_checks(module, gpu) -> list:
                     for (k, f, ln, s, o), c in measured.items() if k == fn.name}
         out += check_lines(ev.predictions, counters, fn.name)
     return out
+
+
+def test_a_shared_swap_decided_by_data_is_a_range_naming_the_load(module):
+    """A compare-and-swap whose lanes the loaded values decide (its addresses do not depend on
+    them): no confident number but the N-way's range, from the warps whose lanes all skip it
+    counted (0) to the conflict-free swap of the lanes that take it (1), naming the branch."""
+    ev = evaluate(module, _fn(module, "gated_swap"), (256, 1, 1), (2, 1, 1))
+    p = _at(ev, "// gated swap", "shared store wavefronts/request")
+    assert p.value is None and (p.nway_low, p.nway_high) == (0.0, 1.0)
+    assert p.reason.startswith("data-dependent: a range, as it runs under a branch (line ")
+    assert f"loaded at line {_line('// swap loads')}" in p.reason
+    assert _at(ev, "// swap result", "shared load wavefronts/request").value == 1.0

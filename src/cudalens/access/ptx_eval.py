@@ -251,7 +251,7 @@ def _values(module: PtxModule, fn: Function, res, cd, light: bool = False) -> di
         stride = _line_stride(recs) if glob else None
         if light:
             out[key] = {"value": round(num / req, 4), "nway": nway, "ideal": round(ideal / req, 4), "stride": stride,
-                        "threads": round(sum(r.lanes for r in recs) / req, 3)}
+                        "threads": round(sum(r.lanes for r in recs) / req, 3), "nway_pred": skipped}
             continue
         calls = [v for r in recs for v in r.per_call]
         sites = sorted({(module.files.get(f, ""), ln) for r in recs for f, ln in
@@ -375,9 +375,19 @@ def _decide(fn: Function, key: tuple[str, int, str], v: dict[str, Any], base, ru
                   iter_low=v.get("iter", (None, None))[0], iter_high=v.get("iter", (None, None))[1])
     if v["value"] is None:  # not executed: where only skipped (predicated off), ncu's N-way is 0
         return LinePrediction(value=None, reason=v["reason"], nway_predicated=v.get("nway_pred"), **common)
+    by_seed = {r[0]: r[3].get(key, {}) for r in runs if r[1] == base[1]}
+    if v["taint"] >= 2 and v["why"].startswith("runs under a branch") and v.get("nway") is not None and by_seed:
+        # a shared access whose lanes (not addresses) loaded data decide: its N-way over the loaded
+        # values, from the least (warps whose lanes all skip it counted, as where ptxas predicates it)
+        # to the most
+        lo = [w for x in by_seed.values() for w in (x.get("nway_pred"), x.get("nway")) if w is not None]
+        hi = [x["nway"] for x in by_seed.values() if x.get("nway") is not None]
+        vals = [x["value"] for x in by_seed.values() if x.get("value") is not None]
+        return LinePrediction(value=None, low=min(vals), high=max(vals), nway_low=min(lo), nway_high=max(hi),
+                              condition="range over the loaded values tried, counted with and without the warps whose "
+                                        "lanes all skip it", reason=f"data-dependent: a range, as it {v['why']}", **common)
     if v["taint"] >= 2:
         return LinePrediction(value=None, reason=_null_reason(v["why"]), **common)
-    by_seed = {r[0]: r[3].get(key, {}) for r in runs if r[1] == base[1]}
     figs = [(x.get("value"), x.get("nway")) for x in by_seed.values() if x.get("value") is not None]
     if len(set(figs)) > 1:
         why = v["why"] or "values loaded from memory (through the loop trip counts or lanes they decide)"

@@ -110,3 +110,21 @@ extern "C" __global__ void cast_shared(const float *in, float *out) {
     __syncthreads();
     out[blockIdx.x * blockDim.x + tid] = buf[(tid * 2) % 256];  // cast load
 }
+
+// 4. (data) A compare-and-swap in shared memory whose lanes the loaded data decide (a bitonic sort's
+// step): ptxas predicates the swap; the model gives a range over the loaded values.
+extern "C" __global__ void gated_swap(const float *in, float *out) {
+    __shared__ float s[256];
+    unsigned t = threadIdx.x;
+    s[t] = in[blockIdx.x * blockDim.x + t];  // swap stage
+    __syncthreads();
+    if (t < 128) {
+        float a = s[t], b = s[t + 128];  // swap loads
+        if (a > b) {
+            s[t] = b;  // gated swap
+            s[t + 128] = a;  // gated swap 2
+        }
+    }
+    __syncthreads();
+    out[blockIdx.x * blockDim.x + t] = s[t];  // swap result
+}
