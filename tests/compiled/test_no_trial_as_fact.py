@@ -13,13 +13,16 @@ from pathlib import Path
 import pytest
 
 from cudalens.access.model import TRIAL_VALUES
-from cudalens.access.ptx_eval import PLAUSIBLE
+from cudalens.access.ptx_eval import PLAUSIBLE, SMALL
 from cudalens.cli import main
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "trial_values"
+# (the compiled model's small trials, access.ptx_eval.SMALL: 16, 17, 32, 33, 100, are left out of the
+# check: 16 and 32 are also real figures, "32 sectors per request"; the large trials are not)
 TRIALS = {float(v) for v in (*PLAUSIBLE, *TRIAL_VALUES)}
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
-_FINDING_LINE = re.compile(r"^\s+(high|medium|medium-low|low|info)\s+[A-Z]+\d+\s+line \d+:")
+# a finding line of the text report: the estimated speedup ("-" where none), priority, rule, line
+_FINDING_LINE = re.compile(r"^\s+(?:\S+\s+)?(high|medium|medium-low|low|info)\s+[A-Z]+\d+\s+line \d+:")
 
 
 def trial_facts(lines: list[str], params: set[str]) -> list[str]:
@@ -74,7 +77,9 @@ def test_no_printed_figure_is_a_trial_value_without_its_parameter(reports):
         strides = [a for k in data["kernels"] for a in k["accesses"] if a["lane_stride"] in TRIALS]
         assert strides == [], mode
     # the kernels do exercise the trials: the figures that depend on them name them
-    assert sum("tried" in f["message"] for f in json.loads(reports["json"])["findings"]) >= 6
+    # (5: `scaled`'s in[t * (n / 64)] is no finding at the small trials, n < 64 gives lane stride 0,
+    # so since issue #27's small sizes it is a range that is not a finding at every value: unreported)
+    assert sum("tried" in f["message"] for f in json.loads(reports["json"])["findings"]) >= 5
 
 
 def _g3(reports, kernel: str) -> str:
@@ -83,22 +88,26 @@ def _g3(reports, kernel: str) -> str:
     return found[0]
 
 
+SPAN = f"{min(PLAUSIBLE + SMALL)}..{max(PLAUSIBLE + SMALL)}"  # a parameter that reaches an address: small sizes too
+
+
 def test_a_stride_that_is_a_parameter_is_named_by_it(reports):
-    assert "lane stride = height elements (height = 256..4096 tried)" in _g3(reports, "column")
-    assert "lane stride = 2 x pitch elements (pitch = 256..4096 tried)" in _g3(reports, "pitched")
-    assert "lane stride = s elements (s = 256..4096 tried)" in _g3(reports, "stepped")
+    assert f"lane stride = height elements (height = {SPAN} tried)" in _g3(reports, "column")
+    assert f"lane stride = 2 x pitch elements (pitch = {SPAN} tried)" in _g3(reports, "pitched")
+    assert f"lane stride = s elements (s = {SPAN} tried)" in _g3(reports, "stepped")
 
 
 def test_a_range_that_is_a_finding_at_every_value_is_reported_with_the_range(reports):
-    # in[t * (n / 64)]: 4, 15 and 64 elements apart over the trials, 16 to 32 sectors, each above 4
+    # in[t * (n / 64 + 4)]: 4 to 68 elements apart over the trials, 16 to 32 sectors, each above 4
     msg = _g3(reports, "scaled")
-    assert "16-32 sectors per request instead of 4" in msg and "n = 256..4096 tried" in msg
+    assert "16-32 sectors per request instead of 4" in msg and f"n = {SPAN} tried" in msg
 
 
 def test_edge_warps_of_a_bounds_guard_or_a_grid_stride_loop_do_not_hide_the_finding(reports):
     guarded = _g3(reports, "guarded")  # if (t < n / 32) out[t] = in[t * 32]
     assert "lane stride 32 elements: 32 sectors per request instead of 4 (in every full warp; edge warps" in guarded
     assert "n = 256, 1000 tried" in guarded
-    loop = _g3(reports, "grid_stride")  # a grid-stride loop reading in[i * 4]: partial last warp at n = 1000
-    assert "lane stride 4 elements: 16 sectors per request instead of 4 (in every full warp" in loop
-    assert "n = 1000 tried: 15.6 against 3.91" in loop
+    loop = _g3(reports, "grid_stride")  # a grid-stride loop reading in[i * 4]
+    # (since issue #27 the figure is the loop's weighted one over its iterations: 16 at every trial of n,
+    # so no edge-warp note is needed; the finding is what must not be hidden)
+    assert "lane stride 4 elements: 16 sectors per request instead of 4" in loop

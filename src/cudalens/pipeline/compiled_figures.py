@@ -29,8 +29,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cudalens.access.ptx_eval import PLAUSIBLE
+from cudalens.access.ptx_eval import PLAUSIBLE, SMALL
 from cudalens.source.model import Access, Kernel, Loop, SourceModel
+
+#: the compiled model's parameter trials in the order it runs them (SMALL only where tried)
+TRIALS = PLAUSIBLE + SMALL
 
 COMPILED = "compiled-ptx"
 _QUANTITY = {("global", "load"): "global load sectors/request", ("global", "store"): "global store sectors/request",
@@ -52,12 +55,16 @@ class LineFigure:
     lane_stride: int | None = None  # bytes between neighbouring active lanes (base trial), when one
     lane_strides: tuple[int | None, ...] = ()  # the same per parameter trial
     bytes_per_lane: int | None = None  # moved per lane by the line's instructions together
-    tried: tuple[int, ...] = ()  # the trial value of each entry of ``lane_strides`` (PLAUSIBLE's, in order)
+    tried: tuple[int, ...] = ()  # the trial value of each entry of ``lane_strides`` (TRIALS', in order)
     params: tuple[int, ...] = ()  # the positions of the kernel parameters nobody gave (tried)
     low: float | None = None  # a range over the trials, each of its values a finding: low..value
     # trials whose warps are not all full (a bounds guard, a partial last warp): (trial value, figure,
     # ideal) each; the figure above is that of the full warps
     edges: tuple[tuple[int, float, float], ...] = ()
+    # a loop whose iterations differ: the lowest and highest figure of one execution (``value`` is
+    # the loop-weighted figure)
+    iter_low: float | None = None
+    iter_high: float | None = None
 
 
 _PARAM_RE = re.compile(r"param (\d+)|'(\d+)'")
@@ -78,7 +85,7 @@ def _from_trials(p: Any) -> LineFigure | None:
     - else every trial's figure is above one common ideal: the range ``low..high``.
     None otherwise (a range that is not a finding at each of its values stays unreported)."""
     trials = [(v, i, t, tv, st) for (v, i, t), tv, st in
-              zip(p.trials, PLAUSIBLE, p.lane_strides or (None,) * len(p.trials)) if v is not None and i is not None]
+              zip(p.trials, TRIALS, p.lane_strides or (None,) * len(p.trials)) if v is not None and i is not None]
     if p.value is not None or len(trials) < 2 or "parameters nobody gave" not in (p.reason or ""):
         return None
     params = _tried_params(p.condition)
@@ -113,7 +120,8 @@ def line_figures(evals: Sequence[Any], file: str) -> dict[tuple[int, str], LineF
                 continue
             tried = _tried_params(p.condition)
             fig = LineFigure(float(p.value), float(p.ideal), p.condition, p.lane_stride, p.lane_strides,
-                             p.bytes_per_lane, PLAUSIBLE[:len(p.lane_strides)] if tried else (), tried)
+                             p.bytes_per_lane, TRIALS[:len(p.lane_strides)] if tried else (), tried,
+                             iter_low=getattr(p, "iter_low", None), iter_high=getattr(p, "iter_high", None))
             seen.setdefault((p.line, p.quantity), []).append((fig, ev.kernel))
     out = {}
     for key, figs in seen.items():
@@ -203,6 +211,9 @@ def fill_access(a: Access, figures: Mapping[tuple[int, str], LineFigure], params
     fig = figures.get((a.line, quantity)) if quantity else None
     if fig is None:
         return a
+    if a.space == "shared" and a.loop_lines and fig.iter_low is not None and fig.iter_high is not None \
+            and fig.ideal > 0 and a.figures_from != COMPILED and (a.bank_conflict_ways or 2) > 1 + 1e-9:
+        return _loop_weighted(a, fig, quantity or "")
     value, ideal, cond = fig.value, fig.ideal, fig.condition
     for i in fig.params:  # the PTX's positions as the source names them
         if 0 <= i < len(params):
@@ -226,6 +237,21 @@ def fill_access(a: Access, figures: Mapping[tuple[int, str], LineFigure], params
                                    bank_conflict_ways=round(value / ideal, 2), figures_from=COMPILED,
                                    figure_notes=notes, assumptions=(*a.assumptions, why))
     return a
+
+
+def _loop_weighted(a: Access, fig: LineFigure, quantity: str) -> Access:
+    """A shared access in a loop whose compiled executions differ (``sdata[2 * s * tid]``: 2-way at
+    the first iteration, more at later ones): the compiled loop-weighted figures replace the source
+    model's (its first iteration's), with their range over the iterations."""
+    lo, hi = round((fig.iter_low or 0) / fig.ideal, 2), round((fig.iter_high or 0) / fig.ideal, 2)
+    why = (f"figures from the compiled code ({COMPILED}: {quantity} {fig.value:g} weighted over the loop's "
+           f"iterations, {fig.iter_low:g} to {fig.iter_high:g} per execution, ideal {fig.ideal:g}, over the "
+           f"instructions of line {a.line}{'; ' + fig.condition if fig.condition else ''}) in place of the source "
+           f"model's first-iteration figure ({a.bank_conflict_ways}-way)")
+    return dataclasses.replace(a, wavefronts_per_request=fig.value, ideal_wavefronts_per_request=fig.ideal,
+                               bank_conflict_ways=round(fig.value / fig.ideal, 2), figures_from=COMPILED,
+                               iteration_range=(lo, hi), pattern=f"{round(fig.value / fig.ideal, 2):g}-way-conflict"
+                               if fig.value > fig.ideal + 1e-9 else a.pattern, assumptions=(*a.assumptions, why))
 
 
 def compiled_trips(k: Kernel, evals: Sequence[Any]) -> dict[int, float]:
@@ -258,7 +284,9 @@ def fill_kernel(k: Kernel, evals: Sequence[Any]) -> Kernel:
     accesses = []
     for a in k.accesses:
         key = (a.line, a.space, a.op)
-        filled = a if key in taken else fill_access(a, figures, tuple(p.name for p in k.params))
+        # (a loop's weighted figure replaces the source's on every access of the class of the line)
+        has_own = a.bank_conflict_ways is not None or a.sectors_per_request is not None
+        filled = a if key in taken and not has_own else fill_access(a, figures, tuple(p.name for p in k.params))
         if filled is not a:
             taken.add(key)
         accesses.append(filled)

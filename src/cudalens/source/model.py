@@ -107,6 +107,9 @@ class Access:
     lane_stride_text: str | None = None
     sectors_low: float | None = None
     figure_notes: tuple[str, ...] = ()
+    # compiled run of a loop whose executions differ: the lowest and highest figure of one execution
+    # over its iterations (shared: conflict ways; the figures above are then the loop-weighted ones)
+    iteration_range: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -127,6 +130,7 @@ class Access:
             **({"lane_stride_text": self.lane_stride_text} if self.lane_stride_text else {}),
             **({"sectors_low": self.sectors_low} if self.sectors_low is not None else {}),
             **({"figure_notes": list(self.figure_notes)} if self.figure_notes else {}),
+            **({"iteration_range": list(self.iteration_range)} if self.iteration_range else {}),
         }
 
 

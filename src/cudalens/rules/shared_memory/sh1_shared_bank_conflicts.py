@@ -44,7 +44,9 @@ def shared_bank_conflicts(ctx: RuleContext) -> Iterator[Finding]:
                 a.line,
                 f"shared {a.op} of {a.array}[{a.index}] has a {a.bank_conflict_ways:g}-way bank conflict "
                 f"({a.wavefronts_per_request:g} wavefronts per request, ideal "
-                f"{a.ideal_wavefronts_per_request:g}){notes_text(a)}",
+                f"{a.ideal_wavefronts_per_request:g}"
+                + (f"; {a.iteration_range[0]:g}-way to {a.iteration_range[1]:g}-way over the loop's iterations"
+                   if a.iteration_range else "") + f"){notes_text(a)}",
                 SEQUENTIAL if interleaved_tree(k, a, ctx.source) else
                 "pad the array's inner dimension by one element (e.g. [32][33]) or make threadIdx.x "
                 "index the inner dimension",
