@@ -304,6 +304,15 @@ def write_readme(out: Path) -> None:
         lines += [f"- {n}: {r}" for r, n in a["null_reasons"].items()]
         lines += ["", "Programs not measured: " + ("; ".join(f"{p['project']}/{p['program']} ({p['not_measured'][:120]})"
                                                           for p in s["programs"] if "not_measured" in p) or "none"), ""]
+    lines += ["## Commands", "",
+              "Sources (exported as they are, outside the repository, to /work/ext/projects): yuhc/gpu-rodinia 9c10d3e",
+              "(cuda/<program>, common/), karpathy/llm.c f1e2ace (dev/cuda), NVIDIA/cuda-samples c94ff36 (Common/",
+              "headers and the ten Samples used). GPU (one call, `.carry/projects` = a copy of /work/ext/projects):", "",
+              "    PYTHONUNBUFFERED=1 python3 benchmarks/projects_gpu.py .carry/projects   # -> $OUT/projects_h100.tgz", "",
+              "CPU, per code version (cuBLAS's headers for llm.c's common.h from the nvidia-cublas 13.0 wheel):", ""]
+    lines += [f"    {s['command']}" for s in sums]
+    lines += ["", "Per unit, the analyze command (run in the unit's folder) is in `summary*.json`: "
+              "`programs[].units[].command`; every row in `rows*.json`.", ""]
     (out / "README.md").write_text("\n".join(lines) + "\n")
 
 
