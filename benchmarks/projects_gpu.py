@@ -187,17 +187,27 @@ class Log:
 
 
 def sh(cmd: list[str], cwd: Path, timeout: float) -> dict:
+    """Run ``cmd``; past ``timeout`` its whole process group is killed (ncu and the program it runs)."""
+    import signal
+
     t = time.time()
+    out = err = ""
     try:
-        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                           start_new_session=True)
-        rc: int | str = p.returncode
-        tail = (p.stdout[-1500:] + "\n--stderr--\n" + p.stderr[-2500:]) if (p.stdout or p.stderr) else ""
-    except subprocess.TimeoutExpired as exc:
-        rc = "timeout"
-        tail = str(exc.stdout or "")[-800:] if exc.stdout else ""
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
     except OSError as exc:
-        rc, tail = "not started", str(exc)
+        return {"cmd": shlex.join(cmd), "rc": "not started", "seconds": 0.0, "tail": str(exc)}
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        rc: int | str = proc.returncode
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        out, err = proc.communicate()
+        rc = "timeout"
+    tail = (out[-1500:] + "\n--stderr--\n" + err[-2500:]) if (out or err) else ""
     return {"cmd": shlex.join(cmd), "rc": rc, "seconds": round(time.time() - t, 1), "tail": tail}
 
 
