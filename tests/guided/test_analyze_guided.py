@@ -84,3 +84,18 @@ def test_v1_findings_of_the_cross_check_match_the_rule():
     (f,) = disagreement_findings([check])
     assert (f.rule, f.priority, f.section) == (RULE.id, RULE.priority, RULE.section)
 
+
+
+def test_v1_finding_of_a_range_that_misses_says_the_range():
+    """A range prediction (predicted None, low..high) that the counter contradicts is a V1 finding
+    naming the range (it made analyze --counters fail with a TypeError on llm.c's softmax_forward)."""
+    from cudalens.pipeline.line_checks import v1_findings
+    from cudalens.profile.ncu_source import LineCheck
+
+    miss = LineCheck("_Z1kPf", "k.cu", 7, "global load sectors/request", None, 9.0, False, "compiled-ptx",
+                     "data-dependent: a range", 64.0, 1.0, 4.0)
+    fit = LineCheck("_Z1kPf", "k.cu", 8, "global load sectors/request", None, 2.0, True, "compiled-ptx", "", 64.0, 1.0, 4.0)
+    found = v1_findings([miss, fit])
+    assert [f.line for f in found] == [7]
+    assert "predicted 1..4 " in found[0].message and "measured 9 " in found[0].message
+    assert found[0].evidence[0].value == [1.0, 4.0]
