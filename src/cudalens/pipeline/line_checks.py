@@ -92,17 +92,38 @@ def check_analysis(analysis: Any, csv_text: str, *, run: Any = None, source: str
             mine = {(k, path, ln, s, o): c for (k, f, ln, s, o), c in counters.items() if _same_file(f, path, analysis)}
         by_kernel: dict[str, list[Any]] = {}
         for e in _evaluations(fa, run):
-            by_kernel.setdefault(e.kernel, []).extend(p for p in e.predictions if _real(p.file) == _real(path))
+            by_kernel.setdefault(e.kernel, []).extend(p for p in e.predictions
+                                                      if run is None or _real(p.file) == _real(path))
         for kernel, preds in sorted(by_kernel.items()):
             if kernel not in kernels_measured:
                 continue
-            preds = [_at(p, path) for p in preds]
-            checks.extend(check_lines(preds, mine, kernel, files=[path]))
+            counts = mine
+            if run is None:  # the lines of headers the kernel inlines too: ptxas may place their SASS
+                counts = {**_header_counters(counters, kernel, path, preds, analysis), **mine}  # at the call
+            preds = [_at(p, path) if _real(p.file) == _real(path) else p for p in preds]
+            checks.extend(check_lines(preds, counts, kernel, files=[path]))
     if not checks:
         names = ", ".join(sorted(kernels_measured)) or "none"
         notes.append(f"line counters{' from ' + source if source else ''}: no analyzed kernel's lines among "
                      f"the profiled ones (kernels: {names})")
     return LineEvidence(tuple(checks), tuple(v1_findings(checks)), tuple(notes))
+
+
+def _header_counters(counters: Any, kernel: str, path: str, preds: Sequence[Any], analysis: Any) -> dict[tuple, Any]:
+    """``kernel``'s counters of lines outside the analyzed file, keyed by the file the model's
+    predictions name (matched by file name where that is unique), so that a measured line of the
+    analyzed file holding SASS of an inlined helper is compared with the helper's figures (the
+    predictions' call sites) and a helper line with SASS of its own is not taken as placed elsewhere."""
+    names: dict[str, str | None] = {}
+    for p in preds:
+        if _real(p.file) != _real(path):
+            name = os.path.basename(p.file)
+            names[name] = p.file if names.get(name, p.file) == p.file else None
+    out = {}
+    for (k, f, ln, s, o), c in counters.items():
+        if k == kernel and not _same_file(f, path, analysis):
+            out[(k, names.get(os.path.basename(f)) or f, ln, s, o)] = c
+    return out
 
 
 def _same_file(measured: str, path: str, analysis: Any) -> bool:
