@@ -136,10 +136,12 @@ def program_rows(prog: dict[str, Any], run_dir: Path, src: Path, work: Path, ext
             entry["line_checks_summary"] = d.get("line_checks_summary")
             entry["evidence_notes"] = d.get("evidence_notes")
             sites = launch_sites(unit, u["flags"])
+            failed = next((f["compile_error"] for f in d.get("files", []) if f.get("compile_error")), None)
             for k in d.get("kernels", []):
                 origin, how = launch_origin(k, sites)
                 kernels.setdefault(k["name"], {"unit": entry["unit"], "origin": origin, "how": how,
-                                               "block": k.get("block"), "launch": k.get("launch")})
+                                               "block": k.get("block"), "launch": k.get("launch"),
+                                               "compile_error": failed})
             for c in d.get("line_checks", []):
                 if c["measured"] is None:
                     continue
@@ -163,6 +165,9 @@ def program_rows(prog: dict[str, Any], run_dir: Path, src: Path, work: Path, ext
                 why = "kernel not among the analyzed units' kernels (defined in a file the unit includes, or not found)"
             elif Path(b.file).name not in analyzed:
                 why = "line of a file the analyzed unit includes (only the analyzed file's lines are compared)"
+            elif kernels[base_name].get("compile_error"):
+                why = ("the unit did not compile for the analysis (source-only: no line figures): "
+                       + kernels[base_name]["compile_error"][-90:])
             else:
                 why = "no comparison from the analysis for this line"
             row.update(predicted=None, low=None, high=None, agree=None, reason=why, layer="", compared=False)
