@@ -100,7 +100,7 @@ def check_analysis(analysis: Any, csv_text: str, *, run: Any = None, source: str
             counts = mine
             if run is None:  # the lines of headers the kernel inlines too: ptxas may place their SASS
                 counts = {**_header_counters(counters, kernel, path, preds, analysis), **mine}  # at the call
-            preds = [_at(p, path) if _real(p.file) == _real(path) else p for p in preds]
+            preds = [_at(p, path) for p in preds]
             checks.extend(check_lines(preds, counts, kernel, files=[path]))
     if not checks:
         names = ", ".join(sorted(kernels_measured)) or "none"
@@ -137,9 +137,17 @@ def _same_file(measured: str, path: str, analysis: Any) -> bool:
 
 
 def _at(p: Any, path: str) -> Any:
+    """``p`` with the analyzed file named as ``path``: its own file when it is that file, and the
+    calls it was inlined into (the compiler names files by their full path)."""
     import dataclasses
 
-    return p if p.file == path else dataclasses.replace(p, file=path)
+    here = _real(p.file) == _real(path)
+    sites = tuple((path if _real(f) == _real(path) else f, ln) for f, ln in getattr(p, "call_sites", ()))
+    bounds = tuple((path if _real(b[0]) == _real(path) else b[0], *b[1:]) for b in getattr(p, "site_bounds", ()))
+    if (p.file == path or not here) and sites == tuple(getattr(p, "call_sites", ())) \
+            and bounds == tuple(getattr(p, "site_bounds", ())):
+        return p
+    return dataclasses.replace(p, file=path if here else p.file, call_sites=sites, site_bounds=bounds)
 
 
 def v1_findings(checks: Sequence[Any]) -> list[Finding]:
