@@ -215,6 +215,8 @@ def summarize(results: list[dict], machine: dict, label: str) -> dict[str, Any]:
     out["measured_on"] = machine.get("date_utc")
     out["code_commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                                         text=True).stdout.strip()
+    out["code_parents"] = subprocess.run(["git", "rev-parse", "--short", "HEAD^@"], capture_output=True,
+                                         text=True).stdout.split()  # two for a scratch merge of branches
     out["computed_on"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     return out
 
@@ -293,7 +295,9 @@ def write_readme(out: Path) -> None:
              "measured value in the program's own sources (lines in CUDA's headers are counted apart).", ""]
     for s in sums:
         name = s["label"] or "this branch"
-        lines += [f"## Code: {name} (commit {s['code_commit']}, computed {s['computed_on']})", "",
+        parents = s.get("code_parents") or []
+        merged = f"; a merge of {' and '.join(parents)}" if len(parents) > 1 else ""
+        lines += [f"## Code: {name} (commit {s['code_commit']}{merged}, computed {s['computed_on']})", "",
                   "| project | kernels measured | launch found | assumed | not analyzed | measured lines | "
                   "predicted | agree | targets (>= 90 % predicted, >= 98 % agree) |", "|---|---|---|---|---|---|---|---|---|"]
         for proj, p in s["by_project"].items():

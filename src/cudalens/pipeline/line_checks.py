@@ -93,7 +93,7 @@ def check_analysis(analysis: Any, csv_text: str, *, run: Any = None, source: str
         by_kernel: dict[str, list[Any]] = {}
         for e in _evaluations(fa, run):
             by_kernel.setdefault(e.kernel, []).extend(p for p in e.predictions
-                                                      if run is None or _real(p.file) == _real(path))
+                                                      if _real(p.file) == _real(path) or (run is None and _one_call(p, path)))
         for kernel, preds in sorted(by_kernel.items()):
             if kernel not in kernels_measured:
                 continue
@@ -107,6 +107,12 @@ def check_analysis(analysis: Any, csv_text: str, *, run: Any = None, source: str
         notes.append(f"line counters{' from ' + source if source else ''}: no analyzed kernel's lines among "
                      f"the profiled ones (kernels: {names})")
     return LineEvidence(tuple(checks), tuple(v1_findings(checks)), tuple(notes))
+
+
+def _one_call(p: Any, path: str) -> bool:
+    """Whether ``p`` (a line of another file) was inlined into one line of ``path`` at most: the
+    figure of a header line inlined at several calls averages them all, so it stands for none."""
+    return len({ln for f, ln in getattr(p, "call_sites", ()) if _real(f) == _real(path)}) <= 1
 
 
 def _header_counters(counters: Any, kernel: str, path: str, preds: Sequence[Any], analysis: Any) -> dict[tuple, Any]:
