@@ -311,6 +311,14 @@ def write_readme(out: Path) -> None:
                   f"{a['agree']} agree ({_pct(a['agree_share'])}); launch origin read from: {s['launch_read_from']}.",
                   "", "Lines without a prediction, by reason:", ""]
         lines += [f"- {n}: {r}" for r, n in a["null_reasons"].items()]
+        rows_file = out / f"rows{'_' + s['label'] if s['label'] else ''}.json"
+        if rows_file.exists():
+            rows = [r for r in json.loads(rows_file.read_text())["rows"] if r["own_source"] and r["agree"] is False]
+            lines += ["", f"Disagreements ({len(rows)}):", "",
+                      "| program | kernel | line | quantity | predicted | measured |", "|---|---|---|---|---|---|"]
+            lines += [f"| {r['program']} | `{r['kernel'][:44]}` | {Path(r['file']).name}:{r['line']} | {r['quantity']} | "
+                      f"{r['predicted'] if r['predicted'] is not None else str(r['low']) + '..' + str(r['high'])} | "
+                      f"{r['measured']} |" for r in rows]
         lines += ["", "Programs not measured: " + ("; ".join(f"{p['project']}/{p['program']} ({p['not_measured'][:120]})"
                                                           for p in s["programs"] if "not_measured" in p) or "none"), ""]
     lines += ["## Commands", "",
