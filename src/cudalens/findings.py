@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, Mapping
 
 
 class Priority(str, Enum):
@@ -96,6 +96,16 @@ class Finding:
         d["impact_estimate"] = {"cost": self.impact, "cost_measures": self.impact_text, "runs_per_thread": self.runs,
                                 "score": None if self.score is None else round(self.score, 6)}
         return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Finding:
+        """The inverse of :meth:`to_dict`: a finding a rule made, read back from a report."""
+        evidence = tuple(Evidence(Layer(e["layer"]), e["fact"], e.get("value")) for e in d.get("evidence") or ())
+        return cls(rule=d["rule"], priority=Priority.parse(d["priority"]), section=d.get("section", ""),
+                   kernel=d.get("kernel"), file=d.get("file", ""), line=d.get("line"), message=d.get("message", ""),
+                   fix=d.get("fix", ""), impact=d.get("impact"), impact_text=d.get("impact_text"),
+                   evidence=evidence, status=d.get("status", "flagged"), column=d.get("column"),
+                   runs=d.get("runs"), advisory=bool(d.get("advisory", False)))
 
 
 def is_advisory(f: Finding) -> bool:

@@ -217,9 +217,8 @@ def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | No
         from cudalens.guided.inputs import finding_from_dict
         from cudalens.report.sarif import to_sarif
         from cudalens.rules.registry import load_all
-        from cudalens.rules.validation import VALIDATION_RULES
 
-        rules = {**load_all(), **VALIDATION_RULES}
+        rules = load_all()
         log = to_sarif([finding_from_dict(f) for f in merged["findings"]], rules)
         log["runs"][0].setdefault("properties", {})["suppressed"] = dict(merged.get("suppressed") or {})
         text = json.dumps(log, indent=2)

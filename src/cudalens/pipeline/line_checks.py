@@ -19,7 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cudalens.findings import Evidence, Finding, Layer
+from cudalens.findings import Finding
+from cudalens.rules.context import RuleContext
+from cudalens.rules.layers import ChecksLayer
+from cudalens.rules.registry import run_layer
 
 #: CSV markers of a source page (a raw page has none of them)
 _SOURCE_MARKERS = ('"Function Name"', '"Kernel Name"', '"File Path"')
@@ -122,22 +125,9 @@ def _at(p: Any, path: str) -> Any:
 
 
 def v1_findings(checks: Sequence[Any]) -> list[Finding]:
-    """One V1 finding per line whose counter contradicts the prediction, naming the line."""
-    from cudalens.compiled.names import base_name_from_mangled
-    from cudalens.guided.crosscheck import v1_finding
-
-    out = []
-    for c in checks:
-        if c.agree is not False:
-            continue
-        out.append(v1_finding(
-            kernel=base_name_from_mangled(c.kernel), file=c.file, line=c.line,
-            message=(f"prediction disagrees with this line's instructions: {c.quantity} predicted {c.predicted:g} "
-                     f"({c.layer or 'model'}), ncu measured {c.measured:g} over {c.executed:g} warp executions "
-                     f"of line {c.line}"),
-            fix="check the launch the model assumed (--block, --define, the --run arguments) against the profiled "
-                "one; if they match, the model is wrong for this line: trust the counter",
-            evidence=(Evidence(Layer.COMPILED if c.layer == "compiled-ptx" else Layer.MODEL, c.quantity, c.predicted),
-                      Evidence(Layer.PROFILER, f"source page: {c.quantity} (line {c.line})", c.measured)),
-        ))
-    return out
+    """One V1 finding per line whose counter contradicts the prediction, naming the line: the V1
+    rule's detectors on the ``checks`` layer."""
+    if not checks:
+        return []
+    ctx = RuleContext.without_source(checks[0].file, checks=ChecksLayer(lines=tuple(checks)))
+    return run_layer(ctx, "checks")

@@ -6,6 +6,7 @@ from typing import Iterator
 
 from cudalens.findings import Finding
 from cudalens.rules._access import accesses, excess, sector_evidence, share, waste
+from cudalens.rules._counters import counted
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 
@@ -50,3 +51,26 @@ def uncoalesced_global_access(ctx: RuleContext) -> Iterator[Finding]:
                 impact_text="share of fetched bytes wasted",
                 evidence=sector_evidence(a, k),
             )
+
+
+def _pct(v: float | None) -> str:
+    return "n/a" if not v else f"{v:.0f}%"
+
+
+def _num(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.1f}"
+
+
+@rule("G1", name="uncoalesced-global-access", layers="P", requires=("counters",))
+def low_global_efficiency(ctx: RuleContext) -> Iterator[Finding]:
+    """Global load or store efficiency under 60 % in a profiled launch (Nsight Compute)."""
+    assert ctx.counters is not None
+    m = ctx.counters.metrics
+    # 0 % is what ncu prints when no instruction of that kind was counted (e.g. loads done by LDGSTS)
+    eff = [e for e in (m.gld_efficiency, m.gst_efficiency) if e]
+    if eff and min(eff) < 60:
+        yield counted(ctx, f"global memory efficiency {min(eff):.0f}% (Nsight Compute: load {_pct(m.gld_efficiency)}, "
+                      f"store {_pct(m.gst_efficiency)}; {_num(m.global_ld_sectors_per_request)} sectors per load "
+                      f"request, {_num(m.global_st_sectors_per_request)} per store request)",
+                      "make consecutive threads access consecutive addresses (coalescing)", 1 - min(eff) / 100,
+                      "gld/gst efficiency (%)", eff)

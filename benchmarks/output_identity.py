@@ -1,0 +1,94 @@
+"""Do the moves change any output? Run ``analyze``, ``check`` and ``profile`` over the examples and
+the fixtures, in JSON and SARIF, with the cudalens found on PYTHONPATH, and write every output under
+one folder; then compare two such folders byte for byte.
+
+    # before: PYTHONPATH=<old checkout>/src python benchmarks/output_identity.py run /tmp/before
+    # after:  PYTHONPATH=src python benchmarks/output_identity.py run /tmp/after
+    python benchmarks/output_identity.py compare /tmp/before /tmp/after \
+        -o benchmarks/results/cpu/output_identity/<date>.json
+
+``compare`` lists every output that differs, with the first differing line of each; it exits 1 when
+any differs. Runs on the CPU (nvcc for the compiled layer where installed); no GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "examples").rglob("*.cu"))
+NCU_CSV = "tests/fixtures/ncu_h100_raw.csv"
+TRACES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests/fixtures/profile").glob("*.tsv"))
+
+
+def cases() -> list[tuple[str, list[str]]]:
+    """(name, cudalens arguments) of every output compared."""
+    out: list[tuple[str, list[str]]] = []
+    for fmt in ("json", "sarif"):
+        out.append((f"analyze_examples.{fmt}", ["analyze", *EXAMPLES, "--format", fmt]))
+        out.append((f"check_examples.{fmt}", ["check", "examples", "--format", fmt]))
+        out.append((f"analyze_counters.{fmt}",
+                    ["analyze", "examples/access/transpose.cu", "examples/access/stride_copy.cu",
+                     "--counters", NCU_CSV, "--format", fmt]))
+        for trace in TRACES:
+            name = Path(trace).stem
+            out.append((f"profile_{name}.{fmt}", ["profile", "--trace", trace, "--format", fmt]))
+    return out
+
+
+def run(folder: Path) -> int:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, args in cases():
+        done = subprocess.run([sys.executable, "-m", "cudalens", *args], cwd=ROOT, capture_output=True,
+                              text=True, timeout=1800)
+        (folder / name).write_text(done.stdout)
+        (folder / (name + ".rc")).write_text(f"{done.returncode}\n{done.stderr[-2000:]}")
+    return 0
+
+
+def _first_difference(a: str, b: str) -> str:
+    for i, (x, y) in enumerate(zip(a.splitlines(), b.splitlines()), 1):
+        if x != y:
+            return f"line {i}: {x.strip()[:160]!r} -> {y.strip()[:160]!r}"
+    return "one output is a prefix of the other"
+
+
+def compare(before: Path, after: Path, output: Path | None) -> int:
+    rows = []
+    for name, args in cases():
+        a, b = (before / name).read_text(), (after / name).read_text()
+        rc_a = (before / (name + ".rc")).read_text().split("\n", 1)[0]
+        rc_b = (after / (name + ".rc")).read_text().split("\n", 1)[0]
+        same = a == b and rc_a == rc_b
+        rows.append({"output": name, "command": "cudalens " + " ".join(args), "identical": same,
+                     "bytes": len(b), "sha256": hashlib.sha256(b.encode()).hexdigest()[:16],
+                     "exit": rc_b, **({} if same else {"difference": _first_difference(a, b)})})
+    result = {"outputs": len(rows), "identical": sum(r["identical"] for r in rows), "rows": rows}
+    text = json.dumps(result, indent=1) + "\n"
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text)
+    sys.stdout.write(f"{result['identical']}/{result['outputs']} outputs identical\n")
+    return 0 if result["identical"] == result["outputs"] else 1
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("folder", type=Path)
+    c = sub.add_parser("compare")
+    c.add_argument("before", type=Path)
+    c.add_argument("after", type=Path)
+    c.add_argument("-o", "--output", type=Path)
+    a = p.parse_args()
+    return run(a.folder) if a.cmd == "run" else compare(a.before, a.after, a.output)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
