@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
+import os
 import pkgutil
 from dataclasses import dataclass
 from typing import Callable, Iterable, Literal
@@ -138,9 +139,8 @@ def rule(id: str, *, name: str, layers: str, advisory: bool = False, impact: str
 
 def load_all() -> dict[str, RuleSpec]:
     """Import every rule module of this package's chapter packages (each registers its rule)."""
-    import cudalens.rules as pkg
-
-    for info in pkgutil.walk_packages(pkg.__path__, prefix="cudalens.rules."):
+    here = os.path.dirname(os.path.abspath(__file__))  # this package's folder (no import back up)
+    for info in pkgutil.walk_packages([here], prefix="cudalens.rules."):
         if not info.name.rsplit(".", 1)[-1].startswith("_"):
             importlib.import_module(info.name)
     return RULES
