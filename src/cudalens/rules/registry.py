@@ -23,8 +23,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
-import os
 import pkgutil
+import sys
 from dataclasses import dataclass
 from typing import Callable, Iterable, Literal
 
@@ -102,7 +102,7 @@ def rule(id: str, *, name: str, layers: str, advisory: bool = False, impact: str
     """
     item = ITEMS.get(id)
     if item is None:
-        raise RuntimeError(f"rule {id}: not a catalog id")
+        raise RuntimeError(f"rule {id}: not a GUIDE_CATALOG id (nor a validation item)")
     needs = frozenset(requires)
     if not needs or not needs <= LAYERS:
         raise RuntimeError(f"rule {id}: requires {sorted(needs - LAYERS) or '()'}: not a layer")
@@ -139,8 +139,8 @@ def rule(id: str, *, name: str, layers: str, advisory: bool = False, impact: str
 
 def load_all() -> dict[str, RuleSpec]:
     """Import every rule module of this package's chapter packages (each registers its rule)."""
-    here = os.path.dirname(os.path.abspath(__file__))  # this package's folder (no import back up)
-    for info in pkgutil.walk_packages([here], prefix="cudalens.rules."):
+    package = sys.modules[__name__.rpartition(".")[0]]  # cudalens.rules, loaded before any submodule
+    for info in pkgutil.walk_packages(package.__path__, prefix="cudalens.rules."):
         if not info.name.rsplit(".", 1)[-1].startswith("_"):
             importlib.import_module(info.name)
     return RULES
