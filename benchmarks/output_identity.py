@@ -23,6 +23,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "examples").rglob("*.cu"))
 NCU_CSV = "tests/fixtures/ncu_h100_raw.csv"
+#: the command each saved trace was taken of (what `profile --trace` reports on; not run again)
+PROGRAMS = {"h100_convolution_separable": ["./convolutionSeparable"], "h100_transpose": ["./transpose"],
+            "h100_cupy_rawkernel": ["python3", "examples/profile/cupy_rawkernel.py"],
+            "h100_torch_train": ["python3", "examples/profile/torch_train.py"],
+            "h100_torch_train_s4": ["python3", "examples/profile/torch_train.py"]}
 TRACES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests/fixtures/profile").glob("*.tsv"))
 
 
@@ -36,12 +41,13 @@ def cases() -> list[tuple[str, list[str]]]:
         out.append((f"analyze_examples_source.{fmt}", ["analyze", *EXAMPLES, "--no-compile", "--format", fmt]))
         out.append((f"check_examples_source.{fmt}",
                     ["check", "examples", "--no-compile", "--deadline", "600", "--format", fmt]))
+        # the fixture's kernels (benchmarks/ncu_fixture.cu) with their counters: cross-checks and V1
         out.append((f"analyze_counters.{fmt}",
-                    ["analyze", "examples/access/transpose.cu", "examples/access/stride_copy.cu",
-                     "--counters", NCU_CSV, "--format", fmt]))
+                    ["analyze", "benchmarks/ncu_fixture.cu", "--counters", NCU_CSV, "--format", fmt]))
         for trace in TRACES:
             name = Path(trace).stem
-            out.append((f"profile_{name}.{fmt}", ["profile", "--trace", trace, "--format", fmt]))
+            out.append((f"profile_{name}.{fmt}",
+                        ["profile", "--trace", trace, "--cc", "9.0", "--format", fmt, "--", *PROGRAMS[name]]))
     return out
 
 

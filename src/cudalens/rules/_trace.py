@@ -41,6 +41,12 @@ def throughout(trace: Any, times: list[int]) -> bool:
     return {min(int((t - lo) / third), 2) for t in times if lo <= t <= hi} == {0, 1, 2}
 
 
+def link_text(facts: Any) -> str:
+    """The link and its per-direction rate, in parentheses, where the trace knows them; else ""."""
+    link = facts.link_gbps
+    return f" ({facts.link}: {link:.1f} GB/s per direction)" if link and facts.link else ""
+
+
 def host_device(trace: Any) -> list[Any]:
     return [c for c in trace.copies if c.host_side is not None]
 

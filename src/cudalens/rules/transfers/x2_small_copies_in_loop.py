@@ -68,7 +68,7 @@ def traced_small_copies(ctx: RuleContext) -> Iterator[Finding]:
     assert ctx.trace is not None
     facts = ctx.trace.facts
     link = facts.link_gbps
-    link_txt = f" ({facts.link}: {link:.1f} GB/s per direction)" if link and facts.link else ""
+    link_txt = tr.link_text(facts)
     small = [c for c in tr.host_device(ctx.trace.records) if c.bytes < tr.SMALL_COPY]
     if len(small) >= 10:
         t = sum(c.duration_ns for c in small) * 1e-9

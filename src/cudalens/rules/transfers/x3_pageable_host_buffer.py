@@ -76,8 +76,7 @@ def traced_pageable_copies(ctx: RuleContext) -> Iterator[Finding]:
     """Host-device copies from or to pageable host memory in a traced run."""
     assert ctx.trace is not None
     facts = ctx.trace.facts
-    link = facts.link_gbps
-    link_txt = f" ({facts.link}: {link:.1f} GB/s per direction)" if link and facts.link else ""
+    link_txt = tr.link_text(facts)
     hd = tr.host_device(ctx.trace.records)
     pageable = [c for c in hd if c.host_side == "pageable"]
     if pageable:
