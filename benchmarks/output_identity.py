@@ -8,7 +8,7 @@ one folder; then compare two such folders byte for byte.
         -o benchmarks/results/cpu/output_identity/<date>.json
 
 ``compare`` lists every output that differs, with the first differing line of each; it exits 1 when
-any differs. Runs on the CPU (nvcc for the compiled layer where installed); no GPU.
+any differs. The random name of profile's temporary folder is the one thing normalized. Runs on the CPU (nvcc for the compiled layer where installed); no GPU.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -63,6 +64,14 @@ def run(folder: Path) -> int:
     return 0
 
 
+#: a temporary folder's random name (profile writes a Python file's kernel strings there)
+_TMP = re.compile(r"/tmp/cudalens-profile-[A-Za-z0-9_]+/")
+
+
+def _normal(text: str) -> str:
+    return _TMP.sub("/tmp/cudalens-profile-*/", text)
+
+
 def _first_difference(a: str, b: str) -> str:
     for i, (x, y) in enumerate(zip(a.splitlines(), b.splitlines()), 1):
         if x != y:
@@ -73,7 +82,7 @@ def _first_difference(a: str, b: str) -> str:
 def compare(before: Path, after: Path, output: Path | None) -> int:
     rows = []
     for name, args in cases():
-        a, b = (before / name).read_text(), (after / name).read_text()
+        a, b = _normal((before / name).read_text()), _normal((after / name).read_text())
         rc_a = (before / (name + ".rc")).read_text().split("\n", 1)[0]
         rc_b = (after / (name + ".rc")).read_text().split("\n", 1)[0]
         same = a == b and rc_a == rc_b

@@ -253,9 +253,10 @@ def render(result, triaged, fmt: str) -> str:
         return json.dumps(data, indent=2, default=str)
     if fmt == "sarif":
         from cudalens.report.sarif import to_sarif
-        from cudalens.rules.registry import load_all
+        from cudalens.rules.layers import STATIC_LAYERS
+        from cudalens.rules.registry import rules_reading
 
-        log = to_sarif(result.findings, load_all())
+        log = to_sarif(result.findings, rules_reading(STATIC_LAYERS))
         log["runs"][0].setdefault("properties", {})["suppressed"] = dict(triaged.suppressed)
         return json.dumps(log, indent=2)
     if fmt in ("concise", "github"):

@@ -16,6 +16,8 @@ from typing import Any, Mapping
 #: analysis of a file (``source``) or when the compiler or a binary was available.
 STATIC_LAYERS = frozenset({"source", "compiled", "binary"})
 LAYERS = STATIC_LAYERS | {"trace", "trace_kernel", "counters", "checks"}
+#: What ``analyze`` and ``check`` can run: the static layers, and the checks of ``--counters``.
+ANALYSIS_LAYERS = STATIC_LAYERS | {"checks"}
 
 
 @dataclass(frozen=True)

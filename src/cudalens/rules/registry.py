@@ -147,6 +147,12 @@ def load_all() -> dict[str, RuleSpec]:
 
 
 
+def rules_reading(layers: Iterable[str]) -> dict[str, RuleSpec]:
+    """The rules with a detector that runs on ``layers`` alone: a command's rule table (SARIF)."""
+    have = frozenset(layers)
+    return {rid: spec for rid, spec in load_all().items() if any(needs <= have for needs in spec.requires)}
+
+
 def _fact(f: Finding, name: str) -> object:
     return next((e.value for e in f.evidence if e.fact == name), None)
 
