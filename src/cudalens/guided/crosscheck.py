@@ -231,9 +231,15 @@ def cross_check(records: Sequence[KernelRecord], counters: Mapping[str, LegacyMe
 
 
 def disagreement_findings(checks: list[CrossCheck]) -> list[Finding]:
-    """One V1 finding (priority info) per check whose counter contradicts the prediction: the V1
-    rule's detectors on the ``checks`` layer."""
-    if not checks:
+    """One V1 finding (priority info) per check whose counter contradicts the prediction."""
+    return v1_findings(kernels=checks)
+
+
+def v1_findings(*, kernels: Sequence[CrossCheck] = (), lines: Sequence[Any] = ()) -> list[Finding]:
+    """The V1 rule's findings on the ``checks`` layer: per kernel (:class:`CrossCheck`) and per line
+    (:class:`cudalens.profile.ncu_source.LineCheck`)."""
+    first = next(iter((*kernels, *lines)), None)
+    if first is None:
         return []
-    ctx = RuleContext.without_source(checks[0].file, checks=ChecksLayer(kernels=tuple(checks)))
+    ctx = RuleContext.without_source(first.file, checks=ChecksLayer(kernels=tuple(kernels), lines=tuple(lines)))
     return run_layer(ctx, "checks")

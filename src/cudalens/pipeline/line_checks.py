@@ -20,9 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from cudalens.findings import Finding
-from cudalens.rules.context import RuleContext
-from cudalens.rules.layers import ChecksLayer
-from cudalens.rules.registry import run_layer
 
 #: CSV markers of a source page (a raw page has none of them)
 _SOURCE_MARKERS = ('"Function Name"', '"Kernel Name"', '"File Path"')
@@ -125,9 +122,7 @@ def _at(p: Any, path: str) -> Any:
 
 
 def v1_findings(checks: Sequence[Any]) -> list[Finding]:
-    """One V1 finding per line whose counter contradicts the prediction, naming the line: the V1
-    rule's detectors on the ``checks`` layer."""
-    if not checks:
-        return []
-    ctx = RuleContext.without_source(checks[0].file, checks=ChecksLayer(lines=tuple(checks)))
-    return run_layer(ctx, "checks")
+    """One V1 finding per line whose counter contradicts the prediction, naming the line."""
+    from cudalens.guided.crosscheck import v1_findings as of_checks
+
+    return of_checks(lines=checks)
