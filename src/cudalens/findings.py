@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, Mapping
 
 
 class Priority(str, Enum):
@@ -130,6 +130,17 @@ class Finding:
         """The share of the time its fix saves (``speedup.speedup``), None where not estimated."""
         return None if self.speedup is None else self.speedup.speedup
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Finding:
+        """The inverse of :meth:`to_dict`: a finding a rule made, read back from a report."""
+        evidence = tuple(Evidence(Layer(e["layer"]), e["fact"], e.get("value")) for e in d.get("evidence") or ())
+        return cls(rule=d["rule"], priority=Priority.parse(d["priority"]), section=d.get("section", ""),
+                   kernel=d.get("kernel"), file=d.get("file", ""), line=d.get("line"), message=d.get("message", ""),
+                   fix=d.get("fix", ""), impact=d.get("impact"), impact_text=d.get("impact_text"),
+                   evidence=evidence, status=d.get("status", "flagged"), column=d.get("column"),
+                   runs=d.get("runs"), advisory=bool(d.get("advisory", False)),
+                   speedup=_speedup_from_dict(d.get("speedup")))
+
 
 def is_advisory(f: Finding) -> bool:
     """Hygiene advice with no cost of its own to point at (no ``__launch_bounds__``, pointers
@@ -168,3 +179,12 @@ def sort_findings(findings: list[Finding]) -> list[Finding]:
             f.rule,
         ),
     )
+
+
+def _speedup_from_dict(d: Mapping[str, Any] | None) -> SpeedupEstimate | None:
+    if not d:
+        return None
+    cycles = tuple((str(k), float(v)) for k, v in (d.get("kernel_cycles_per_warp") or {}).items())
+    return SpeedupEstimate(float(d["speedup"]), float(d["kernel_speedup"]), float(d["kernel_share"]), str(d["bound"]),
+                           str(d["resource"]), d.get("saved_cycles_per_warp"), cycles, d.get("launches"), d.get("warps"),
+                           str(d.get("source", "static")))

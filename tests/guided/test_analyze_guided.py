@@ -11,7 +11,8 @@ from cudalens.pipeline import Evidence, RunSpec, analyze, gather_evidence, guide
 from cudalens.errors import InputError
 from cudalens.findings import Priority
 from cudalens.guided.crosscheck import CrossCheck, disagreement_findings
-from cudalens.rules.validation import RULE, VALIDATION_RULES, check_v1
+from cudalens.rules.context import RuleContext
+from cudalens.rules.registry import RULES, load_all
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_CU = str(ROOT / "benchmarks" / "ncu_fixture.cu")
@@ -68,13 +69,16 @@ def test_evidence_is_frozen():
         Evidence().notes = ("x",)  # type: ignore[misc]
 
 
-def test_v1_rule_page_is_complete_and_its_detector_finds_nothing_statically():
-    doc = RULE.doc
+def test_v1_is_registered_reads_the_checks_layer_and_needs_it(fixture_analysis):
+    load_all()
+    rule = RULES["V1"]
+    doc = rule.doc
     positions = [doc.find(h) for h in ("What it does", "Why it matters", "Example", "Fix")]
     assert all(p >= 0 for p in positions) and positions == sorted(positions)
-    assert RULE.priority is Priority.INFO and RULE.section == "cudalens validation" and RULE.id == "V1"
-    assert list(check_v1(object())) == [] and RULE.check(object()) == []
-    assert VALIDATION_RULES == {"V1": RULE}
+    assert rule.priority is Priority.INFO and rule.section == "cudalens validation" and rule.id == "V1"
+    assert all(needs == {"checks"} for needs in rule.requires)
+    # the static pass has no checks layer: the detectors do not run
+    assert rule.check(RuleContext(source=fixture_analysis.files[0].model)) == []
 
 
 def test_v1_findings_of_the_cross_check_match_the_rule():
@@ -82,7 +86,8 @@ def test_v1_findings_of_the_cross_check_match_the_rule():
                        measured=8.0, agree=False, unit="sectors/request", relation="≈", tolerance="10 %",
                        counter="l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
     (f,) = disagreement_findings([check])
-    assert (f.rule, f.priority, f.section) == (RULE.id, RULE.priority, RULE.section)
+    assert (f.rule, f.priority, f.section) == ("V1", RULES["V1"].priority, RULES["V1"].section)
+    assert f.line == 3 and f.file == "k.cu" and "predicted 4 sectors/request" in f.message
 
 
 

@@ -229,10 +229,9 @@ def suppression_warnings(raw: Any) -> list[str]:
     against every finding of the analysis before suppression (a header's comment may suppress a
     finding reported through the file that includes it)."""
     from cudalens.rules.registry import load_all
-    from cudalens.rules.validation import VALIDATION_RULES
     from cudalens.triage.suppress import audit
 
-    known = set(load_all()) | set(VALIDATION_RULES)
+    known = set(load_all())
     by_file: dict[str, list[tuple[str, int | None]]] = {}
     for fa in raw.files:
         for f in fa.findings:

@@ -197,11 +197,11 @@ def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | No
     if fmt == "sarif":
         from cudalens.guided.inputs import finding_from_dict
         from cudalens.report.sarif import to_sarif
-        from cudalens.rules.registry import load_all
-        from cudalens.rules.validation import VALIDATION_RULES
+        from cudalens.rules.layers import ANALYSIS_LAYERS
+        from cudalens.rules.registry import rules_reading
 
-        rules = {**load_all(), **VALIDATION_RULES}
-        log = to_sarif([finding_from_dict(f) for f in merged["findings"]], rules, failures=result.source_only)
+        log = to_sarif([finding_from_dict(f) for f in merged["findings"]], rules_reading(ANALYSIS_LAYERS),
+                       failures=result.source_only)
         log["runs"][0].setdefault("properties", {})["suppressed"] = dict(merged.get("suppressed") or {})
         text = json.dumps(log, indent=2)
         _write(output, text + "\n") if output else click.echo(text)

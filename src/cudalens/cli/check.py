@@ -216,9 +216,10 @@ def render(result, triaged, fmt: str, show_all: bool = True, show_source: bool =
         return render_html(merged, title="cudalens check")
     if fmt == "sarif":
         from cudalens.report.sarif import to_sarif
-        from cudalens.rules.registry import load_all
+        from cudalens.rules.layers import STATIC_LAYERS
+        from cudalens.rules.registry import rules_reading
 
-        log = to_sarif(result.findings, load_all(), failures=result.source_only)
+        log = to_sarif(result.findings, rules_reading(STATIC_LAYERS), failures=result.source_only)
         log["runs"][0].setdefault("properties", {})["suppressed"] = dict(triaged.suppressed)
         return json.dumps(log, indent=2)
     if fmt in ("concise", "github"):

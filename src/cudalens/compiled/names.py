@@ -159,3 +159,10 @@ def demangle_all(mangled: list[str], demangler: str | None) -> dict[str, str]:
         except (OSError, subprocess.SubprocessError):
             pass
     return {m: base_name_from_mangled(m) for m in mangled}
+
+
+def kernel_base_name(name: str) -> str:
+    """The name as in the source: ``_Z9transposePfS_ii`` -> ``transpose``; ``void f<int>(int*)`` -> ``f``."""
+    if name.startswith("_Z"):
+        return base_name_from_mangled(name)
+    return base_name_from_demangled(name) if "(" in name or "<" in name else name

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from cudalens.errors import InputError
-from cudalens.findings import Evidence, Finding, Layer, Priority, SpeedupEstimate
+from cudalens.findings import Finding
 from cudalens.hardware.device import DeviceFacts
 from cudalens.measure.result import BenchResult
 from cudalens.measure.throughput import Ceilings
@@ -142,22 +142,7 @@ _FINDING_FIELDS = ("rule", "priority", "section", "kernel", "file", "line", "mes
 
 def finding_from_dict(d: Mapping[str, Any]) -> Finding:
     """The inverse of the report's finding dict (``Finding.to_dict``)."""
-    evidence = tuple(Evidence(Layer(e["layer"]), e["fact"], e.get("value")) for e in d.get("evidence") or ())
-    return Finding(rule=d["rule"], priority=Priority.parse(d["priority"]), section=d.get("section", ""),
-                   kernel=d.get("kernel"), file=d.get("file", ""), line=d.get("line"), message=d.get("message", ""),
-                   fix=d.get("fix", ""), impact=d.get("impact"), impact_text=d.get("impact_text"),
-                   evidence=evidence, status=d.get("status", "flagged"), column=d.get("column"),
-                   runs=d.get("runs"), advisory=bool(d.get("advisory", False)),
-                   speedup=_speedup_from_dict(d.get("speedup")))
-
-
-def _speedup_from_dict(d: Mapping[str, Any] | None) -> SpeedupEstimate | None:
-    if not d:
-        return None
-    cycles = tuple((str(k), float(v)) for k, v in (d.get("kernel_cycles_per_warp") or {}).items())
-    return SpeedupEstimate(float(d["speedup"]), float(d["kernel_speedup"]), float(d["kernel_share"]), str(d["bound"]),
-                           str(d["resource"]), d.get("saved_cycles_per_warp"), cycles, d.get("launches"), d.get("warps"),
-                           str(d.get("source", "static")))
+    return Finding.from_dict(d)
 
 
 def finding_to_dict(f: Finding, original: Mapping[str, Any] | None = None) -> dict[str, Any]:

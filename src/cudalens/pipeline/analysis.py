@@ -18,7 +18,7 @@ from cudalens.source.model import SourceModel
 SCHEMA = "cudalens/analysis-1"
 
 
-#: how a compile error note starts (pipeline.stages._compile)
+#: how a compile error note starts (pipeline.compile_step.compile_one)
 COMPILE_ERROR_NOTE = "not compiled (compile error: "
 
 

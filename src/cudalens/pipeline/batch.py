@@ -216,7 +216,7 @@ def _compile_unit(path: str, cc: str, defines: Mapping[str, Any], build: Any,
                   instantiate: tuple[str, ...] = ()) -> tuple[Any | None, list[str]]:
     """The one compile of a unit: its cubin facts and, kept from the same nvcc run, the PTX the
     compiled access model reads (CompileResult.ptx)."""
-    from cudalens.pipeline.stages import _compile
+    from cudalens.pipeline.compile_step import compile_one as _compile
 
     return _compile(path, cc, defines, build, instantiate=instantiate)
 
@@ -227,7 +227,7 @@ def _compile_header(header: str, units: list[str], futures: dict[str, Future], c
     """Compile ``header`` (or a ``.cu`` another unit includes) through the first unit that
     includes it (units are queued before headers, so waiting on them cannot deadlock the pool);
     ``includers``: the project's units that include it, tried when no given unit does."""
-    from cudalens.pipeline.stages import _compile
+    from cudalens.pipeline.compile_step import compile_one as _compile
 
     real = str(Path(header).resolve())
     for unit in units:
@@ -264,11 +264,6 @@ def _launch_table(paths: list[str], project: Any, build: Any) -> Any:
     if project is None:  # the project of the first file, as `cudalens analyze FILE` finds it
         project = load_project(paths[0]) if paths else Project(".", ())
     return resolve_project(project, build, extra=paths)
-
-
-def _forced(build: Any, path: str | Path) -> tuple[tuple[str, str], ...]:
-    """The build's ``-D`` macros for ``path``, which win over the file's ``#ifndef`` defaults."""
-    return build.forced_macros(path) if build is not None else ()
 
 
 def _instantiations(paths: list[str], instantiate: tuple[str, ...]) -> dict[str, tuple[str, ...]]:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cudalens.findings import Evidence, Finding, Layer
+from cudalens.findings import Finding
 
 #: CSV markers of a source page (a raw page has none of them)
 _SOURCE_MARKERS = ('"Function Name"', '"Kernel Name"', '"File Path"')
@@ -158,24 +158,6 @@ def _at(p: Any, path: str) -> Any:
 
 def v1_findings(checks: Sequence[Any]) -> list[Finding]:
     """One V1 finding per line whose counter contradicts the prediction, naming the line."""
-    from cudalens.compiled.names import base_name_from_mangled
-    from cudalens.guided.crosscheck import v1_finding
+    from cudalens.guided.crosscheck import v1_findings as of_checks
 
-    out = []
-    for c in checks:
-        if c.agree is not False:
-            continue
-        # a range (predicted None) that misses the measurement is said as its range
-        said = f"{c.predicted:g}" if c.predicted is not None else f"{c.low:g}..{c.high:g}"
-        value = c.predicted if c.predicted is not None else [c.low, c.high]
-        out.append(v1_finding(
-            kernel=base_name_from_mangled(c.kernel), file=c.file, line=c.line,
-            message=(f"prediction disagrees with this line's instructions: {c.quantity} predicted {said} "
-                     f"({c.layer or 'model'}), ncu measured {c.measured:g} over {c.executed:g} warp executions "
-                     f"of line {c.line}"),
-            fix="check the launch the model assumed (--block, --define, the --run arguments) against the profiled "
-                "one; if they match, the model is wrong for this line: trust the counter",
-            evidence=(Evidence(Layer.COMPILED if c.layer == "compiled-ptx" else Layer.MODEL, c.quantity, value),
-                      Evidence(Layer.PROFILER, f"source page: {c.quantity} (line {c.line})", c.measured)),
-        ))
-    return out
+    return of_checks(lines=checks)

@@ -7,16 +7,17 @@ present; if it is missing or fails, the analysis continues source-only and says 
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any, Mapping
 
 from cudalens.access.model import analyze_model
-from cudalens.errors import InputError, what_failed
+from cudalens.errors import what_failed
 from cudalens.findings import sort_findings
 from cudalens.hardware.table import limits
-from cudalens.pipeline.analysis import Analysis, FileAnalysis
+from cudalens.pipeline.analysis import FileAnalysis
 from cudalens.pipeline.compile_failure import CompileFailure
+from cudalens.pipeline.compile_step import compile_one as _compile
+from cudalens.pipeline.compile_step import forced_macros
 from cudalens.pipeline.confirm import confirm_source_findings
 from cudalens.pipeline.defines import compiler_defines
 from cudalens.pipeline.isolated import mark
@@ -26,17 +27,6 @@ from cudalens.rules.registry import run_rules
 from cudalens.source.limits import Budget
 from cudalens.source.parse import parse_file
 from cudalens.triage.impact import estimate
-
-
-def _compile(path: str, cc: str, defines: Mapping[str, Any], build: Any = None,
-             through: str | None = None, instantiate: tuple[str, ...] = ()) -> tuple[Any | None, list[str]]:
-    """(CompileResult, notes); for a file that does not compile, (CompileFailure, notes): see
-    :func:`cudalens.pipeline.compile_failure.compile_or_diagnose`."""
-    from cudalens.pipeline.compile_failure import compile_or_diagnose
-
-    flags = tuple(build.nvcc_flags(through or path)) if build is not None else ()
-    searched = tuple(build.search_dirs(through or path)) if build is not None else ()
-    return compile_or_diagnose(path, cc, defines, flags, searched, through=through, instantiate=instantiate)
 
 
 def analyze_file(path: str | Path, *, block: Any = None,
@@ -56,10 +46,8 @@ def analyze_file(path: str | Path, *, block: Any = None,
     defines = dict(defines or {})
     predefined = tuple(build.header_macros(path).items()) if build is not None else ()
     budget = Budget()  # one time and memory budget for the file's front end and models
-    from cudalens.pipeline.batch import _forced
-
     mark("parse")
-    parsed = parse_file(path, predefined, budget, _forced(build, path))
+    parsed = parse_file(path, predefined, budget, forced_macros(build, path))
     mark("model")
     model = analyze_model(parsed, block=block, defines=defines, budget=budget, launches=launches)
     notes: list[str] = []
@@ -117,40 +105,3 @@ def _launchers_callers(path: str, model: Any, build: Any = None) -> Any:
         return CallerFacts()
     return caller_facts(path, tree, names, getattr(build, "include_dirs", ()) if build is not None else ())
 
-
-def analyze(paths: list[str], *, block: Any = None, defines: Mapping[str, Any] | None = None,
-            cc: str = "9.0", compile: bool = True, build: Any = None, jobs: int = 1, keep_going: bool = False,
-            progress: Any = None, binary: str | Path | None = None, instantiate: tuple[str, ...] = (),
-            file_limits: Any = None, project: Any = None) -> Analysis:
-    """Analyze every file; a non-CUDA file raises InputError naming it (with ``keep_going``, it is
-    listed in ``Analysis.failed`` and the others are analyzed). Compiles run ``jobs`` at a time;
-    headers are compiled through a translation unit that includes them (see
-    :mod:`cudalens.pipeline.batch`). ``binary``: a built executable, object or library whose
-    embedded SASS and PTX are judged against ``cc`` (rule Y3), once for the whole analysis.
-    ``instantiate``: template kernels every compiled unit instantiates (``--instantiate``).
-    ``file_limits``: each file in a worker with a hard deadline and memory cap (pipeline.isolated)."""
-    if not paths:
-        raise InputError("no file given")
-    from cudalens.pipeline.batch import analyze_files
-
-    files, failed = analyze_files(list(paths), block=block, defines=dict(defines or {}), cc=cc, compile=compile,
-                                  build=build, jobs=jobs, keep_going=keep_going, progress=progress,
-                                  instantiate=tuple(instantiate), file_limits=file_limits, project=project)
-    if binary is not None and files:
-        files[0] = binary_findings(files[0], binary, cc)
-    return Analysis(tuple(files), cc, block, dict(defines or {}), tuple(failed))
-
-
-def binary_findings(fa: FileAnalysis, binary: str | Path, cc: str) -> FileAnalysis:
-    """``fa`` with the findings on a built binary's targets (rule Y3) added; a binary that cannot
-    be read (no cuobjdump) becomes a note. A missing file is the user's error (InputError)."""
-    from cudalens.compiled.fatbin import inspect_binary
-    from cudalens.errors import ToolchainError
-
-    try:
-        contents = inspect_binary(binary)
-    except ToolchainError as exc:
-        return dataclasses.replace(fa, notes=(*fa.notes, f"--binary {binary}: not inspected ({exc})"))
-    found, problems = run_rules(RuleContext(source=fa.model, cc=limits(cc).cc, binary=contents), only=["Y3"])
-    return dataclasses.replace(fa, findings=tuple(sort_findings([*fa.findings, *found])),
-                               notes=(*fa.notes, *problems))

@@ -25,6 +25,7 @@ from typing import Any
 
 from cudalens.project.launches import Dim3, ResolvedLaunch, ValueRange
 from cudalens.source import syntax as syn
+from cudalens.source.host import HostEnv
 from cudalens.source.model import Kernel, SourceModel
 
 _LAUNCH_APIS = {"cudaLaunchKernel": "cudaLaunchKernel", "cudaLaunchCooperativeKernel": "cudaLaunchCooperativeKernel",
@@ -110,7 +111,7 @@ def call_values(model: SourceModel, wanted: Mapping[str, tuple[str, ...]]) -> di
         env = None
         for call in _iter(body):
             if call.type == "call_expression" and not syn.is_launch(call) and syn.call_name(call) in wanted:
-                env = env or scope.host_env(body)
+                env = env or HostEnv(scope, body)
                 out.setdefault(syn.call_name(call), []).append(
                     tuple(_scalar(env, a, _line(call)) for a in _args(call)))
     return out
@@ -148,7 +149,7 @@ def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | N
             if not _is_site(node):
                 continue
             if env is None:
-                env = scope.host_env(body)
+                env = HostEnv(scope, body)
                 name_ = syn.function_name(fn) or ""
                 if callers and callers.get(name_):
                     _seed(env, tuple(p.name for p in params(fn)), callers[name_])

@@ -38,14 +38,13 @@ def build_options(paths: Iterable[str], select: tuple[str, ...], ignore: tuple[s
                   min_impact: float | None, min_priority: str | None = None) -> Any:
     """TriageOptions from the command line, with the config's values where an option is not given."""
     from cudalens.rules.registry import load_all
-    from cudalens.rules.validation import VALIDATION_RULES
     from cudalens.triage import TriageOptions
     from cudalens.triage.baseline import load_baseline
     from cudalens.triage.select import validate
 
     cfg = _config(paths)
     where = cfg.get("__file__", "pyproject.toml")
-    known = set(load_all()) | set(VALIDATION_RULES)
+    known = set(load_all())
     try:
         sel = validate(select or _listed(cfg.get("select"), f"{where}: [tool.cudalens] select"),
                        known, "--select" if select else f"{where}: [tool.cudalens] select")

@@ -8,6 +8,7 @@ from typing import Iterator
 
 from cudalens.findings import Evidence, Finding, Layer, Priority
 from cudalens.rules._access import kernels, share
+from cudalens.rules._counters import counted
 from cudalens.rules._patterns import SEQUENTIAL, modulo_tree
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
@@ -118,3 +119,14 @@ def guarded_loop(k: Kernel, line: int) -> Loop | None:
                 return lp
         return None
     return None
+
+
+@rule("D1", name="divergent-branch", layers="P", requires=("counters",))
+def low_branch_efficiency(ctx: RuleContext) -> Iterator[Finding]:
+    """Branch efficiency under 90 % in a profiled launch (Nsight Compute)."""
+    assert ctx.counters is not None
+    m = ctx.counters.metrics
+    if m.branch_efficiency is not None and m.branch_efficiency < 90:
+        yield counted(ctx, f"branch efficiency {m.branch_efficiency:.0f}% (divergent branches)",
+                      "make branch conditions uniform across each warp", 1 - m.branch_efficiency / 100,
+                      "branch efficiency (%)", m.branch_efficiency)

@@ -7,6 +7,7 @@ from typing import Iterator
 
 from cudalens.findings import Evidence, Finding, Layer
 from cudalens.rules._access import accesses, excess, notes_text, sector_evidence, sectors_text, share, waste
+from cudalens.rules._counters import counted
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 from cudalens.source.model import Access
@@ -82,3 +83,26 @@ def _struct_member(a: Access, lines: list[str]) -> bool:
     """True when the access names a field of a struct element (``b[i].x``, ``b[i]->x``)."""
     text = lines[a.line - 1] if 0 < a.line <= len(lines) else ""
     return re.search(re.escape(f"{a.array}[") + r"[^\]]*\]\s*(\.|->)\s*[A-Za-z_]", text) is not None
+
+
+def _pct(v: float | None) -> str:
+    return "n/a" if not v else f"{v:.0f}%"
+
+
+def _num(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.1f}"
+
+
+@rule("G1", name="uncoalesced-global-access", layers="P", requires=("counters",))
+def low_global_efficiency(ctx: RuleContext) -> Iterator[Finding]:
+    """Global load or store efficiency under 60 % in a profiled launch (Nsight Compute)."""
+    assert ctx.counters is not None
+    m = ctx.counters.metrics
+    # 0 % is what ncu prints when no instruction of that kind was counted (e.g. loads done by LDGSTS)
+    eff = [e for e in (m.gld_efficiency, m.gst_efficiency) if e]
+    if eff and min(eff) < 60:
+        yield counted(ctx, f"global memory efficiency {min(eff):.0f}% (Nsight Compute: load {_pct(m.gld_efficiency)}, "
+                      f"store {_pct(m.gst_efficiency)}; {_num(m.global_ld_sectors_per_request)} sectors per load "
+                      f"request, {_num(m.global_st_sectors_per_request)} per store request)",
+                      "make consecutive threads access consecutive addresses (coalescing)", 1 - min(eff) / 100,
+                      "gld/gst efficiency (%)", eff)

@@ -6,6 +6,7 @@ from typing import Iterator
 
 from cudalens.findings import Evidence, Finding, Layer
 from cudalens.rules._access import accesses, figures_evidence, figures_layer, notes_text, share
+from cudalens.rules._counters import counted
 from cudalens.rules._patterns import SEQUENTIAL, interleaved_tree
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
@@ -60,3 +61,15 @@ def shared_bank_conflicts(ctx: RuleContext) -> Iterator[Finding]:
                     *figures_evidence(a),
                 ],
             )
+
+
+@rule("SH1", name="shared-bank-conflicts", layers="P", requires=("counters",))
+def measured_bank_conflicts(ctx: RuleContext) -> Iterator[Finding]:
+    """Half a bank conflict or more per shared-memory request in a profiled launch (Nsight Compute)."""
+    assert ctx.counters is not None
+    m = ctx.counters.metrics
+    conflicts = max(m.shared_ld_bank_conflicts_per_request or 0, m.shared_st_bank_conflicts_per_request or 0)
+    if conflicts >= 0.5:
+        yield counted(ctx, f"{conflicts:.1f} shared-memory bank conflicts per request",
+                      "pad the shared array or change the index so a warp's words fall in distinct banks", None,
+                      "bank conflicts per request", conflicts)

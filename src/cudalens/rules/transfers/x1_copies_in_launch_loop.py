@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from typing import Any, Iterator
 
 from cudalens.findings import Finding, Priority
 from cudalens.rules import _host as host
+from cudalens.rules import _trace as tr
 from cudalens.rules._common import host_functions
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
@@ -84,3 +86,20 @@ def _read_out_only(c: host.Copy, loop: Any) -> bool:
     dst = syn.norm(c.dst).lstrip("&")
     return not any(d.kind in ("HostToDevice", "Default", "") and d.src is not None
                    and syn.norm(d.src).lstrip("&") == dst for d in host.copies(loop))
+
+
+@rule("X1", name="copies-in-launch-loop", layers="R", requires=("trace",))
+def traced_copies_in_launch_loop(ctx: RuleContext) -> Iterator[Finding]:
+    """Host-device copies of repeated sizes between the kernel launches of a traced run."""
+    assert ctx.trace is not None
+    trace = ctx.trace.records
+    in_loop = [c for c in tr.host_device(trace) if tr.between_launches(trace, [c.start_ns])]
+    sizes = Counter((c.kind, c.bytes) for c in in_loop)
+    repeated = [c for c in in_loop if sizes[(c.kind, c.bytes)] >= tr.REPEAT]
+    t = sum(c.duration_ns for c in repeated) * 1e-9
+    b = sum(c.bytes for c in repeated)
+    if repeated and (b >= tr.X1_MIN_BYTES or t >= 0.01 * ctx.trace.facts.span_s):
+        yield tr.measured(ctx, f"{len(repeated)} host-device copies of repeated sizes run between kernel launches "
+                          f"({tr.fmt_bytes(b)}, {tr.fmt_us(t)} of copy time): data crosses the bus on every iteration",
+                          "keep the data on the device across iterations; copy once before and once after the loop",
+                          t, (("copies", len(repeated)), ("bytes", b), ("copy_time_s", t)))

@@ -2,8 +2,8 @@
 the whole command's overhead before and after lazy CLI loading, the read-back fixture, child processes.
 
 Usage (repository root, GPU machine):
-    python3 benchmarks/profile_gpu_s4.py OUTDIR [--samples DIR] [--before SRC] [--pairs N] [--budget S]
-    python3 benchmarks/profile_gpu_s4.py --analyze OUTDIR   (no GPU: per-launch ncu - trace offsets)
+    python3 benchmarks/profile_gpu_vs_ncu.py OUTDIR [--samples DIR] [--before SRC] [--pairs N] [--budget S]
+    python3 benchmarks/profile_gpu_vs_ncu.py --analyze OUTDIR   (no GPU: per-launch ncu - trace offsets)
 
 * For each application of benchmarks/profile_gpu.py (torch, cupy, transpose, convsep): a trace-mode
   profile (``<app>_trace.json``, raw trace ``<app>_trace.tsv``) and ncu over the same command with every
@@ -88,7 +88,7 @@ def per_launch_offsets(out: str) -> dict:
 
 def main() -> int:
     if sys.argv[1] == "--analyze":
-        path = f"{sys.argv[2]}/profile_gpu_s4.json"
+        path = f"{sys.argv[2]}/profile_gpu_vs_ncu.json"
         with open(path) as fh:
             result = json.load(fh)
         result["per_launch_offsets"] = per_launch_offsets(sys.argv[2])
@@ -103,7 +103,7 @@ def main() -> int:
     t_start = time.perf_counter()
     os.makedirs(out, exist_ok=True)
     py = sys.executable
-    result: dict = {"script": "benchmarks/profile_gpu_s4.py", "date_utc": datetime.now(timezone.utc).isoformat(),
+    result: dict = {"script": "benchmarks/profile_gpu_vs_ncu.py", "date_utc": datetime.now(timezone.utc).isoformat(),
                     "python": py, "steps": {}}
     _, txt, _ = sh(["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem",
                     "--format=csv"], 30)
@@ -111,7 +111,7 @@ def main() -> int:
     result["ncu_version"] = sh(["ncu", "--version"], 30)[1].strip()[-80:]
 
     def save() -> None:
-        with open(f"{out}/profile_gpu_s4.json", "w") as fh:
+        with open(f"{out}/profile_gpu_vs_ncu.json", "w") as fh:
             json.dump(result, fh, indent=2)
 
     common = f"{samples}/Common"

@@ -1,7 +1,7 @@
 """Overhead of `cudalens profile` (trace mode) on (a), examples/profile/torch_train.py 30: the program
 alone against the whole command, alternating which goes first each round.
 
-Usage (repository root, GPU machine): python3 benchmarks/profile_overhead_s4.py OUT.json [--rounds N] [--budget S]
+Usage (repository root, GPU machine): python3 benchmarks/profile_overhead.py OUT.json [--rounds N] [--budget S]
 
 Per run: the process's wall time; the program's own loop time (it prints it); for the command, the
 traced program's wall time (the report's ``wall_s``) and so the command's own time outside the
@@ -72,7 +72,7 @@ def main() -> int:
     }
     _, smi, _ = sh(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"], 30)
     with open(out, "w") as fh:
-        json.dump({"script": "benchmarks/profile_overhead_s4.py", "date_utc": datetime.now(timezone.utc).isoformat(),
+        json.dump({"script": "benchmarks/profile_overhead.py", "date_utc": datetime.now(timezone.utc).isoformat(),
                    "device": smi.strip(), "program": prog[1:], "summary": summary, **rows}, fh, indent=2)
     print(json.dumps(summary, indent=1))
     return 0
