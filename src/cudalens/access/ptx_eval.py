@@ -382,22 +382,22 @@ def _decide(fn: Function, key: tuple[str, int, str], v: dict[str, Any], base, ru
         return LinePrediction(value=None, reason=v["reason"], nway_predicated=v.get("nway_pred"), **common)
     by_seed = {r[0]: r[3].get(key, {}) for r in runs if r[1] == base[1]}
     if v["taint"] >= 2 and v["why"].startswith("runs under a branch") and v.get("nway") is not None and by_seed:
-        # a shared access whose lanes (not addresses) loaded data decide: its N-way over the loaded
-        # values, from the least (warps whose lanes all skip it counted, as where ptxas predicates it)
-        # to the most
-        lo = [w for x in by_seed.values() for w in (x.get("nway_pred"), x.get("nway")) if w is not None]
+        # a shared access whose lanes (not addresses) loaded data decide: its N-way from 0 (the data may
+        # leave every lane off, and ncu counts those executions where ptxas predicates it) to the most
+        # over the loaded values tried
+        lo = [0.0]
         hi = [x["nway"] for x in by_seed.values() if x.get("nway") is not None]
         vals = [x["value"] for x in by_seed.values() if x.get("value") is not None]
         return LinePrediction(value=None, low=min(vals), high=max(vals), nway_low=min(lo), nway_high=max(hi),
-                              condition="range over the loaded values tried, counted with and without the warps whose "
-                                        "lanes all skip it", reason=f"data-dependent: a range, as it {v['why']}", **common)
+                              condition="N-way from 0 (the loaded values may leave every lane off) to the most over "
+                                        "the loaded values tried", reason=f"data-dependent: a range, as it {v['why']}", **common)
     if v["taint"] >= 2:
         return LinePrediction(value=None, reason=_null_reason(v["why"]), **common)
     figs = [(x.get("value"), x.get("nway")) for x in by_seed.values() if x.get("value") is not None]
     if len(set(figs)) > 1:
         why = v["why"] or "values loaded from memory (through the loop trip counts or lanes they decide)"
         trial = "; ".join(f"{_SEED_NAMES.get(sd, sd)}: {x.get('value')}" for sd, x in by_seed.items())
-        ways = [f[1] for f in figs if f[1] is not None]
+        ways = [w for x in by_seed.values() for w in (x.get("nway"), x.get("nway_pred")) if w is not None]
         if len({x.get("ideal") for x in by_seed.values()}) > 1:
             common["ideal"] = None  # the ideal varies too: no range of sectors over ideal
         return LinePrediction(value=None, low=min(f[0] for f in figs), high=max(f[0] for f in figs),

@@ -323,7 +323,8 @@ class Machine:
         self.zero_seed = (self.seed_lane == 0) if bool((self.seed_lane == 0).any()) else None
         self.special = _Specials(launch, tid, per, self.V, self.nw)
         self.regs: dict[str, Val] = {}
-        self.ctl: tuple[int, str] = (0, "")  # taint of the branches deciding the block now running
+        self.ctl: tuple[int, str] = (0, "")  # taint of the branches deciding the block now running, and why
+        self.ctl_taint = 0  # its first part (read on every write)
         self.symbols: dict[str, int] = {}
         off = 0
         for d in [*module.globals, *fn.locals]:
@@ -417,8 +418,8 @@ class Machine:
 
     def write(self, tok: str, val: Val, typ: str, mask: np.ndarray) -> None:
         tok = tok.strip()
-        if self.ctl[0] > val.taint:  # written under a branch on loaded data: the value depends on it
-            val = Val(val.a, self.ctl[0], self.ctl[1], val.form)
+        if self.ctl_taint > val.taint:  # written under a branch on loaded data: the value depends on it
+            val = Val(val.a, self.ctl_taint, self.ctl[1], val.form)
         same, form = _stored_form(val.form, typ)
         if same:
             new = val.a

@@ -428,8 +428,9 @@ def _run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRe
             complete = False
             break
         last = fn.instructions[e - 1]
-        m.ctl = max((decided.get(b, (0, "")) for b in control.get(k, ())), default=(0, ""), key=lambda t: t[0]) \
-            if decided else (0, "")
+        if decided:
+            m.ctl = max((decided.get(b, (0, "")) for b in control.get(k, ())), default=(0, ""), key=lambda t: t[0])
+            m.ctl_taint = m.ctl[0]
         for ins in fn.instructions[s:e]:
             if ins is last and ins.base in ("bra", "ret", "exit", "brx"):
                 break
