@@ -5,7 +5,11 @@ directory given on the command line (e.g. a checkout of NVIDIA/cuda-samples). Ea
 corpus file with one to three mutations (seeded: input i of a run is reproducible from --seed):
 lines deleted, duplicated or swapped, truncation, tokens inserted, deep nesting (parentheses,
 blocks, ifs, binary chains, ternaries, subscripts, calls, self-referencing assignments), huge
-literals, huge launch dimensions and bad bytes.
+literals, huge launch dimensions, bad bytes, macro fan-out (a chain of macros each using the next
+two or three times) and juxtaposed names in parentheses (``(p q) = 0``, the parse-error recovery
+that once looped). ``--check-every N`` also runs `cudalens check` end to end (a subprocess, compiled
+or not) on every Nth input beside a good file and a hostile neighbour: special files, deep
+JSON/TOML, odd encodings, flags naming a program (benchmarks/_fuzz_check.py).
 
 Each input is analysed in process, without compiling (``cudalens.pipeline.analyze_file`` with
 ``compile=False``, then the JSON and terminal reports), in a worker process that the harness

@@ -94,11 +94,10 @@ def parse_defines(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
         name, sep, value = item.partition("=")
         name = name.strip()
         kernel, colon, param = name.partition(":")
-        if not sep or not (name.isidentifier() or colon and kernel.isidentifier() and param.isidentifier()):
-            raise ValueError(f"define {item!r}: give NAME=VALUE or KERNEL:NAME=VALUE")
-        if value.strip().endswith("\\") or any(c in value for c in "\n\r\x00"):
-            raise ValueError(f"define {item!r}: a value cannot end with a backslash or hold a line break (it would "
-                             "continue the #define over the line that includes the file)")
+        if not sep or not (name.isidentifier() or colon and kernel.isidentifier() and param.isidentifier()) \
+                or value.strip().endswith("\\") or set(value) & set("\n\r\x00"):
+            raise ValueError(f"define {item!r}: give NAME=VALUE or KERNEL:NAME=VALUE (a value ending in a backslash "
+                             "or holding a line break is refused: it would continue the #define)")
         v = E.parse_number(value.strip())
         out[name] = v if v is not None else value.strip()
     return out
