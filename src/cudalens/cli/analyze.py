@@ -86,6 +86,7 @@ def _parse_run(ctx: click.Context, spec: str) -> Any:
 def register(group: click.Group) -> None:
     from cudalens.cli._build import build_options as build_context_options
     from cudalens.cli._triage import fail_on_option, triage_options
+    from cudalens.cli.cache import no_cache_option
 
     @group.command("analyze")
     @click.argument("files", nargs=-1, required=True)
@@ -111,10 +112,11 @@ def register(group: click.Group) -> None:
     @click.option("-o", "--output", "output", default=None, type=click.Path(dir_okay=False),
                   help="Write the report to this file (default: standard output).")
     @build_context_options
+    @no_cache_option
     @click.pass_context
     def analyze_cmd(ctx, files, block, defines, cc, instantiate, fail_on, select, ignore, baseline, write_baseline, min_impact,
                     no_compile, binary, run, counters, fmt, output, include_dirs, nvcc_flags, compile_commands,
-                    no_config, trust_flags):
+                    no_config, trust_flags, no_cache):
         """Analyze CUDA files: warp access model, divergence, pattern rules, compiled facts.
 
         The access model evaluates blocks blockIdx=(0,0,0) and (1,0,0), assumes 256-byte aligned
@@ -150,6 +152,7 @@ def register(group: click.Group) -> None:
         options = build_options(list(files), tuple(select), tuple(ignore), baseline, min_impact)
         refuse_clobber_all(list(files), output, write_baseline)
         from cudalens.cli._build import make_build, make_project
+        from cudalens.cli.cache import result_cache
         from cudalens.pipeline.isolated import FileLimits
 
         project = make_project(list(files), list(files))
@@ -159,7 +162,8 @@ def register(group: click.Group) -> None:
                                                     if f not in given)]))
         build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags, project)
         raw = analyze(list(files), block=blk, defines=defs, cc=cc, compile=not no_compile, build=build, binary=binary,
-                      instantiate=insts, file_limits=FileLimits(), project=project)
+                      instantiate=insts, file_limits=FileLimits(), project=project,
+                      cache=result_cache(no_cache))
         if write_baseline:
             chosen, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
             save_baseline(write_baseline, chosen.findings, {fa.model.path: fa.model.text for fa in raw.files})

@@ -122,6 +122,7 @@ def _launch_shape(launch) -> str:
 def register(group: click.Group) -> None:
     from cudalens.cli._build import build_options as build_context_options
     from cudalens.cli._triage import fail_on_option, triage_options
+    from cudalens.cli.cache import no_cache_option
 
     @group.command("check")
     @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
@@ -147,12 +148,13 @@ def register(group: click.Group) -> None:
     @click.option("--memory-cap", "memory_cap", type=click.IntRange(64, 1 << 20), default=None, metavar="MB",
                   help="Memory each file's worker may add before it is stopped. [default: 2048]")
     @click.option("--strict", is_flag=True, help="Exit 1 when a file does not compile (compile-error).")
+    @no_cache_option
     @click.option("--instantiate", "instantiate", multiple=True, metavar="'KERNEL<ARGS>'",
                   help="Instantiate a template kernel, e.g. 'gemm<128,128,8>' (repeatable), in each file that "
                        "names it, so the compiled access model evaluates it.")
     def check_cmd(paths, fail_on, fmt, output, exclude, select, ignore, baseline, write_baseline, min_impact,
                   no_compile, cc, defines, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags, deadline,
-                  memory_cap, jobs, strict, instantiate):
+                  memory_cap, jobs, strict, instantiate, no_cache):
         """Analyze the .cu/.cuh files named or under each PATH; exit 1 with --fail-on when findings reach it."""
         from cudalens.access.model import parse_defines
         from cudalens.cli._triage import build_options, fails
@@ -166,6 +168,7 @@ def register(group: click.Group) -> None:
             raise InputError(str(exc)) from None
         from cudalens.cli._build import make_build, make_project
         from cudalens.cli.analyze import check_instantiations
+        from cudalens.cli.cache import result_cache
 
         insts = check_instantiations(tuple(instantiate))
 
@@ -180,7 +183,8 @@ def register(group: click.Group) -> None:
         with _progress(len(files)) as progress:
             raw = analyze(files, defines=defs, cc=cc, compile=not no_compile, build=build,
                           jobs=jobs or os.cpu_count() or 1, keep_going=True, progress=progress, instantiate=insts,
-                          file_limits=_limits(deadline, memory_cap), project=project)
+                          file_limits=_limits(deadline, memory_cap), project=project,
+                          cache=result_cache(no_cache))
         if write_baseline:
             selected, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
             save_baseline(write_baseline, selected.findings, {fa.model.path: fa.model.text for fa in raw.files})
