@@ -11,12 +11,15 @@ import click
 
 no_cache_option = click.option(
     "--no-cache", "no_cache", is_flag=True,
-    help="Analyse every file again: neither read nor write the result cache (see `cudalens cache info`).")
+    help="Analyse every file again: neither read nor write the result cache (also: CUDALENS_NO_CACHE=1; "
+         "see `cudalens cache info`).")
 
 
 def result_cache(no_cache: bool):
-    """The result cache a command uses (None with ``--no-cache``)."""
-    if no_cache:
+    """The result cache a command uses (None with ``--no-cache`` or ``$CUDALENS_NO_CACHE`` set)."""
+    import os
+
+    if no_cache or os.environ.get("CUDALENS_NO_CACHE", "") not in ("", "0"):
         return None
     from cudalens.pipeline.result_cache import ResultCache
 

@@ -88,13 +88,27 @@ def launch_context(table: Any, path: str) -> str:
 def file_key(path: str, *, options: Mapping[str, Any], build: Any, table: Any, compile: bool) -> str:
     """The manifest key of ``path`` under ``options`` (see the module docstring)."""
     macros: tuple[Any, ...] = ()
-    if build is not None:
-        macros = (tuple(build.nvcc_flags(path)), tuple(sorted(build.header_macros(path).items())),
-                  tuple(build.forced_macros(path)))
+    if build is not None:  # the whole build context (its compile_commands entries, config) and the file's share
+        macros = (_build_digest(build), tuple(build.nvcc_flags(path)),
+                  tuple(sorted(build.header_macros(path).items())), tuple(build.forced_macros(path)))
     fingerprint = _toolchain()[0] if compile else "no-compile"
     text = repr((sorted((k, repr(v)) for k, v in options.items()), macros, launch_context(table, path),
                  compile, tool_version()))
     return _compiled.manifest_key(os.path.realpath(path), (), "result", fingerprint, extra=text)
+
+
+_BUILDS: dict[int, tuple[Any, str]] = {}
+
+
+def _build_digest(build: Any) -> str:
+    """A digest of ``build`` (a frozen BuildContext: include folders, flags, compile_commands entries,
+    config), computed once per build object."""
+    got = _BUILDS.get(id(build))
+    if got is None or got[0] is not build:
+        got = (build, hashlib.sha256(repr(build).encode()).hexdigest())
+        _BUILDS.clear()
+        _BUILDS[id(build)] = got
+    return got[1]
 
 
 def dependencies(path: str, fa: Any, project: Any = None) -> list[str]:
@@ -243,8 +257,11 @@ def consult(cache: ResultCache, paths: Sequence[str], *, block: Any, defines: Ma
         options = {"block": block, "defines": sorted((k, repr(v)) for k, v in defines.items()), "cc": cc,
                    "instantiate": instantiate.get(p, ()), "elsewhere": sorted(others - kernels.get(p, frozenset())),
                    "includers": includers[p], "through": () if p in units else units}
-        keys[p] = file_key(p, options=options, build=build, table=table, compile=compile)
-    hits = {p: fa for p in paths if (fa := cache.lookup(p, keys[p])) is not None}
+        try:
+            keys[p] = file_key(p, options=options, build=build, table=table, compile=compile)
+        except Exception:  # noqa: BLE001 - e.g. a refused compile_commands flag: the analysis says so, uncached
+            continue
+    hits = {p: fa for p in keys if (fa := cache.lookup(p, keys[p])) is not None}
     return hits, keys
 
 
