@@ -3,7 +3,7 @@
 changed, the cache of the -j N run).
 
     python benchmarks/check_speed.py --prepare            # export the sources (once) from the fetched mirrors
-    python benchmarks/check_speed.py [--set NAME ...] [--limit K] [-j N] [-o RESULT.json]
+    python benchmarks/check_speed.py [--set NAME ...] [--limit K] [-j N] [--profile K] [-o RESULT.json]
 
 Sets (the sources stay outside the repository, under --sources, default /work/ext/check_speed):
 
@@ -104,7 +104,7 @@ def check(files: list[Path], includes: list[str], jobs: int, cache: Path, cc: st
         return seconds, json.loads(out.read_text())
 
 
-def one_set(sources: Path, name: str, limit: int | None, jobs: int, cc: str) -> dict:
+def one_set(sources: Path, name: str, limit: int | None, jobs: int, cc: str, profile: int = 0) -> dict:
     files = units(sources, name, limit)
     includes = [str(sources / name / i) for i in SETS[name]["include"]]  # type: ignore[attr-defined]
     load_before = os.getloadavg()
@@ -115,7 +115,13 @@ def one_set(sources: Path, name: str, limit: int | None, jobs: int, cc: str) -> 
         warm_s, warm = check(files, includes, jobs, Path(tmp) / "jn", cc)
         shutil.rmtree(Path(tmp) / "j1", ignore_errors=True)
     load_after = os.getloadavg()
-    return {
+    extra = {}
+    if profile:
+        from _check_profile import profile_units
+
+        extra["profile"] = profile_units(files[:profile], includes, cc)
+        extra["profile"]["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    return {**extra,
         "repository": SETS[name]["repo"], "paths": SETS[name]["paths"], "units": len(files),
         "files": [str(f.relative_to(sources / name)) for f in files],
         "nvcc_failed": nvcc_failed, "check_compile_errors": sum(1 for f in j1["files"] if f["compile_error"]),
@@ -141,6 +147,8 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=None, help="the first K units of each set")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--cc", default="9.0")
+    ap.add_argument("--profile", type=int, default=0, metavar="K",
+                    help="also profile the first K units of each set in process (where the time beyond nvcc goes)")
     ap.add_argument("-o", "--output", type=Path, default=None)
     args = ap.parse_args()
     if args.prepare:
@@ -153,7 +161,7 @@ def main() -> int:
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
                     "nvcc": nvcc.splitlines()[-1] if nvcc else None},
         "jobs": args.jobs,
-        "sets": {name: one_set(args.sources, name, args.limit, args.jobs, args.cc) for name in (args.sets or SETS)},
+        "sets": {name: one_set(args.sources, name, args.limit, args.jobs, args.cc, args.profile) for name in (args.sets or SETS)},
     }
     text = json.dumps(result, indent=2)
     if args.output:

@@ -112,7 +112,8 @@ def test_one_file_edit_reanalyses_that_file_and_its_includers(tmp_path, monkeypa
     assert [Path(p).name for p in cache.hits] == ["c.cu"]
     assert _findings(edited) == _findings(_run(files, None, compile))
 
-    (tmp_path / "src" / "c.cu").write_text(ALONE.replace("threadIdx.x * 4", "threadIdx.x * 8"))
+    extra = "__global__ void extra(float *y) { y[threadIdx.x] = 0; }\n"  # a new kernel: only c.cu's key changes
+    (tmp_path / "src" / "c.cu").write_text(ALONE.replace("threadIdx.x * 4", "threadIdx.x * 8") + extra)
     seen.clear()
     _run(files, cache := ResultCache(tmp_path / "cache"), compile)
     assert seen == ["c.cu"]
@@ -137,12 +138,14 @@ def test_options_and_launches_are_part_of_the_key(tmp_path, monkeypatch):
 def test_a_broken_entry_is_a_miss_never_a_crash(tmp_path, monkeypatch):
     files = _tree(tmp_path / "src")
     cold = _run(files, ResultCache(tmp_path / "cache"), False)
-    stored = sorted((tmp_path / "cache").rglob("*.pickle"))
+    stored = sorted(f for f in (tmp_path / "cache").rglob("*.pickle") if "launches" not in f.parts)
     assert len(stored) == len(files)
     stored[0].write_bytes(stored[0].read_bytes()[:40])  # truncated
     stored[1].write_bytes(b"not a cache entry")  # another format
     for manifest in sorted((tmp_path / "cache").rglob("*.json"))[:1]:
         manifest.write_text("{")  # unreadable manifest
+    for table in (tmp_path / "cache" / "launches").rglob("*.pickle"):
+        table.write_bytes(b"\x00" * 10)  # a broken launch table: computed again
     seen = _counting(monkeypatch)
     again = _run(files, cache := ResultCache(tmp_path / "cache"), False)
     assert 2 <= len(seen) <= 3 and len(cache.misses) == len(seen)
@@ -194,8 +197,8 @@ def test_cache_info_and_clean(tmp_path, monkeypatch):
     _run(_tree(tmp_path / "src"), ResultCache(), False)
     out = CliRunner().invoke(cli, ["cache", "info"])
     assert out.exit_code == 0 and f"cache folder: {tmp_path / 'cache'}" in out.output
-    assert "analyses: 8 files" in out.output  # 4 manifests, 4 results
+    assert "analyses: 9 files" in out.output  # 4 manifests, 4 results, the launch table
     out = CliRunner().invoke(cli, ["cache", "clean"])
-    assert out.exit_code == 0 and "removed 8 files" in out.output
+    assert out.exit_code == 0 and "removed 9 files" in out.output
     assert info(tmp_path / "cache")["results_files"] == 0 and (tmp_path / "cache" / "tune" / "keep.bin").exists()
     assert clean(tmp_path / "nowhere") == 0

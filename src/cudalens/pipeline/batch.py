@@ -60,7 +60,7 @@ def analyze_files(paths: list[str], *, block: Any, defines: Mapping[str, Any], c
     if refused and not keep_going:
         raise InputError(next(iter(refused.values())))
     readable = [p for p in dict.fromkeys(paths) if p not in refused]
-    table = _launch_table(readable, project, build)
+    table = _launch_table(readable, project, build, cache)
     cached, keys = _consult(cache, readable, block, defines, cc, compile, build, project, table, instantiate)
     if file_limits is not None:
         done_, failed_ = _analyze_isolated(readable, block=block, defines=defines, cc=cc, compile=compile,
@@ -291,13 +291,18 @@ def _kernel_names(text: str) -> frozenset[str]:
     return frozenset(re.findall(r"__global__[^;{(]*?\b([A-Za-z_]\w*)\s*\(", text))
 
 
-def _launch_table(paths: list[str], project: Any, build: Any) -> Any:
-    """The launch table of the project (or of ``paths`` alone), built once for every file."""
+def _launch_table(paths: list[str], project: Any, build: Any, cache: Any = None) -> Any:
+    """The launch table of the project (or of ``paths`` alone), built once for every file (read from
+    ``cache`` when no file it reads changed)."""
     from cudalens.project.resolve import resolve_project
     from cudalens.project.tree import Project
 
     if project is None:
         project = Project(str(Path(paths[0]).resolve().parent) if paths else ".", ())
+    if cache is not None:
+        from cudalens.pipeline.result_cache import launch_table
+
+        return launch_table(cache, paths, project, build, lambda: resolve_project(project, build, extra=paths))
     return resolve_project(project, build, extra=paths)
 
 

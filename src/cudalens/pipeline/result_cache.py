@@ -15,13 +15,16 @@ whose manifest, digest and atomic writes this module reuses):
 2. the **result**, keyed by the manifest key plus the digest of every file on that list, stored as a
    pickle behind a header naming this module's storage format.
 
+The project's launch table, which every key depends on, is stored too (:func:`launch_table`), under a
+digest of the files it is computed from, so a warm run parses nothing.
+
 A file that changed, vanished or appeared on an include path read earlier changes the digest: that
 file and every file whose compile read it (its includers) miss, and nothing else. Writes are atomic
 (a temporary file, then ``os.replace``); an entry that cannot be read or unpickled, or of another
 format, is a miss, never a crash. Results whose notes say the analysis hit a time or memory budget
 are not stored (they depend on the machine's load).
 
-The folder is ``<cache_dir>/results`` (``$CUDALENS_CACHE_DIR``, else ``$XDG_CACHE_HOME/cudalens``, else
+The folder is ``<cache_dir>/results`` (launch tables in ``results/launches``; ``$CUDALENS_CACHE_DIR``, else ``$XDG_CACHE_HOME/cudalens``, else
 ``~/.cache/cudalens``), beside the compile cache's entries; ``cudalens cache info|clean`` reads and empties
 both. The entries are pickles: the folder must be writable only by whoever runs cudalens (as a CI cache
 restored from the same repository's own runs).
@@ -33,7 +36,7 @@ import functools
 import hashlib
 import os
 import pickle
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,8 +92,8 @@ def file_key(path: str, *, options: Mapping[str, Any], build: Any, table: Any, c
     """The manifest key of ``path`` under ``options`` (see the module docstring)."""
     macros: tuple[Any, ...] = ()
     if build is not None:  # the whole build context (its compile_commands entries, config) and the file's share
-        macros = (_build_digest(build), tuple(build.nvcc_flags(path)),
-                  tuple(sorted(build.header_macros(path).items())), tuple(build.forced_macros(path)))
+        macros = (_build_digest(build), tuple(build.nvcc_flags(path)), _macros(build, path),
+                  tuple(build.forced_macros(path)))
     fingerprint = _toolchain()[0] if compile else "no-compile"
     text = repr((sorted((k, repr(v)) for k, v in options.items()), macros, launch_context(table, path),
                  compile, tool_version()))
@@ -109,6 +112,56 @@ def _build_digest(build: Any) -> str:
         _BUILDS.clear()
         _BUILDS[id(build)] = got
     return got[1]
+
+
+_MACROS: dict[tuple[int, str], tuple[tuple[str, str], ...]] = {}
+
+
+def _macros(build: Any, path: str) -> tuple[tuple[str, str], ...]:
+    """``build.header_macros(path)`` (the macros of the project headers it includes), once per run."""
+    if not _BUILDS or next(iter(_BUILDS.values()))[0] is not build:
+        _build_digest(build)
+        _MACROS.clear()
+    key = (id(build), os.path.realpath(path))
+    if key not in _MACROS:
+        _MACROS[key] = tuple(sorted(build.header_macros(path).items()))
+    return _MACROS[key]
+
+
+def launch_table(cache: ResultCache, paths: Sequence[str], project: Any, build: Any,
+                 compute: Callable[[], Any]) -> Any:
+    """The project's launch table for ``paths`` (``compute()``), stored under a digest of every file it
+    reads (the files whose launches can reach ``paths``: project.resolve._relevant), the macros each
+    is parsed with, the build context, the include graph and the tool's version: an unchanged
+    project costs reading its files, not parsing them."""
+    from types import MappingProxyType
+
+    from cudalens.project.resolve import LaunchTable, _relevant
+
+    files = _relevant(project, list(paths)) if paths else list(project.files)
+    h = hashlib.sha256(FORMAT + tool_version().encode())
+    h.update(repr((project.root, sorted(project.includes.items()))).encode())
+    if build is not None:
+        h.update(_build_digest(build).encode())
+    for f in files:
+        try:
+            h.update(f"\0{f}\0".encode() + hashlib.sha256(Path(f).read_bytes()).digest())
+            if build is not None:
+                h.update(repr((_macros(build, f), build.forced_macros(f))).encode())
+        except Exception:  # noqa: BLE001 - unreadable now: computed, never stored
+            return compute()
+    digest = h.hexdigest()
+    where = cache._dir() / "launches" / digest[:2] / f"{digest}.pickle"
+    got = _read(where)
+    if isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], dict):
+        return LaunchTable(MappingProxyType(got[0]), got[1])
+    table = compute()
+    try:
+        data = FORMAT + pickle.dumps((dict(table.sites), table.root), protocol=pickle.HIGHEST_PROTOCOL)
+        _compiled.atomic_write(where, data)
+    except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        pass
+    return table
 
 
 def dependencies(path: str, fa: Any, project: Any = None) -> list[str]:
@@ -202,7 +255,7 @@ def _entries(root: Path) -> dict[str, list[Path]]:
             out["compiles"] += [f for f in child.iterdir() if f.is_file()]
     results = root / "results"
     if results.is_dir():
-        out["results"] += [f for d in results.iterdir() if d.is_dir() for f in d.iterdir() if f.is_file()]
+        out["results"] += [f for f in results.rglob("*") if f.is_file()]
     return out
 
 
@@ -233,10 +286,12 @@ def clean(directory: Path | None = None) -> int:
                 removed += 1
             except OSError:
                 continue
-            try:
-                f.parent.rmdir()
-            except OSError:
-                pass
+            for d in (f.parent, f.parent.parent):  # emptied folders (results/launches/xx, results/launches)
+                if d != root and d != root / "results":
+                    try:
+                        d.rmdir()
+                    except OSError:
+                        break
     return removed
 
 
@@ -252,10 +307,14 @@ def consult(cache: ResultCache, paths: Sequence[str], *, block: Any, defines: Ma
     units = tuple(p for p in paths if not is_header(p) and not includers[p])
     every = frozenset().union(*kernels.values()) if kernels else frozenset()
     keys: dict[str, str] = {}
+    words: dict[str, frozenset[str]] = {}
     for p in paths:
         others = every if not kernels.get(p) else frozenset().union(*(kernels[q] for q in paths if q != p))
+        elsewhere = others - kernels.get(p, frozenset())
+        if project is not None:  # only the names its compile can hold: those its files mention
+            elsewhere &= _mentioned(p, project, words)
         options = {"block": block, "defines": sorted((k, repr(v)) for k, v in defines.items()), "cc": cc,
-                   "instantiate": instantiate.get(p, ()), "elsewhere": sorted(others - kernels.get(p, frozenset())),
+                   "instantiate": instantiate.get(p, ()), "elsewhere": sorted(elsewhere),
                    "includers": includers[p], "through": () if p in units else units}
         try:
             keys[p] = file_key(p, options=options, build=build, table=table, compile=compile)
@@ -263,6 +322,25 @@ def consult(cache: ResultCache, paths: Sequence[str], *, block: Any, defines: Ma
             continue
     hits = {p: fa for p in keys if (fa := cache.lookup(p, keys[p])) is not None}
     return hits, keys
+
+
+def _mentioned(path: str, project: Any, memo: dict[str, frozenset[str]]) -> frozenset[str]:
+    """The identifiers of ``path`` and of the project files it includes (a kernel another analysed file
+    defines reaches this file's compile only through them)."""
+    import re
+
+    from cudalens.project.resolve import _closure
+
+    real = os.path.realpath(path)
+    out: set[str] = set()
+    for f in {real, *_closure(real, project.includes)}:
+        if f not in memo:
+            try:
+                memo[f] = frozenset(re.findall(r"[A-Za-z_]\w*", Path(f).read_text(encoding="utf-8", errors="replace")))
+            except OSError:
+                memo[f] = frozenset()
+        out |= memo[f]
+    return frozenset(out)
 
 
 def fill(cache: ResultCache, done: Sequence[Any], keys: Mapping[str, str], hits: Mapping[str, Any],
