@@ -119,6 +119,19 @@ def test_one_file_edit_reanalyses_that_file_and_its_includers(tmp_path, monkeypa
     assert seen == ["c.cu"]
 
 
+@pytest.mark.slow
+def test_a_file_that_does_not_compile_is_analysed_again(tmp_path, monkeypatch):
+    if not _nvcc():
+        pytest.skip("no nvcc")
+    files = _tree(tmp_path / "src")
+    (tmp_path / "src" / "c.cu").write_text('#include "not_installed_yet.h"\n' + ALONE)
+    _run(files, ResultCache(tmp_path / "cache"), True)
+    seen = _counting(monkeypatch)
+    again = _run(files, ResultCache(tmp_path / "cache"), True)
+    assert seen == ["c.cu"]  # the others are read from the cache
+    assert "not_installed_yet.h" in (next(fa for fa in again.files if fa.model.path.endswith("c.cu")).compile_error or "")
+
+
 def test_options_and_launches_are_part_of_the_key(tmp_path, monkeypatch):
     files = _tree(tmp_path / "src")
     cache = ResultCache(tmp_path / "cache")

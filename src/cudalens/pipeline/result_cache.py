@@ -22,7 +22,8 @@ A file that changed, vanished or appeared on an include path read earlier change
 file and every file whose compile read it (its includers) miss, and nothing else. Writes are atomic
 (a temporary file, then ``os.replace``); an entry that cannot be read or unpickled, or of another
 format, is a miss, never a crash. Results whose notes say the analysis hit a time or memory budget
-are not stored (they depend on the machine's load).
+are not stored (they depend on the machine's load), nor are those of files whose compile missed an
+included file (installing it fixes them without changing a file of theirs).
 
 The folder is ``<cache_dir>/results`` (launch tables in ``results/launches``; ``$CUDALENS_CACHE_DIR``, else ``$XDG_CACHE_HOME/cudalens``, else
 ``~/.cache/cudalens``), beside the compile cache's entries; ``cudalens cache info|clean`` reads and empties
@@ -44,6 +45,7 @@ from typing import Any
 from cudalens.compiled import cache as _compiled
 
 FORMAT = b"cudalens-result/1\n"  # the storage format: this header, then a pickled FileAnalysis
+_MISSING = ("No such file or directory", "cannot open source file", "could not open")
 _UNSTABLE = ("budget of", "budget spent", "timed out", "compiled layer unavailable", "stopped at")
 
 
@@ -165,8 +167,8 @@ def launch_table(cache: ResultCache, paths: Sequence[str], project: Any, build: 
 
 
 def dependencies(path: str, fa: Any, project: Any = None) -> list[str]:
-    """What ``fa`` was computed from: the compiler's dependency list when it compiled, else the file
-    and what it includes (the project's include graph)."""
+    """What ``fa`` was computed from: the compiler's dependency list when it compiled, else (source
+    only) the file and what it includes (the project's include graph)."""
     compiled = getattr(fa, "compiled", None)
     deps = list(getattr(compiled, "deps", ()) or ())
     real = os.path.realpath(path)
@@ -211,8 +213,10 @@ class ResultCache:
         return fa
 
     def store(self, key: str, fa: Any, deps: Sequence[str]) -> None:
-        """Store ``fa`` under ``key`` and ``deps`` (not when it depends on the machine's load)."""
-        if any(word in n for n in (*fa.notes, *fa.model.problems) for word in _UNSTABLE):
+        """Store ``fa`` under ``key`` and ``deps``; not when it depends on the machine's load, nor when the
+        compiler missed a file (the fix lies outside the dependency list: a library installed)."""
+        if any(w in (fa.compile_error or "") for w in _MISSING) or \
+                any(w in n for n in (*fa.notes, *fa.model.problems) for w in _UNSTABLE):
             return
         digest = _compiled.deps_digest(key, deps, _toolchain()[1])
         if digest is None:
