@@ -486,9 +486,10 @@ def main(argv: list[str] | None = None) -> int:
                 if c["outcome"] in ("crash", "overrun", "ran", "nosarif") and len(e2e["failures"]) < 20:
                     e2e["failures"].append({"input": i, **c,
                                             "data_b64": base64.b64encode(data[:20000]).decode()})
-            if (i + 1) % 500 == 0 and args.out:
+            done_inputs = sum(counts.values())
+            if done_inputs % 250 == 0 and args.out:
                 Path(args.out + ".partial").write_text(json.dumps(
-                    {"done": i + 1, "outcomes": counts, "peak_rss_mb": runner.peak_rss_mb, "check_e2e": e2e,
+                    {"done": done_inputs, "outcomes": counts, "peak_rss_mb": runner.peak_rss_mb, "check_e2e": e2e,
                      "cli_sample": cli, "failures": [{k: v for k, v in f.items() if k != "data"}
                                                      for f in failures.values()],
                      "elapsed_s": round(time.time() - started)}, indent=1, default=str))

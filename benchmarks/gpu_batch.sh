@@ -31,7 +31,7 @@ for step in "$@"; do
     access)    run_step access 240 python3 benchmarks/access_gpu.py "$out/access" ;;
     measure)   run_step measure 420 python3 benchmarks/measure_gpu.py "$out/measure" ;;
     ncu)       run_step ncu 60 python3 benchmarks/ncu_fixture.py "$out/ncu" ;;
-    labs)      run_step labs 420 python3 -m cudalens lab run all --out "$out/labs" ;;
+    labs)      run_step labs 420 python3 -m cudalens lab run all --output "$out/labs" ;;
     probe)     run_step probe 120 python3 benchmarks/shared_wide_probe.py "$out/probe" ;;
     timing)    run_step timing 330 python3 benchmarks/timing_probe.py "$out/timing" ;;
     storeprobe) run_step storeprobe 220 python3 benchmarks/shared_store_probe.py "$out/storeprobe" ;;

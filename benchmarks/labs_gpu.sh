@@ -6,4 +6,4 @@ set -euo pipefail
 OUT="${OUT:-benchmarks/results/h100}"
 export PYTHONPATH="${PYTHONPATH:-}:src"
 mkdir -p "$OUT/labs"
-python -m cudalens lab run all --out "$OUT/labs" "$@" | tee "$OUT/labs/summary.txt"
+python -m cudalens lab run all --output "$OUT/labs" "$@" | tee "$OUT/labs/summary.txt"

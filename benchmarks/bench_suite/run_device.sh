@@ -10,7 +10,7 @@ export PYTHONPATH="$PWD/src:/tmp/site" PYTHONUNBUFFERED=1
 for step in "$@"; do
   case $step in
     tests) timeout "${TESTS_LIMIT:-100}" python3 -m pytest -q -m gpu -p no:cacheprovider tests/measure > "$out/gpu_tests.txt" 2>&1; tail -8 "$out/gpu_tests.txt" ;;
-    labs) timeout 300 python3 -m cudalens lab run all --out "$out/labs" > "$out/labs_log.txt" 2>&1; echo "labs rc=$?"; tail -25 "$out/labs_log.txt" ;;
+    labs) timeout 300 python3 -m cudalens lab run all --output "$out/labs" > "$out/labs_log.txt" 2>&1; echo "labs rc=$?"; tail -25 "$out/labs_log.txt" ;;
     *) timeout "${STEP_LIMIT:-170}" python3 benchmarks/bench_suite/bench_suite_gpu.py "$out" "$step" 2>&1 | tee -a "$out/suite_log.txt" | tail -40 ;;
   esac
 done

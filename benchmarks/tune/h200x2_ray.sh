@@ -14,9 +14,10 @@
 set -u
 OUT=$1
 BUDGET=${BUDGET_S:-385}
-R=/tmp/tune-res/s4
+DAY=$(date -u +%F)  # results land in benchmarks/results/h200x2/tune/<date>/
+R=/tmp/tune-res/$DAY
 mkdir -p "$R"
-pack() { tar -C /tmp/tune-res -czf "$OUT/tune_h200x2_s4.tgz" s4; }
+pack() { tar -C /tmp/tune-res -czf "$OUT/tune_h200x2_$DAY.tgz" "$DAY"; }
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   $(ls .tuneray/*.whl | grep -E 'jsonschema|referencing|rpds') || exit 1
 tar -C /tmp/site -xJf .tuneray/ray_slim.tar.xz || exit 1
@@ -41,11 +42,11 @@ sweep() {  # tag, seconds allowed, run_tune.py arguments...
   nvidia-smi --query-gpu=index,clocks.sm,temperature.gpu,power.draw --format=csv,noheader >> "$R/nvidia_smi.csv"
   pack
 }
-sweep _s4_2gpu 120 --ray
-CUDA_VISIBLE_DEVICES=0 sweep _s4_1gpu 190 --ray --ray-workers=1
+sweep _2gpu 120 --ray
+CUDA_VISIBLE_DEVICES=0 sweep _1gpu 190 --ray --ray-workers=1
 LEFT=$(( BUDGET - SECONDS ))
 if [ "$LEFT" -gt 120 ]; then
-  CUDA_VISIBLE_DEVICES=0 sweep _s4_local $(( LEFT - 5 ))
+  CUDA_VISIBLE_DEVICES=0 sweep _local $(( LEFT - 5 ))
 else
   echo "local one-GPU sweep skipped: ${LEFT} s left" | tee -a "$L"
 fi

@@ -53,7 +53,8 @@ def test_skipping_changes_no_prediction(path, ptx_of, monkeypatch):
     assert any(dead_instructions(fn) for fn in module.entries)  # the slice skips something here
     # skip nothing, and make every loaded value (needed: every register the kernel names)
     every = lambda fn: frozenset(r for ins in fn.instructions for t in (*ins.operands, ins.pred or "") for r in _regs(t))  # noqa: E731
-    monkeypatch.setattr(ptx_eval, "slice_of", lambda fn: (frozenset(), every(fn)))
+    real = ptx_eval.slice_and_params  # (the parameters that reach addresses: unchanged)
+    monkeypatch.setattr(ptx_eval, "slice_and_params", lambda fn: (frozenset(), every(fn), real(fn)[2]))
     monkeypatch.setattr(ptx_run, "slice_of", lambda fn: (frozenset(), every(fn)))
     full = [evaluate(module, fn, (128, 1, 1), (2, 1, 1)) for fn in module.entries]
     for a, b in zip(sliced, full):

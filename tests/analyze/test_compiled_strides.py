@@ -16,10 +16,20 @@ def _fill(fig: LineFigure, bytes_per_thread: int | None = 4) -> Access:
     return fill_access(a, {(4, QUANTITY): fig})
 
 
-def test_one_stride_in_every_trial_is_strided():
-    a = _fill(LineFigure(32.0, 4.0, "", 1024, (1024, 4000, 16384)))
-    assert (a.pattern, a.lane_stride, a.figures_from) == ("strided-256", 256, "compiled-ptx")
-    assert "lane stride 256, 1000, 4096 elements" in a.assumptions[-1]
+def test_one_stride_in_every_trial_is_strided_and_named_by_its_parameter():
+    fig = LineFigure(32.0, 4.0, "the same for param 1 = 256, 1000, 4096", 1024, (1024, 4000, 16384),
+                     tried=(256, 1000, 4096), params=(1,))
+    a = fill_access(Access(line=4, array="out", space="global", op="store", bytes_per_thread=4, index="x * h",
+                           pattern="parameter-dependent"), {(4, QUANTITY): fig}, ("out", "h"))
+    assert (a.pattern, a.figures_from) == ("strided-by-parameter", "compiled-ptx")
+    assert a.lane_stride == 256  # the least of the trials (SH3's threshold reads it), never printed as the stride
+    assert a.lane_stride_text == "= h elements (h = 256..4096 tried)"
+    assert "the same for h = 256, 1000, 4096" in a.assumptions[-2]
+    # a stride that does not follow the parameter in proportion: its span over the trials
+    fig = LineFigure(32.0, 4.0, "", 1028, (1028, 4004, 16388), tried=(256, 1000, 4096), params=(1,))
+    a = fill_access(Access(line=4, array="out", space="global", op="store", bytes_per_thread=4, index="x * (h + 1)",
+                           pattern="parameter-dependent"), {(4, QUANTITY): fig}, ("out", "h"))
+    assert a.lane_stride_text == "depending on h: 257..4097 elements over the trials (h = 256..4096 tried)"
 
 
 def test_the_same_stride_in_every_trial_says_so_plainly():

@@ -20,15 +20,17 @@ def _run(capsys, *argv):
 
 @pytest.fixture(scope="module")
 def examples_json():
-    """The JSON of `cudalens check examples --no-compile`, computed once."""
+    """The JSON of `cudalens check examples --no-compile`, computed once (triaged as check does:
+    one finding per rule, kernel and line)."""
     from cudalens.pipeline import analyze
-    from cudalens.cli.check import cuda_files
+    from cudalens.project.paths import cuda_files
+    from cudalens.triage import triage_analysis
 
-    return analyze(cuda_files(str(EXAMPLES)), compile=False).to_dict()
+    return triage_analysis(analyze(cuda_files(str(EXAMPLES)), compile=False))[0].to_dict()
 
 
 def test_finds_every_cuda_file_sorted_and_skips_hidden(tmp_path):
-    from cudalens.cli.check import cuda_files
+    from cudalens.project.paths import cuda_files
 
     (tmp_path / "b").mkdir()
     (tmp_path / ".hidden").mkdir()

@@ -40,7 +40,7 @@ def test_run_with_fake_runner_writes_results(monkeypatch, tmp_path, capsys):
     import cudalens.labs.runner as runner_mod
     from cudalens.labs.fake import FakeRunner
     monkeypatch.setattr(runner_mod, "open_runner", lambda quick=False: FakeRunner())
-    assert main(["lab", "run", "divergence", "--quick", "--out", str(tmp_path)]) == 0
+    assert main(["lab", "run", "divergence", "--quick", "--output", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "verdict" in out
     doc = json.loads((tmp_path / "divergence.json").read_text())

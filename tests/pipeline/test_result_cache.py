@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from cudalens.cli.check import collect_paths
 from cudalens.pipeline import analyze
 from cudalens.pipeline import stages as _stages
 from cudalens.pipeline.result_cache import ResultCache, clean, info
+from cudalens.project.paths import collect_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECTS = ROOT / "tests" / "projects"

@@ -68,8 +68,9 @@ def test_included_cu_lines_are_checked_under_the_launch_of_the_including_unit(pr
         c = checks[(2, q)]
         assert c["file"].endswith("kernels.cu") and c["agree"] is True and c["predicted"] == c["measured"] == LANES
     assert not [f for f in d["findings"] if f["rule"] == "V1"]
-    keys = [(f["rule"], f["kernel"], f["line"]) for f in d["findings"]]
-    assert len(keys) == len(set(keys)) and ("E6", "spread", 1) in keys  # each finding once, in kernels.cu
+    keys = [(f["rule"], f["kernel"], f["file"], f["line"], f["message"]) for f in d["findings"]]
+    assert len(keys) == len(set(keys))  # each finding once
+    assert [k[2] for k in keys if k[0] == "E6"] == [str(tmp_path / "kernels.cu")]  # with the kernel's own file
 
 
 def test_an_included_cu_analysed_alone_compiles_through_its_unit(project, monkeypatch, capsys):

@@ -205,3 +205,20 @@ def test_compile_commands_defines_reach_the_launch(tmp_path):
                                                                   "command": "nvcc -DTILE=32 -c ../src/main.cu"}])})
     launch, _t, _k = resolved(tmp_path, "copy", "src/main.cu")
     assert launch.block == (32, 8, 1)
+
+
+def test_driver_api_graph_nodes_and_class_members(tmp_path):
+    write(tmp_path, {"k.cu": 'extern "C" ' + COPY + COPY.replace("copy", "node_k") + COPY.replace("copy", "member_k") + (
+        "void drv(CUmodule mod) {\n  CUfunction f;\n  cuModuleGetFunction(&f, mod, \"copy\");\n  int s = 6;\n"
+        "  void *args[] = {0, 0, &s};\n  cuLaunchKernel(f, 10, 1, 1, 64, 2, 1, 0, 0, args, 0);\n}\n"
+        "void graph() {\n  cudaKernelNodeParams p = {0};\n  p.func = (void *)node_k;\n  p.gridDim = dim3(3);\n"
+        "  p.blockDim.x = 48;\n  p.blockDim.y = p.blockDim.z = 1;\n}\n"
+        "struct Step {\n  int threads = 0;\n  void run() { member_k<<<2, 160>>>(0, 0, 1); }\n};\n")})
+    _l, table, k = resolved(tmp_path, "copy", "k.cu")
+    (site,) = table.launches(k)
+    assert (site.via, site.grid, site.block, dict(site.params)) == ("cuLaunchKernel", (10, 1, 1), (64, 2, 1), {"s": 6})
+    node, _t, _k = resolved(tmp_path, "node_k", "k.cu")
+    assert (node.via, node.grid, node.block) == ("graph kernel node", (3, 1, 1), (48, 1, 1))
+    member, _t, _k = resolved(tmp_path, "member_k", "k.cu")
+    line = (tmp_path / "k.cu").read_text().splitlines().index("  void run() { member_k<<<2, 160>>>(0, 0, 1); }") + 1
+    assert member.block == (160, 1, 1) and member.site == f"k.cu:{line}"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cudalens.rules.catalog import CATALOG
+from cudalens.rules.catalog import CATALOG, ITEMS
 from cudalens.rules.registry import load_all
 
 REPO = Path(__file__).resolve().parents[2]
@@ -20,7 +20,7 @@ def test_every_rule_has_a_rule_page_and_a_catalog_id():
     rules = load_all()
     assert rules
     for rid, spec in rules.items():
-        assert rid in CATALOG, f"rule {rid} is not a catalog id"
+        assert rid in ITEMS, f"rule {rid} is not a catalog id"
         positions = [spec.doc.find(h) for h in HEADINGS]
         assert all(p >= 0 for p in positions), f"rule {rid} lacks a section"
         assert positions == sorted(positions), f"rule {rid}: sections out of order"
@@ -28,7 +28,7 @@ def test_every_rule_has_a_rule_page_and_a_catalog_id():
 
 def test_rule_priority_is_the_guides():
     for rid, spec in load_all().items():
-        assert spec.priority == CATALOG[rid].priority, rid
+        assert spec.priority == ITEMS[rid].priority and spec.section == ITEMS[rid].section, rid
 
 
 def _catalog_rows(text: str) -> dict[str, tuple[str, str]]:

@@ -100,7 +100,8 @@ def test_ordinary_build_flags_pass():
     flags = ["-std=c++17", "--expt-relaxed-constexpr", "-O3", "-Xcompiler=-fPIC,-Wall", "-Xcompiler", "-fopenmp",
              "-forward-unknown-to-host-compiler", "-fPIC", "-Wno-deprecated-gpu-targets", "-lineinfo",
              "--use_fast_math", "-Xptxas=-v,-O3", "-Xcudafe", "--diag_suppress=177", "-DX=1", "-I/usr/include",
-             "-maxrregcount=64", "-rdc=true", "-gencode", "arch=compute_90,code=sm_90", "--extended-lambda"]
+             "-maxrregcount=64", "-rdc=true", "-gencode", "arch=compute_90,code=sm_90", "--extended-lambda",
+             "--std", "c++17", "-ftz", "true", "-x", "cu"]
     assert check_flags(flags, "x") == tuple(flags)
     with pytest.raises(InputError, match="x: '-ccbin /bin/true'"):
         check_flags(["-ccbin", "/bin/true"], "x")

@@ -2,7 +2,7 @@
 lazily loaded CLI.
 
 The read-back fixtures are raw traces recorded on an H100 (tests/fixtures/profile/, from
-benchmarks/profile_gpu.py and benchmarks/profile_gpu_s4.py): a PyTorch training step that reads its
+benchmarks/profile_gpu.py and benchmarks/profile_gpu_vs_ncu.py): a PyTorch training step that reads its
 loss back every step (two captures, from two sessions), and a CuPy program that reads 16 floats back
 every iteration.
 """
@@ -20,14 +20,14 @@ import pytest
 
 from cudalens.trace.app import children_notes
 from cudalens.trace.assess import app_facts, findings
-from cudalens.trace.readback import read_backs, readback_findings
+from cudalens.trace.readback import loop_read_backs, read_backs
 from cudalens.trace.records import parse, parse_file
 from cudalens.trace.run import _child_traces, child_trace_files
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "profile"
 TORCH = FIX / "h100_torch_train.tsv"
-TORCH_S4 = FIX / "h100_torch_train_s4.tsv"  # a second capture (session 4, benchmarks/profile_gpu_s4.py)
+TORCH_S4 = FIX / "h100_torch_train_s4.tsv"  # a second capture (session 4, benchmarks/profile_gpu_vs_ncu.py)
 CUPY = FIX / "h100_cupy_rawkernel.tsv"
 TRANSPOSE = FIX / "h100_transpose.tsv"
 
@@ -60,7 +60,7 @@ def test_cupy_small_get_per_iteration_is_a_read_back():
     trace = parse_file(str(CUPY))
     found = read_backs(trace)
     assert len(found) == 30 and {r.copy.bytes for r in found} == {64}  # out[:16].get(), 30 iterations
-    assert readback_findings(trace, app_facts(trace).span_s, "p.py")
+    assert loop_read_backs(trace) and app_facts(trace).span_s
 
 
 def test_no_read_back_without_a_synchronize_or_in_a_large_or_lone_copy():
@@ -71,7 +71,7 @@ def test_no_read_back_without_a_synchronize_or_in_a_large_or_lone_copy():
     assert read_backs(big) == []
     found = read_backs(trace)
     one = dataclasses.replace(trace, copies=tuple(c for c in trace.copies if c is found[0].copy or c.kind != "DtoH"))
-    assert len(read_backs(one)) == 1 and readback_findings(one, app_facts(one).span_s, "p") == []
+    assert len(read_backs(one)) == 1 and loop_read_backs(one) == ()
     # transpose copies synchronously (cudaMemcpy, no async flag): the synchronous form of X4, not this one
     assert read_backs(parse_file(str(TRANSPOSE))) == []
 
@@ -166,7 +166,7 @@ def test_profile_loads_only_its_own_command_module():
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
                          check=True).stdout.strip().splitlines()
-    assert out[-2] == "['cudalens.cli._build', 'cudalens.cli.profile']" and out[-1] == "[]"
+    assert out[-2] == "['cudalens.cli._build', 'cudalens.cli._common', 'cudalens.cli.profile']" and out[-1] == "[]"
 
 
 def test_every_command_still_lists_and_resolves(capsys):

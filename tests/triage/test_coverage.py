@@ -25,7 +25,8 @@ def test_rules_command_shows_coverage(capsys):
     doc = json.loads(capsys.readouterr().out)
     rows = {r["id"]: r for r in doc["rules"]}
     assert doc["implemented"] + doc["elsewhere"] + doc["not_detectable"] == doc["catalog"] == len(CATALOG)
-    assert rows["G1"]["coverage"] == "rule" and rows["A1"]["coverage"] == "elsewhere"
+    assert rows["G1"]["coverage"] == "rule" and rows["A2"]["coverage"] == "elsewhere"
+    assert rows["A1"]["coverage"] == "rule"  # the traced detector (cudalens profile)
     assert rows["K3"]["coverage"] == "not detectable"
     assert main(["rules", "K3"]) == 0
     page = capsys.readouterr().out

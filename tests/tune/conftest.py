@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-SPACE = ["BM=32,64,128,256", "BN=32,64,128,256", "BK=8..32*2", "TM=2,4,8", "TN=2,4,8"]
+SPACE = ["BM=32,64,128,256", "BN=32,64,128,256", "BK=8:32:x2", "TM=2,4,8", "TN=2,4,8"]
 RESTRICT = ["(BM/TM)*(BN/TN) >= 32", "(BM/TM)*(BN/TN) <= 1024", "(BM*BK) % ((BM/TM)*(BN/TN)) == 0",
             "(BN*BK) % ((BM/TM)*(BN/TN)) == 0"]
 CONSTS = ["M=2048", "N=2048", "K=2048"]

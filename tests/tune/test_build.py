@@ -66,11 +66,11 @@ def test_missing_toolchain_is_a_reason_not_a_crash(tmp_path, monkeypatch):
 
 
 def test_hostile_flag_is_refused_before_nvcc_runs(tmp_path):
-    """--flag goes through the project's safe nvcc invocation: shell characters are refused in one
+    """--nvcc-flag goes through the project's safe nvcc invocation: shell characters are refused in one
     line before any compile, and a configuration built with one is a reason, not a command run."""
     victim = tmp_path / "pwned"
     bad = f"-Xcompiler=$(touch {victim})"
-    with pytest.raises(InputError, match="--flag .*shell"):
+    with pytest.raises(InputError, match="--nvcc-flag .*shell"):
         check_flags(GEMM, [bad])
     check_flags(GEMM, ["-O3", "-DX=1", "-I/usr/include"])  # ordinary flags pass
     job = BuildJob(GEMM, KernelSpec.parse("gemm<BM,BN,BK,TM,TN>"), "k", (("BM", 64),), "9.0", flags=(bad,),

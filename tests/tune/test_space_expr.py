@@ -12,12 +12,21 @@ from cudalens.tune.space import Config, make_space, parse_param
 
 def test_param_lists_and_ranges():
     assert parse_param("BM=32,64,128").values == (32, 64, 128)
-    assert parse_param("BK=8..64*2").values == (8, 16, 32, 64)
-    assert parse_param("U=1..4").values == (1, 2, 3, 4)
-    assert parse_param("U=0..8+4").values == (0, 4, 8)
+    assert parse_param("BK=8:64:x2").values == (8, 16, 32, 64)
+    assert parse_param("U=1:4:+1").values == (1, 2, 3, 4)
+    assert parse_param("U=0:8:+4").values == (0, 4, 8)
 
 
-@pytest.mark.parametrize("text", ["BM", "BM=", "1BM=4", "BM=4,x", "BM=4,4", "BK=8..4", "BK=0..8*2", "BK=2..8*1"])
+def test_space_ranges_are_the_axis_grammar():
+    """One range grammar: `tune --space` and `bench --axis` give the same values for the same text."""
+    from cudalens.measure.axes import parse_axis
+
+    for text in ("8:64:x2", "2^10:2^14:x4", "0:64:+16", "3:11:4", "1:1:+1"):
+        assert parse_param(f"P={text}").values == tuple(int(v) for v in parse_axis(f"P={text}").values)
+
+
+@pytest.mark.parametrize("text", ["BM", "BM=", "1BM=4", "BM=4,x", "BM=4,4", "BK=8:4:+1", "BK=0:8:x2", "BK=2:8:x1",
+                                  "BK=8..32*2"])
 def test_bad_params_name_the_option(text):
     with pytest.raises(InputError, match="--space"):
         parse_param(text)

@@ -33,7 +33,7 @@ def test_bad_input_is_one_line_and_exit_2(gemm_source, tmp_path, capsys):
         (["--restrict", "__import__('os')"], "not allowed"),
         (["--space", "XX=1,1"], "listed twice"),
         (["--max-fraction", "2"], "--max-fraction"),
-        (["--flag", "$(touch pwned)"], "nvcc's shell would interpret"),
+        (["--nvcc-flag", "$(touch pwned)"], "nvcc's shell would interpret"),
     ]
     for extra, words in cases:
         assert main(["tune", gemm_source, *BASE, "--db", str(tmp_path / "h.db"), *extra]) == 2

@@ -42,6 +42,7 @@ from cudalens.project.resolve import (
     kernel_defines,
     number,
     resolve_models,
+    with_type_args,
 )
 from cudalens.source import expr as E
 from cudalens.source.limits import Budget, BudgetExceeded
@@ -139,7 +140,7 @@ def analyze_model(model: SourceModel, block: UserBlock = None,
         try:
             budget.check()
             k = dataclasses.replace(k, launch=table.resolve(k, block, defines))
-            kernels.append(_analyze_kernel(k, _with_type_args(k, kernel_defines(defines, k.name)), macros, budget))
+            kernels.append(_analyze_kernel(k, with_type_args(k, kernel_defines(defines, k.name)), macros, budget))
         except BudgetExceeded as exc:
             kernels.append(dataclasses.replace(k, problems=k.problems + (
                 f"kernel {k.name}: unmodelled: access model ({exc.what})",)))
@@ -224,16 +225,6 @@ class _KernelEval:
             return L.per_thread(L.evaluate(mask_expr, vals), self.nthreads) != 0, True
         except (E.Unknown, ValueError, TypeError, OverflowError, RecursionError):
             return np.ones(self.nthreads, dtype=bool), False
-
-
-def _with_type_args(k: Kernel, defines: dict[str, Any]) -> dict[str, Any]:
-    """``defines`` with the launch's type template arguments (``head_scale<float, 4>``: T = float),
-    which give the element width of ``T`` accesses; a ``--define`` of the same name wins."""
-    out = dict(defines)
-    for name, arg in zip(k.template_params, k.launch.template_args if k.launch is not None else ()):
-        if name not in out and E.parse_number(arg) is None and element_bytes(arg) is not None:
-            out[name] = arg
-    return out
 
 
 def _analyze_kernel(k: Kernel, defines: Mapping[str, Any], macros: Mapping[str, Any], budget: Budget) -> Kernel:

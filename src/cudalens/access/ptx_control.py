@@ -34,10 +34,73 @@ def transitive(cd: Mapping[int, set[int]]) -> dict[int, set[int]]:
     return out
 
 
+def deciding(fn: Function, cd: Mapping[int, set[int]]) -> dict[int, tuple[int, ...]]:
+    """Basic block -> the conditional branches that decide whether it runs (from ``cd``, usually
+    :func:`transitive` of :func:`control_dependent`)."""
+    block_of = {s: k for k, (s, _e) in enumerate(basic_blocks(fn))}
+    out: dict[int, list[int]] = {}
+    for b, region in cd.items():
+        for i in region:
+            if i in block_of:
+                out.setdefault(block_of[i], []).append(b)
+    return {k: tuple(sorted(v)) for k, v in out.items()}
+
+
 def control_dependent(fn: Function) -> dict[int, set[int]]:
     """Branch instruction index -> the instruction indices whose execution it decides (control
     dependence on the basic-block graph, from post-dominators)."""
+    return _decided(basic_blocks(fn), _sides(fn, basic_blocks(fn)))
+
+
+def _decided(blocks: list[tuple[int, int]], by_side: Mapping[int, Mapping[int, set[int]]]) -> dict[int, set[int]]:
+    return {b: {i for side in sides.values() for blk in side for i in range(*blocks[blk])}
+            for b, sides in by_side.items()}
+
+
+def control_and_sides(fn: Function) -> tuple[dict[int, set[int]], dict[int, tuple[frozenset[int], frozenset[int]]]]:
+    """(:func:`transitive` of :func:`control_dependent`, :func:`branch_sides`), the graph walked once."""
     blocks = basic_blocks(fn)
+    by_side = _sides(fn, blocks)
+    cd = transitive(_decided(blocks, by_side))
+    return cd, branch_sides(fn, cd, (blocks, by_side))
+
+
+def branch_sides(fn: Function, cd: Mapping[int, set[int]], graph: tuple | None = None
+                 ) -> dict[int, tuple[frozenset[int], frozenset[int]]]:
+    """Conditional branch -> (the instructions it decides on its taken side, on its fall-through
+    side), nested branches' regions included (``cd``: :func:`transitive` of
+    :func:`control_dependent`), for the branches whose sides hold no loop: the short sides ptxas
+    may turn into predicated code, which every warp that reaches the branch executes. Only branches
+    whose sides hold a shared access are listed."""
+    shared = {i.index for i in fn.instructions if i.base in ("ld", "st") and "shared" in i.parts}
+    if not shared:  # only shared figures are averaged the way ncu counts predicated executions
+        return {}
+    blocks, by_side = graph if graph is not None else (basic_blocks(fn), None)
+    by_side = by_side if by_side is not None else _sides(fn, blocks)
+    start_of = {s: k for k, (s, _e) in enumerate(blocks)}
+    out: dict[int, tuple[frozenset[int], frozenset[int]]] = {}
+    for b, sides in by_side.items():
+        fall = start_of.get(b + 1, len(blocks))
+        got = []
+        for succ in (next((x for x in sides if x != fall), None), fall):
+            ins = {i for blk in sides.get(succ, ()) for i in range(*blocks[blk])} if succ is not None else set()
+            ins |= {i for j in list(ins) if j in cd for i in cd[j]}
+            got.append(frozenset(ins))
+        region = got[0] | got[1]
+        if not region.isdisjoint(shared) and not any(_back(fn, i) for i in region):
+            out[b] = (got[0], got[1])
+    return out
+
+
+def _back(fn: Function, i: int) -> bool:
+    """Whether instruction ``i`` is a branch back to an earlier position (a loop)."""
+    ins = fn.instructions[i]
+    return ins.base == "bra" and bool(ins.operands) and fn.labels.get(ins.operands[0].strip(), i + 1) <= i
+
+
+def _sides(fn: Function, blocks: list[tuple[int, int]]) -> dict[int, dict[int, set[int]]]:
+    """Conditional branch instruction -> {successor block: the blocks on the way from it to the
+    branch's immediate post-dominator}."""
     nb = len(blocks)
     start_of = {s: k for k, (s, _e) in enumerate(blocks)}
     succ: list[set[int]] = []
@@ -68,18 +131,19 @@ def control_dependent(fn: Function) -> dict[int, set[int]]:
         strict = pdom[k] - {k}
         # strict postdominators form a chain: the immediate one is postdominated by all the others
         ipdom[k] = max(strict, key=lambda c: len(pdom[c])) if strict else exit_node
-    out_map: dict[int, set[int]] = {}
+    out_map: dict[int, dict[int, set[int]]] = {}
     for k, (_s, e) in enumerate(blocks):
         last = fn.instructions[e - 1]
         if last.base != "bra" or not last.pred:
             continue
-        dep: set[int] = set()
+        sides: dict[int, set[int]] = {}
         for sblk in succ[k]:
+            dep = sides.setdefault(sblk, set())
             node = sblk
             seen = 0
             while node != ipdom[k] and node != exit_node and seen <= nb:
                 dep.add(node)
                 node = ipdom.get(node, exit_node)
                 seen += 1
-        out_map[last.index] = {i for b in dep for i in range(*blocks[b])}
+        out_map[last.index] = sides
     return out_map

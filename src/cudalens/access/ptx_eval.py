@@ -9,7 +9,8 @@ and for each conditional branch the share of warp executions whose lanes split.
 
 - **Templates and helpers** are evaluated as instantiated and inlined: the PTX has them so.
 - **Parameters**: values the caller knows (launch site, ``--define``) are used. A scalar parameter
-  nobody gives is tried at each of :data:`PLAUSIBLE` (and pointers are 256-byte aligned buffers);
+  nobody gives is tried at each of :data:`PLAUSIBLE`, and where one reaches an address also at the
+  small and odd sizes of :data:`SMALL` (pointers are 256-byte aligned buffers);
   a quantity equal for all values is reported as that number, else as a range with its condition.
 - **Loaded values**: an address the same for all lanes of a warp yields a warp-uniform value. The
   kernel is run with three values for every load (:data:`SEEDS`: two synthetic values per address
@@ -36,13 +37,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from cudalens.access.ptx_control import control_dependent, transitive
+from cudalens.access.ptx_control import control_and_sides, deciding
 from cudalens.access.ptx_exec import Launch
 from cudalens.access.ptx_run import run_variants
-from cudalens.access.ptx_slice import loads_matter, slice_of
+from cudalens.access.ptx_slice import loads_matter, slice_and_params
 from cudalens.compiled.ptx import Function, PtxModule, type_bytes
 
 PLAUSIBLE = (256, 1000, 4096)
+#: small and odd sizes real code passes as often (tried too for a parameter that reaches an address)
+SMALL = (16, 17, 32, 33, 100)
 #: trial seeds for loaded values: two synthetic values per address, then zero-filled memory
 SEEDS = (1, 2, 0)
 _SEED_NAMES = {0: "zero", 1: "synthetic 1", 2: "synthetic 2"}
@@ -77,6 +80,10 @@ class LinePrediction:
     nway: float | None = None
     nway_low: float | None = None
     nway_high: float | None = None
+    # shared lines: the N-way where ptxas predicated the line's instructions (a branch side without a
+    # loop): warps that reach the branch with no lane on the side execute them too, with no wavefront,
+    # and Nsight Compute averages over those executions as well (ptx_predicated); None: as ``nway``
+    nway_predicated: float | None = None
     # (file, line) of the calls the line's instructions were inlined into (ptxas may place their SASS there)
     call_sites: tuple[tuple[str, int], ...] = ()
     # per call site: (file, line, lowest, highest figure of one instruction, lowest, highest N-way)
@@ -87,6 +94,13 @@ class LinePrediction:
     lane_strides: tuple[int | None, ...] = ()
     # bytes per lane the line's instructions of this quantity move, summed (pieces of one struct add up)
     bytes_per_lane: int | None = None
+    # per parameter trial (PLAUSIBLE order; empty when no parameter was tried): (figure, ideal, active
+    # lanes per request), so a reader can tell full warps (32 lanes) from edge warps of a bounds guard
+    trials: tuple[tuple[float | None, float | None, float | None], ...] = ()
+    # a line whose executions differ (a loop's iterations): the lowest and highest figure of one
+    # execution (``value`` is the weighted figure over all of them); None when they are all the same
+    iter_low: float | None = None
+    iter_high: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -216,34 +230,31 @@ def _values(module: PtxModule, fn: Function, res, cd, light: bool = False) -> di
         if q is not None and light:
             out[(module.files.get(ins.loc.file, ""), ins.loc.line, q)] = {"value": None}
         elif q is not None:
-            gate = gates.get(ins.index)
-            if gate is not None:
-                bl = fn.instructions[gate[1]].loc
-                why = (f"data-dependent: not reached by the evaluated warps, under a branch (line "
-                       f"{bl.line if bl else 0}) on a {gate[2] or 'loaded value'}")
-            else:
-                why = ("not a data dependence: not reached by the evaluated warps" + (
-                    " (the launch's threads never take this path)" if res.complete else
-                    f" (evaluation stopped after {res.steps} instruction steps)"))
-            out[(module.files.get(ins.loc.file, ""), ins.loc.line, q)] = {"value": None, "reason": why, "taint": 0, "req": 0}
+            out[(module.files.get(ins.loc.file, ""), ins.loc.line, q)] = {"value": None, "reason": _unreached(
+                fn, res, gates, ins.index), "taint": 0, "req": 0}
     for key, recs in _line_groups(module, fn, res).items():
         req = sum(r.requests for r in recs)
         taint, why = 0, ""
         for r in recs:
-            for t, w in ((r.taint, r.why), ctl.get(r.index, (0, ""))):
+            for t, w in (ctl.get(r.index, (0, "")), (r.taint, r.why)):  # running under the branch first
                 if t > taint:
                     taint, why = t, w
-        if req == 0:
-            out[key] = {"value": None, "reason": "not executed by the evaluated warps", "taint": taint, "req": 0}
-            continue
         glob = recs[0].space == "global"
+        skipped = None if glob or not any(r.skipped for r in recs) else round(sum(
+            int(r.wavefronts / (r.requests + r.skipped) + 1e-9) * (r.requests + r.skipped) for r in recs)
+            / sum(r.requests + r.skipped for r in recs), 4)
+        if req == 0:
+            out[key] = {"value": None, "reason": _unreached(fn, res, gates, recs[0].index), "taint": taint, "req": 0,
+                        "nway_pred": skipped}
+            continue
         num = sum(r.sectors if glob else r.wavefronts for r in recs)
         ideal = sum(r.ideal if glob else r.ideal_wavefronts for r in recs)
         nway = None if glob else round(sum(int(r.wavefronts / r.requests + 1e-9) * r.requests for r in recs
                                             if r.requests) / req, 4)
         stride = _line_stride(recs) if glob else None
         if light:
-            out[key] = {"value": round(num / req, 4), "nway": nway, "ideal": round(ideal / req, 4), "stride": stride}
+            out[key] = {"value": round(num / req, 4), "nway": nway, "ideal": round(ideal / req, 4), "stride": stride,
+                        "threads": round(sum(r.lanes for r in recs) / req, 3), "nway_pred": skipped}
             continue
         calls = [v for r in recs for v in r.per_call]
         sites = sorted({(module.files.get(f, ""), ln) for r in recs for f, ln in
@@ -251,8 +262,22 @@ def _values(module: PtxModule, fn: Function, res, cd, light: bool = False) -> di
         out[key] = {"sites": tuple(sites), "bounds": _site_bounds(module, fn, recs, glob), "value": round(num / req, 4), "nway": nway, "ideal": round(ideal / req, 4), "taint": taint, "why": why,
                     "req": req, "n": len(recs), "threads": round(sum(r.lanes for r in recs) / req, 3),
                     "inv": len(set(calls)) <= 1 if calls else None, "width": max(r.width for r in recs),
-                    "stride": stride, "bytes": sum(r.width for r in recs)}
+                    "stride": stride, "bytes": sum(r.width for r in recs), "nway_pred": skipped,
+                    "iter": (min(calls), max(calls)) if calls and min(calls) != max(calls) else (None, None)}
     return out
+
+
+def _unreached(fn: Function, res, gates: Mapping[int, tuple[int, int, str]], index: int) -> str:
+    """Why no evaluated warp executed instruction ``index``: the loaded data of the branch that
+    decides it, or plainly not a data dependence."""
+    gate = gates.get(index)
+    if gate is not None:
+        bl = fn.instructions[gate[1]].loc
+        return (f"data-dependent: not reached by the evaluated warps, under a branch (line "
+                f"{bl.line if bl else 0}) on a {gate[2] or 'loaded value'}")
+    return ("not a data dependence: not reached by the evaluated warps" + (
+        " (the launch's threads never take this path)" if res.complete else
+        f" (evaluation stopped after {res.steps} instruction steps)"))
 
 
 def _line_stride(recs: list) -> int | None:
@@ -283,21 +308,24 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     params = dict(params or {})
     scalars = [k for k, p in enumerate(fn.params) if k not in params and not _is_pointer_param(fn, k)]
     blocks = blocks or tuple(b for b in ((0, 0, 0), (1, 0, 0)) if b[0] < grid[0])
-    cd = transitive(control_dependent(fn))
-    trials = [{**params, **{k: v for k in scalars}} for v in (PLAUSIBLE if scalars else (None,))]
+    cd, sides = control_and_sides(fn)
+    control = deciding(fn, cd)
+    dead, needed, at_address = slice_and_params(fn)
+    tried = (PLAUSIBLE + SMALL if any(fn.params[k].name in at_address for k in scalars) else PLAUSIBLE) if scalars \
+        else (None,)
+    trials = [{**params, **{k: v for k in scalars}} for v in tried]
 
     def batch(seeds_values: list[tuple[int, dict]], has_base: bool) -> list:
         """Run the trials in one machine; with ``has_base`` the first is the base trial, whose
         figures are worked out in full (the others' light: they are compared on figures only)."""
         variants = tuple((sd, {k: v for k, v in vals.items() if v is not None}) for sd, vals in seeds_values)
         results = run_variants(module, fn, Launch(grid, block, blocks, variants[0][1], variants[0][0], loop_cap,
-                                                  max_steps, merged, variants, dead, needed))
+                                                  max_steps, merged, variants, dead, needed, control, sides))
         return [(sd, vals, res, _values(module, fn, res, cd, light=not (has_base and k == 0)))
                 for k, ((sd, vals), res) in enumerate(zip(seeds_values, results))]
 
     # every parameter trial in one run; where a loaded value may reach an address or a branch
     # (ptx_slice.loads_matter) the loaded-value seeds run with them, else they run only if needed
-    dead, needed = slice_of(fn)
     seeded = loads_matter(fn, needed)
     runs = batch([(SEEDS[0], values) for values in trials] + [(seed, trials[0]) for seed in SEEDS[1:] if seeded],
                  True)
@@ -309,7 +337,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     elif not seeded and uniform_loads:
         runs += batch([(seed, trials[0]) for seed in SEEDS[1:]], False)  # loaded values: the other seeds
     base = runs[0]
-    preds = [_decide(fn, key, v, base, runs, scalars) for key, v in sorted(base[3].items())]
+    preds = [_decide(fn, key, v, base, runs, scalars, tried) for key, v in sorted(base[3].items())]
     res = base[2]
     preds += _branch_predictions(module, fn, res, cd)
     preds += _indirect_predictions(module, fn, res, {(p.file, p.line, p.quantity) for p in preds})
@@ -335,7 +363,8 @@ def _null_reason(why: str) -> str:
     return f"data-dependent: {why}"
 
 
-def _decide(fn: Function, key: tuple[str, int, str], v: dict[str, Any], base, runs, scalars: list[int]) -> LinePrediction:
+def _decide(fn: Function, key: tuple[str, int, str], v: dict[str, Any], base, runs, scalars: list[int],
+            tried: tuple = PLAUSIBLE) -> LinePrediction:
     """One (line, quantity): a number when every trial (loaded values, parameters nobody gave)
     gives the same figure, else a range with its condition; null with the data dependence named
     when lanes' addresses depend on values loaded per lane."""
@@ -345,12 +374,25 @@ def _decide(fn: Function, key: tuple[str, int, str], v: dict[str, Any], base, ru
                   requests=v.get("req", 0), ideal=v.get("ideal"), threads_per_request=v.get("threads"),
                   iteration_invariant=v.get("inv"), width=v.get("width"), call_sites=v.get("sites", ()),
                   site_bounds=v.get("bounds", ()), lane_stride=v.get("stride"), bytes_per_lane=v.get("bytes"),
-                  lane_strides=tuple(r[3].get(key, {}).get("stride") for r in runs if r[0] == SEEDS[0]))
-    if v["value"] is None:
-        return LinePrediction(value=None, reason=v["reason"], **common)
+                  lane_strides=tuple(r[3].get(key, {}).get("stride") for r in runs if r[0] == SEEDS[0]),
+                  trials=tuple((x.get("value"), x.get("ideal"), x.get("threads")) for x in
+                               (r[3].get(key, {}) for r in runs if r[0] == SEEDS[0])) if scalars else (),
+                  iter_low=v.get("iter", (None, None))[0], iter_high=v.get("iter", (None, None))[1])
+    if v["value"] is None:  # not executed: where only skipped (predicated off), ncu's N-way is 0
+        return LinePrediction(value=None, reason=v["reason"], nway_predicated=v.get("nway_pred"), **common)
+    by_seed = {r[0]: r[3].get(key, {}) for r in runs if r[1] == base[1]}
+    if v["taint"] >= 2 and v["why"].startswith("runs under a branch") and v.get("nway") is not None and by_seed:
+        # a shared access whose lanes (not addresses) loaded data decide: its N-way over the loaded
+        # values, from the least (warps whose lanes all skip it counted, as where ptxas predicates it)
+        # to the most
+        lo = [w for x in by_seed.values() for w in (x.get("nway_pred"), x.get("nway")) if w is not None]
+        hi = [x["nway"] for x in by_seed.values() if x.get("nway") is not None]
+        vals = [x["value"] for x in by_seed.values() if x.get("value") is not None]
+        return LinePrediction(value=None, low=min(vals), high=max(vals), nway_low=min(lo), nway_high=max(hi),
+                              condition="range over the loaded values tried, counted with and without the warps whose "
+                                        "lanes all skip it", reason=f"data-dependent: a range, as it {v['why']}", **common)
     if v["taint"] >= 2:
         return LinePrediction(value=None, reason=_null_reason(v["why"]), **common)
-    by_seed = {r[0]: r[3].get(key, {}) for r in runs if r[1] == base[1]}
     figs = [(x.get("value"), x.get("nway")) for x in by_seed.values() if x.get("value") is not None]
     if len(set(figs)) > 1:
         why = v["why"] or "values loaded from memory (through the loop trip counts or lanes they decide)"
@@ -363,17 +405,37 @@ def _decide(fn: Function, key: tuple[str, int, str], v: dict[str, Any], base, ru
                               condition=f"range over the loaded values ({trial})",
                               reason=f"data-dependent: a range, with {why}", **common)
     by_value = {tuple(sorted((k, r[1][k]) for k in scalars)): r[3].get(key, {}) for r in runs if r[0] == SEEDS[0]}
-    vals = [(x["value"], x.get("nway")) for x in by_value.values() if x.get("value") is not None]
+    differ = len({(x.get("value"), x.get("nway")) for x in by_value.values()}) > 1
+    fewer = [kv for kv, x in by_value.items() if differ and _fewer_lanes(x, v)]
+    vals = [(x["value"], x.get("nway")) for kv, x in by_value.items() if x.get("value") is not None and kv not in fewer]
     if len(set(vals)) <= 1:
-        cond = (f"the same for {', '.join('param ' + n for n in names)} = {', '.join(map(str, PLAUSIBLE))}"
+        same = [t for t in tried if all(dict(kv).get(scalars[0]) != t for kv in fewer)] if scalars else []
+        cond = (f"the same for {', '.join('param ' + n for n in names)} = {', '.join(map(str, same))}"
                 if scalars else "")
-        return LinePrediction(value=v["value"], nway=v.get("nway"), condition=cond, **common)
+        if fewer:
+            cond += (f"; at {', '.join(str(dict(kv)[scalars[0]]) for kv in fewer)} fewer lanes are active, with the "
+                     f"same sectors (wavefronts) over ideal or per lane")
+        return LinePrediction(value=v["value"], nway=v.get("nway"), condition=cond, nway_predicated=v.get("nway_pred"),
+                              **common)
     cond = "; ".join(f"{dict((names[scalars.index(k)], x) for k, x in kv)}: {val.get('value')}"
                      for kv, val in by_value.items())
     ways = [f[1] for f in vals if f[1] is not None]
     return LinePrediction(value=None, low=min(f[0] for f in vals), high=max(f[0] for f in vals),
                           nway_low=min(ways, default=None), nway_high=max(ways, default=None), condition=cond,
                           reason="varies with parameters nobody gave", **common)
+
+
+def _fewer_lanes(x: Mapping[str, Any], base: Mapping[str, Any]) -> bool:
+    """Whether a parameter trial's figure differs from the base trial's only because fewer lanes
+    are active (a bounds guard cut them): fewer threads per request, and the same figure over ideal
+    or per active lane (a strided access: one sector per lane however many)."""
+    if x.get("value") is None or not x.get("ideal") or not base.get("ideal") or x.get("threads") is None:
+        return False
+    if base.get("threads") is None or x["threads"] >= base["threads"] or (x["value"], x.get("nway")) == (
+            base["value"], base.get("nway")):
+        return False
+    return (abs(x["value"] / x["ideal"] - base["value"] / base["ideal"]) < 1e-6
+            or abs(x["value"] / x["threads"] - base["value"] / base["threads"]) < 1e-6)
 
 
 def _branch_predictions(module: PtxModule, fn: Function, res, cd) -> list[LinePrediction]:

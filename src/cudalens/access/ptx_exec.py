@@ -83,6 +83,12 @@ class Launch:
     # registers whose values may reach a figure (ptx_slice.slice_of); a load into others is counted
     # but its value is not made (nothing executed reads it). None: work them out
     needed: frozenset[str] | None = None
+    # basic block -> the conditional branches that decide whether it runs (ptx_control.deciding);
+    # None: work them out. A value written in a block decided by a branch on loaded data depends on
+    # that data (an implicit flow)
+    control: Mapping[int, tuple[int, ...]] | None = None
+    # conditional branch -> its sides' instructions where ptxas may predicate them (ptx_control.branch_sides)
+    sides: Mapping[int, tuple[frozenset[int], frozenset[int]]] | None = None
 
 
 @dataclass
@@ -102,6 +108,7 @@ class MemRecord:
     taint: int = 0
     why: str = ""
     per_call: list = field(default_factory=list)  # per execution group: sectors (or wavefronts) per request
+    skipped: int = 0  # executions by warps with no lane on the branch side holding it (ptx_predicated)
     # global accesses: the least and greatest address distance (bytes) between neighbouring active
     # lanes over all its requests (equal: one lane stride); None: no two neighbouring lanes active
     stride_lo: int | None = None
@@ -316,6 +323,7 @@ class Machine:
         self.zero_seed = (self.seed_lane == 0) if bool((self.seed_lane == 0).any()) else None
         self.special = _Specials(launch, tid, per, self.V, self.nw)
         self.regs: dict[str, Val] = {}
+        self.ctl: tuple[int, str] = (0, "")  # taint of the branches deciding the block now running
         self.symbols: dict[str, int] = {}
         off = 0
         for d in [*module.globals, *fn.locals]:
@@ -409,6 +417,8 @@ class Machine:
 
     def write(self, tok: str, val: Val, typ: str, mask: np.ndarray) -> None:
         tok = tok.strip()
+        if self.ctl[0] > val.taint:  # written under a branch on loaded data: the value depends on it
+            val = Val(val.a, self.ctl[0], self.ctl[1], val.form)
         same, form = _stored_form(val.form, typ)
         if same:
             new = val.a

@@ -13,6 +13,7 @@ import numpy as np
 
 from cudalens.access import memory as M
 from cudalens.access.ptx_alu import alu
+from cudalens.access.ptx_control import control_and_sides, deciding
 from cudalens.access.ptx_exec import (
     NOOPS,
     SHARED_BASE,
@@ -29,6 +30,7 @@ from cudalens.access.ptx_exec import (
     _types,
     basic_blocks,
 )
+from cudalens.access.ptx_predicated import count_skipped
 from cudalens.access.ptx_slice import slice_of
 from cudalens.compiled.ptx import Function, Instruction, PtxModule, type_bytes
 
@@ -396,6 +398,11 @@ def _run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRe
     if dead is None or launch.needed is None:  # see ptx_slice
         dead, needed = slice_of(fn)
         m.launch = launch = dataclasses.replace(launch, dead=dead, needed=needed)
+    if launch.control is None or launch.sides is None:
+        cd, sides = control_and_sides(fn)
+        m.launch = launch = dataclasses.replace(launch, control=deciding(fn, cd), sides=sides)
+    control = launch.control or {}
+    decided: dict[int, tuple[int, str]] = {}  # branch -> the worst taint of its condition so far, and why
     blocks = basic_blocks(fn)
     start_of = {s: k for k, (s, _e) in enumerate(blocks)}
     block_of_label = {lab: start_of.get(i) for lab, i in fn.labels.items()}
@@ -421,6 +428,8 @@ def _run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRe
             complete = False
             break
         last = fn.instructions[e - 1]
+        m.ctl = max((decided.get(b, (0, "")) for b in control.get(k, ())), default=(0, ""), key=lambda t: t[0]) \
+            if decided else (0, "")
         for ins in fn.instructions[s:e]:
             if ins is last and ins.base in ("bra", "ret", "exit", "brx"):
                 break
@@ -442,6 +451,10 @@ def _run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRe
             p = m.read(last.pred, "pred")
             taken = mask & (p.a != 0)
             branch_runs.append((last.index, mask, taken, p.taint, p.why))  # counted at the end (_count_branches)
+            if p.taint > decided.get(last.index, (0, ""))[0]:  # what runs under it depends on its data
+                why = p.why if "under a branch" in p.why else (
+                    f"value chosen under a branch (line {last.loc.line if last.loc else 0}) on a {p.why or 'loaded value'}")
+                decided[last.index] = (p.taint, why)
         else:
             taken = mask
         fall = mask & ~taken
@@ -460,6 +473,7 @@ def _run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRe
         send(k + 1, fall)
     _count_deferred(m)
     _count_branches(m, branch_runs)
+    count_skipped(fn, m.mem_v, m.row_variant, branch_runs, launch.sides or {})
     return [RunResult(mem, br, back_taken, truncated, steps, complete, m.unmodelled, m.calls,
                       tuple(m.indirect))
             for mem, br in zip(m.mem_v, m.branches_v)]

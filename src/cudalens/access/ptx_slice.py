@@ -77,6 +77,13 @@ def loads_matter(fn: Function, needed: frozenset[str] | None = None) -> bool:
 
 def slice_of(fn: Function) -> tuple[frozenset[int], frozenset[str]]:
     """(dead instruction indices, registers whose values matter)."""
+    return slice_and_params(fn)[:2]  # type: ignore[return-value]
+
+
+def slice_and_params(fn: Function) -> tuple[frozenset[int], frozenset[str], frozenset[str]]:
+    """:func:`slice_of` and the names of the kernel parameters whose values may reach the address
+    of a memory access (global, shared or generic; the same flow-insensitive backward slice, from
+    addresses alone). A parameter that only decides branches or lane masks is not among them."""
     uses = [_uses(ins) for ins in fn.instructions]
     defined_by: dict[str, list[int]] = {}
     needed: set[str] = set()
@@ -97,4 +104,34 @@ def slice_of(fn: Function) -> tuple[frozenset[int], frozenset[str]]:
                 if s not in needed:
                     needed.add(s)
                     work.append(s)
-    return frozenset(k for k in range(len(uses)) if k not in live), frozenset(needed)
+    dead = frozenset(k for k in range(len(uses)) if k not in live)
+    return dead, frozenset(needed), _at_addresses(fn, uses, defined_by)
+
+
+def _at_addresses(fn: Function, uses: list, defined_by: dict[str, list[int]]) -> frozenset[str]:
+    work: list[str] = []
+    for ins in fn.instructions:
+        o = ins.operands
+        if ins.base in ("ld", "ldu", "st", "atom", "red") and len(o) >= 2 and "param" not in ins.parts:
+            work += _regs(o[0] if ins.base in ("st", "red") else o[1])
+    seen, reached = set(work), set()
+    while work:
+        for k in defined_by.get(work.pop(), ()):
+            if k not in reached:
+                reached.add(k)
+                new = [s for s in uses[k][1] if s not in seen]
+                seen.update(new)
+                work += new
+    out = set()
+    for k in reached:
+        ins = fn.instructions[k]
+        if ins.base in ("ld", "ldu") and "param" in ins.parts and len(ins.operands) >= 2:
+            out.add(ins.operands[1].strip("[]").split("+")[0].strip())
+        elif ins.base in ("mov", "cvta"):  # a parameter's address taken (arrays, structs)
+            out.update(t.strip("[]").split("+")[0] for t in ins.operands[1:] if not t.startswith("%"))
+    return frozenset(out)
+
+
+def params_at_addresses(fn: Function) -> frozenset[str]:
+    """The parameter names of :func:`slice_and_params`."""
+    return slice_and_params(fn)[2]

@@ -16,7 +16,7 @@ import sys
 
 import click
 
-from cudalens import __version__
+from cudalens._version import __version__
 from cudalens.errors import CudalensError
 
 #: command name -> the module of this package that registers it

@@ -39,10 +39,19 @@ def make_build(paths: Iterable[str], include_dirs: Iterable[str] = (), nvcc_flag
                compile_commands: str | None = None, no_config: bool = False, trust_flags: bool = False,
                project: Any = None) -> Any:
     """The BuildContext for ``paths`` from the options (InputError names a bad one); ``project``
-    (:func:`make_project`) adds the build flags found at its root."""
-    from cudalens.project import build_context
+    (:func:`make_project`) adds the build flags found at its root. A key of the configuration that
+    nothing reads is a warning on standard error (as analyze and check give it)."""
+    import click
 
-    return build_context(list(paths), include_dirs=list(include_dirs), nvcc_flags=list(nvcc_flags),
+    from cudalens.api.analysis import config_warnings
+    from cudalens.project import build_context
+    from cudalens.project.config import load_config
+
+    paths = list(paths)
+    if not no_config:
+        for warning in config_warnings(load_config(paths or ["."])):
+            click.echo(f"cudalens: warning: {warning}", err=True)
+    return build_context(paths, include_dirs=list(include_dirs), nvcc_flags=list(nvcc_flags),
                          compile_commands=compile_commands, use_config=not no_config, trust_flags=trust_flags,
                          project=project)
 

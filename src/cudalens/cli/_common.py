@@ -17,6 +17,53 @@ format_option = click.option(
 )
 
 
+def cc_option(fn: Any) -> Any:
+    """``--cc``: the target compute capability, resolved the same way by every command
+    (:mod:`cudalens.hardware.target`: the option, ``[tool.cudalens] cc``, the GPU's, else 9.0)."""
+    from cudalens.hardware.target import CC_HELP
+
+    return click.option("--cc", "cc", default=None, metavar="MAJOR.MINOR", help=CC_HELP)(fn)
+
+
+show_source_option = click.option(
+    "--show-source", "show_source", is_flag=True,
+    help="Show each finding's source lines with a caret under its column (text and concise formats), "
+         "as ruff and clang-tidy print them.")
+
+
+def report_console(file: Any = None) -> Any:
+    """A rich console for a report: the terminal's width on a TTY; piped or written to a file, no
+    width limit (a value is never cut or wrapped at 80 columns) and no colour codes. Text from files
+    and names (terminal escapes, bidirectional overrides) is shown inert."""
+    import sys
+
+    from rich.console import Console
+
+    class SafeConsole(Console):
+        def print(self, *objects: Any, **kw: Any) -> None:
+            from rich.table import Table
+            from rich.text import Text
+
+            from cudalens.textio import neutral
+
+            def safe(o: Any) -> Any:
+                if isinstance(o, str):
+                    return neutral(o)
+                if isinstance(o, Text):
+                    return Text(neutral(o.plain), style=o.style, justify=o.justify, spans=o.spans)
+                if isinstance(o, Table):  # its cells, in place
+                    for col in o.columns:
+                        col._cells[:] = [safe(c) for c in col._cells]
+                return o
+
+            super().print(*[safe(o) for o in objects], **kw)
+
+    stream = file if file is not None else sys.stdout
+    if file is None and stream.isatty():
+        return SafeConsole()
+    return SafeConsole(file=stream, width=100_000, soft_wrap=True, force_terminal=False, color_system=None)
+
+
 def echo_json(data: Any) -> None:
     """Print one JSON document (sorted keys off: key order is part of readability)."""
     click.echo(json.dumps(data, indent=2, default=_default))

@@ -3,22 +3,22 @@ launch and Nsight Compute counters into one report (text, JSON, HTML or SARIF)."
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import os
 import shlex
 from typing import Any
 
 import click
 
-from cudalens.cli._common import _default, echo_json
+from cudalens.cli._common import _default, cc_option, echo_json, report_console, show_source_option
 from cudalens.errors import InputError
 from cudalens.findings import Priority
+from cudalens.textio import printable
 
 RUN_HELP = """Measure one launch and merge the timing: "KERNEL --grid G --block B --arg SPEC ..."
 takes the options of `cudalens bench` (--arg, --shared-mem, -D, --hot, --timeout, ...; see
-`cudalens bench --help`). The kernel must be declared extern "C". Needs a GPU: without one, a note
-says the measurement was skipped and the static report is still produced."""
+`cudalens bench --help`), and names the kernel as bench does: plain or any C++ name, e.g.
+"vk::strided_copy<8> --grid 4096 --block 256 ...". Needs a GPU: without one, a note says the
+measurement was skipped and the static report is still produced."""
 
 COUNTERS_HELP = """Nsight Compute counters to check the predictions against. Alone (--counters, or
 --counters=run): profile the --run launch with ncu, its kernel counters and its per-instruction
@@ -32,15 +32,6 @@ the files (or write --counters=run): before them it would take the first file as
 INSTANTIATE_HELP = """Instantiate a template kernel in the compiled unit, e.g. 'gemm<128,128,8>'
 (repeatable), so the compiled access model evaluates it even when the file never launches it. Text
 that is not a template-id, or that the compiler rejects, is an error naming the argument."""
-
-
-def check_instantiations(specs: tuple[str, ...]) -> tuple[str, ...]:
-    """``--instantiate`` values, each checked (InputError naming a bad one) before any work."""
-    from cudalens.compiled.invocation import instantiation_line
-
-    for i, spec in enumerate(specs):
-        instantiation_line(spec, i)
-    return tuple(specs)
 
 
 def _parse_run(ctx: click.Context, spec: str) -> Any:
@@ -96,11 +87,13 @@ def register(group: click.Group) -> None:
     @click.option("--define", "-D", "defines", multiple=True, metavar="NAME=VALUE",
                   help="Value of a kernel parameter, template parameter or macro (repeatable). nvcc gets "
                        "-DNAME=VALUE only for names the file uses as macros or that are not parameter names.")
-    @click.option("--cc", default="9.0", show_default=True, help="Target compute capability.")
+    @cc_option
     @click.option("--instantiate", "instantiate", multiple=True, metavar="'KERNEL<ARGS>'", help=INSTANTIATE_HELP)
     @fail_on_option
     @triage_options
     @click.option("--no-compile", is_flag=True, help="Source-only analysis (skip nvcc).")
+    @click.option("--strict", is_flag=True, help="Exit 1 when a file was analysed source-only (it did not compile).")
+    @no_cache_option
     @click.option("--binary", "binary", default=None, type=click.Path(dir_okay=False), metavar="FILE",
                   help="A built executable, object or library: are its SASS and PTX right for --cc (rule Y3)?")
     @click.option("--run", "run", default=None, metavar="\"KERNEL --grid G --block B --arg ...\"", help=RUN_HELP)
@@ -111,12 +104,12 @@ def register(group: click.Group) -> None:
                   help="Output format (concise: path:line:col: RULE [priority] message; github: workflow annotations).")
     @click.option("-o", "--output", "output", default=None, type=click.Path(dir_okay=False),
                   help="Write the report to this file (default: standard output).")
+    @show_source_option
     @build_context_options
-    @no_cache_option
     @click.pass_context
-    def analyze_cmd(ctx, files, block, defines, cc, instantiate, fail_on, select, ignore, baseline, write_baseline, min_impact,
-                    no_compile, binary, run, counters, fmt, output, include_dirs, nvcc_flags, compile_commands,
-                    no_config, trust_flags, no_cache):
+    def analyze_cmd(ctx, files, block, defines, cc, instantiate, fail_on, select, ignore, baseline, write_baseline,
+                    min_priority, min_impact, no_compile, strict, binary, run, counters, fmt, output, show_source,
+                    include_dirs, nvcc_flags, compile_commands, no_config, trust_flags, no_cache):
         """Analyze CUDA files: warp access model, divergence, pattern rules, compiled facts.
 
         The access model evaluates blocks blockIdx=(0,0,0) and (1,0,0), assumes 256-byte aligned
@@ -130,63 +123,40 @@ def register(group: click.Group) -> None:
         Example: cudalens analyze saxpy.cu --run "saxpy --grid 65536 --block 256 --arg int32=16777216
         --arg float32=2 --arg float32[2^24] --arg float32[2^24]@inout" --counters --format html -o saxpy.html
         """
-        from cudalens.access.model import parse_blocks, parse_defines
-        from cudalens.pipeline import PROFILE_RUN, analyze, gather_evidence, guided_report
+        from cudalens.api import analyze
+        from cudalens.pipeline import PROFILE_RUN
 
-        try:
-            blk = parse_blocks(tuple(block))
-            defs = parse_defines(list(defines))
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
         if counters and counters.endswith((".cu", ".cuh")):
             raise InputError(f"--counters {counters}: a CSV is expected; put a bare --counters after the files "
                              "or write --counters=run")
-        insts = check_instantiations(tuple(instantiate))
         run_spec = _parse_run(ctx, run) if run else None
         if counters == PROFILE_RUN and run_spec is None:
             raise InputError("--counters without a file profiles the --run launch: give --run, or --counters FILE.csv")
-        from cudalens.cli._triage import build_options, refuse_clobber_all
-        from cudalens.cli._triage import write_baseline as save_baseline
-        from cudalens.triage import triage_analysis
-
-        options = build_options(list(files), tuple(select), tuple(ignore), baseline, min_impact)
-        refuse_clobber_all(list(files), output, write_baseline)
-        from cudalens.cli._build import make_build, make_project
+        from cudalens.cli._triage import refuse_clobber_all
         from cudalens.cli.cache import result_cache
         from cudalens.pipeline.isolated import FileLimits
 
-        project = make_project(list(files), list(files))
-        if project is not None:  # kernels in an included .cu (or header) are evaluated with the unit
-            given = {os.path.realpath(f) for f in files}
-            files = tuple(dict.fromkeys([*files, *(f for u in files for f in project.included_kernel_files(u)
-                                                    if f not in given)]))
-        build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags, project)
-        raw = analyze(list(files), block=blk, defines=defs, cc=cc, compile=not no_compile, build=build, binary=binary,
-                      instantiate=insts, file_limits=FileLimits(), project=project,
-                      cache=result_cache(no_cache))
-        if write_baseline:
-            chosen, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
-            save_baseline(write_baseline, chosen.findings, {fa.model.path: fa.model.text for fa in raw.files})
-        result, triaged = triage_analysis(raw, options)
-        if run_spec is not None:  # the measured launch is built as the analysis was
-            from cudalens.pipeline.evidence import _file_of
+        refuse_clobber_all(list(files), output, write_baseline)
+        report = analyze(list(files), cc=cc, defines=list(defines), block=tuple(block), compile=not no_compile,
+                         include_dirs=include_dirs, nvcc_flags=nvcc_flags, compile_commands=compile_commands,
+                         use_config=not no_config, trust_flags=trust_flags, select=select, ignore=ignore,
+                         baseline=baseline, min_priority=min_priority, min_impact=min_impact,
+                         write_baseline=write_baseline, instantiate=instantiate, binary=binary, run=run_spec,
+                         counters=counters, file_limits=FileLimits(), cache=result_cache(no_cache))
+        for line in (*(f"warning: {w}" for w in report.warnings), *report.notes):
+            click.echo(printable(f"cudalens: {line}"), err=True)
+        result = report.analysis
+        merged = report.guided() if (report.evidence is not None or fmt != "json") else None
+        from cudalens.triage import Triaged
 
-            origin = _file_of(result, run_spec.kernel).model.path
-            run_spec = dataclasses.replace(run_spec, options=build.nvcc_flags(origin))
-        evidence = gather_evidence(result, run=run_spec, counters=counters) if (run_spec or counters) else None
-        if evidence is not None:
-            for note in evidence.notes:
-                click.echo(f"cudalens: {note}", err=True)
-        merged = guided_report(result, evidence) if (evidence is not None or fmt != "json") else None
-        if merged is not None:
-            merged["suppressed"] = dict(triaged.suppressed)
+        triaged = Triaged((), dict(report.suppressed))
         if triaged.suppressed_total:
             click.echo(f"cudalens: {triaged.summary()}", err=True)
-        _emit(result, merged, fmt, output, dict(triaged.suppressed))
+        _emit(result, merged, fmt, output, dict(triaged.suppressed), show_source)
         findings = merged["findings"] if merged is not None else None
         if fail_on and _fails(result, findings, Priority.parse(fail_on)):
             return 1
-        return 0
+        return 1 if strict and result.source_only else 0
 
 
 def _fails(result: Any, merged_findings: list[dict] | None, threshold: Priority) -> bool:
@@ -196,7 +166,10 @@ def _fails(result: Any, merged_findings: list[dict] | None, threshold: Priority)
 
 
 def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | None,
-          suppressed: dict[str, int] | None = None) -> None:
+          suppressed: dict[str, int] | None = None, show_source: bool = False) -> None:
+    from cudalens.report.frames import SourceText, with_frames
+
+    source = SourceText({fa.model.path: fa.model.text for fa in result.files}) if show_source else None
     if fmt == "json":
         data = merged if merged is not None else {**result.to_dict(), "suppressed": dict(suppressed or {})}
         if output is None:
@@ -206,9 +179,16 @@ def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | No
         return
     assert merged is not None
     if fmt in ("concise", "github"):
-        from cudalens.report.concise import concise_lines, github_lines
+        from cudalens.report.concise import concise_lines, failure_github_lines, failure_lines, github_lines
 
-        text = "\n".join((concise_lines if fmt == "concise" else github_lines)(_ranked(merged)))
+        ranked = _ranked(merged)
+        failed = (failure_lines if fmt == "concise" else failure_github_lines)(result.source_only)
+        lines = (concise_lines if fmt == "concise" else github_lines)(ranked)
+        if source is not None and fmt == "concise":
+            from cudalens.report.concise import by_place
+
+            lines = with_frames(lines, by_place(ranked), source)
+        text = "\n".join([*failed, *lines])
         _write(output, text + "\n") if output else (click.echo(text) if text else None)
         return
     if fmt == "html":
@@ -220,11 +200,11 @@ def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | No
     if fmt == "sarif":
         from cudalens.guided.inputs import finding_from_dict
         from cudalens.report.sarif import to_sarif
-        from cudalens.rules.registry import load_all
-        from cudalens.rules.validation import VALIDATION_RULES
+        from cudalens.rules.layers import ANALYSIS_LAYERS
+        from cudalens.rules.registry import rules_reading
 
-        rules = {**load_all(), **VALIDATION_RULES}
-        log = to_sarif([finding_from_dict(f) for f in merged["findings"]], rules)
+        log = to_sarif([finding_from_dict(f) for f in merged["findings"]], rules_reading(ANALYSIS_LAYERS),
+                       failures=result.source_only)
         log["runs"][0].setdefault("properties", {})["suppressed"] = dict(merged.get("suppressed") or {})
         text = json.dumps(log, indent=2)
         _write(output, text + "\n") if output else click.echo(text)
@@ -233,51 +213,17 @@ def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | No
     from cudalens.report.terminal import render_analysis, render_guided
 
     if output is None:
-        console = _console()
-        render_analysis(result, console, findings=_ranked(merged))
+        console = report_console()
+        render_analysis(result, console, findings=_ranked(merged), source=source)
         render_guided(merged, console, notes=False)  # the notes went to stderr
         return
     import io
 
     buf = io.StringIO()
-    console = _console(buf)
-    render_analysis(result, console, findings=_ranked(merged))
+    console = report_console(buf)
+    render_analysis(result, console, findings=_ranked(merged), source=source)
     render_guided(merged, console)
     _write(output, buf.getvalue())
-
-
-def _console(file: Any = None) -> Any:
-    """A rich console for the report: the terminal's width on a TTY; piped or written to a file,
-    no width limit (a value is never cut or wrapped at 80 columns) and no colour codes."""
-    import sys
-
-    from rich.console import Console
-
-    class SafeConsole(Console):
-        """Text from files and names (terminal escapes, bidirectional overrides) shown inert."""
-
-        def print(self, *objects: Any, **kw: Any) -> None:
-            from rich.table import Table
-            from rich.text import Text
-
-            from cudalens.textio import neutral
-
-            def safe(o: Any) -> Any:
-                if isinstance(o, str):
-                    return neutral(o)
-                if isinstance(o, Text):
-                    return Text(neutral(o.plain), style=o.style, justify=o.justify, spans=o.spans)
-                if isinstance(o, Table):  # its cells, in place
-                    for col in o.columns:
-                        col._cells[:] = [safe(c) for c in col._cells]
-                return o
-
-            super().print(*[safe(o) for o in objects], **kw)
-
-    stream = file if file is not None else sys.stdout
-    if file is None and stream.isatty():
-        return SafeConsole()
-    return SafeConsole(file=stream, width=100_000, soft_wrap=True, force_terminal=False, color_system=None)
 
 
 def _ranked(merged: dict[str, Any]) -> list[Any]:

@@ -11,16 +11,13 @@ from rich.table import Table
 from cudalens.assess import hotspots as hs
 from cudalens.assess import offload as ol
 from cudalens.assess import scaling
-from cudalens.cli._common import echo_json, format_option
+from cudalens.cli._common import echo_json, format_option, report_console
 from cudalens.errors import InputError
 
 
 def _console() -> Console:
     """Terminal output; when piped, wide enough that tables do not wrap their cells."""
-    con = Console(soft_wrap=True, highlight=False)
-    if not con.is_terminal:
-        con = Console(soft_wrap=True, highlight=False, width=160)
-    return con
+    return report_console()
 
 
 def _parse_fraction(text: str) -> float:
@@ -55,7 +52,7 @@ def _seconds(value: float) -> str:
 
 
 @click.command("speedup")
-@click.option("--parallel-fraction", "-p", "fraction", required=True, help="P in [0, 1]: 0.75, 3/4 or 75%.")
+@click.option("--parallel-fraction", "fraction", required=True, help="P in [0, 1]: 0.75, 3/4 or 75%.")
 @click.option("--processors", "-n", type=int, required=True, help="Number of processors N (>= 1).")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False), help="Write a plot (.png or .svg).")
 @format_option

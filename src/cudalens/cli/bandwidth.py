@@ -8,8 +8,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from cudalens.cli._common import echo_json, format_option
-from cudalens.cli.device import make_console
+from cudalens.cli._common import echo_json, format_option, report_console
 from cudalens.errors import InputError
 from cudalens.measure import bandwidth as bw
 
@@ -102,4 +101,4 @@ def register(group: click.Group) -> None:
         if fmt == "json":
             echo_json(result)
             return
-        make_console().print(result_renderable(result))
+        report_console().print(result_renderable(result))

@@ -7,7 +7,7 @@ import os
 import click
 
 from cudalens.cli._build import build_options, make_build
-from cudalens.cli._common import echo_json, format_option
+from cudalens.cli._common import echo_json, format_option, report_console
 from cudalens.errors import InputError, NoDeviceError
 from cudalens.measure.harness import TIMERS
 
@@ -28,7 +28,7 @@ def register(group: click.Group) -> None:
     @click.option("--axis", "axes", multiple=True,
                   help="Sweep axis NAME=V1,V2 or NAME=START:STOP:STEP (xK multiplies), e.g. n=2^20:2^26:x4; "
                        "{NAME} is replaced in --kernel/--arg/--grid/--block and -DNAME=value is defined.")
-    @click.option("-o", "--out", "out", default=None,
+    @click.option("-o", "--output", "output", default=None, metavar="PREFIX",
                   help="Write PREFIX.json (all results), and for sweeps PREFIX.csv and PREFIX.md.")
     @click.option("--rotate", default=1, show_default=True, type=click.IntRange(min=1), help="Independent argument sets cycled through.")
     @click.option("--no-recheck", is_flag=True, help="Do not poison and re-check the outputs after timing.")
@@ -59,7 +59,7 @@ def register(group: click.Group) -> None:
     @click.option("--db", default=None, help="History database (default ~/.cudalens/history.db).")
     @click.option("--no-save", is_flag=True, help="Do not store the run in the history database.")
     @format_option
-    def bench_cmd(source, kernel, grid, block, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags, axes, out, rotate, no_recheck,
+    def bench_cmd(source, kernel, grid, block, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags, axes, output, rotate, no_recheck,
                   no_persisting_reset, no_sol, no_side_work, args, shared_mem, defines, cold, batch, timer,
                   bytes_read, bytes_written, flops, noise, min_samples, min_time, max_time, timeout, device,
                   db, no_save, fmt):
@@ -71,49 +71,31 @@ def register(group: click.Group) -> None:
         Example: cudalens bench copy.cu --kernel copy --grid 4096 --block 256
         --arg float32[1048576]:rand --arg float32[1048576]:zeros --arg int32=1048576
         """
+        from cudalens.api.run import launch_request  # noqa: PLC0415
         from cudalens.measure import axes as ax  # noqa: PLC0415
-        from cudalens.measure.argspec import parse_args  # noqa: PLC0415
         from cudalens.measure.isolate import run_isolated  # noqa: PLC0415
-        from cudalens.measure.kernels import parse_kernel_names  # noqa: PLC0415
         from cudalens.measure.result import BenchResult  # noqa: PLC0415
-        from cudalens.measure.sampling import SamplingPolicy  # noqa: PLC0415
-        from cudalens.measure.stats import parse_percent  # noqa: PLC0415
 
         if not os.path.isfile(source):
             raise InputError(f"{source}: no such CUDA source file")
-        with open(source, "rb") as fh:  # bytes as the compiler reads them; non-UTF-8 bytes survive the round trip
-            text = fh.read().decode("utf-8", "surrogateescape")
-        try:
-            policy = SamplingPolicy(noise_target=parse_percent(noise), min_samples=min_samples,
-                                    min_time_s=min_time, max_time_s=max_time,
-                                    max_samples=max(10_000, min_samples))
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
-        if rotate < 1:
-            raise InputError(f"--rotate {rotate}: must be at least 1")
         build = make_build([source], include_dirs, nvcc_flags, compile_commands, no_config, trust_flags)
         build_flags = list(build.nvcc_flags(source))
         cells = ax.grid(ax.parse_axes(axes)) if axes else [{}]
         plans = []
         for cell in cells:  # every cell is validated before anything runs
-            name = ax.substitute(kernel, cell, "--kernel")
-            parse_kernel_names(name)
-            specs = parse_args([ax.substitute(a, cell, "--arg") for a in args])  # InputError names the bad --arg
-            g, b = ax.dims_expr(grid, cell, "grid"), ax.dims_expr(block, cell, "block")
             define_map = {}
             for d in defines:
                 dname, _, value = d.partition("=")
                 define_map[dname] = value if value else None
             define_map.update(cell)
-            plans.append((cell, {
-                "source": text, "origin": source, "kernel": name, "grid": list(g), "block": list(b),
-                "shared_mem": shared_mem, "args": [s.text for s in specs], "mode": "cold" if cold else "hot",
-                "batch": batch, "defines": define_map, "bytes_read": bytes_read, "bytes_written": bytes_written,
-                "flops": flops, "policy": policy.to_dict(), "device": device, "timer": timer, "rotate": rotate,
-                "options": build_flags,
-                "switches": {"recheck": not no_recheck, "reset_persisting": not no_persisting_reset,
-                             "speed_of_light": not no_sol, "detect_side_work": not no_side_work},
-            }))
+            plans.append((cell, launch_request(
+                source, kernel=ax.substitute(kernel, cell, "--kernel"), grid=ax.dims_expr(grid, cell, "grid"),
+                block=ax.dims_expr(block, cell, "block"), args=[ax.substitute(a, cell, "--arg") for a in args],
+                shared_mem=shared_mem, defines=define_map, cold=cold, batch=batch, timer=timer, bytes_read=bytes_read,
+                bytes_written=bytes_written, flops=flops, noise=noise, min_samples=min_samples, min_time=min_time,
+                max_time=max_time, device=device, rotate=rotate, recheck=not no_recheck,
+                reset_persisting=not no_persisting_reset, speed_of_light=not no_sol, detect_side_work=not no_side_work,
+                options=build_flags)))
         results, rows = [], []
         for cell, request in plans:
             try:
@@ -139,8 +121,8 @@ def register(group: click.Group) -> None:
             rows.append(ax.row(cell, data))
             if fmt != "json":
                 _render(result, run_id)
-        if out:
-            _write_outputs(out, results, rows if axes else [])
+        if output:
+            _write_outputs(output, results, rows if axes else [])
         if fmt == "json":
             echo_json(results if axes else results[0])
         elif axes:
@@ -161,7 +143,7 @@ def _write_outputs(prefix: str, results: list, rows: list) -> None:
             with open(prefix + ".md", "w", encoding="utf-8") as fh:
                 fh.write(ax.to_markdown(rows))
     except OSError as exc:
-        raise InputError(f"--out {prefix}: {exc.strerror}") from None
+        raise InputError(f"--output {prefix}: {exc.strerror}") from None
 
 
 def _fmt_time(seconds: float) -> str:
@@ -173,11 +155,10 @@ def _fmt_time(seconds: float) -> str:
 
 
 def _render(result, run_id) -> None:
-    from rich.console import Console  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
 
     s = result.summary
-    con = Console()
+    con = report_console()
     t = Table(title=f"{result.kernel} on {result.device.name} ({result.mode})", show_header=True)
     t.add_column("quantity")
     t.add_column("value", justify="right")

@@ -17,77 +17,33 @@ Failures, for CI:
 
 * a file that cannot be read or is not CUDA C++ is reported on standard error as one line; the
   other files are analyzed and reported, and the exit code is 2 at the end;
-* a file that does not compile is analyzed source-only; its note (and, for the one-line and
-  machine formats, a ``PATH: compile-error: FIRST ERROR`` line on standard error) gives the
-  compiler's first error; ``--strict`` makes any compile error exit 1 (the same code as
-  ``--fail-on``), so a CI job cannot pass on code that no longer builds.
+* a file that does not compile is analyzed source-only and every format says so with the fix
+  (pipeline.compile_failure): a note (text, json), one diagnostic at the compiler's first error
+  (concise, github, sarif), a ``PATH: compile-error: ...`` line on standard error (json, sarif),
+  and the count of files analysed source-only in the summary; ``--strict`` makes any of them
+  exit 1 (the same code as ``--fail-on``), so a CI job cannot pass on code that no longer builds.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
-from pathlib import Path
 
 import click
 
+from cudalens.cli._common import cc_option, show_source_option
 from cudalens.errors import InputError
 from cudalens.findings import Priority
-
-CUDA_SUFFIXES = (".cu", ".cuh")
-
-
-def cuda_files(directory: str) -> list[str]:
-    """Every .cu/.cuh file under ``directory``, sorted; hidden directories and files are skipped."""
-    root = Path(directory)
-    if not root.exists():
-        raise InputError(f"{directory}: no such directory")
-    if not root.is_dir():
-        raise InputError(f"{directory}: not a directory")
-    found = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        found += [os.path.join(dirpath, f) for f in filenames if f.endswith(CUDA_SUFFIXES) and not f.startswith(".")]
-    if not found:
-        raise InputError(f"{directory}: no .cu or .cuh files found")
-    return sorted(found)
+from cudalens.report.frames import SourceText, finding_frame, with_frames
 
 
-def collect_paths(paths: list[str], exclude: tuple[str, ...] = ()) -> list[str]:
-    """The CUDA files named by ``paths`` (files as given, directories searched), minus those
-    matching an ``exclude`` glob (on the path as found, or on any of its directory names)."""
-    import fnmatch
-
-    def excluded(path: str) -> bool:
-        norm = path.replace(os.sep, "/")
-        parts = norm.split("/")
-        return any(fnmatch.fnmatch(norm, g) or fnmatch.fnmatch(norm, "*/" + g.lstrip("./"))
-                   or any(fnmatch.fnmatch(p, g) for p in parts) for g in exclude)
-
-    found: list[str] = []
-    for p in paths:
-        if os.path.isdir(p):
-            try:
-                found += [f for f in cuda_files(p) if not excluded(f)]
-            except InputError:
-                continue  # a directory without CUDA files is fine among others
-        elif os.path.isfile(p):
-            if not p.endswith(CUDA_SUFFIXES + (".h", ".hpp", ".cuh", ".inl")):
-                raise InputError(f"{p}: not a CUDA source (.cu, .cuh, or a header)")
-            if not excluded(p):
-                found.append(p)
-        else:
-            raise InputError(f"{p}: no such file or directory")
-    found = list(dict.fromkeys(found))
-    if not found:
-        raise InputError(f"{', '.join(paths)}: no .cu or .cuh files found" + (" (after --exclude)" if exclude else ""))
-    return found
-
-
-def summary_lines(result) -> list[str]:
-    """One header per file (finding counts by priority), then one line per finding."""
-    from cudalens.pipeline.analysis import COMPILE_ERROR_NOTE
+def summary_lines(result, show_all: bool = True, source=None) -> list[str]:
+    """One header per file (finding counts by priority), then one line per finding, in ranked
+    order with the estimated speedup beside the guide's priority (with its code frame when
+    ``source``, path -> lines, is given: --show-source); without ``show_all``, info-level hygiene
+    is collapsed to one line per rule (:mod:`cudalens.report.quiet`)."""
+    from cudalens.report.quiet import split_hygiene
+    from cudalens.report.terminal import speedup_text
 
     lines = []
     total: dict[str, int] = {}
@@ -98,18 +54,23 @@ def summary_lines(result) -> list[str]:
             total[f.priority.value] = total.get(f.priority.value, 0) + 1
         tally = ", ".join(f"{counts[p.value]} {p.value}" for p in Priority if p.value in counts) or "no findings"
         lines.append(f"{fa.model.path}: {tally}")
-        if fa.compile_error:
-            lines.append(f"  compile-error: {fa.compile_error}")
-        for f in fa.findings:
+        if fa.failure is not None:
+            lines.append(f"  {fa.failure.kind}: {fa.failure.message()}")
+        listed, collapsed = (list(fa.findings), []) if show_all else split_hygiene(fa.findings)
+        for f in listed:
             where = f"{f.line}:{f.column or 1}" if f.line else "-"
-            lines.append(f"  {where:>8}  {f.priority.value:<10} {f.rule:<5} {f.message}")
-        lines += [f"  note: {n}" for n in fa.notes if not n.startswith(COMPILE_ERROR_NOTE)]
+            gain = speedup_text(f)
+            lines.append(f"  {where:>8}  {gain:>5} {f.priority.value:<10} {f.rule:<5} {f.message}")
+            if source is not None:
+                lines += finding_frame(f, source, indent=" " * 18)
+        lines += [f"  {c}" for c in collapsed]
+        lines += [f"  note: {n}" for n in fa.notes if not n.startswith(("not compiled (", "fix: "))]
         lines += [f"  kernel {k.name}: {k.launch.describe()}" + _launch_shape(k.launch)
                   for k in fa.model.kernels if k.launch is not None]
     tally = ", ".join(f"{total[p.value]} {p.value}" for p in Priority if p.value in total) or "no findings"
-    broken = sum(1 for fa in result.files if fa.compile_error)
+    broken = len(result.source_only)
     failed = len(getattr(result, "failed", ()))
-    extra = (f"; {broken} not compiled (compile-error)" if broken else "") + (f"; {failed} not analyzed" if failed else "")
+    extra = (f"; {broken} analysed source-only (not compiled)" if broken else "") + (f"; {failed} not analyzed" if failed else "")
     lines.append(f"{len(result.files)} file(s): {tally}{extra}")
     return lines
 
@@ -127,16 +88,17 @@ def register(group: click.Group) -> None:
     @group.command("check")
     @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
     @fail_on_option
-    @click.option("--format", "fmt", type=click.Choice(["text", "concise", "github", "json", "sarif"]),
+    @click.option("--format", "fmt", type=click.Choice(["text", "concise", "github", "json", "sarif", "html"]),
                   default="text", show_default=True,
                   help="Output format (concise: path:line:col: RULE [priority] message; github: workflow "
-                       "annotations; sarif: SARIF 2.1.0 for code scanning).")
+                       "annotations; sarif: SARIF 2.1.0 for code scanning; html: one page, as analyze writes it).")
     @click.option("-o", "--output", default=None, metavar="FILE", help="Write the output to FILE instead of stdout.")
+    @show_source_option
     @click.option("--exclude", "exclude", multiple=True, metavar="GLOB",
                   help="Leave out files whose path (or a directory name in it) matches GLOB (repeatable).")
     @triage_options
     @click.option("--no-compile", is_flag=True, help="Source-only analysis (skip nvcc).")
-    @click.option("--cc", default="9.0", show_default=True, help="Target compute capability.")
+    @cc_option
     @click.option("--define", "-D", "defines", multiple=True, metavar="NAME=VALUE",
                   help="Value of a kernel parameter, template parameter or macro (repeatable).")
     @build_context_options
@@ -146,50 +108,39 @@ def register(group: click.Group) -> None:
                   help="Hard limit on each file's analysis (parse, compile, models, rules), in a worker that is "
                        "stopped there; the file is reported in one line and the others finish. [default: 60]")
     @click.option("--memory-cap", "memory_cap", type=click.IntRange(64, 1 << 20), default=None, metavar="MB",
-                  help="Memory each file's worker may add before it is stopped. [default: 2048]")
-    @click.option("--strict", is_flag=True, help="Exit 1 when a file does not compile (compile-error).")
+                  help="Memory each file's worker (and the compiler it runs) may add before it is stopped. [default: 4096]")
+    @click.option("--strict", is_flag=True, help="Exit 1 when a file was analysed source-only (it did not compile).")
     @no_cache_option
+    @click.option("--show-all", "show_all", is_flag=True,
+                  help="List every finding (by default info-level hygiene is one line per file and rule).")
+    @click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
     @click.option("--instantiate", "instantiate", multiple=True, metavar="'KERNEL<ARGS>'",
                   help="Instantiate a template kernel, e.g. 'gemm<128,128,8>' (repeatable), in each file that "
                        "names it, so the compiled access model evaluates it.")
-    def check_cmd(paths, fail_on, fmt, output, exclude, select, ignore, baseline, write_baseline, min_impact,
-                  no_compile, cc, defines, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags, deadline,
-                  memory_cap, jobs, strict, instantiate, no_cache):
+    def check_cmd(paths, fail_on, fmt, output, show_source, exclude, select, ignore, baseline, write_baseline,
+                  min_priority, min_impact, no_compile, cc, defines, include_dirs, nvcc_flags, compile_commands,
+                  no_config, trust_flags, deadline, memory_cap, jobs, strict, show_all, statistics, instantiate,
+                  no_cache):
         """Analyze the .cu/.cuh files named or under each PATH; exit 1 with --fail-on when findings reach it."""
-        from cudalens.access.model import parse_defines
-        from cudalens.cli._triage import build_options, fails
-        from cudalens.cli._triage import write_baseline as save_baseline
-        from cudalens.pipeline import analyze
-        from cudalens.triage import triage_analysis
-
-        try:
-            defs = parse_defines(list(defines))
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
-        from cudalens.cli._build import make_build, make_project
-        from cudalens.cli.analyze import check_instantiations
+        from cudalens.api import check
+        from cudalens.cli._triage import fails, refuse_clobber_all
         from cudalens.cli.cache import result_cache
-
-        insts = check_instantiations(tuple(instantiate))
-
-        from cudalens.cli._triage import refuse_clobber_all
+        from cudalens.project.paths import collect_paths
         from cudalens.textio import printable
+        from cudalens.triage import Triaged
 
-        files = collect_paths(list(paths), tuple(exclude))
-        refuse_clobber_all(files, output, write_baseline)
-        options = build_options(files, tuple(select), tuple(ignore), baseline, min_impact)
-        project = make_project(list(paths), files)
-        build = make_build(files, include_dirs, nvcc_flags, compile_commands, no_config, trust_flags, project)
-        with _progress(len(files)) as progress:
-            raw = analyze(files, defines=defs, cc=cc, compile=not no_compile, build=build,
-                          jobs=jobs or os.cpu_count() or 1, keep_going=True, progress=progress, instantiate=insts,
-                          file_limits=_limits(deadline, memory_cap), project=project,
-                          cache=result_cache(no_cache))
-        if write_baseline:
-            selected, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None))
-            save_baseline(write_baseline, selected.findings, {fa.model.path: fa.model.text for fa in raw.files})
-        result, triaged = triage_analysis(raw, options)
-        text = render(result, triaged, fmt)
+        refuse_clobber_all(collect_paths(list(paths), tuple(exclude)), output, write_baseline)
+        with _progress() as progress:
+            report = check(list(paths), exclude=exclude, jobs=jobs, cc=cc, defines=list(defines),
+                           compile=not no_compile, include_dirs=include_dirs, nvcc_flags=nvcc_flags,
+                           compile_commands=compile_commands, use_config=not no_config, trust_flags=trust_flags,
+                           select=select, ignore=ignore, baseline=baseline, min_priority=min_priority,
+                           min_impact=min_impact, write_baseline=write_baseline, instantiate=instantiate,
+                           progress=progress, file_limits=_limits(deadline, memory_cap), cache=result_cache(no_cache))
+        result, triaged = report.analysis, Triaged((), dict(report.suppressed))
+        for warning in report.warnings:
+            click.echo(printable(f"cudalens: warning: {warning}"), err=True)
+        text = render(result, triaged, "statistics" if statistics else fmt, show_all, show_source)
         if output:
             from cudalens.textio import write_atomic
 
@@ -201,10 +152,10 @@ def register(group: click.Group) -> None:
             click.echo(text)
         if fmt in ("concise", "github") and triaged.suppressed_total:
             click.echo(f"cudalens: {triaged.summary()}", err=True)
-        broken = [(fa.model.path, fa.compile_error) for fa in result.files if fa.compile_error]
-        if fmt != "text":
-            for path, error in broken:
-                click.echo(printable(f"{path}: compile-error: {error}"), err=True)
+        broken = result.source_only
+        if fmt in ("json", "sarif"):  # concise and github carry them in their lines
+            for failure in broken:
+                click.echo(printable(f"{failure.path}: compile-error: {failure.message()}"), err=True)
         for _path, reason in result.failed:
             click.echo(printable(f"cudalens: {reason}"), err=True)
         if result.failed:
@@ -222,12 +173,11 @@ def _limits(deadline: float | None, memory_cap: int | None):
 class _progress:
     """A progress bar on standard error when it is a terminal; nothing otherwise."""
 
-    def __init__(self, total: int) -> None:
+    def __init__(self) -> None:
         import sys
 
-        self.total = total
         self.bar = None
-        if sys.stderr.isatty() and total > 1:
+        if sys.stderr.isatty():
             from rich.console import Console
             from rich.progress import Progress
 
@@ -237,10 +187,10 @@ class _progress:
         if self.bar is None:
             return None
         self.bar.start()
-        task = self.bar.add_task("analyzing", total=self.total)
+        task = self.bar.add_task("analyzing", total=None)  # the file count comes with the first call
 
         def advance(done: int, total: int, path: str) -> None:
-            self.bar.update(task, completed=done, description=os.path.basename(path))
+            self.bar.update(task, completed=done, total=total, description=os.path.basename(path))
 
         return advance
 
@@ -249,24 +199,44 @@ class _progress:
             self.bar.stop()
 
 
-def render(result, triaged, fmt: str) -> str:
-    """The check report in ``fmt``; findings left out by triage are counted, never listed."""
+def render(result, triaged, fmt: str, show_all: bool = True, show_source: bool = False) -> str:
+    """The check report in ``fmt`` (or "statistics"); findings left out by triage are counted,
+    never listed."""
+    if fmt == "statistics":
+        from cudalens.report.quiet import statistics_lines
+
+        return "\n".join(statistics_lines(result.findings))
+    source = SourceText({fa.model.path: fa.model.text for fa in result.files}) if show_source else None
     if fmt == "json":
         data = result.to_dict()
         data["suppressed"] = dict(triaged.suppressed)
         return json.dumps(data, indent=2, default=str)
+    if fmt == "html":
+        from cudalens.pipeline import guided_report
+        from cudalens.report.html import render_html
+
+        merged = guided_report(result)
+        merged["suppressed"] = dict(triaged.suppressed)
+        return render_html(merged, title="cudalens check")
     if fmt == "sarif":
         from cudalens.report.sarif import to_sarif
-        from cudalens.rules.registry import load_all
+        from cudalens.rules.layers import STATIC_LAYERS
+        from cudalens.rules.registry import rules_reading
 
-        log = to_sarif(result.findings, load_all())
+        log = to_sarif(result.findings, rules_reading(STATIC_LAYERS), failures=result.source_only)
         log["runs"][0].setdefault("properties", {})["suppressed"] = dict(triaged.suppressed)
         return json.dumps(log, indent=2)
     if fmt in ("concise", "github"):
-        from cudalens.report.concise import concise_lines, github_lines
+        from cudalens.report.concise import concise_lines, failure_github_lines, failure_lines, github_lines
 
-        return "\n".join((concise_lines if fmt == "concise" else github_lines)(result.findings))
-    lines = summary_lines(result)
+        failed = (failure_lines if fmt == "concise" else failure_github_lines)(result.source_only)
+        if source is not None and fmt == "concise":
+            from cudalens.report.concise import by_place
+
+            framed = with_frames(concise_lines(result.findings), by_place(result.findings), source)
+            return "\n".join([*failed, *framed])
+        return "\n".join([*failed, *(concise_lines if fmt == "concise" else github_lines)(result.findings)])
+    lines = summary_lines(result, show_all, source)
     if triaged.suppressed_total:
         lines[-1] += f"; {triaged.summary()}"
     return "\n".join(lines)

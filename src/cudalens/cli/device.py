@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import asdict, fields
 
 import click
-from rich.console import Console, Group
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from cudalens.cli._common import echo_json, format_option
+from cudalens.cli._common import echo_json, format_option, report_console
 from cudalens.hardware import live as live_mod
 from cudalens.hardware.table import CCLimits, limits
 from cudalens.hardware.throughput import OPERATIONS, Throughputs, peaks, throughputs
@@ -118,16 +118,8 @@ def report_renderable(report: live_mod.DeviceReport) -> Group:
     return Group(*parts)
 
 
-def make_console(**kwargs) -> Console:
-    """A console for stdout; when it is not a terminal (a file, a pipe) print 160 columns wide."""
-    console = Console(soft_wrap=False, **kwargs)
-    if not console.is_terminal:
-        console = Console(soft_wrap=False, width=160, **kwargs)
-    return console
-
-
 def _print(renderable) -> None:
-    make_console().print(renderable)
+    report_console().print(renderable)
 
 
 def _finite(ctx, param, value):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from cudalens.cli._common import echo_json, format_option
+from cudalens.cli._common import echo_json, format_option, report_console
 
 
 def register(group: click.Group) -> None:
@@ -15,8 +15,8 @@ def register(group: click.Group) -> None:
     def doctor(mode: str | None, fmt: str) -> None:
         """Show the CUDA toolchain (path, version, origin), the header families nvcc finds (and the
         command that adds a missing one), the GPU and driver, and Nsight Compute."""
-        from rich.console import Console
         from rich.table import Table
+        from rich.text import Text
 
         from cudalens.compiled.doctor import report
 
@@ -24,7 +24,7 @@ def register(group: click.Group) -> None:
         if fmt == "json":
             echo_json(data)
             return
-        console = Console()
+        console = report_console()
         tc = data["toolchain"]
         table = Table(title=f"CUDA toolchain (CUDALENS_TOOLCHAIN={tc['mode']})")
         for col in ("tool", "version", "origin", "path"):
@@ -41,7 +41,8 @@ def register(group: click.Group) -> None:
         for col in ("family", "header", "from", "fix"):
             headers.add_column(col)
         for family, h in data["headers"].items():
-            headers.add_row(family, h["header"], h["from"] or "[red]missing[/red]", h["fix"] or "")
+            # the fix as text, not markup: rich would take the [cuda-libs] of pip's extra for a style tag
+            headers.add_row(family, h["header"], h["from"] or "[red]missing[/red]", Text(h["fix"] or ""))
         console.print(headers)
         gpu = data["gpu"]
         if gpu["available"]:

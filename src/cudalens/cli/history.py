@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from cudalens.cli._common import echo_json, format_option
+from cudalens.cli._common import echo_json, format_option, report_console
 from cudalens.errors import InputError
 
 _DB_HELP = "History database (default ~/.cudalens/history.db)."
@@ -29,7 +29,6 @@ def register(group: click.Group) -> None:
         if fmt == "json":
             echo_json({"runs": [r.to_dict() for r in rows]})
             return
-        from rich.console import Console  # noqa: PLC0415
         from rich.table import Table  # noqa: PLC0415
 
         t = Table(title=f"{len(rows)} run(s)")
@@ -38,7 +37,7 @@ def register(group: click.Group) -> None:
         for r in rows:
             t.add_row(str(r.id), r.created_utc, r.kernel, r.mode, r.device, _us(r.median_s),
                       f"{_us(r.ci_low_s)} .. {_us(r.ci_high_s)}", str(r.n_samples), str(r.n_throttled))
-        Console().print(t)
+        report_console().print(t)
 
     @group.command("compare")
     @click.argument("run_a")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from cudalens.cli._common import format_option
+from cudalens.cli._common import format_option, report_console
 
 
 def register(group: click.Group) -> None:
@@ -30,20 +30,19 @@ def list_cmd(fmt: str) -> None:
                                 "section": x.section, "claim": x.claim,
                                 "min_cc": f"{x.min_cc[0]}.{x.min_cc[1]}"} for x in labs], indent=2))
         return
-    from rich.console import Console
     from rich.table import Table
     t = Table(title="cudalens labs")
     for col in ("#", "name", "rules", "section", "what it shows"):
         t.add_column(col, no_wrap=col in ("#", "name"))
     for x in labs:
         t.add_row(str(x.number), x.name, " ".join(x.rules), x.section, x.title)
-    Console().print(t)
+    report_console().print(t)
 
 
 @lab.command("run")
 @click.argument("name")
 @click.option("--quick", is_flag=True, help="Smaller sizes and fewer samples.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), default=None,
               help="Folder for <lab>.json and <lab>.png (default: none written).")
 @format_option
 def run_cmd(name: str, quick: bool, out_dir: str | None, fmt: str) -> None:
@@ -76,9 +75,8 @@ def run_cmd(name: str, quick: bool, out_dir: str | None, fmt: str) -> None:
 
 
 def _render(results) -> None:
-    from rich.console import Console
     from rich.table import Table
-    console = Console()
+    console = report_console()
     for x, r in results:
         if r.status != "ok":
             console.print(f"[bold]{x.number}. {x.name}[/bold]: {r.status} - {r.message}")

@@ -9,18 +9,13 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from cudalens.cli._common import echo_json, format_option
-from cudalens.errors import InputError
-from cudalens.occupancy import LIMIT_NAMES, device_for, what_if
-from cudalens.occupancy.blocksize import max_potential_block_size
-from cudalens.occupancy.calculator import CACHE_CONFIGS, as_count
+from cudalens.cli._common import cc_option, echo_json, format_option, report_console
+from cudalens.occupancy import LIMIT_NAMES
+from cudalens.occupancy.calculator import CACHE_CONFIGS
 
 
 def _console() -> Console:
-    con = Console(soft_wrap=True, highlight=False)
-    if not con.is_terminal:
-        con = Console(soft_wrap=True, highlight=False, width=140)
-    return con
+    return report_console()
 
 
 def _blocks(value: int | None) -> str:
@@ -28,7 +23,7 @@ def _blocks(value: int | None) -> str:
 
 
 @click.command("occupancy")
-@click.option("--cc", required=True, metavar="MAJOR.MINOR", help="Compute capability, e.g. 9.0.")
+@cc_option
 @click.option("--threads", required=True, metavar="N", help="Threads per block.")
 @click.option("--registers", required=True, metavar="N", help="Registers per thread.")
 @click.option("--shared-mem", default="0", show_default=True, metavar="BYTES",
@@ -50,38 +45,24 @@ def _blocks(value: int | None) -> str:
 def occupancy_cmd(cc, threads, registers, shared_mem, static_shared_mem, carveout, cache_config,
                   barriers, sms, plot_file, fmt):
     """Occupancy of a launch: blocks, warps, limiter(s) and where it steps up or down."""
-    dev = device_for(cc)
-    _check_limits(dev, threads, registers, shared_mem, static_shared_mem)
-    common = dict(static_shared_mem=static_shared_mem, carveout=carveout,
-                  cache_config=cache_config, block_barriers=barriers)
-    w = what_if(dev, threads, registers, shared_mem, **common)
-    r = w.current
-    num_sms = as_count("SM count", sms, minimum=1) if sms is not None else None
-    best = max_potential_block_size(dev, r.registers_per_thread, r.shared_mem_per_block,
-                                    num_sms=num_sms, **common)
+    from cudalens.api import occupancy
+
+    occ = occupancy(threads, registers, cc=cc, shared_mem=shared_mem, static_shared_mem=static_shared_mem,
+                    carveout=carveout, cache_config=cache_config, barriers=barriers, sms=sms)
+    r, w = occ.result, occ.what_if
     if plot_file:
+        from cudalens.occupancy import device_for
         from cudalens.occupancy.plot import plot_occupancy
 
-        plot_occupancy(plot_file, dev, r.threads_per_block, r.registers_per_thread,
-                       r.shared_mem_per_block, **common)
-
+        plot_occupancy(plot_file, device_for(occ.cc), r.threads_per_block, r.registers_per_thread,
+                       r.shared_mem_per_block, static_shared_mem=static_shared_mem, carveout=carveout,
+                       cache_config=cache_config, block_barriers=barriers)
     if fmt == "json":
-        echo_json({
-            "cc": dev.cc,
-            "source": dev.source,
-            "result": r.to_dict(),
-            "what_if": w.to_dict(),
-            "max_potential_block_size": {
-                "block_size": best.block_size,
-                "min_grid_size": best.min_grid_size,
-                "min_grid_size_unit": "blocks" if num_sms else "blocks per SM",
-            },
-            "plot": plot_file,
-        })
+        echo_json({**occ.to_dict(), "plot": plot_file})
         return
 
     con = _console()
-    head = Table(title=f"Occupancy, CC {dev.cc} ({dev.source})", show_header=False)
+    head = Table(title=f"Occupancy, CC {occ.cc} ({occ.source})", show_header=False)
     head.add_column("what")
     head.add_column("value", justify="right")
     head.add_row("threads per block", str(r.threads_per_block))
@@ -108,29 +89,11 @@ def occupancy_cmd(cc, threads, registers, shared_mem, static_shared_mem, carveou
     con.print("What if:")
     for sentence in w.sentences():
         con.print(f"  - {sentence}")
-    grid = (f"{best.min_grid_size} blocks" if num_sms else
-            f"{best.min_grid_size} blocks per SM (pass --sms for the whole GPU)")
-    con.print(f"Max potential block size: {best.block_size} threads; minimum grid {grid}.")
+    grid = (f"{occ.min_grid_size} blocks" if sms is not None else
+            f"{occ.min_grid_size} blocks per SM (pass --sms for the whole GPU)")
+    con.print(f"Max potential block size: {occ.best_block_size} threads; minimum grid {grid}.")
     if plot_file:
         con.print(f"Charts written to {plot_file}")
-
-
-def _check_limits(dev, threads, registers, shared_mem, static_shared_mem) -> None:
-    """Reject, before any computation, a launch no GPU of ``dev``'s compute capability accepts,
-    naming the limit (the what-if tables would otherwise be built around an impossible block)."""
-    checks = (
-        ("--threads", as_count("--threads", threads, minimum=1), dev.max_threads_per_block,
-         "threads per block"),
-        ("--registers", as_count("--registers", registers, minimum=0), dev.max_regs_per_thread,
-         "registers per thread"),
-        ("--shared-mem", as_count("--shared-mem", shared_mem), dev.smem_per_block_optin,
-         "bytes of dynamic shared memory per block (the opt-in maximum)"),
-        ("--static-shared-mem", as_count("--static-shared-mem", static_shared_mem), dev.smem_per_block,
-         "bytes of static shared memory per block"),
-    )
-    for option, value, limit, what in checks:
-        if value > limit:
-            raise InputError(f"{option} {value}: more than the {limit} {what} of CC {dev.cc}")
 
 
 def register(group: click.Group) -> None:

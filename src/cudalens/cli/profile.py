@@ -7,7 +7,8 @@ import sys
 
 import click
 
-from cudalens.cli._build import build_options, make_build
+from cudalens.cli._build import build_options
+from cudalens.cli._common import cc_option, report_console
 from cudalens.errors import InputError
 
 
@@ -35,7 +36,7 @@ def _write(text: str, output: str | None) -> None:
               help="CUDA source file of the program's kernels (repeatable), for the static models.")
 @click.option("-D", "--define", "defines", multiple=True, metavar="NAME=VALUE",
               help="Value of a kernel parameter or macro for the static models (repeatable), as in analyze.")
-@click.option("--cc", default=None, help="Compute capability for the models (default: the device's).")
+@cc_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "html", "sarif"]), default="text",
               show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write the report here.")
@@ -49,30 +50,17 @@ def profile_cmd(duration, launch_limit, counters, top, counters_top, sources, de
                 trust_flags=False) -> int:
     """Trace COMMAND (a CUDA binary or `python script.py`), assess where its GPU time goes, and give each top
     kernel's findings from every evidence available. Put `--` before the command."""
-    from cudalens.trace.app import Options, profile_application, report_from_trace
+    from cudalens.api import profile
 
     if not command:
         raise click.UsageError("no command given: cudalens profile [OPTIONS] -- COMMAND [ARGS]")
-    if top < 1 or counters_top < 0:
-        raise click.BadParameter("must be at least 1", param_hint="--top")
-    pairs: tuple[tuple[str, str], ...] = ()
-    if defines:  # the access model (numpy with it) only when asked: nothing heavy before the program starts
-        from cudalens.access.model import parse_defines
-
-        pairs = tuple(parse_defines(list(defines)).items())
-    build = None
-    if sources or include_dirs or nvcc_flags or compile_commands:
-        build = make_build(list(sources), include_dirs, nvcc_flags, compile_commands, no_config, trust_flags)
-    opts = Options(defines=pairs, build=build, duration=duration, launch_limit=launch_limit, counters=counters, top=top,
-                   counters_top=counters_top, sources=tuple(sources), cc=cc, keep_trace=keep_trace)
-    if trace_file:
-        from cudalens.trace.records import parse_file
-
-        report = report_from_trace(parse_file(trace_file), command, opts)
-    else:
-        # the program's own output must not mix with a machine-readable report on stdout
-        stdout = sys.stderr if fmt != "text" and not output else None
-        report = profile_application(command, opts, stdout=stdout)
+    # the program's own output must not mix with a machine-readable report on stdout
+    stdout = sys.stderr if fmt != "text" and not output and not trace_file else None
+    report = profile(list(command), trace=trace_file, sources=sources, defines=list(defines), cc=cc, duration=duration,
+                     launch_limit=launch_limit, counters=counters, top=top, counters_top=counters_top,
+                     keep_trace=keep_trace, include_dirs=include_dirs, nvcc_flags=nvcc_flags,
+                     compile_commands=compile_commands, use_config=not no_config, trust_flags=trust_flags,
+                     stdout=stdout).to_dict()
     if fmt == "json":
         _write(json.dumps(report, indent=2), output)
     elif fmt == "sarif":
@@ -84,15 +72,13 @@ def profile_cmd(duration, launch_limit, counters, top, counters_top, sources, de
 
         _write(render_html(report), output)
     else:
-        from rich.console import Console
-
         from cudalens.report.profile_terminal import render_profile
 
         if output:
             with open(output, "w", encoding="utf-8") as fh:
-                render_profile(report, Console(file=fh, width=160))
+                render_profile(report, report_console(fh))
         else:
-            render_profile(report, Console())
+            render_profile(report, report_console())
     return 0
 
 

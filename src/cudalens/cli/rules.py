@@ -6,10 +6,9 @@ from __future__ import annotations
 import inspect
 
 import click
-from rich.console import Console
 from rich.table import Table
 
-from cudalens.cli._common import echo_json, format_option
+from cudalens.cli._common import echo_json, format_option, report_console
 from cudalens.errors import InputError
 
 
@@ -49,7 +48,7 @@ def register(group: click.Group) -> None:
                        f"{r['coverage']}: {r['where']}" if r["coverage"] == "elsewhere" else r["coverage"])
                 table.add_row(r["id"], r["priority"], r["section"], cov, r["title"],
                               style=None if r["detector"] else "dim")
-            Console().print(table)
+            report_console().print(table)
             return
         key = rule_id.upper()
         if key not in CATALOG:

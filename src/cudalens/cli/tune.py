@@ -7,19 +7,10 @@ from typing import Any
 
 import click
 
-from cudalens.cli._common import echo_json, format_option
-from cudalens.compiled.names import split_top_level
+from cudalens.cli._common import cc_option, echo_json, format_option
 from cudalens.errors import InputError
 
 _DB_HELP = "History database (default ~/.cudalens/history.db); the session resumes from it."
-
-
-def _split_top(text: str, what: str) -> list[str]:
-    """'cdiv(N, BN), M/BM' -> ['cdiv(N, BN)', 'M/BM'] (commas inside parentheses stay)."""
-    parts = [p.strip() for p in split_top_level(text, "()")]
-    if any(not p for p in parts):
-        raise InputError(f"--{what} {text!r}: an empty expression")
-    return parts
 
 
 def _us(s: float | None) -> str:
@@ -62,12 +53,15 @@ def register(group: click.Group) -> None:
     @group.command("tune")
     @click.argument("source", type=click.Path(dir_okay=False))
     @click.option("--kernel", required=True, help="Kernel name, with template arguments over the parameters: 'gemm<BM,BN,BK>'.")
-    @click.option("--space", "spaces", multiple=True, required=True, help="A parameter: NAME=v1,v2 or NAME=lo..hi[*f|+s]. Repeatable.")
+    @click.option("--space", "spaces", multiple=True, required=True,
+                  help="A parameter: NAME=V1,V2,... or NAME=START:STOP:STEP (STEP +k adds, xk multiplies; numbers may "
+                       "be 2^k), e.g. BK=8:32:x2: the range grammar of `cudalens bench --axis`. Repeatable.")
     @click.option("--restrict", "restrictions", multiple=True, help="A condition every configuration must meet, e.g. 'BM*BK <= 4096'. Repeatable.")
     @click.option("--const", "constants", multiple=True, help="A named constant for the expressions: NAME=INT. Repeatable.")
     @click.option("--grid", required=True, help="Grid dimensions: up to three expressions, comma-separated.")
     @click.option("--block", required=True, help="Block dimensions: up to three expressions, comma-separated.")
-    @click.option("--shared", default="0", show_default=True, help="Dynamic shared memory per block in bytes (expression).")
+    @click.option("--shared-mem", "shared_mem", default="0", show_default=True,
+                  help="Dynamic shared memory per block in bytes (an expression over the parameters).")
     @click.option("--arg", "args", multiple=True, help="Kernel argument, in order (same grammar as `cudalens bench --arg`).")
     @click.option("--strategy", type=click.Choice(["guided", "exhaustive", "optuna"]), default="guided", show_default=True)
     @click.option("--max-fraction", default=0.5, show_default=True, type=float,
@@ -80,46 +74,46 @@ def register(group: click.Group) -> None:
     @click.option("--reference", default=None, help="Configuration whose outputs the others must match (default: the first survivor).")
     @click.option("--rtol", default=1e-4, show_default=True, type=float)
     @click.option("--atol", default=1e-5, show_default=True, type=float)
-    @click.option("--mode", type=click.Choice(["cold", "hot"]), default="cold", show_default=True)
-    @click.option("--noise-target", default=0.01, show_default=True, type=float)
+    @click.option("--cold/--hot", default=True, show_default=True,
+                  help="cold: flush L2 before every launch; hot: back-to-back launches (as in `cudalens bench`).")
+    @click.option("--noise", default="1%", show_default=True, help="Stop sampling when stdev/mean is below this.")
     @click.option("--min-time", default=0.05, show_default=True, type=float, help="Seconds of sampling at least, per configuration.")
     @click.option("--max-time", default=2.0, show_default=True, type=float, help="Seconds of sampling at most, per configuration.")
     @click.option("--min-samples", default=10, show_default=True, type=int)
-    @click.option("--cc", default=None, help="Compute capability to compile for (default: the GPU's).")
-    @click.option("--flag", "flags", multiple=True, help="Extra nvcc flag. Repeatable.")
-    @click.option("--jobs", default=None, type=int, help="Compile processes (default: the CPU count).")
+    @cc_option
+    @click.option("--nvcc-flag", "nvcc_flags", multiple=True, metavar="FLAG",
+                  help="A flag passed to nvcc as given (repeatable); flags holding shell characters are refused.")
+    @click.option("-j", "--jobs", default=None, type=click.IntRange(1, 1024), help="Compile processes (default: the CPU count).")
     @click.option("--ray", default=None, help="Run through Ray: 'auto' (join or start a cluster) or a cluster ADDRESS.")
     @click.option("--workers", default=None, type=int, help="--ray: GPU workers (default: every GPU of the cluster).")
     @click.option("--db", default=None, help=_DB_HELP)
     @click.option("--top", default=5, show_default=True, type=int, help="Configurations in the stability table.")
     @click.option("--fake", default=None, hidden=True, help="Testing aid: a JSON object of FakeRunner options (no GPU, no compiler).")
     @format_option
-    def tune_cmd(source, kernel, spaces, restrictions, constants, grid, block, shared, args, strategy, max_fraction,
-                 patience, min_gain, seed, keep_spills, min_occupancy, reference, rtol, atol, mode, noise_target,
-                 min_time, max_time, min_samples, cc, flags, jobs, ray, workers, db, top, fake, fmt):
+    def tune_cmd(source, kernel, spaces, restrictions, constants, grid, block, shared_mem, args, strategy, max_fraction,
+                 patience, min_gain, seed, keep_spills, min_occupancy, reference, rtol, atol, cold, noise,
+                 min_time, max_time, min_samples, cc, nvcc_flags, jobs, ray, workers, db, top, fake, fmt):
         """Tune SOURCE's kernel over a space of parameters: every configuration is compiled (in parallel),
         the models prune what cannot launch, spills or starves the SM and order the rest; the harness
         measures them cold, each output checked against the reference. Resumes an interrupted session."""
-        from cudalens.tune import make_space, tune
-        from cudalens.tune.runners import (
-            RunnerSpec,
-            fake_build,
-            fake_builder,
-            policy_dict,
-        )
+        from cudalens.api import tune
+        from cudalens.measure.stats import parse_percent
+        from cudalens.tune.runners import policy_dict
 
         if not 0 < max_fraction <= 1:
             raise InputError(f"--max-fraction {max_fraction}: give a fraction in (0, 1]")
-        space = make_space(list(spaces), list(restrictions), list(constants))
+        try:
+            noise_target = parse_percent(noise)
+        except ValueError as exc:
+            raise InputError(f"--noise {noise!r}: {exc}") from None
         pol = policy_dict({"noise_target": noise_target, "min_time_s": min_time, "max_time_s": max_time,
                            "min_samples": min_samples})
-        runner, builder, build_fn = None, None, None
+        fake_opts = None
         if fake is not None:
             try:
-                opts = json.loads(fake)
+                fake_opts = json.loads(fake)
             except ValueError:
                 raise InputError(f"--fake {fake!r}: not a JSON object") from None
-            runner, builder, build_fn = RunnerSpec("fake", tuple(args), fake=opts), fake_builder, fake_build
         quiet = fmt == "json"
 
         def event(text: str) -> None:
@@ -131,12 +125,13 @@ def register(group: click.Group) -> None:
                 med = o.result.summary.median if o.result is not None else None
                 click.echo(f"  {o.status:<8} {o.config_key:<42} {_us(med):>12} {o.reason or ''}", err=True)
 
-        report = tune(source, kernel, space, grid=_split_top(grid, "grid"), block=_split_top(block, "block"),
-                      args=list(args), shared=shared, strategy=strategy, db=db, cc=cc, flags=list(flags), mode=mode,
-                      policy=pol, max_fraction=max_fraction, patience=patience, min_gain=min_gain, seed=seed,
-                      keep_spills=keep_spills, min_occupancy=min_occupancy, reference=reference, rtol=rtol, atol=atol,
-                      ray=ray, num_workers=workers, compile_workers=jobs, runner=runner, builder=builder, build_fn=build_fn,
-                      on_outcome=outcome, on_event=event, top=top)
+        report = tune(source, kernel, list(spaces), grid=grid, block=block,
+                      args=list(args), shared_mem=shared_mem, restrict=list(restrictions), const=list(constants),
+                      nvcc_flags=list(nvcc_flags), cc=cc, fake=fake_opts, strategy=strategy, db=db,
+                      mode="cold" if cold else "hot", policy=pol, max_fraction=max_fraction, patience=patience,
+                      min_gain=min_gain, seed=seed, keep_spills=keep_spills, min_occupancy=min_occupancy,
+                      reference=reference, rtol=rtol, atol=atol, ray=ray, num_workers=workers, compile_workers=jobs,
+                      on_outcome=outcome, on_event=event, top=top).to_dict()
         if fmt == "json":
             echo_json(report)
         else:

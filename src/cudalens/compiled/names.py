@@ -39,6 +39,57 @@ def base_name_from_mangled(mangled: str) -> str:
     return last
 
 
+_BUILTIN = {"v": "void", "b": "bool", "c": "char", "a": "signed char", "h": "unsigned char", "s": "short",
+            "t": "unsigned short", "i": "int", "j": "unsigned int", "l": "long", "m": "unsigned long",
+            "x": "long long", "y": "unsigned long long", "f": "float", "d": "double", "e": "long double",
+            "n": "__int128", "o": "unsigned __int128", "w": "wchar_t", "DF16_": "__half"}
+
+
+def _template_args(text: str) -> tuple[list[str], str] | None:
+    """The template arguments at the start of ``text`` (after its ``I``) and the rest after the
+    closing ``E``; None where an argument is not a builtin type, a literal or a plain class name."""
+    args: list[str] = []
+    while text and text[0] != "E":
+        if text[0] == "L":  # a literal: L<type><value>E
+            m = re.match(r"L([a-z])(n?\d+)E", text)
+            if not m:
+                return None
+            value = m.group(2).replace("n", "-")
+            args.append({"b": "false" if value == "0" else "true"}.get(m.group(1), value))
+            text = text[m.end():]
+            continue
+        code = next((c for c in sorted(_BUILTIN, key=len, reverse=True) if text.startswith(c)), None)
+        if code is not None:
+            args.append(_BUILTIN[code])
+            text = text[len(code):]
+            continue
+        m = _LEN_RE.match(text)
+        if not m:
+            return None
+        n = int(m.group(1))
+        args.append(text[m.end():m.end() + n])
+        text = text[m.end() + n:]
+    return (args, text[1:]) if text else None
+
+
+def readable_kernel(mangled: str) -> str:
+    """A mangled kernel symbol as its source names it, with template arguments where they are
+    builtin types, literals or plain class names: ``_Z7reduce0IfEvPT_S1_j`` -> ``reduce0<float>``,
+    ``_Z7reduce6IfLj256ELb0EEvPT_S1_jj`` -> ``reduce6<float, 256, false>``; otherwise its base
+    name (:func:`base_name_from_mangled`)."""
+    base = base_name_from_mangled(mangled)
+    if mangled.startswith("_ZN"):
+        return base
+    m = re.match(r"_Z(\d+)", mangled)
+    if not m:
+        return base
+    rest = mangled[m.end() + int(m.group(1)):]
+    if not rest.startswith("I"):
+        return base
+    parsed = _template_args(rest[1:])
+    return f"{base}<{', '.join(parsed[0])}>" if parsed else base
+
+
 def split_top_level(text: str, brackets: str = "<>()") -> list[str]:
     """``text`` split at the commas outside brackets (pairs of opening and closing characters).
 
@@ -108,3 +159,10 @@ def demangle_all(mangled: list[str], demangler: str | None) -> dict[str, str]:
         except (OSError, subprocess.SubprocessError):
             pass
     return {m: base_name_from_mangled(m) for m in mangled}
+
+
+def kernel_base_name(name: str) -> str:
+    """The name as in the source: ``_Z9transposePfS_ii`` -> ``transpose``; ``void f<int>(int*)`` -> ``f``."""
+    if name.startswith("_Z"):
+        return base_name_from_mangled(name)
+    return base_name_from_demangled(name) if "(" in name or "<" in name else name

@@ -423,7 +423,9 @@ def compile_ptx(path: str | Path, cc: str = "9.0", defines: Mapping[str, str | N
         except OSError as exc:
             raise ToolchainError(f"cannot run {nvcc.path}: {exc}") from exc
         if proc.returncode != 0 or not out.exists():
-            output = inv.user_path(proc.stderr + proc.stdout)
+            from cudalens.compiled.compile import _private_paths_out
+
+            output = _private_paths_out(inv.user_path(proc.stderr + proc.stdout), tmp, src)
             messages = parse_diagnostics(output)
             if not any(m.severity == "error" for m in messages):
                 tail = " ".join(output.strip().splitlines()[-3:]) or "nvcc failed"

@@ -40,8 +40,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from cudalens.findings import Evidence, Finding, Layer, Priority
+from cudalens.findings import Finding
 from cudalens.profile.ncu import LegacyMetrics
+from cudalens.rules.context import RuleContext
+from cudalens.rules.layers import ChecksLayer
+from cudalens.rules.registry import run_layer
 
 if TYPE_CHECKING:
     from cudalens.pipeline.join import CompiledLoad, KernelRecord
@@ -227,35 +230,16 @@ def cross_check(records: Sequence[KernelRecord], counters: Mapping[str, LegacyMe
     return out
 
 
-_FIX = {
-    "theoretical occupancy": "check that the block size (--block) and dynamic shared memory match the profiled "
-                             "launch, then re-run the analysis",
-    "branch efficiency": "doubt the D-rule verdicts for this kernel: check the values assumed for its parameters "
-                         "(--define) and the block size",
-}
-_FIX_DEFAULT = ("doubt the model's verdicts for this kernel: check the parameter values (--define), the block "
-                "size and the pointer alignment it assumed against the profiled launch")
-
-
-def v1_finding(*, kernel: str, file: str, line: int | None, message: str, fix: str,
-               evidence: tuple[Evidence, ...]) -> Finding:
-    """A V1 finding (priority info): a prediction that the hardware's counters contradict."""
-    return Finding(rule="V1", priority=Priority.INFO, section="cudalens validation", kernel=kernel, file=file,
-                   line=line, message=message, fix=fix, evidence=evidence)
-
-
 def disagreement_findings(checks: list[CrossCheck]) -> list[Finding]:
     """One V1 finding (priority info) per check whose counter contradicts the prediction."""
-    out = []
-    for c in checks:
-        if c.agree is not False:
-            continue
-        predicted = f"{c.relation} {c.predicted:g} {c.unit}" if c.relation != "≈" else f"{c.predicted:g} {c.unit}"
-        out.append(v1_finding(
-            kernel=c.kernel, file=c.file, line=c.line,
-            message=(f"prediction disagrees with counters: {c.quantity} predicted {predicted}, "
-                     f"ncu measured {c.measured:g} {c.unit} (tolerance {c.tolerance})"),
-            fix=_FIX.get(c.quantity, _FIX_DEFAULT),
-            evidence=(Evidence(Layer.MODEL, c.quantity, c.predicted), Evidence(Layer.PROFILER, c.counter, c.measured)),
-        ))
-    return out
+    return v1_findings(kernels=checks)
+
+
+def v1_findings(*, kernels: Sequence[CrossCheck] = (), lines: Sequence[Any] = ()) -> list[Finding]:
+    """The V1 rule's findings on the ``checks`` layer: per kernel (:class:`CrossCheck`) and per line
+    (:class:`cudalens.profile.ncu_source.LineCheck`)."""
+    first = next(iter((*kernels, *lines)), None)
+    if first is None:
+        return []
+    ctx = RuleContext.without_source(first.file, checks=ChecksLayer(kernels=tuple(kernels), lines=tuple(lines)))
+    return run_layer(ctx, "checks")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from cudalens.errors import InputError
-from cudalens.findings import Evidence, Finding, Layer, Priority
+from cudalens.findings import Finding
 from cudalens.hardware.device import DeviceFacts
 from cudalens.measure.result import BenchResult
 from cudalens.measure.throughput import Ceilings
@@ -136,17 +136,13 @@ def as_ceilings(obj: Any, measurements: Sequence[Measurement] = ()) -> Ceilings 
 
 
 _FINDING_FIELDS = ("rule", "priority", "section", "kernel", "file", "line", "message", "fix", "impact",
-                   "impact_text", "evidence", "status", "column", "runs", "impact_estimate", "advisory")
+                   "impact_text", "evidence", "status", "column", "runs", "impact_estimate", "advisory",
+                   "speedup", "estimated_speedup")
 
 
 def finding_from_dict(d: Mapping[str, Any]) -> Finding:
     """The inverse of the report's finding dict (``Finding.to_dict``)."""
-    evidence = tuple(Evidence(Layer(e["layer"]), e["fact"], e.get("value")) for e in d.get("evidence") or ())
-    return Finding(rule=d["rule"], priority=Priority.parse(d["priority"]), section=d.get("section", ""),
-                   kernel=d.get("kernel"), file=d.get("file", ""), line=d.get("line"), message=d.get("message", ""),
-                   fix=d.get("fix", ""), impact=d.get("impact"), impact_text=d.get("impact_text"),
-                   evidence=evidence, status=d.get("status", "flagged"), column=d.get("column"),
-                   runs=d.get("runs"), advisory=bool(d.get("advisory", False)))
+    return Finding.from_dict(d)
 
 
 def finding_to_dict(f: Finding, original: Mapping[str, Any] | None = None) -> dict[str, Any]:

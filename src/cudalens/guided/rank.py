@@ -1,11 +1,14 @@
 """Re-rank findings with what a run measured, and say what to do first.
 
-Static analysis ranks findings by the guide's priority and a static impact (the share of fetched
-bytes an access wastes, the share of warps that diverge...). A measurement adds what static
-analysis cannot know: which kernel takes the time, and what limits it. The order becomes:
+Static analysis ranks findings by their estimated speedup (:mod:`cudalens.triage.speedup`: the
+kernel's share of the time saved by the fix x the kernel's estimated share of the program's time).
+A measurement adds what static analysis cannot know: which kernel takes the time, and what limits
+it. The measured time share replaces the estimated one (``SpeedupEstimate.source`` "measured"), and
+the order becomes:
 
-1. guide priority (high before medium...), downgraded findings last, as before;
-2. within one priority, concrete findings before advisory ones (declared by each rule: ``advisory=True``);
+1. downgraded findings last; then larger estimated speedup (Nsight Compute's order);
+2. ties broken by guide priority (high before medium...), concrete findings before advisory ones
+   (declared by each rule: ``advisory=True``);
 3. then findings with a *measured* impact first, larger first;
 4. then findings with only a static impact, larger first.
 
@@ -33,7 +36,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping, Sequence
 
-from cudalens.findings import Evidence, Finding, Layer, is_advisory
+from cudalens.findings import Evidence, Finding, Layer, is_advisory, speedup_key
 from cudalens.guided.inputs import Measurement
 from cudalens.measure.throughput import Ceilings
 from cudalens.profile.ncu import LegacyMetrics
@@ -168,6 +171,17 @@ def measured_impact(f: Finding, load: KernelLoad | None, records: Sequence[Kerne
     return None
 
 
+def measured_speedup(f: Finding, load: KernelLoad | None) -> Finding:
+    """``f`` with its estimated speedup weighted by the kernel's *measured* time share instead of
+    the estimated one (unchanged without an estimate or a measured share)."""
+    if f.speedup is None or load is None or load.time_share is None:
+        return f
+    s = f.speedup
+    return dataclasses.replace(f, speedup=dataclasses.replace(
+        s, speedup=round(s.kernel_speedup * load.time_share, 6), kernel_share=round(load.time_share, 6),
+        source="measured"))
+
+
 def rank_order(findings: Sequence[Finding], loads: Mapping[str, KernelLoad] | None = None,
                records: Sequence[KernelRecord] = ()) -> list[tuple[int, Finding]]:
     """(index in ``findings``, finding with its measured impact) pairs, in ranked order."""
@@ -175,8 +189,8 @@ def rank_order(findings: Sequence[Finding], loads: Mapping[str, KernelLoad] | No
     keyed = []
     for i, f in enumerate(findings):
         updated = measured_impact(f, loads.get(f.kernel or ""), records)
-        g = updated if updated is not None else f
-        keyed.append(((g.status == "downgraded", g.priority.rank, is_advisory(g), updated is None,
+        g = measured_speedup(updated if updated is not None else f, loads.get(f.kernel or ""))
+        keyed.append(((g.status == "downgraded", speedup_key(g), g.priority.rank, is_advisory(g), updated is None,
                        -(g.score if g.score is not None else -1.0), i), i, g))
     return [(i, g) for _, i, g in sorted(keyed, key=lambda t: t[0])]
 

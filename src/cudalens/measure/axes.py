@@ -38,7 +38,8 @@ class Axis:
     values: tuple[str, ...]
 
 
-def _number(text: str, spec: str) -> int:
+def number(text: str, where: str) -> int:
+    """``256``, ``2^20`` or ``0x100`` -> int; InputError naming ``where`` (the option and its value)."""
     t = text.strip().replace(" ", "")
     try:
         if "^" in t:
@@ -46,7 +47,36 @@ def _number(text: str, spec: str) -> int:
             return int(base) ** int(exp)
         return int(t, 0)
     except ValueError:
-        raise InputError(f"--axis {spec!r}: {text!r} is not an integer (write e.g. 256, 2^20 or 0x100)") from None
+        raise InputError(f"{where}: {text!r} is not an integer (write e.g. 256, 2^20 or 0x100)") from None
+
+
+def is_range(text: str) -> bool:
+    """Whether a value list is written as a range (``START:STOP:STEP``)."""
+    return ":" in text and "," not in text and "::" not in text
+
+
+def parse_range(text: str, where: str) -> tuple[int, ...]:
+    """``START:STOP:STEP`` -> its values, STOP included when reached; STEP ``+k`` (or ``k``) adds,
+    ``xk`` multiplies: ``2^20:2^26:x4``, ``8:32:x2``, ``0:64:+16``. The one range grammar of every
+    command (``bench --axis``, ``tune --space``); InputError naming ``where`` when malformed."""
+    parts = text.strip().split(":")
+    if len(parts) != 3:
+        raise InputError(f"{where}: a range is START:STOP:STEP (e.g. 2^20:2^26:x4 or 0:64:+16)")
+    start, stop = number(parts[0], where), number(parts[1], where)
+    step = parts[2].strip()
+    mult = step[:1] in ("x", "*")
+    k = number(step.lstrip("x*+"), where)
+    if (mult and (k < 2 or start <= 0)) or (not mult and k <= 0) or stop < start:
+        raise InputError(f"{where}: the range never reaches its end (need START <= STOP, "
+                         "STEP > 0, and for xK: K >= 2 and START > 0)")
+    values: list[int] = []
+    v = start
+    while v <= stop:
+        values.append(v)
+        if len(values) > MAX_CELLS:
+            raise InputError(f"{where}: more than {MAX_CELLS} values")
+        v = v * k if mult else v + k
+    return tuple(values)
 
 
 def parse_axis(spec: str) -> Axis:
@@ -56,25 +86,8 @@ def parse_axis(spec: str) -> Axis:
     if not eq or not _NAME.match(name) or not rest.strip():
         raise InputError(f"--axis {spec!r}: expected NAME=V1,V2,... or NAME=START:STOP:STEP (e.g. n=2^20:2^26:x4)")
     rest = rest.strip()
-    if ":" in rest and "," not in rest and "::" not in rest:
-        parts = rest.split(":")
-        if len(parts) != 3:
-            raise InputError(f"--axis {spec!r}: a range is START:STOP:STEP (e.g. 2^20:2^26:x4 or 0:64:+16)")
-        start, stop = _number(parts[0], spec), _number(parts[1], spec)
-        step = parts[2].strip()
-        mult = step[:1] in ("x", "*")
-        k = _number(step.lstrip("x*+"), spec)
-        if (mult and (k < 2 or start <= 0)) or (not mult and k <= 0) or stop < start:
-            raise InputError(f"--axis {spec!r}: the range never reaches its end (need START <= STOP, "
-                             "STEP > 0, and for xK: K >= 2 and START > 0)")
-        steps: list[str] = []
-        v = start
-        while v <= stop:
-            steps.append(str(v))
-            if len(steps) > MAX_CELLS:
-                raise InputError(f"--axis {spec!r}: more than {MAX_CELLS} values")
-            v = v * k if mult else v + k
-        return Axis(name, tuple(steps))
+    if is_range(rest):
+        return Axis(name, tuple(str(v) for v in parse_range(rest, f"--axis {spec!r}")))
     values = tuple(v.strip() for v in _split_top(rest))
     if any(not v for v in values):
         raise InputError(f"--axis {spec!r}: empty value in the list")

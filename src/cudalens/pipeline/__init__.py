@@ -18,7 +18,8 @@ from cudalens.pipeline.analysis import SCHEMA, Analysis, FileAnalysis
 from cudalens.pipeline.defines import compiler_defines, macro_names
 from cudalens.pipeline.evidence import PROFILE_RUN, Evidence, RunSpec, gather_evidence, guided_report
 from cudalens.pipeline.join import KernelRecord, join
-from cudalens.pipeline.stages import analyze, analyze_file
+from cudalens.pipeline.run import analyze
+from cudalens.pipeline.stages import analyze_file
 
 __all__ = [
     "PROFILE_RUN",

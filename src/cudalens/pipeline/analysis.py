@@ -11,13 +11,14 @@ from typing import Any
 
 from cudalens.compiled.model import CompileResult
 from cudalens.findings import Finding, Priority, sort_findings
+from cudalens.pipeline.compile_failure import CompileFailure
 from cudalens.pipeline.join import KernelRecord
 from cudalens.source.model import SourceModel
 
 SCHEMA = "cudalens/analysis-1"
 
 
-#: how a compile error note starts (pipeline.stages._compile)
+#: how a compile error note starts (pipeline.compile_step.compile_one)
 COMPILE_ERROR_NOTE = "not compiled (compile error: "
 
 
@@ -30,14 +31,16 @@ class FileAnalysis:
     findings: tuple[Finding, ...]
     notes: tuple[str, ...] = ()
     kernels: tuple[KernelRecord, ...] = ()  # the join of source and compiled facts, one per kernel
+    failure: CompileFailure | None = None  # why the file was analysed source-only (compile asked for, failed)
 
     @property
     def compile_error(self) -> str | None:
         """The compiler's first error when the file did not compile (None otherwise)."""
-        for n in self.notes:
-            if n.startswith(COMPILE_ERROR_NOTE):
-                return n[len(COMPILE_ERROR_NOTE):].rsplit("); source-only analysis", 1)[0]
-        return None
+        if self.failure is None or self.failure.kind == "toolchain":
+            return None
+        f = self.failure
+        where = f"{f.file}:{f.line}: " if f.file and f.line else (f"{f.file}: " if f.file else "")
+        return f"{where}error: {f.error}"
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,11 @@ class Analysis:
     block: Any = None  # --block: (x, y, z) for every kernel, or {kernel (None: the others): (x, y, z)}
     defines: dict[str, Any] = field(default_factory=dict)
     failed: tuple[tuple[str, str], ...] = ()  # (path, one-line reason) of files that could not be analyzed
+
+    @property
+    def source_only(self) -> list[CompileFailure]:
+        """Why each file that was to be compiled was analysed source-only (one per such file)."""
+        return [fa.failure for fa in self.files if fa.failure is not None]
 
     @property
     def findings(self) -> list[Finding]:
@@ -65,8 +73,10 @@ class Analysis:
                       {str(k or "*"): list(v) for k, v in self.block.items()} if self.block else None),
             "defines": {k: v for k, v in self.defines.items()},
             "files": [{"path": fa.model.path, "problems": list(fa.model.problems), "notes": list(fa.notes),
-                       "compiled": fa.compiled is not None, "compile_error": fa.compile_error}
+                       "compiled": fa.compiled is not None, "compile_error": fa.compile_error,
+                       "compile_failure": fa.failure.to_dict() if fa.failure is not None else None}
                       for fa in self.files],
+            "source_only": len(self.source_only),
             "failed": [{"path": p, "error": e} for p, e in self.failed],
             "kernels": kernels,
             "findings": [_finding_dict(f, self.launches()) for f in self.findings],

@@ -51,7 +51,7 @@ def analyze_files(paths: list[str], *, block: Any, defines: Mapping[str, Any], c
     worker process stopped at its deadline or memory cap (see :func:`_analyze_isolated`).
     ``project``: the :class:`cudalens.project.tree.Project` the files belong to: its launches
     (every file of it) give each kernel its launch, and a ``.cu`` another of its units includes is
-    compiled through that unit. Without it, the launches of the given files alone are used.
+    compiled through that unit. Without it, the project of the first file is used for the launches.
     ``cache``: a :class:`cudalens.pipeline.result_cache.ResultCache`: a file whose stored analysis is
     still valid is read from it, not analysed (nor compiled); the others are stored in it."""
     from cudalens.source.parse import source_problem
@@ -232,7 +232,7 @@ def _compile_unit(path: str, cc: str, defines: Mapping[str, Any], build: Any,
                   instantiate: tuple[str, ...] = ()) -> tuple[Any | None, list[str]]:
     """The one compile of a unit: its cubin facts and, kept from the same nvcc run, the PTX the
     compiled access model reads (CompileResult.ptx)."""
-    from cudalens.pipeline.stages import _compile
+    from cudalens.pipeline.compile_step import compile_one as _compile
 
     return _compile(path, cc, defines, build, instantiate=instantiate)
 
@@ -243,12 +243,12 @@ def _compile_header(header: str, units: list[str], futures: dict[str, Future], c
     """Compile ``header`` (or a ``.cu`` another unit includes) through the first unit that
     includes it (units are queued before headers, so waiting on them cannot deadlock the pool);
     ``includers``: the project's units that include it, tried when no given unit does."""
-    from cudalens.pipeline.stages import _compile
+    from cudalens.pipeline.compile_step import compile_one as _compile
 
     real = str(Path(header).resolve())
     for unit in units:
         result, _notes = futures[unit].result()
-        if result is not None and real in result.deps:
+        if real in getattr(result, "deps", ()):  # a unit that compiled (a CompileFailure has no deps)
             compiled, notes = _compile(header, cc, defines, build, through=unit, instantiate=instantiate)
             return compiled, [f"compiled through {unit}, which includes it", *notes]
     for unit in includers[:3]:
@@ -263,7 +263,7 @@ def _compile_header(header: str, units: list[str], futures: dict[str, Future], c
     candidates.sort(key=lambda u: not any(k in _read(u) for k in kernels))
     for unit in candidates[:3]:
         compiled, notes = _compile(header, cc, defines, build, through=unit, instantiate=instantiate)
-        if compiled is not None:
+        if hasattr(compiled, "deps"):
             return compiled, [f"compiled through {unit} (compile_commands.json), which includes it", *notes]
     return _compile(header, cc, defines, build, instantiate=instantiate)
 
@@ -295,20 +295,15 @@ def _launch_table(paths: list[str], project: Any, build: Any, cache: Any = None)
     """The launch table of the project (or of ``paths`` alone), built once for every file (read from
     ``cache`` when no file it reads changed)."""
     from cudalens.project.resolve import resolve_project
-    from cudalens.project.tree import Project
+    from cudalens.project.tree import Project, load_project
 
-    if project is None:
-        project = Project(str(Path(paths[0]).resolve().parent) if paths else ".", ())
+    if project is None:  # the project of the first file, as `cudalens analyze FILE` finds it
+        project = load_project(paths[0]) if paths else Project(".", ())
     if cache is not None:
         from cudalens.pipeline.result_cache import launch_table
 
         return launch_table(cache, paths, project, build, lambda: resolve_project(project, build, extra=paths))
     return resolve_project(project, build, extra=paths)
-
-
-def _forced(build: Any, path: str | Path) -> tuple[tuple[str, str], ...]:
-    """The build's ``-D`` macros for ``path``, which win over the file's ``#ifndef`` defaults."""
-    return build.forced_macros(path) if build is not None else ()
 
 
 def _instantiations(paths: list[str], instantiate: tuple[str, ...]) -> dict[str, tuple[str, ...]]:

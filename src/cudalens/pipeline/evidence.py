@@ -44,6 +44,13 @@ class RunSpec:
     device: int = 0
     options: tuple[str, ...] = ()  # the build context's compiler flags (-I, -D, --nvcc-flag, compile_commands)
 
+    @property
+    def base_name(self) -> str:
+        """The kernel's plain name, as the source model and ncu name it: ``vk::copy<8>`` -> ``copy``."""
+        from cudalens.compiled.names import base_name_from_demangled
+
+        return base_name_from_demangled(self.kernel)
+
     def request(self, source: str, origin: str, defines: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The request of :mod:`cudalens.measure.worker` for this launch of ``source``."""
         macros: dict[str, Any] = {k: (None if v is None else str(v)) for k, v in (defines or {}).items()}
@@ -73,8 +80,12 @@ PROFILE_RUN = "run"
 
 
 def _file_of(analysis: Analysis, kernel: str) -> FileAnalysis:
+    """The analyzed file defining ``kernel`` (a plain or C++ name: ``ns::k<float, 128>``)."""
+    from cudalens.compiled.names import base_name_from_demangled
+
+    base = base_name_from_demangled(kernel)
     for fa in analysis.files:
-        if any(k.name == kernel for k in fa.model.kernels):
+        if any(k.name == base for k in fa.model.kernels):
             return fa
     known = sorted({k.name for fa in analysis.files for k in fa.model.kernels})
     raise InputError(f"--run: no kernel {kernel!r} in the analyzed files (kernels: {', '.join(known) or 'none'})")
@@ -179,7 +190,7 @@ def _profile(analysis: Analysis, request: dict[str, Any], run: RunSpec,
     from cudalens.pipeline.line_checks import check_analysis, is_source_page
     from cudalens.profile.ncu import CountersUnavailable, parse_csv, profile_pages
 
-    kernel = run.kernel
+    kernel = run.base_name  # ncu and the counters name the kernel by its plain name
     with tempfile.TemporaryDirectory(prefix="cudalens_ncu_") as tmp:
         req_path = os.path.join(tmp, "request.json")
         with open(req_path, "w", encoding="utf-8") as fh:
@@ -230,18 +241,19 @@ def launch_once(request: Mapping[str, Any]) -> None:
 
     rng = np.random.default_rng(0)
     host = [materialize(s, rng) for s in parse_args(list(request.get("args") or ()))]
-    opts = [f"-D{k}" if v is None else f"-D{k}={v}" for k, v in (request.get("defines") or {}).items()]
     source = launch_source(request)
+    options = [str(o) for o in request.get("options") or ()]
     if request.get("lineinfo"):  # profiled for the source page: SASS mapped to the analyzed file's lines
-        opts.append("-lineinfo")
+        options.append("-lineinfo")
     kernel = str(request["kernel"])
     with cu.device_context(int(request.get("device", 0))) as ctx:
-        try:
-            kern = cu.compile_kernel(source, kernel, ctx.cc, options=opts)
-        except cu.CudaCallError as exc:
-            if "NOT_FOUND" in str(exc):
-                raise InputError(f"kernel {kernel!r} not found; declare it extern \"C\"") from None
-            raise
+        from cudalens.measure.harness import _load, _split_options
+        from cudalens.measure.kernels import compile_named
+
+        # the kernel by its C++ name, built as `cudalens bench` builds it (InputError when not found)
+        build = _split_options(options, request.get("defines") or None, None)
+        compiled = compile_named(source, kernel, ctx.cc, build=build, origin=str(request.get("origin") or "<string>"))
+        kern = _load(cu, compiled, kernel)
         resources: list[Any] = []
         try:
             packed: list[tuple[Any, str]] = []

@@ -27,7 +27,7 @@ from typing import Any
 
 #: the defaults of ``check`` and ``analyze``
 DEFAULT_DEADLINE_S = 60.0
-DEFAULT_MEMORY_MB = 2048
+DEFAULT_MEMORY_MB = 4096
 
 _stage_file: str | None = None
 
@@ -124,47 +124,69 @@ def run_limited(items: Iterable[str], fn: Callable[[str], Any], limits: FileLimi
     with tempfile.TemporaryDirectory(prefix="cudalens-work-") as tmp:
         pending = list(enumerate(order))
         running: dict[int, tuple[int, str, float]] = {}
-        while pending or running:
-            while pending and len(running) < max(1, jobs):
-                i, it = pending.pop(0)
-                base = os.path.join(tmp, str(i))
-                pid = os.fork()
-                if pid == 0:  # the worker
-                    code = 1
-                    try:
-                        code = _child(fn, it, base + ".out", base + ".stage", limits.memory_mb)
-                    finally:
-                        os._exit(code)
-                running[pid] = (i, it, time.monotonic())
-            time.sleep(0.02)
-            for pid, (i, it, t0) in list(running.items()):
-                base = os.path.join(tmp, str(i))
-                got, status = os.waitpid(pid, os.WNOHANG)
-                if got == 0 and time.monotonic() - t0 <= limits.seconds:
-                    continue
-                if got == 0:  # past the deadline: the worker and whatever it started
-                    _kill_group(pid)
+        try:
+            _loop(pending, running, tmp, fn, limits, jobs, results, done)
+        finally:  # interrupted (Ctrl-C) or failed: no worker outlives the run
+            for pid in running:
+                _kill_group(pid)
+                try:
                     os.waitpid(pid, 0)
-                    res: Any = Stopped(f"{it}: stopped in the {_stage(base)} stage at the deadline of "
-                                       f"{limits.seconds:g} s")
-                else:
-                    _kill_group(pid)  # a model worker or compiler it left behind
-                    res = _collect(it, base, status, limits)
-                del running[pid]
-                results[it] = res
-                if done is not None:
-                    done(it, res)
+                except ChildProcessError:
+                    pass
     return {it: results[it] for it in order}
 
 
-def _kill_group(pid: int) -> None:
+def _loop(pending: list[tuple[int, str]], running: dict[int, tuple[int, str, float]], tmp: str,
+          fn: Callable[[str], Any], limits: FileLimits, jobs: int, results: dict[str, Any],
+          done: Callable[[str, Any], None] | None) -> None:
+    """Start workers while slots are free; collect each as it ends or passes its deadline."""
+    while pending or running:
+        while pending and len(running) < max(1, jobs):
+            i, it = pending.pop(0)
+            base = os.path.join(tmp, str(i))
+            pid = os.fork()
+            if pid == 0:  # the worker
+                code = 1
+                try:
+                    code = _child(fn, it, base + ".out", base + ".stage", limits.memory_mb)
+                finally:
+                    os._exit(code)
+            try:
+                os.setpgid(pid, pid)  # as the worker does itself: whichever runs first
+            except OSError:
+                pass
+            running[pid] = (i, it, time.monotonic())
+        time.sleep(0.02)
+        for pid, (i, it, t0) in list(running.items()):
+            base = os.path.join(tmp, str(i))
+            got, status = os.waitpid(pid, os.WNOHANG)
+            if got == 0 and time.monotonic() - t0 <= limits.seconds:
+                continue
+            if got == 0:  # past the deadline: the worker and whatever it started
+                _kill_group(pid)
+                os.waitpid(pid, 0)
+                res: Any = Stopped(f"{it}: stopped in the {_stage(base)} stage at the deadline of "
+                                   f"{limits.seconds:g} s")
+            else:
+                _kill_group(pid, reaped=True)  # a model worker or compiler it left behind
+                res = _collect(it, base, status, limits)
+            del running[pid]
+            results[it] = res
+            if done is not None:
+                done(it, res)
+
+
+def _kill_group(pid: int, reaped: bool = False) -> None:
+    """SIGKILL to the worker's process group; to the worker alone while it is not yet reaped and its
+    group is not formed (once reaped, its id may belong to another process)."""
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        if not reaped:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
 def _stage(base: str) -> str:

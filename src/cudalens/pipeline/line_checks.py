@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cudalens.findings import Evidence, Finding, Layer
+from cudalens.findings import Finding
 
 #: CSV markers of a source page (a raw page has none of them)
 _SOURCE_MARKERS = ('"Function Name"', '"Kernel Name"', '"File Path"')
@@ -61,9 +61,9 @@ def _evaluations(fa: Any, run: Any = None) -> list[Any]:
     module = parse_ptx(fa.compiled.ptx)
     specs = parse_args(list(run.args))
     params = {i: s.value for i, s in enumerate(specs) if s.kind == "scalar" and isinstance(s.value, (int, float))}
-    out = [e for e in evals if base_name_from_mangled(e.kernel) != run.kernel]
+    out = [e for e in evals if base_name_from_mangled(e.kernel) != run.base_name]
     for fn in module.entries:
-        if base_name_from_mangled(fn.name) == run.kernel:
+        if base_name_from_mangled(fn.name) == run.base_name:
             out.append(evaluate(module, fn, tuple(run.block), tuple(run.grid), params))
     return out
 
@@ -85,24 +85,51 @@ def check_analysis(analysis: Any, csv_text: str, *, run: Any = None, source: str
     for fa in analysis.files:
         path = fa.model.path
         if run is not None:  # the profiled build named the file otherwise; same text, same lines
-            if not any(k.name == run.kernel for k in fa.model.kernels):
+            if not any(k.name == run.base_name for k in fa.model.kernels):
                 continue
             mine = {(k, path, ln, s, o): c for (k, _f, ln, s, o), c in counters.items()}
         else:
             mine = {(k, path, ln, s, o): c for (k, f, ln, s, o), c in counters.items() if _same_file(f, path, analysis)}
         by_kernel: dict[str, list[Any]] = {}
         for e in _evaluations(fa, run):
-            by_kernel.setdefault(e.kernel, []).extend(p for p in e.predictions if _real(p.file) == _real(path))
+            by_kernel.setdefault(e.kernel, []).extend(p for p in e.predictions
+                                                      if _real(p.file) == _real(path) or (run is None and _one_call(p, path)))
         for kernel, preds in sorted(by_kernel.items()):
             if kernel not in kernels_measured:
                 continue
+            counts = mine
+            if run is None:  # the lines of headers the kernel inlines too: ptxas may place their SASS
+                counts = {**_header_counters(counters, kernel, path, preds, analysis), **mine}  # at the call
             preds = [_at(p, path) for p in preds]
-            checks.extend(check_lines(preds, mine, kernel, files=[path]))
+            checks.extend(check_lines(preds, counts, kernel, files=[path]))
     if not checks:
         names = ", ".join(sorted(kernels_measured)) or "none"
         notes.append(f"line counters{' from ' + source if source else ''}: no analyzed kernel's lines among "
                      f"the profiled ones (kernels: {names})")
     return LineEvidence(tuple(checks), tuple(v1_findings(checks)), tuple(notes))
+
+
+def _one_call(p: Any, path: str) -> bool:
+    """Whether ``p`` (a line of another file) was inlined into one line of ``path`` at most: the
+    figure of a header line inlined at several calls averages them all, so it stands for none."""
+    return len({ln for f, ln in getattr(p, "call_sites", ()) if _real(f) == _real(path)}) <= 1
+
+
+def _header_counters(counters: Any, kernel: str, path: str, preds: Sequence[Any], analysis: Any) -> dict[tuple, Any]:
+    """``kernel``'s counters of lines outside the analyzed file, keyed by the file the model's
+    predictions name (matched by file name where that is unique), so that a measured line of the
+    analyzed file holding SASS of an inlined helper is compared with the helper's figures (the
+    predictions' call sites) and a helper line with SASS of its own is not taken as placed elsewhere."""
+    names: dict[str, str | None] = {}
+    for p in preds:
+        if _real(p.file) != _real(path):
+            name = os.path.basename(p.file)
+            names[name] = p.file if names.get(name, p.file) == p.file else None
+    out = {}
+    for (k, f, ln, s, o), c in counters.items():
+        if k == kernel and not _same_file(f, path, analysis):
+            out[(k, names.get(os.path.basename(f)) or f, ln, s, o)] = c
+    return out
 
 
 def _same_file(measured: str, path: str, analysis: Any) -> bool:
@@ -116,28 +143,21 @@ def _same_file(measured: str, path: str, analysis: Any) -> bool:
 
 
 def _at(p: Any, path: str) -> Any:
+    """``p`` with the analyzed file named as ``path``: its own file when it is that file, and the
+    calls it was inlined into (the compiler names files by their full path)."""
     import dataclasses
 
-    return p if p.file == path else dataclasses.replace(p, file=path)
+    here = _real(p.file) == _real(path)
+    sites = tuple((path if _real(f) == _real(path) else f, ln) for f, ln in getattr(p, "call_sites", ()))
+    bounds = tuple((path if _real(b[0]) == _real(path) else b[0], *b[1:]) for b in getattr(p, "site_bounds", ()))
+    if (p.file == path or not here) and sites == tuple(getattr(p, "call_sites", ())) \
+            and bounds == tuple(getattr(p, "site_bounds", ())):
+        return p
+    return dataclasses.replace(p, file=path if here else p.file, call_sites=sites, site_bounds=bounds)
 
 
 def v1_findings(checks: Sequence[Any]) -> list[Finding]:
     """One V1 finding per line whose counter contradicts the prediction, naming the line."""
-    from cudalens.compiled.names import base_name_from_mangled
-    from cudalens.guided.crosscheck import v1_finding
+    from cudalens.guided.crosscheck import v1_findings as of_checks
 
-    out = []
-    for c in checks:
-        if c.agree is not False:
-            continue
-        out.append(v1_finding(
-            kernel=base_name_from_mangled(c.kernel), file=c.file, line=c.line,
-            message=(f"prediction disagrees with this line's instructions: {c.quantity} predicted {c.predicted:g} "
-                     f"({c.layer or 'model'}), ncu measured {c.measured:g} over {c.executed:g} warp executions "
-                     f"of line {c.line}"),
-            fix="check the launch the model assumed (--block, --define, the --run arguments) against the profiled "
-                "one; if they match, the model is wrong for this line: trust the counter",
-            evidence=(Evidence(Layer.COMPILED if c.layer == "compiled-ptx" else Layer.MODEL, c.quantity, c.predicted),
-                      Evidence(Layer.PROFILER, f"source page: {c.quantity} (line {c.line})", c.measured)),
-        ))
-    return out
+    return of_checks(lines=checks)

@@ -56,17 +56,17 @@ def results_dir() -> Path:
 @functools.lru_cache(maxsize=1)
 def tool_version() -> str:
     """The version string and, for a development checkout, each module's size and modification time."""
-    import cudalens
+    from cudalens._version import __version__
 
-    h = hashlib.sha256(cudalens.__version__.encode())
-    root = Path(cudalens.__file__).resolve().parent
+    h = hashlib.sha256(__version__.encode())
+    root = Path(__file__).resolve().parents[1]  # the cudalens package
     for f in sorted(root.rglob("*.py")):
         try:
             st = f.stat()
         except OSError:
             continue
         h.update(f"\0{f.relative_to(root)}\0{st.st_size}\0{st.st_mtime_ns}".encode())
-    return f"{cudalens.__version__}+{h.hexdigest()[:16]}"
+    return f"{__version__}+{h.hexdigest()[:16]}"
 
 
 @functools.lru_cache(maxsize=1)
@@ -215,6 +215,9 @@ class ResultCache:
     def store(self, key: str, fa: Any, deps: Sequence[str]) -> None:
         """Store ``fa`` under ``key`` and ``deps``; not when it depends on the machine's load, nor when the
         compiler missed a file (the fix lies outside the dependency list: a library installed)."""
+        failure = getattr(fa, "failure", None)  # a header not found, or no toolchain
+        if failure is not None and (getattr(failure, "missing", None) or getattr(failure, "kind", "") == "toolchain"):
+            return
         if any(w in (fa.compile_error or "") for w in _MISSING) or \
                 any(w in n for n in (*fa.notes, *fa.model.problems) for w in _UNSTABLE):
             return

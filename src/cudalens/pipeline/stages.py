@@ -7,15 +7,17 @@ present; if it is missing or fails, the analysis continues source-only and says 
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any, Mapping
 
 from cudalens.access.model import analyze_model
-from cudalens.errors import InputError, what_failed
+from cudalens.errors import what_failed
 from cudalens.findings import sort_findings
 from cudalens.hardware.table import limits
-from cudalens.pipeline.analysis import Analysis, FileAnalysis
+from cudalens.pipeline.analysis import FileAnalysis
+from cudalens.pipeline.compile_failure import CompileFailure
+from cudalens.pipeline.compile_step import compile_one as _compile
+from cudalens.pipeline.compile_step import forced_macros
 from cudalens.pipeline.confirm import confirm_source_findings
 from cudalens.pipeline.defines import compiler_defines
 from cudalens.pipeline.isolated import mark
@@ -25,23 +27,6 @@ from cudalens.rules.registry import run_rules
 from cudalens.source.limits import Budget
 from cudalens.source.parse import parse_file
 from cudalens.triage.impact import estimate
-
-
-def _compile(path: str, cc: str, defines: Mapping[str, Any], build: Any = None,
-             through: str | None = None, instantiate: tuple[str, ...] = ()) -> tuple[Any | None, list[str]]:
-    try:
-        from cudalens.compiled import compile_file
-    except Exception as exc:  # noqa: BLE001 - the compiled layer is optional
-        return None, [f"compiled layer unavailable ({what_failed(exc)}); source-only analysis"]
-    try:
-        flags = build.nvcc_flags(through or path) if build is not None else ()
-        result = compile_file(path, cc, {k: str(v) for k, v in defines.items()}, flags,  # defines already filtered
-                              through=through, instantiate=instantiate)
-    except InputError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - ToolchainError, CompileError: continue source-only
-        return None, [f"not compiled ({what_failed(exc)}); source-only analysis"]
-    return result, []
 
 
 def analyze_file(path: str | Path, *, block: Any = None,
@@ -61,23 +46,26 @@ def analyze_file(path: str | Path, *, block: Any = None,
     defines = dict(defines or {})
     predefined = tuple(build.header_macros(path).items()) if build is not None else ()
     budget = Budget()  # one time and memory budget for the file's front end and models
-    from cudalens.pipeline.batch import _forced
-
     mark("parse")
-    parsed = parse_file(path, predefined, budget, _forced(build, path))
+    parsed = parse_file(path, predefined, budget, forced_macros(build, path))
     mark("model")
     model = analyze_model(parsed, block=block, defines=defines, budget=budget, launches=launches)
     notes: list[str] = []
     compiled = None
+    failure: CompileFailure | None = None
     if compile:
         compiled, notes = compiled_outcome or _compile(str(path), cc, compiler_defines(model, defines), build,
                                                        instantiate=instantiate)
         notes = list(notes)
+        if isinstance(compiled, CompileFailure):
+            failure, compiled = compiled, None
         plain = sorted({k.name for k in model.kernels if not k.is_template})
         if compiled is not None and plain and not compiled.kernels:  # e.g. a macro that swallowed the #include
-            compiled = None
-            notes.append(f"not compiled (compile error: the compile produced none of the file's kernels "
-                         f"({', '.join(plain[:3])}{' ...' if len(plain) > 3 else ''})); source-only analysis")
+            failure, compiled = CompileFailure(
+                str(path), f"the compile produced none of the file's kernels ({', '.join(plain[:3])}"
+                f"{' ...' if len(plain) > 3 else ''})",
+                "check the -D/--define values: one may continue a line or swallow the #include"), None
+            notes.append(f"not compiled (compile error: {failure.error}); source-only analysis")
     evals: dict[str, Any] = {}
     if compiled is not None:  # the access model on the compiled PTX; the source model stays the fallback
         mark("compiled model")
@@ -91,7 +79,7 @@ def analyze_file(path: str | Path, *, block: Any = None,
     kernels = join(model, compiled.kernels if compiled is not None else None, cc, evals)
     model = joined_model(model, kernels)  # the compiled figures where the source model had none
     mine = {n: ck for n, ck in compiled.kernels.items() if ck.name not in elsewhere} if compiled is not None else None
-    ctx = RuleContext(source=model, cc=cc, compiled=mine)
+    ctx = RuleContext(source=model, cc=cc, compiled=mine, callers=_launchers_callers(str(path), model, build))
     mark("rules")
     findings, problems = run_rules(ctx)
     if compiled is not None:
@@ -101,45 +89,19 @@ def analyze_file(path: str | Path, *, block: Any = None,
             notes.append(f"could not confirm findings against the compiled code ({what_failed(exc)})")
     notes.extend(problems)
     mark("report")
-    findings = estimate(findings, model)  # runs per thread, and priorities the guide leaves to the cost
-    return FileAnalysis(model, compiled, tuple(sort_findings(findings)), tuple(notes), kernels)
+    findings = estimate(findings, model, dict(compiled.kernels) if compiled is not None else None, cc)
+    return FileAnalysis(model, compiled, tuple(sort_findings(findings)), tuple(notes), kernels, failure)
 
 
-def analyze(paths: list[str], *, block: Any = None, defines: Mapping[str, Any] | None = None,
-            cc: str = "9.0", compile: bool = True, build: Any = None, jobs: int = 1, keep_going: bool = False,
-            progress: Any = None, binary: str | Path | None = None, instantiate: tuple[str, ...] = (),
-            file_limits: Any = None, project: Any = None, cache: Any = None) -> Analysis:
-    """Analyze every file; a non-CUDA file raises InputError naming it (with ``keep_going``, it is
-    listed in ``Analysis.failed`` and the others are analyzed). Compiles run ``jobs`` at a time;
-    headers are compiled through a translation unit that includes them (see
-    :mod:`cudalens.pipeline.batch`). ``binary``: a built executable, object or library whose
-    embedded SASS and PTX are judged against ``cc`` (rule Y3), once for the whole analysis.
-    ``instantiate``: template kernels every compiled unit instantiates (``--instantiate``).
-    ``file_limits``: each file in a worker with a hard deadline and memory cap (pipeline.isolated).
-    ``cache``: a :class:`~cudalens.pipeline.result_cache.ResultCache` (unchanged files read from it)."""
-    if not paths:
-        raise InputError("no file given")
-    from cudalens.pipeline.batch import analyze_files
+def _launchers_callers(path: str, model: Any, build: Any = None) -> Any:
+    """What follows each call of the file's host functions that launch kernels, and the error
+    checks the sources see (rule Y1; :mod:`cudalens.source.callers`)."""
+    from cudalens.source import syntax as syn
+    from cudalens.source.callers import CallerFacts, caller_facts
 
-    files, failed = analyze_files(list(paths), block=block, defines=dict(defines or {}), cc=cc, compile=compile,
-                                  build=build, jobs=jobs, keep_going=keep_going, progress=progress,
-                                  instantiate=tuple(instantiate), file_limits=file_limits, project=project,
-                                  cache=cache)
-    if binary is not None and files:
-        files[0] = binary_findings(files[0], binary, cc)
-    return Analysis(tuple(files), cc, block, dict(defines or {}), tuple(failed))
+    tree = getattr(model, "tree", None)
+    names = {fn.name for fn in syn.functions(tree) if fn.space == "host" and syn.launches(fn.node)}
+    if not names:
+        return CallerFacts()
+    return caller_facts(path, tree, names, getattr(build, "include_dirs", ()) if build is not None else ())
 
-
-def binary_findings(fa: FileAnalysis, binary: str | Path, cc: str) -> FileAnalysis:
-    """``fa`` with the findings on a built binary's targets (rule Y3) added; a binary that cannot
-    be read (no cuobjdump) becomes a note. A missing file is the user's error (InputError)."""
-    from cudalens.compiled.fatbin import inspect_binary
-    from cudalens.errors import ToolchainError
-
-    try:
-        contents = inspect_binary(binary)
-    except ToolchainError as exc:
-        return dataclasses.replace(fa, notes=(*fa.notes, f"--binary {binary}: not inspected ({exc})"))
-    found, problems = run_rules(RuleContext(source=fa.model, cc=limits(cc).cc, binary=contents), only=["Y3"])
-    return dataclasses.replace(fa, findings=tuple(sort_findings([*fa.findings, *found])),
-                               notes=(*fa.notes, *problems))

@@ -18,7 +18,8 @@ Per line, from the SASS rows of each class (by opcode; generic LD/ST by the Addr
   ncu counts an 8- or 16-byte access's extra passes as ways too: a unit-stride ``LDS.128`` reads 4).
 
 A predicated SASS instruction (``@P``) also counts the executions in which all its lanes were off:
-global lines with one are compared as sectors over ideal sectors, shared lines are not compared.
+global lines with one are compared as sectors over ideal sectors, shared lines with the model's N-way
+that counts those executions too (no wavefront each: ``LinePrediction.nway_predicated``).
 """
 
 from __future__ import annotations
@@ -202,14 +203,12 @@ class LineCheck:
 def measured_value(c: LineCounter) -> tuple[str, float | None, str]:
     """(quantity unit, value, why None). A predicated SASS instruction also counts the executions in
     which all its lanes were off, so per-request figures are not measurable there: global lines then
-    compare sectors over ideal sectors (independent of that count); shared lines are not compared."""
+    compare sectors over ideal sectors (independent of that count); shared lines compare ncu's N-way
+    with the model's figure that counts those executions too (``nway_predicated``)."""
     if c.space == "global":
         if c.predicated:
             return "sectors/ideal", c.sectors_per_ideal, "" if c.sectors_per_ideal is not None else "no active lanes"
         return "sectors/request", c.sectors_per_request, ""
-    if c.predicated:
-        return "conflict ways", None, ("the compiler predicated these instructions: ncu's N-way averages over "
-                                       "executions with no active lane")
     return "conflict ways", c.nway, ""
 
 
@@ -239,7 +238,10 @@ def _combine(cands: list[Any]) -> Any:
     ways_hi = [n if n is not None else getattr(p, "nway_high", None) for n, p in zip(ways, cands)]
     ideal = avg([getattr(p, "ideal", None) for p in cands])
     if all(p.value is not None for p in cands):
-        return replace(cands[0], value=avg(lows), nway=avg(ways), ideal=ideal, requests=total, reason="")
+        preds = [getattr(p, "nway_predicated", None) for p in cands]
+        return replace(cands[0], value=avg(lows), nway=avg(ways), ideal=ideal, requests=total, reason="",
+                       nway_predicated=None if all(x is None for x in preds) else avg(
+                           [x if x is not None else n for x, n in zip(preds, ways)]))
     return replace(cands[0], value=None, low=avg(lows), high=avg(highs), nway=None, nway_low=avg(ways_lo),
                    nway_high=avg(ways_hi), ideal=ideal, requests=total,
                    reason=next(p.reason for p in cands if p.value is None))
@@ -295,12 +297,15 @@ def _part_placed(by_key: Mapping[tuple[str, int, str, str], Any], file: str, lin
                    reason=reason), ""
 
 
-def _compared(p: Any, unit: str) -> tuple[float | None, float | None, float | None]:
+def _compared(p: Any, unit: str, predicated: bool = False) -> tuple[float | None, float | None, float | None]:
     """(number, low, high) of a prediction in the unit of the measurement: shared lines compare the
-    model's N-way (whole wavefronts per execution of each instruction, as ncu prints it), global
-    lines with predicated SASS compare sectors over ideal sectors."""
+    model's N-way (whole wavefronts per execution of each instruction, as ncu prints it; where the
+    SASS is predicated, over the executions of warps with no lane on too), global lines with
+    predicated SASS compare sectors over ideal sectors."""
     if unit == "conflict ways":
         nway = getattr(p, "nway", None)
+        if predicated and getattr(p, "nway_predicated", None) is not None:
+            return p.nway_predicated, None, None
         if p.value is not None:
             return (nway if nway is not None else p.value), None, None
         lo, hi = getattr(p, "nway_low", None), getattr(p, "nway_high", None)
@@ -352,7 +357,7 @@ def check_lines(predictions: Iterable[Any], counters: Mapping[tuple[str, str, in
                                  "elsewhere or not at all, or the line is in a function the kernel calls, which the "
                                  "model does not follow)", c.executed))
             continue
-        pred, low, high = _compared(p, unit)
+        pred, low, high = _compared(p, unit, c.predicated)
         if pred is None and low is not None and high is not None:
             ok = low - max(REL_TOL * abs(low), ABS_TOL) <= meas <= high + max(REL_TOL * abs(high), ABS_TOL)
             out.append(LineCheck(k, file, line, q, None, meas, ok, p.layer, note + p.reason, c.executed, low, high))

@@ -58,12 +58,13 @@ class BuildContext:
     def nvcc_flags(self, path: str | Path) -> tuple[str, ...]:
         """The flags ``path`` is compiled with (before cudalens' own -arch/-cubin/-lineinfo)."""
         entry = self.entry(path)
+        own: tuple[str, ...] = ()
         if entry is not None:  # checked when used, so one bad entry stops only its own file
             from cudalens.project.flags import check_flags
 
-            check_flags(entry.flags, f"{self.compile_commands} (entry for {entry.file})", trusted=self.trusted,
-                        base=entry.directory)
-        return (*(entry.flags if entry else ()), *(f"-I{d}" for d in self.include_dirs),
+            own = check_flags(entry.flags, f"{self.compile_commands} (entry for {entry.file})", trusted=self.trusted,
+                              base=entry.directory)  # options files expanded: read once, as checked
+        return (*own, *(f"-I{d}" for d in self.include_dirs),
                 *(f"-D{d}" for d in self.defines), *self.flags)
 
     def forced_macros(self, path: str | Path) -> tuple[tuple[str, str], ...]:

@@ -60,6 +60,9 @@ _TAKES_VALUE = frozenset("""
 -keep-dir --keep-dir -default-stream --machine -ccbin --compiler-bindir -Xlinker --linker-options -Xnvlink
 --nvlink-options -Xarchive --archive-options -l --library -L --library-path -odir --output-directory
 --options-file -optf -run-args --run-args
+-std --std --optimize -dopt --dopt -ftz --ftz -prec-div --prec-div -prec-sqrt --prec-sqrt -fmad --fmad
+-rdc --relocatable-device-code -split-compile --split-compile -diag-suppress --diag-suppress -diag-error
+--diag-error -diag-warn --diag-warn --maxrregcount -cudart --cudart -cudadevrt --cudadevrt
 """.split())
 _OPTIONS_FILE = ("--options-file", "-optf")
 MAX_OPTIONS_FILE = 1_000_000

@@ -50,6 +50,19 @@ def kernel_defines(defines: Mapping[str, Any], kernel: str) -> dict[str, Any]:
     return out
 
 
+def with_type_args(k: Kernel, defines: dict[str, Any]) -> dict[str, Any]:
+    """``defines`` with the launch's type template arguments (``head_scale<float, 4>``: T = float),
+    which give the element width of ``T`` accesses; a ``--define`` of the same name wins."""
+    from cudalens.source.expr import parse_number
+    from cudalens.source.types import element_bytes
+
+    out = dict(defines)
+    for name, arg in zip(k.template_params, k.launch.template_args if k.launch is not None else ()):
+        if name not in out and parse_number(arg) is None and element_bytes(arg) is not None:
+            out[name] = arg
+    return out
+
+
 def _threads(d: Any) -> int:
     return d[0] * d[1] * d[2] if isinstance(d, tuple) else 0
 
@@ -158,10 +171,9 @@ def _visible(site_file: str, name: str, defs: list[Kernel], includes: Mapping[st
 
 
 def _text_of(path: str) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
+    from cudalens.project.tree import _read
+
+    return _read(path)
 
 
 def resolve_models(models: Iterable[SourceModel], root: str | None = None,
@@ -234,9 +246,8 @@ def resolve_project(project: Any, build: Any = None, extra: Iterable[str] = ()) 
     models = []
     extra = list(extra)
     for f in (_relevant(project, extra) if extra else project.files):
-        try:
-            text = Path(f).read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        text = _text_of(f)
+        if not text:
             continue
         if not (extra or "__global__" in text or "<<" in text or "cudaLaunch" in text):
             continue  # (the files relevant to analysed ones are all read: they may call a launching wrapper)

@@ -25,6 +25,7 @@ from typing import Any
 
 from cudalens.project.launches import Dim3, ResolvedLaunch, ValueRange
 from cudalens.source import syntax as syn
+from cudalens.source.host import HostEnv
 from cudalens.source.model import Kernel, SourceModel
 
 _LAUNCH_APIS = {"cudaLaunchKernel": "cudaLaunchKernel", "cudaLaunchCooperativeKernel": "cudaLaunchCooperativeKernel",
@@ -56,6 +57,31 @@ def _scope(model: SourceModel) -> Any:
 
 
 Callers = Mapping[str, list[tuple[Any, ...]]]  # host function -> the values each call passes, by position
+_MAYBE = ("<<", "cudaLaunch", "cuLaunchKernel", ".func")
+
+
+def _host_bodies(model: SourceModel) -> Iterator[tuple[Any, Any]]:
+    """(function, body) of every host function of ``model``, class members included."""
+    from cudalens.source.declarations import qualifiers
+
+    for fn in _iter(model.tree.root_node):
+        if fn.type != "function_definition":
+            continue
+        quals = qualifiers(fn)
+        if "__global__" in quals or ("__device__" in quals and "__host__" not in quals):
+            continue
+        body = fn.child_by_field_name("body")
+        if body is not None:
+            yield fn, body
+
+
+def _is_site(n: Any) -> bool:
+    if n.type == "call_expression":
+        return syn.is_launch(n) or syn.call_name(n) in _LAUNCH_APIS or syn.call_name(n) == "cuLaunchKernel"
+    if n.type == "assignment_expression":  # a graph kernel node: `params.func = (void *)kernel;`
+        left = n.child_by_field_name("left")
+        return left is not None and left.type == "field_expression" and _text(left).endswith(".func")
+    return False
 
 
 def launchers(model: SourceModel) -> dict[str, tuple[str, ...]]:
@@ -63,16 +89,11 @@ def launchers(model: SourceModel) -> dict[str, tuple[str, ...]]:
     wrapper ``run_pick(..., int fields)`` whose callers give the values its launch passes on)."""
     from cudalens.source.declarations import params
 
-    if model.tree is None or (not model.launch_sites and "cudaLaunch" not in model.text):
+    if model.tree is None or not any(m in model.text for m in _MAYBE):
         return {}
-    _scope_, functions = _scope(model)
     out = {}
-    for fn, quals, _t, _tp in functions:
-        if "__global__" in quals or ("__device__" in quals and "__host__" not in quals):
-            continue
-        body = fn.child_by_field_name("body")
-        if body is not None and any(c.type == "call_expression" and (syn.is_launch(c) or syn.call_name(c) in _LAUNCH_APIS)
-                                    for c in _iter(body)):
+    for fn, body in _host_bodies(model):
+        if any(_is_site(c) for c in _iter(body)):
             out[syn.function_name(fn) or ""] = tuple(p.name for p in params(fn))
     return out
 
@@ -90,7 +111,7 @@ def call_values(model: SourceModel, wanted: Mapping[str, tuple[str, ...]]) -> di
         env = None
         for call in _iter(body):
             if call.type == "call_expression" and not syn.is_launch(call) and syn.call_name(call) in wanted:
-                env = env or scope.host_env(body)
+                env = env or HostEnv(scope, body)
                 out.setdefault(syn.call_name(call), []).append(
                     tuple(_scalar(env, a, _line(call)) for a in _args(call)))
     return out
@@ -116,34 +137,26 @@ def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | N
     ``callers``: the values the calls of each launching host function pass (:func:`call_values`),
     which its parameters take."""
     from cudalens.source.declarations import params
-    if model.tree is None or not kernels:
+
+    if model.tree is None or not kernels or not any(m in model.text for m in _MAYBE):
         return []
-    text = model.text
-    if not model.launch_sites and "cudaLaunch" not in text:
-        return []
-    scope, functions = _scope(model)
+    scope, _functions = _scope(model)
     where = os.path.relpath(model.path, root) if root and os.path.isabs(model.path) else model.path
-    out: list[ResolvedLaunch] = []
-    for fn, quals, _tmpl, _tp in functions:
-        if "__global__" in quals or ("__device__" in quals and "__host__" not in quals):
-            continue
-        body = fn.child_by_field_name("body")
-        if body is None:
-            continue
+    out: dict[tuple[str, str | None], ResolvedLaunch] = {}
+    for fn, body in _host_bodies(model):
         env = None
-        for call in _iter(body):
-            if call.type != "call_expression":
-                continue
-            name = syn.call_name(call)
-            if not syn.is_launch(call) and name not in _LAUNCH_APIS:
+        for node in _iter(body):
+            if not _is_site(node):
                 continue
             if env is None:
-                env = scope.host_env(body)
+                env = HostEnv(scope, body)
                 name_ = syn.function_name(fn) or ""
                 if callers and callers.get(name_):
                     _seed(env, tuple(p.name for p in params(fn)), callers[name_])
-            out += _site(call, name, env, model, kernels, f"{where}:{_line(call)}")
-    return out
+            api = syn.call_name(node) if node.type == "call_expression" else ".func"
+            for r in _site(node, api, env, model, kernels, f"{where}:{_line(node)}"):
+                out.setdefault((r.kernel, r.site), r)  # a member of a local class is walked twice
+    return list(out.values())
 
 
 def _targets(node: Any, model: SourceModel, kernels: Mapping[str, Kernel]) -> tuple[list[tuple[str, Any]], str]:
@@ -220,14 +233,22 @@ def _site(call: Any, api: str, env: Any, model: SourceModel, kernels: Mapping[st
     line = _line(call)
     args = _args(call)
     notes: list[str] = []
-    if syn.is_launch(call):
+    fixed: tuple[Dim3 | None, Dim3 | None] | None = None  # grid and block from components (driver API, graphs)
+    passed: list[Any] | None
+    if api in ("cuLaunchKernel", ".func"):
+        got = _driver_or_graph(call, api, args, env, model, kernels, line)
+        if got is None:
+            return []
+        targets, via, fixed, smem_n, passed = got
+        grid_n = block_n = None
+    elif syn.is_launch(call):
         cfg = next(c for c in call.children if c.type == "kernel_call_syntax")
         parts = [c for c in cfg.named_children if c.type != "comment"]
         grid_n, block_n = (parts + [None, None])[:2]
         smem_n = parts[2] if len(parts) > 2 else None
         targets, how = _targets(call.child_by_field_name("function"), model, kernels)
         via = "chevrons" if how == "direct" else how
-        passed: list[Any] | None = args
+        passed = args
     else:
         if not args:
             return []
@@ -248,7 +269,7 @@ def _site(call: Any, api: str, env: Any, model: SourceModel, kernels: Mapping[st
             via += f" ({how})"
     if not targets:
         return []
-    grid, block = _dims(env, grid_n, line), _dims(env, block_n, line)
+    grid, block = fixed if fixed is not None else (_dims(env, grid_n, line), _dims(env, block_n, line))
     for what, node in (("grid", grid_n), ("block", block_n)):
         refs = env.inputs(node) if node is not None else ()
         if refs:
@@ -278,6 +299,74 @@ def _site(call: Any, api: str, env: Any, model: SourceModel, kernels: Mapping[st
             dynamic_smem=smem if isinstance(smem, (int, ValueRange)) else None, params=tuple(params),
             template_args=targ_texts, via=via, notes=tuple(notes)))
     return out
+
+
+def _driver_or_graph(call: Any, api: str, args: list[Any], env: Any, model: SourceModel, kernels: Mapping[str, Kernel],
+                     line: int) -> tuple[list[tuple[str, Any]], str, tuple[Dim3 | None, Dim3 | None], Any,
+                                     list[Any] | None] | None:
+    """(targets, via, (grid, block), smem node, argument nodes) of ``cuLaunchKernel(f, gx, gy, gz,
+    bx, by, bz, smem, stream, args, extra)`` (``f`` from ``cuModuleGetFunction(&f, module, "name")``)
+    or of a graph kernel node (``p.func = (void *)k; p.blockDim = ...; p.kernelParams = args;``)."""
+    if api == "cuLaunchKernel":
+        if len(args) < 7:
+            return None
+        name = _text(args[0]).strip()
+        kname = None
+        for x in _iter(model.tree.root_node):
+            if x.type == "call_expression" and syn.call_name(x) == "cuModuleGetFunction":
+                a = _args(x)
+                if len(a) >= 3 and _text(a[0]).replace(" ", "") == f"&{name}" and a[2].type == "string_literal":
+                    kname = _text(a[2]).strip('"')
+        if kname is None or kname not in kernels:
+            return None
+        grid, block = (_dim3_of(env, args[1:4], line), _dim3_of(env, args[4:7], line))
+        passed = _arg_array(call, args[9]) if len(args) > 9 else None
+        return [(kname, None)], "cuLaunchKernel", (grid, block), args[7] if len(args) > 7 else None, passed
+    left, right = call.child_by_field_name("left"), call.child_by_field_name("right")
+    targets, _how = _targets(right, model, kernels)
+    base = _text(left)[: -len(".func")].replace(" ", "")
+    members = _members(call, base)
+    dims = []
+    for what in ("gridDim", "blockDim"):
+        if what in members:
+            dims.append(_dims(env, members[what], line))
+        else:
+            parts = [members.get(f"{what}.{c}") for c in "xyz"]
+            dims.append(_dim3_of(env, [p for p in parts if p is not None], line) if parts[0] is not None else None)
+    params = members.get("kernelParams")
+    passed = _arg_array(call, params) if params is not None else None
+    return targets, "graph kernel node", (dims[0], dims[1]), members.get("sharedMemBytes"), passed
+
+
+def _members(node: Any, base: str) -> dict[str, Any]:
+    """``member -> value`` of the assignments ``base.member = value`` in ``node``'s function (the
+    innermost value of a chain ``a.x = a.y = 1``)."""
+    fn = node
+    while fn is not None and fn.type != "function_definition":
+        fn = fn.parent
+    out: dict[str, Any] = {}
+    for x in _iter(fn) if fn is not None else ():
+        if x.type != "assignment_expression" or _text(x.child_by_field_name("operator")) != "=":
+            continue
+        left = _text(x.child_by_field_name("left")).replace(" ", "")
+        if left.startswith(base + "."):
+            value = x.child_by_field_name("right")
+            while value is not None and value.type == "assignment_expression":
+                value = value.child_by_field_name("right")
+            out[left[len(base) + 1:]] = value
+    return out
+
+
+def _dim3_of(env: Any, nodes: list[Any], line: int) -> Dim3 | None:
+    vals = [number_of(_scalar(env, n, line)) for n in nodes[:3]]
+    if any(v is None or v < 1 or v != int(v) for v in vals) or not vals:
+        return None
+    dims = [int(v) for v in vals if v is not None] + [1, 1, 1]
+    return (dims[0], dims[1], dims[2])
+
+
+def number_of(v: Any) -> int | float | None:
+    return v.lo if isinstance(v, ValueRange) else v
 
 
 def _dims(env: Any, node: Any, line: int) -> Dim3 | None:

@@ -20,8 +20,11 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
+
+from cudalens.errors import InputError
 
 SOURCE_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c")
 HEADER_SUFFIXES = (".cuh", ".h", ".hpp", ".hh", ".hxx", ".inl", ".inc")
@@ -61,14 +64,21 @@ class Project:
         seen = {real}
         todo = [real]
         while todo:
-            cur = todo.pop()
-            for f, incs in self.includes.items():
-                if cur in incs and f not in seen:
+            for f in self._included_by.get(todo.pop(), ()):
+                if f not in seen:
                     seen.add(f)
                     todo.append(f)
                     if f.endswith(SOURCE_SUFFIXES):
                         out.append(f)
         return tuple(sorted(out))
+
+    @cached_property
+    def _included_by(self) -> dict[str, list[str]]:
+        rev: dict[str, list[str]] = {}
+        for f, incs in self.includes.items():
+            for i in incs:
+                rev.setdefault(i, []).append(f)
+        return rev
 
 
     def included_kernel_files(self, unit: str) -> tuple[str, ...]:
@@ -119,9 +129,15 @@ def _walk(folder: Path):
 
 
 def _read(path: str | Path) -> str:
+    """The text of a regular source file of at most the size limit; "" for anything else (a FIFO
+    or device named like a source would block the whole project's resolution)."""
+    from cudalens.source.parse import read_source, source_problem
+
+    if source_problem(path) is not None:
+        return ""
     try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return read_source(Path(path)).decode("utf-8", errors="replace")
+    except (OSError, InputError):
         return ""
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from typing import Any
 
 from cudalens.findings import Finding, Priority
 
@@ -64,4 +65,30 @@ def github_lines(findings: Iterable[Finding], root: str = ".") -> list[str]:
         props.append(f"title={_escape_property(f'cudalens {f.rule} [{f.priority.value}]')}")
         message = f"{_one_line(f.message)} Fix: {_one_line(f.fix)}"
         out.append(f"::{_GITHUB_LEVEL[f.priority]} {','.join(props)}::{_escape_data(message)}")
+    return out
+
+
+def _failure_place(failure: Any, root: str) -> tuple[str, int]:
+    """Where a compile failure is shown: the compiler's first error, else the analysed file's line 1."""
+    return display_path(failure.file or failure.path, root), failure.line or 1
+
+
+def failure_lines(failures: Iterable[Any], root: str = ".") -> list[str]:
+    """One ``path:line:1: compile-error [source-only] FILE: message`` line per file analysed source-only
+    (a :class:`cudalens.pipeline.compile_failure.CompileFailure` each)."""
+    out = []
+    for f in failures:
+        path, line = _failure_place(f, root)
+        out.append(f"{path}:{line}:1: compile-error [source-only] {display_path(f.path, root)}: {_one_line(f.message())}")
+    return out
+
+
+def failure_github_lines(failures: Iterable[Any], root: str = ".") -> list[str]:
+    """One workflow ``::warning`` per file analysed source-only, at the compiler's first error."""
+    out = []
+    for f in failures:
+        path, line = _failure_place(f, root)
+        props = [f"file={_escape_property(path)}", f"line={line}",
+                 f"title={_escape_property(f'cudalens compile-error: {display_path(f.path, root)} analysed source-only')}"]
+        out.append(f"::warning {','.join(props)}::{_escape_data(_one_line(f.message()))}")
     return out

@@ -66,13 +66,15 @@ def with_unit(value: Any, unit: str | None = None, relation: str | None = None) 
 def _impact(f: dict[str, Any]) -> str:
     """The finding's impact estimate in words: cost share (what it measures) x runs per thread."""
     cost = f.get("impact")
+    gain = f.get("estimated_speedup")
+    head = f"<p class='sub'><b>Estimated speedup:</b> {gain:.1%}</p>" if gain is not None else ""
     if cost is None:
-        return ""
+        return head
     text = f"{cost:.0%}" + (f" {f['impact_text']}" if f.get("impact_text") else "")
     runs = f.get("runs")
     if runs is not None:
         text += f" · about {runs:g} run(s) per thread"
-    return f"<p class='sub'><b>Impact:</b> {_e(text)}</p>"
+    return f"{head}<p class='sub'><b>Impact:</b> {_e(text)}</p>"
 
 
 def _excerpt(path: str, line: int | None, context: int = 2, cache: dict[str, list[str]] | None = None) -> str:
@@ -186,6 +188,11 @@ def render_html(report: dict[str, Any], title: str = "cudalens report") -> str:
         parts.append("</ol>")
     for line in report.get("speed_of_light", []) or []:
         parts.append(f"<p>{_e(line)}</p>")
+    failed = [f["compile_failure"] for f in report.get("files", []) if f.get("compile_failure")]
+    if failed:  # files analysed source-only: said, with the fix (pipeline.compile_failure)
+        parts.append(f"<h3>{len(failed)} file(s) analysed source-only (not compiled)</h3><ul class='source-only'>")
+        parts += [f"<li>{_e(c['path'])}: {_e(c['error'])}. Fix: {_e(c['fix'])}</li>" for c in failed]
+        parts.append("</ul>")
     parts.append("</section>")
 
     parts.append("<section id='findings'><h2>Findings</h2>")

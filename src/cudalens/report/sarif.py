@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable
 
-from cudalens import __version__
+from cudalens._version import __version__
 from cudalens.findings import Finding, Priority
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -82,11 +82,13 @@ def _uri(path: str, root: str) -> str:
     return rel.replace(os.sep, "/")
 
 
-def to_sarif(findings: Iterable[Finding], rules: dict[str, Any], root: str | None = None) -> dict[str, Any]:
+def to_sarif(findings: Iterable[Finding], rules: dict[str, Any], root: str | None = None,
+             failures: Iterable[Any] = ()) -> dict[str, Any]:
     """Build one SARIF log (a dict ready for json.dump) with one run of cudalens.
 
     ``root``: the directory URIs are relative to (default :func:`repository_root` of the working
-    directory)."""
+    directory). ``failures``: files analysed source-only (``CompileFailure``), one ``warning``
+    result each at the compiler's first error (rule ``compile-error``)."""
     from cudalens.triage import SourceLines, locate_column
     from cudalens.triage.baseline import fingerprint
 
@@ -114,6 +116,8 @@ def to_sarif(findings: Iterable[Finding], rules: dict[str, Any], root: str | Non
         if f.impact is not None:
             properties["impact"] = f.impact
             properties["impactText"] = f.impact_text
+        if f.speedup is not None:
+            properties["estimatedSpeedup"] = f.speedup.speedup
         results.append(
             {
                 "ruleId": f.rule,
@@ -125,6 +129,9 @@ def to_sarif(findings: Iterable[Finding], rules: dict[str, Any], root: str | Non
                 "properties": properties,
             }
         )
+    failed = [_failure_result(f, root, len(used)) for f in failures]
+    results += failed
+    descriptors = [*(_rule_descriptor(r, rules.get(r)) for r in used), *([COMPILE_RULE] if failed else [])]
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -134,7 +141,7 @@ def to_sarif(findings: Iterable[Finding], rules: dict[str, Any], root: str | Non
                     "driver": {
                         "name": "cudalens",
                         "version": __version__,
-                        "rules": [_rule_descriptor(r, rules.get(r)) for r in used],
+                        "rules": descriptors,
                     }
                 },
                 "originalUriBaseIds": {"%SRCROOT%": {"description": {
@@ -142,4 +149,25 @@ def to_sarif(findings: Iterable[Finding], rules: dict[str, Any], root: str | Non
                 "results": results,
             }
         ],
+    }
+
+
+#: The descriptor of the results that say a file was analysed source-only (it did not compile).
+COMPILE_RULE: dict[str, Any] = {
+    "id": "compile-error", "name": "CompileError",
+    "shortDescription": {"text": "file analysed source-only: it did not compile"},
+    "fullDescription": {"text": "The file did not compile with the flags cudalens had, so the figures of the compiled "
+                                "code (PTX access model, resources, SASS) are missing and only the source model ran."},
+    "defaultConfiguration": {"level": "warning"},
+}
+
+
+def _failure_result(f: Any, root: str, index: int) -> dict[str, Any]:
+    region = {"startLine": f.line} if f.line else {"startLine": 1}
+    return {
+        "ruleId": COMPILE_RULE["id"], "ruleIndex": index, "level": "warning",
+        "message": {"text": f.message()},
+        "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(f.file or f.path, root),
+                                                                 "uriBaseId": "%SRCROOT%"}, "region": region}}],
+        "properties": {"analysedFile": _uri(f.path, root), "missing": f.missing, "kind": f.kind},
     }

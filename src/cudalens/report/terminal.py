@@ -9,15 +9,25 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from cudalens.findings import Finding
 from cudalens.pipeline.join import KernelRecord
 from cudalens.textio import printable
 
 _COLORS = {"high": "bold red", "medium": "yellow", "medium-low": "cyan", "low": "blue", "info": "dim"}
 
 
+def speedup_text(f: Finding) -> str:
+    """``~41%`` (estimated speedup of the program's kernel time when fixed), ``<1%``, or ``-``."""
+    s = f.estimated_speedup
+    if s is None:
+        return "-"
+    return f"~{s:.0%}" if s >= 0.005 else "<1%"
+
+
 def render_analysis(analysis: Any, console: Console, show_accesses: bool = True,
-                    findings: list[Any] | None = None) -> None:
+                    findings: list[Any] | None = None, source: Any = None) -> None:
     """Print findings grouped by kernel (priority, then impact) and each kernel's access verdicts.
+    ``source`` (path -> lines): each finding's code frame under it (--show-source).
 
     ``findings`` replaces the analysis' own (e.g. the guided report's, re-ranked, with V1 added),
     printed in the order given.
@@ -44,9 +54,11 @@ def render_analysis(analysis: Any, console: Console, show_accesses: bool = True,
             for f in mine:
                 impact = f" [{f.impact:.0%} {f.impact_text}]" if f.impact is not None and f.impact_text else ""
                 line = Text("    ")
+                line.append(f"{speedup_text(f):>5} ")
                 line.append(f"{f.priority.value:<10}", style=_COLORS.get(f.priority.value, ""))
                 line.append(f" {f.rule:<4} line {f.line}: {f.message}{impact}")
                 console.print(line)
+                _frame(console, f, source)
                 console.print(Text(f"               fix: {f.fix}", style="green"))
             if show_accesses and (k.accesses or k.branches):
                 console.print(_access_table(k))
@@ -58,12 +70,25 @@ def render_analysis(analysis: Any, console: Console, show_accesses: bool = True,
                 line.append(f"{f.priority.value:<10}", style=_COLORS.get(f.priority.value, ""))
                 line.append(f" {f.rule:<4} line {f.line}: {f.message}")
                 console.print(line)
+                _frame(console, f, source)
                 console.print(Text(f"               fix: {f.fix}", style="green"))
     counts: dict[str, int] = {}
     for f in findings:
         counts[f.priority.value] = counts.get(f.priority.value, 0) + 1
     summary = ", ".join(f"{n} {p}" for p, n in counts.items()) or "none"
     console.print(f"\nfindings: {summary}")
+    source_only = getattr(analysis, "source_only", [])
+    if source_only:
+        console.print(Text(f"{len(source_only)} file(s) analysed source-only (not compiled): "
+                           + ", ".join(f.path for f in source_only), style="yellow"))
+
+
+def _frame(console: Console, f: Any, source: Any) -> None:
+    if source is not None:
+        from cudalens.report.frames import finding_frame
+
+        for row in finding_frame(f, source, indent=" " * 15):
+            console.print(Text(row, style="dim"))
 
 
 def _compiled_line(rec: KernelRecord, cc: str) -> str:
@@ -99,7 +124,8 @@ def _access_table(k: Any) -> Table:
         t.add_column(col, justify="right" if col not in ("access", "space", "op", "pattern") else "left")
     for a in k.accesses:
         t.add_row(str(a.line), Text(f"{a.array}[{a.index}]"), a.space, a.op, _fmt(a.bytes_per_thread),
-                  _fmt(a.sectors_per_request), _fmt(a.ideal_sectors_per_request),
+                  f"{_fmt(a.sectors_low)}-{_fmt(a.sectors_per_request)}" if getattr(a, "sectors_low", None) is not None
+                  else _fmt(a.sectors_per_request), _fmt(a.ideal_sectors_per_request),
                   _fmt(a.bank_conflict_ways if a.space == "shared" else a.distinct_addresses), a.pattern or "-")
     for b in k.branches:
         verdict = {True: "divergent", False: "uniform", None: "unknown"}[b.divergent]

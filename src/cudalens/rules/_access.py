@@ -59,3 +59,22 @@ def excess(a: Access) -> bool:
 def share(impact: float | None) -> float | None:
     """An impact clamped to [0, 1] and rounded to 4 places."""
     return None if impact is None else round(max(0.0, min(1.0, impact)), 4)
+
+
+def sectors_text(a: Access) -> str:
+    """The sectors per request of ``a`` as printed: one number, or ``low-high`` where the figure is a
+    range over parameter trials that is a finding at every value of it."""
+    if a.sectors_low is not None and a.sectors_per_request is not None and a.sectors_low < a.sectors_per_request:
+        return f"{a.sectors_low:g}-{a.sectors_per_request:g}"
+    return f"{a.sectors_per_request:g}"
+
+
+def stride_text(a: Access) -> str:
+    """The lane stride as printed: ``4 elements``, or, where it depends on a parameter nobody gave,
+    ``= height elements (height = 256..4096 tried)`` (a trial value is never printed as a fact)."""
+    return a.lane_stride_text or f"{a.lane_stride} elements"
+
+
+def notes_text(a: Access) -> str:
+    """What a message about ``a``'s figures must add (edge warps, the trials they hold for), or ""."""
+    return "".join(f" ({n})" for n in a.figure_notes)

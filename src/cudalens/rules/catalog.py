@@ -118,3 +118,11 @@ def _load() -> dict[str, CatalogItem]:
 
 
 CATALOG: dict[str, CatalogItem] = _load()
+
+#: Items that are not the guide's: cudalens checking its own predictions against the hardware.
+VALIDATION: dict[str, CatalogItem] = {
+    "V1": CatalogItem("V1", "A static prediction the hardware counters contradict", "cudalens validation", "-"),
+}
+
+#: Every id a rule may carry (the guide's catalog and the validation items), by id.
+ITEMS: dict[str, CatalogItem] = {**CATALOG, **VALIDATION}

@@ -22,9 +22,6 @@ class Coverage:
 _E, _N = "elsewhere", "not detectable"
 
 COVERAGE: dict[str, Coverage] = {
-    "A1": Coverage(_E, "cudalens profile", "Hotspots are a property of a run, not of the code: `cudalens profile -- "
-                   "PROGRAM` traces the application and ranks kernels by time share with the Amdahl bound of each "
-                   "(host self time: `cudalens assess hotspots`)."),
     "A2": Coverage(_E, "cudalens speedup / assess", "Amdahl's bound needs the parallel share P of a run: "
                    "`cudalens speedup` computes S = 1/((1-P)+P/N) and its limit, `cudalens assess` takes P from a "
                    "profile of the program's hotspots."),
@@ -66,9 +63,6 @@ COVERAGE: dict[str, Coverage] = {
                    "SM idle at each `__syncthreads()` (I18 counts barriers in loops)."),
     "E7": Coverage(_E, "cudalens occupancy", "Warps needed to hide latency (Little's law) are computed by "
                    "`cudalens occupancy` from the latency and issue rates; E1 reports the occupancy limiter."),
-    "E8": Coverage(_E, "cudalens profile", "Serialized independent kernels are visible in a trace: `cudalens profile` "
-                   "reports back-to-back launches on one stream that each leave the GPU partly idle; lab "
-                   "`concurrent-kernels` shows the effect."),
     "E9": Coverage(_N, "-", "Several contexts on one GPU arise from driver-API code and libraries at run time. Use "
                    "the primary context (cudaSetDevice / cuDevicePrimaryCtxRetain) instead of cuCtxCreate."),
     "E10": Coverage(_N, "-", "A hard-coded grid size tied to one device cannot be told apart from a problem size in "

@@ -24,17 +24,17 @@ import dataclasses
 import functools
 import importlib
 import pkgutil
+import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Literal
+from typing import Callable, Iterable, Literal
 
 from cudalens.errors import what_failed
 from cudalens.findings import Evidence, Finding, Layer, Priority
-from cudalens.rules.catalog import CATALOG
+from cudalens.rules.catalog import ITEMS
+from cudalens.rules.context import RuleContext
+from cudalens.rules.layers import LAYERS, STATIC_LAYERS
 
-if TYPE_CHECKING:
-    from cudalens.rules.context import RuleContext
-
-Check = Callable[["RuleContext"], Iterable[Finding]]
+Check = Callable[[RuleContext], Iterable[Finding]]
 #: How a measurement re-ranks a finding (cudalens.guided.rank): by wasted DRAM bytes (memory; and
 #: by the profiler's per-direction waste for coalescing), or by lost occupancy when latency-bound.
 Measured = Literal["memory", "coalescing", "occupancy"]
@@ -70,6 +70,7 @@ class RuleSpec:
     carries_priority: bool = False  # a superseding finding takes the superseded one's priority
     one_per: tuple[str, ...] = ()  # keep one finding per kernel and value of these evidence facts
     kernel_wide: tuple[Check, ...] = ()  # detectors whose findings speak for their whole kernel
+    requires: tuple[frozenset[str], ...] = ()  # per detector of ``checks``: the layers it reads
 
     def check(self, ctx: RuleContext) -> list[Finding]:
         """Run every detector of this item, without resolving overlaps with other rules."""
@@ -85,37 +86,52 @@ RULES: dict[str, RuleSpec] = {}
 def rule(id: str, *, name: str, layers: str, advisory: bool = False, impact: str | None = None,
          measured: Measured | None = None, confirmed_by: Confirmation | None = None,
          verified_by: str | None = None, supersedes: tuple[str, ...] = (), carries_priority: bool = False,
-         one_per: tuple[str, ...] = (), kernel_wide: bool = False) -> Callable[[Check], Check]:
+         one_per: tuple[str, ...] = (), kernel_wide: bool = False,
+         requires: tuple[str, ...] = ("source",)) -> Callable[[Check], Check]:
     """Register ``check`` as a detector of catalog item ``id`` (priority and section: the catalog's).
 
     One item may have several detectors, one per evidence layer (I6 from the source's calls and
     from the compiler's SASS, say). They share the id and the declarations; their documentation
     pages are joined and their findings are all reported. ``kernel_wide``: the detector's
     findings stand for their whole kernel when another rule supersedes this one.
+
+    ``requires``: the context layers the detector reads (:data:`cudalens.rules.layers.LAYERS`);
+    it runs only when all of them are present, as Nsight Compute's ``require_metrics`` does. A
+    detector of a measured layer (a trace, counters, checks) documents itself in one paragraph:
+    the rule's page (the first detector's, with the four sections) stays the one page.
     """
-    item = CATALOG.get(id)
+    item = ITEMS.get(id)
     if item is None:
-        raise RuntimeError(f"rule {id}: not a GUIDE_CATALOG id")
+        raise RuntimeError(f"rule {id}: not a GUIDE_CATALOG id (nor a validation item)")
+    needs = frozenset(requires)
+    if not needs or not needs <= LAYERS:
+        raise RuntimeError(f"rule {id}: requires {sorted(needs - LAYERS) or '()'}: not a layer")
 
     def decorate(detector: Check) -> Check:
         @functools.wraps(detector)
         def check(ctx: RuleContext) -> Iterable[Finding]:
-            return detector(ctx.for_rule(id))
+            if not all(ctx.has(layer) for layer in needs):
+                return ()
+            return detector(ctx.for_rule(id, RULES[id].advisory))
 
         doc = (detector.__doc__ or "").strip()
-        for heading in HEADINGS:
+        static = needs <= STATIC_LAYERS
+        for heading in HEADINGS if static or id not in RULES else ():
             if heading not in doc:
                 raise RuntimeError(f"rule {id}: docstring lacks the section {heading!r}")
         wide = (check,) if kernel_wide else ()
         first = RULES.get(id)
-        if first is not None:
+        if first is not None and not static:  # a measured layer's detector: the page and layers stay
+            RULES[id] = dataclasses.replace(first, checks=first.checks + (check,), requires=first.requires + (needs,))
+        elif first is not None:
             merged = sorted(set(first.layers.split()) | set(layers.split()), key="SCMRPL".find)
             RULES[id] = dataclasses.replace(first, layers=" ".join(merged), checks=first.checks + (check,),
-                                            doc=first.doc + "\n\n" + doc, kernel_wide=first.kernel_wide + wide)
+                                            doc=first.doc + "\n\n" + doc, kernel_wide=first.kernel_wide + wide,
+                                            requires=first.requires + (needs,))
         else:
             RULES[id] = RuleSpec(id, name, item.priority, item.section, layers, (check,), doc, advisory, impact,
                                  measured, confirmed_by, verified_by, tuple(supersedes), carries_priority,
-                                 tuple(one_per), wide)
+                                 tuple(one_per), wide, (needs,))
         return check
 
     return decorate
@@ -123,13 +139,18 @@ def rule(id: str, *, name: str, layers: str, advisory: bool = False, impact: str
 
 def load_all() -> dict[str, RuleSpec]:
     """Import every rule module of this package's chapter packages (each registers its rule)."""
-    import cudalens.rules as pkg
-
-    for info in pkgutil.walk_packages(pkg.__path__, prefix="cudalens.rules."):
+    package = sys.modules[__name__.rpartition(".")[0]]  # cudalens.rules, loaded before any submodule
+    for info in pkgutil.walk_packages(package.__path__, prefix="cudalens.rules."):
         if not info.name.rsplit(".", 1)[-1].startswith("_"):
             importlib.import_module(info.name)
     return RULES
 
+
+
+def rules_reading(layers: Iterable[str]) -> dict[str, RuleSpec]:
+    """The rules with a detector that runs on ``layers`` alone: a command's rule table (SARIF)."""
+    have = frozenset(layers)
+    return {rid: spec for rid, spec in load_all().items() if any(needs <= have for needs in spec.requires)}
 
 
 def _fact(f: Finding, name: str) -> object:
@@ -190,6 +211,14 @@ def resolve_overlaps(found: list[tuple[bool, Finding]]) -> list[Finding]:
             seen.add(key)
         out.append(f)
     return out
+
+
+def run_layer(ctx: RuleContext, layer: str) -> list[Finding]:
+    """The findings of every detector that reads ``layer`` (and whose other layers ``ctx`` has),
+    by rule id. Measured layers have no overlaps to resolve; a detector that raises propagates."""
+    load_all()
+    return [f for _, spec in sorted(RULES.items()) for detector, needs in zip(spec.checks, spec.requires)
+            if layer in needs for f in detector(ctx)]
 
 
 def run_rules(ctx: RuleContext, only: Iterable[str] | None = None) -> tuple[list[Finding], list[str]]:

@@ -58,6 +58,53 @@ class KernelAccesses:
         return None
 
 
+    def _shared_view(self, decl: Any, name: str, value: Any) -> bool:
+        """Whether pointer local ``name`` (declared by ``decl`` with initializer ``value``) views
+        shared memory through a conversion operator or a cast, and if so record it as a shared array
+        of the pointer's element type (no known shape, as ``extern __shared__ T x[]``):
+        ``T *s = SharedMemory<T>();`` (cuda-samples' idiom: a struct whose body declares an
+        ``extern __shared__`` array and converts to ``T *``), ``reinterpret_cast<float *>(raw)``,
+        ``static_cast<...>(raw)`` or ``(float *)raw`` of a ``__shared__`` array."""
+        v = value
+        while v is not None and v.type == "parenthesized_expression":
+            v = (v.named_children or [None])[-1]
+        src = None
+        if v is not None and v.type == "cast_expression":
+            src = v.child_by_field_name("value")
+        elif v is not None and v.type == "call_expression":
+            fn = v.child_by_field_name("function")
+            callee = _text(fn.child_by_field_name("name") if fn is not None and fn.type == "template_function" else fn)
+            args = [a for a in (v.child_by_field_name("arguments") or v).named_children]
+            if callee in ("reinterpret_cast", "static_cast") and len(args) == 1:
+                src = args[0]
+            elif args or callee not in self._shared_structs(decl):
+                return False
+        else:
+            return False
+        while src is not None and src.type == "parenthesized_expression":
+            src = (src.named_children or [None])[-1]
+        if src is not None:
+            arr = self.arrays.get(_text(src)) if src.type == "identifier" else None
+            if arr is None or arr.space != "shared":
+                return False
+        tnode = decl.child_by_field_name("type")
+        etype = strip_type(_text(tnode)) if tnode is not None else ""
+        self.arrays[name] = ArrayDecl(name, "shared", etype, element_bytes(etype) if etype else None, (None,), _line(decl))
+        return True
+
+    def _shared_structs(self, node: Any) -> frozenset[str]:
+        """Names of the file's structs and classes whose body declares an ``extern __shared__`` array."""
+        cached = getattr(self, "_shared_struct_names", None)
+        if cached is None:
+            root = node
+            while root.parent is not None:
+                root = root.parent
+            cached = frozenset(_text(n.child_by_field_name("name")).split("<")[0].strip() for n in _iter(root)
+                               if n.type in ("struct_specifier", "class_specifier") and n.child_by_field_name("name")
+                               is not None and "__shared__" in _text(n))
+            self._shared_struct_names = cached
+        return cached
+
     def _scan(self, node: Any, st: _State) -> None:
         """Record every array access in ``node`` (not descending into nested statements or lambdas)."""
         if node is None:

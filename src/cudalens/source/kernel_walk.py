@@ -173,7 +173,7 @@ class KernelWalker(KernelAccesses):
                 continue
             value = d.child_by_field_name("value") if d.type == "init_declarator" else None
             if inner is not None and inner.type in ("pointer_declarator", "reference_declarator"):
-                alias = self._alias(value, st) if value is not None else None
+                alias = None if value is None or self._shared_view(node, name, value) else self._alias(value, st)
                 if alias is not None:
                     st.ptrs[name] = alias
                 else:

@@ -100,6 +100,16 @@ class Access:
     # which layer gave the figures above: "source" (this model) or "compiled-ptx" (the warp access
     # model on the compiled code, where this model had none: pipeline.compiled_figures)
     figures_from: str = "source"
+    # figures that hold over trials of parameters nobody gave (pipeline.compiled_figures): the lane
+    # stride named by its parameter ("= height elements (height = 256..4096 tried)"), the low end of
+    # a sectors range whose every value is a finding (``sectors_per_request`` is the high end), and
+    # notes every message about the figures carries (edge warps of a bounds guard, ...)
+    lane_stride_text: str | None = None
+    sectors_low: float | None = None
+    figure_notes: tuple[str, ...] = ()
+    # compiled run of a loop whose executions differ: the lowest and highest figure of one execution
+    # over its iterations (shared: conflict ways; the figures above are then the loop-weighted ones)
+    iteration_range: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -114,8 +124,13 @@ class Access:
             "pattern": self.pattern,
             "distinct_addresses": self.distinct_addresses,
             "wavefronts_per_request": self.wavefronts_per_request,
-            "lane_stride": self.lane_stride,
+            # a stride that follows a parameter nobody gave is not one number: its text says which
+            "lane_stride": None if self.lane_stride_text else self.lane_stride,
             "index": self.index,
+            **({"lane_stride_text": self.lane_stride_text} if self.lane_stride_text else {}),
+            **({"sectors_low": self.sectors_low} if self.sectors_low is not None else {}),
+            **({"figure_notes": list(self.figure_notes)} if self.figure_notes else {}),
+            **({"iteration_range": list(self.iteration_range)} if self.iteration_range else {}),
         }
 
 

@@ -29,6 +29,7 @@ from cudalens.source import syntax as syn
 from cudalens.source.declarations import params, qualifiers, template_params
 from cudalens.source.detect import error_lines as _error_lines
 from cudalens.source.detect import error_ratio, looks_like_c  # noqa: F401 - re-exported
+from cudalens.source.host import HostEnv
 from cudalens.source.kernel_walk import walk_kernel
 from cudalens.source.limits import MAX_FILE_BYTES, MAX_NESTING, Budget, deep_points
 from cudalens.source.model import Call, Kernel, LaunchSite, SourceModel
@@ -381,7 +382,7 @@ def _launch_sites(body: Any, scope: Any) -> Iterator[LaunchSite]:
         if n.type != "call_expression" or not syn.is_launch(n):
             continue
         if host is None:
-            host = scope.host_env(body)
+            host = HostEnv(scope, body)
         cfg = next(c for c in n.children if c.type == "kernel_call_syntax")
         parts = [c for c in cfg.named_children if c.type != "comment"]
         texts = [text_of(p) for p in parts]

@@ -5,7 +5,7 @@ expressions (:class:`FileScope`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cudalens.source import expr as E
 from cudalens.source import syntax as syn
@@ -14,9 +14,6 @@ from cudalens.source.limits import Budget
 from cudalens.source.model import ArrayDecl
 from cudalens.source.syntax import parse_tree
 from cudalens.source.types import element_bytes, strip_type
-
-if TYPE_CHECKING:
-    from cudalens.source.host import HostEnv
 
 _MAX_INLINE_DEPTH = 4
 _SPACE_QUALS = (("__shared__", "shared"), ("__constant__", "constant"), ("__device__", "global"),
@@ -166,10 +163,6 @@ class FileScope:
         v = self.const_value(size_node)
         return int(v) if isinstance(v, (int, float)) and v >= 0 else None
 
-    def host_env(self, body: Any) -> HostEnv:
-        from cudalens.source.host import HostEnv
-
-        return HostEnv(self, body)
 
 
 def _parse_value_text(text: str, scope: FileScope) -> E.Expr:

@@ -30,7 +30,8 @@ def _value(text: str | None, defines: Mapping[str, str]) -> int | None:
     if m:
         return int(m.group(1))
     for _ in range(4):  # follow #define chains a few steps
-        names = set(_NAME.findall(_SUFFIX.sub("", t)))
+        t = _SUFFIX.sub(r"\1", t)  # 256U: the suffix is not a name to substitute
+        names = set(_NAME.findall(t))
         if not names:
             break
         if not names <= set(defines):

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
-from cudalens import __version__
+from cudalens._version import __version__
 from cudalens.errors import CudalensError, NoDeviceError
 from cudalens.trace.records import Trace
 from cudalens.trace.run import TracedRun, is_python_program, run_traced
@@ -97,9 +97,11 @@ def device_facts(cc: str | None) -> dict[str, Any]:
             out.update(link=f"PCIe {link.generation} x{link.width}", link_gbps=link.gb_per_s)
     except Exception as exc:  # noqa: BLE001 - no GPU here (e.g. a saved trace analyzed elsewhere)
         out["note"] = f"device not queried ({type(exc).__name__})"
-    if out["cc"] is None:
-        out["cc"] = "9.0"
-        out["note"] = (out.get("note", "") + "; compute capability assumed 9.0 (pass --cc)").lstrip("; ")
+    if out["cc"] is None:  # as every command resolves it: the option, the GPU's, else the default
+        from cudalens.hardware.target import DEFAULT_CC
+
+        out["cc"] = DEFAULT_CC
+        out["note"] = (out.get("note", "") + f"; compute capability assumed {DEFAULT_CC} (pass --cc)").lstrip("; ")
     return out
 
 

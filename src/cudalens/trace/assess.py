@@ -33,24 +33,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cudalens.assess.scaling import amdahl, amdahl_limit
-from cudalens.compiled.names import base_name_from_mangled
-from cudalens.findings import Evidence, Finding, Layer, Priority
-from cudalens.trace.readback import readback_findings
-from cudalens.trace.records import CopyRecord, KernelRecord, Trace
+from cudalens.compiled.names import kernel_base_name
+from cudalens.findings import Finding
+from cudalens.rules._trace import SMALL_COPY
+from cudalens.rules.context import RuleContext
+from cudalens.rules.layers import TraceLayer
+from cudalens.rules.registry import run_layer
+from cudalens.trace.readback import loop_read_backs
+from cudalens.trace.records import KernelRecord, Trace
 
-X1_MIN_BYTES = 256 * 1024  # repeated copies below this in total and below 1 % of the span: see X4 instead
-SMALL_COPY = 64 * 1024  # bytes; below this a copy is dominated by its fixed cost
 GAP_MIN_NS = 10_000  # idle intervals shorter than 10 us are not reported as gaps
-_REPEAT = 3  # a pattern seen at least this many times between launches counts as "in a loop"
-
-
-def kernel_base_name(name: str) -> str:
-    """The name as in the source: ``_Z9transposePfS_ii`` -> ``transpose``; ``void f<int>(int*)`` -> ``f``."""
-    if name.startswith("_Z"):
-        return base_name_from_mangled(name)
-    from cudalens.compiled.names import base_name_from_demangled
-
-    return base_name_from_demangled(name) if "(" in name or "<" in name else name
 
 
 @dataclass(frozen=True)
@@ -238,181 +230,12 @@ def app_facts(trace: Trace, *, link_gbps: float | None = None, link: str | None 
 # ------------------------------------------------------------------------------------------ findings
 
 
-def _f(rule: str, priority: Priority, section: str, program: str, message: str, fix: str, cost_s: float,
-       span_s: float, facts: tuple[tuple[str, Any], ...], kernel: str | None = None,
-       layer: Layer = Layer.RUNTIME) -> Finding:
-    impact = min(cost_s / span_s, 1.0) if span_s > 0 else None
-    return Finding(rule=rule, priority=priority, section=section, kernel=kernel, file=program, line=None,
-                   message=message, fix=fix, impact=impact, impact_text="of the assessed span (measured)",
-                   evidence=tuple(Evidence(layer, k, v) for k, v in facts), status="confirmed")
-
-
-def _between_launches(trace: Trace, times: list[int]) -> int:
-    """How many of ``times`` fall between two kernel launches (i.e. inside the launching phase)."""
-    if not trace.kernels:
-        return 0
-    lo, hi = trace.kernels[0].start_ns, trace.kernels[-1].end_ns
-    return sum(1 for t in times if lo <= t <= hi)
-
-
-def _bytes(b: float) -> str:
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if b >= size:
-            return f"{b / size:.2f} {unit}"
-    return f"{b:.0f} B"
-
-
-def _throughout(trace: Trace, times: list[int]) -> bool:
-    """True when ``times`` fall in each third of the kernel phase: a steady loop, not a warm-up."""
-    lo, hi = trace.kernels[0].start_ns, trace.kernels[-1].end_ns
-    third = (hi - lo) / 3 or 1
-    return {min(int((t - lo) / third), 2) for t in times if lo <= t <= hi} == {0, 1, 2}
-
-
-def _us(s: float) -> str:
-    return f"{s * 1e6:.1f} us" if s < 1e-3 else f"{s * 1e3:.2f} ms"
-
-
 def findings(trace: Trace, facts: AppFacts, program: str, *, sm_count: int | None = None, top: int = 5,
              min_share: float = 0.05) -> list[Finding]:
-    """The application-level findings of one trace (see the module docstring)."""
-    out: list[Finding] = []
-    span = facts.span_s
-    if not span:
-        return out
-    for k in facts.kernels[:top]:
-        if k.share < min_share:
-            break
-        limit = "unbounded" if k.amdahl_limit is None else f"{k.amdahl_limit:.2f}x"
-        out.append(_f("A1", Priority.HIGH, "BPG 3.1.1", program,
-                      f"kernel {k.name} takes {k.share:.1%} of the GPU's kernel time ({_us(k.total_s)} in "
-                      f"{k.launches} launches, {k.span_share:.1%} of the assessed span): making it 2x faster speeds "
-                      f"that span up at most {k.amdahl_2x:.2f}x, removing it {limit} (Amdahl)",
-                      "work on this kernel first: see its own findings below", k.total_s, span,
-                      (("kernel_time_s", k.total_s), ("launches", k.launches), ("share_of_kernel_time", k.share)),
-                      kernel=k.name))
-    if facts.busy_share < 0.8 and facts.idle_s > 1e-3:
-        gaps = ", ".join(f"{_us(length)} at +{_us(start)}" for start, length in facts.gaps[:3])
-        out.append(_f("A1", Priority.HIGH, "BPG 3.1.1", program,
-                      f"the GPU is idle {1 - facts.busy_share:.0%} of the assessed span ({_us(facts.idle_s)} of "
-                      f"{_us(span)}); largest gaps: {gaps or 'many short ones'}",
-                      "profile the host code between launches (cudalens assess hotspots); batch work into fewer, "
-                      "larger launches or CUDA graphs; move host work off the critical path",
-                      facts.idle_s, span, (("busy_share", facts.busy_share), ("idle_s", facts.idle_s))))
-    out += _transfer_findings(trace, facts, program)
-    out += readback_findings(trace, span, program)
-    out += _e8(trace, facts, program, sm_count)
-    out += _m1(trace, facts, program)
-    return out
-
-
-def _host_device(trace: Trace) -> list[CopyRecord]:
-    return [c for c in trace.copies if c.host_side is not None]
-
-
-def _transfer_findings(trace: Trace, facts: AppFacts, program: str) -> list[Finding]:
-    out: list[Finding] = []
-    span = facts.span_s
-    hd = _host_device(trace)
-    if not hd:
-        return out
-    link = facts.link_gbps
-    link_txt = f" ({facts.link}: {link:.1f} GB/s per direction)" if link and facts.link else ""
-    in_loop = [c for c in hd if _between_launches(trace, [c.start_ns])]
-    sizes = Counter((c.kind, c.bytes) for c in in_loop)
-    repeated = [c for c in in_loop if sizes[(c.kind, c.bytes)] >= _REPEAT]
-    t = sum(c.duration_ns for c in repeated) * 1e-9
-    b = sum(c.bytes for c in repeated)
-    if repeated and (b >= X1_MIN_BYTES or t >= 0.01 * span):
-        out.append(_f("X1", Priority.HIGH, "BPG 9.1", program,
-                      f"{len(repeated)} host-device copies of repeated sizes run between kernel launches "
-                      f"({_bytes(b)}, {_us(t)} of copy time): data crosses the bus on every iteration",
-                      "keep the data on the device across iterations; copy once before and once after the loop",
-                      t, span, (("copies", len(repeated)), ("bytes", b), ("copy_time_s", t))))
-    small = [c for c in hd if c.bytes < SMALL_COPY]
-    if len(small) >= 10:
-        t = sum(c.duration_ns for c in small) * 1e-9
-        b = sum(c.bytes for c in small)
-        ideal = b / (link * 1e9) if link else 0.0
-        achieved = b / t / 1e9 if t else 0.0
-        out.append(_f("X2", Priority.INFO, "BPG 9.1", program,
-                      f"{len(small)} small host-device copies (< {SMALL_COPY // 1024} KiB; median "
-                      f"{sorted(c.bytes for c in small)[len(small) // 2]} B) take {_us(t)} and move {_bytes(b)} "
-                      f"at {achieved:.2f} GB/s{link_txt}: each pays the fixed cost of a transfer",
-                      "batch them: gather the data into one buffer and copy it once", max(t - ideal, 0.0), span,
-                      (("copies", len(small)), ("bytes", b), ("achieved_gbps", achieved), ("link_gbps", link))))
-    pageable = [c for c in hd if c.host_side == "pageable"]
-    if pageable:
-        t = sum(c.duration_ns for c in pageable) * 1e-9
-        b = sum(c.bytes for c in pageable)
-        pinned = [c for c in hd if c.host_side == "pinned"]
-        pin_b, pin_t = sum(c.bytes for c in pinned), sum(c.duration_ns for c in pinned)
-        pin_bw = pin_b / pin_t if pin_b >= X1_MIN_BYTES and pin_t else None
-        extra = f"; pinned copies in this run reached {pin_bw:.2f} GB/s" if pin_bw else ""
-        out.append(_f("X3", Priority.INFO, "BPG 9.1.1", program,
-                      f"{len(pageable)} copies use pageable host memory ({_bytes(b)} in {_us(t)}, "
-                      f"{(b / t / 1e9) if t else 0:.2f} GB/s{link_txt}{extra}): the driver stages them through a "
-                      "pinned buffer and cannot overlap them with kernels",
-                      "allocate the host buffers with cudaMallocHost / cudaHostAlloc (cupyx.empty_pinned, "
-                      "tensor.pin_memory()) and copy asynchronously", t, span,
-                      (("copies", len(pageable)), ("bytes", b), ("copy_time_s", t))))
-    sync = [c for c in hd if not c.is_async and _between_launches(trace, [c.start_ns])]
-    if len(sync) >= _REPEAT:
-        corr = {c.correlation for c in sync}
-        host_t = sum(a.duration_ns for a in trace.api if a.correlation in corr) * 1e-9
-        t = host_t or sum(c.duration_ns for c in sync) * 1e-9
-        out.append(_f("X4", Priority.INFO, "BPG 9.1.2", program,
-                      f"{len(sync)} synchronous host-device copies between kernel launches: the host waits "
-                      f"{_us(t)} in them and no copy overlaps a kernel",
-                      "use cudaMemcpyAsync on a non-default stream from pinned memory and overlap copies with "
-                      "independent kernels (staged copy/execute)", t, span,
-                      (("copies", len(sync)), ("host_wait_s", host_t or None))))
-    return out
-
-
-def _e8(trace: Trace, facts: AppFacts, program: str, sm_count: int | None) -> list[Finding]:
-    if not sm_count or len(trace.kernels) < 2:
+    """The application-level findings of one trace (see the module docstring): the detectors of
+    the rules that read the ``trace`` layer."""
+    if not facts.span_s:
         return []
-    by_stream: dict[int, list[KernelRecord]] = defaultdict(list)
-    for k in trace.kernels:
-        by_stream[k.stream].append(k)
-    if len(by_stream) > 1:
-        return []  # the program already uses several streams
-    runs, cur = [], []
-    for k in trace.kernels:
-        blocks = k.grid[0] * k.grid[1] * k.grid[2]
-        if blocks < sm_count:
-            cur.append(k)
-        else:
-            if len(cur) >= 2:
-                runs.append(cur)
-            cur = []
-    if len(cur) >= 2:
-        runs.append(cur)
-    serial = [k for run in runs for k in run]
-    if len(serial) < 4:
-        return []
-    t = sum(k.duration_ns for k in serial) * 1e-9
-    names = Counter(kernel_base_name(k.name) for k in serial).most_common(3)
-    return [_f("E8", Priority.INFO, "BPG 10.5", program,
-               f"{len(serial)} launches in {len(runs)} back-to-back runs on one stream each fill fewer blocks than "
-               f"the {sm_count} multiprocessors ({_us(t)}; mostly {', '.join(n for n, _ in names)}): where they are "
-               "independent they could run concurrently",
-               "launch independent kernels on separate non-default streams (or merge them into one launch)",
-               t / 2, facts.span_s, (("launches", len(serial)), ("kernel_time_s", t), ("sm_count", sm_count)))]
-
-
-def _m1(trace: Trace, facts: AppFacts, program: str) -> list[Finding]:
-    allocs = [a for a in trace.api if ("Malloc" in a.name or "Free" in a.name) and "Host" not in a.name
-              and "Async" not in a.name]
-    inside = [a for a in allocs if _between_launches(trace, [a.start_ns])]
-    if len(inside) < 2 * _REPEAT or not _throughout(trace, [a.start_ns for a in inside]):
-        return []
-    t = sum(a.duration_ns for a in inside) * 1e-9
-    kinds = Counter(a.name.split("_v")[0] for a in inside)
-    return [_f("M1", Priority.INFO, "BPG 9.3", program,
-               f"{len(inside)} device allocations/frees between kernel launches "
-               f"({', '.join(f'{n} {k}' for k, n in kinds.most_common())}) take {_us(t)} of host time, and "
-               "cudaFree synchronizes the device",
-               "allocate once before the loop and reuse the buffers, or use a pool (cudaMallocAsync / the "
-               "framework's caching allocator)", t, facts.span_s, (("calls", len(inside)), ("host_time_s", t)))]
+    layer = TraceLayer(program=program, records=trace, facts=facts, sm_count=sm_count, top=top,
+                       min_share=min_share, read_backs=loop_read_backs(trace))
+    return run_layer(RuleContext.without_source(program, trace=layer), "trace")

@@ -22,7 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cudalens.findings import Evidence, Finding, Layer, Priority
+from cudalens.findings import Finding
+from cudalens.rules.context import RuleContext
+from cudalens.rules.layers import KernelCounters, TracedKernel
+from cudalens.rules.registry import run_layer
 from cudalens.trace.assess import KernelSummary
 
 _KERNEL_DECL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?"
@@ -106,74 +109,17 @@ def occupancy_at_trace(k: KernelSummary, cc: str) -> dict[str, Any] | None:
 
 def trace_kernel_findings(k: KernelSummary, occ: dict[str, Any] | None, program: str,
                           sm_count: int | None) -> list[Finding]:
-    """What the trace alone establishes about one kernel: occupancy at its launch, a grid too small."""
-    out = []
-    if occ and occ["occupancy"] < 0.5:
-        out.append(Finding(
-            rule="E1", priority=Priority.INFO, section="BPG 10.1", kernel=k.name, file=program, line=None,
-            message=(f"theoretical occupancy {occ['occupancy']:.0%} at the traced launch ({occ['threads_per_block']} "
-                     f"threads/block, {k.registers} registers/thread, {k.static_shared + k.dynamic_shared} B shared; "
-                     f"limited by {', '.join(occ['limiters']) or '-'})"),
-            fix="reduce the limiting resource (registers: __launch_bounds__ or -maxrregcount; shared memory: "
-                "smaller tiles) or change the block size (cudalens occupancy)",
-            impact=k.span_share, impact_text="the kernel's share of the traced span (upper bound)",
-            evidence=(Evidence(Layer.RUNTIME, "launch configuration (CUPTI)", occ),
-                      Evidence(Layer.MODEL, "theoretical occupancy", occ["occupancy"]))))
-    blocks = k.grid[0] * k.grid[1] * k.grid[2]
-    if sm_count and blocks < sm_count and k.share >= 0.05:
-        out.append(Finding(
-            rule="E2", priority=Priority.INFO, section="BPG 10.3", kernel=k.name, file=program, line=None,
-            message=f"the grid has {blocks} blocks for {sm_count} multiprocessors: part of the GPU has no work",
-            fix="use more, smaller blocks (at least one per multiprocessor, better several)",
-            impact=k.span_share * (1 - blocks / sm_count), impact_text="idle multiprocessors x the kernel's span share",
-            evidence=(Evidence(Layer.RUNTIME, "grid blocks", blocks), Evidence(Layer.RUNTIME, "sm_count", sm_count))))
-    return out
-
-
-def _pct(v: float | None) -> str:
-    return "n/a" if not v else f"{v:.0f}%"
-
-
-def _num(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:.1f}"
+    """What the trace alone establishes about one kernel (occupancy at its launch, a grid too small):
+    the detectors of the rules that read the ``trace_kernel`` layer."""
+    layer = TracedKernel(program=program, summary=k, occupancy=occ, sm_count=sm_count)
+    return run_layer(RuleContext.without_source(program, trace_kernel=layer), "trace_kernel")
 
 
 def counter_findings(k: KernelSummary, m: Any, program: str) -> list[Finding]:
-    """Findings from one kernel's Nsight Compute counters (LegacyMetrics), for kernels without source."""
-    out = []
-
-    def add(rule: str, pri: Priority, section: str, msg: str, fix: str, waste: float | None, fact: str,
-            value: Any) -> None:
-        out.append(Finding(rule=rule, priority=pri, section=section, kernel=k.name, file=program, line=None,
-                           message=msg, fix=fix, impact=None if waste is None else waste * k.span_share,
-                           impact_text="wasted share x the kernel's span share",
-                           evidence=(Evidence(Layer.PROFILER, fact, value),), status="confirmed"))
-
-    # 0 % is what ncu prints when no instruction of that kind was counted (e.g. loads done by LDGSTS)
-    eff = [e for e in (m.gld_efficiency, m.gst_efficiency) if e]
-    if eff and min(eff) < 60:
-        add("G1", Priority.HIGH, "BPG 9.2.1",
-            f"global memory efficiency {min(eff):.0f}% (Nsight Compute: load {_pct(m.gld_efficiency)}, store "
-            f"{_pct(m.gst_efficiency)}; {_num(m.global_ld_sectors_per_request)} sectors per load request, "
-            f"{_num(m.global_st_sectors_per_request)} per store request)",
-            "make consecutive threads access consecutive addresses (coalescing)", 1 - min(eff) / 100,
-            "gld/gst efficiency (%)", eff)
-    conflicts = max(m.shared_ld_bank_conflicts_per_request or 0, m.shared_st_bank_conflicts_per_request or 0)
-    if conflicts >= 0.5:
-        add("SH1", Priority.INFO, "BPG 9.2.3.1", f"{conflicts:.1f} shared-memory bank conflicts per request",
-            "pad the shared array or change the index so a warp's words fall in distinct banks", None,
-            "bank conflicts per request", conflicts)
-    if m.branch_efficiency is not None and m.branch_efficiency < 90:
-        add("D1", Priority.HIGH, "BPG 12.1", f"branch efficiency {m.branch_efficiency:.0f}% (divergent branches)",
-            "make branch conditions uniform across each warp", 1 - m.branch_efficiency / 100,
-            "branch efficiency (%)", m.branch_efficiency)
-    if m.achieved_occupancy is not None and m.theoretical_occupancy and \
-            m.achieved_occupancy < 0.6 * m.theoretical_occupancy:
-        add("E1", Priority.INFO, "BPG 10.1",
-            f"achieved occupancy {m.achieved_occupancy:.0%} of a theoretical {m.theoretical_occupancy:.0%}",
-            "look for load imbalance or a tail effect (too few blocks per wave)", None, "achieved occupancy",
-            m.achieved_occupancy)
-    return out
+    """Findings from one kernel's Nsight Compute counters (LegacyMetrics), for kernels without source:
+    the detectors of the rules that read the ``counters`` layer."""
+    layer = KernelCounters(program=program, summary=k, metrics=m)
+    return run_layer(RuleContext.without_source(program, counters=layer), "counters")
 
 
 def static_findings(src: KernelSource, k: KernelSummary, cc: str, workdir: str,

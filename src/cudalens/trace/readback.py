@@ -10,7 +10,7 @@ GPU then idles while the host launches again. That idle time -- from the end of 
 next GPU work -- is the measured cost (an upper bound on what removing the read-back saves: the
 host's own launch time may still show); the host's wait in the synchronizing call is evidence.
 
-Pure functions on a :class:`~cudalens.trace.records.Trace`. The copies already flagged by the
+Pure functions on a :class:`~cudalens.trace.records.Trace`; the finding is the X4 rule's. The copies already flagged by the
 synchronous-copy form of X4 (``cudaMemcpy`` without the async flag) are not counted again.
 """
 
@@ -19,7 +19,6 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
-from cudalens.findings import Evidence, Finding, Layer, Priority
 from cudalens.trace.records import ApiRecord, CopyRecord, Trace
 
 READBACK_MAX_BYTES = 4096  # a scalar, a few metrics: not a result being downloaded
@@ -73,32 +72,8 @@ def _in_loop(trace: Trace, found: list[ReadBack]) -> bool:
     return separated + 1 >= MIN_REPEATS
 
 
-def _us(s: float) -> str:
-    return f"{s * 1e6:.1f} us" if s < 1e-3 else f"{s * 1e3:.2f} ms"
-
-
-def readback_findings(trace: Trace, span_s: float, program: str) -> list[Finding]:
-    """The X4 read-back finding of a trace, with its measured cost (GPU idle after the read-backs)."""
+def loop_read_backs(trace: Trace) -> tuple[ReadBack, ...]:
+    """The read-backs of ``trace`` when they repeat between kernel launches (a loop); else none.
+    The X4 rule reports them (rules/transfers/x4_async_copy_without_overlap.py)."""
     found = read_backs(trace)
-    if not span_s or not _in_loop(trace, found):
-        return []
-    idle = sum(r.gpu_idle_ns for r in found) * 1e-9
-    wait = sum(r.sync.duration_ns for r in found) * 1e-9
-    sizes = sorted(r.copy.bytes for r in found)
-    calls = sorted({r.sync.name.split("_v")[0] for r in found})
-    per = idle / len(found)
-    message = (f"{len(found)} read-backs of {sizes[len(sizes) // 2]} B (device-to-host copy, then "
-               f"{', '.join(calls)}) between kernel launches (as PyTorch's .item() or CuPy's .get() of a small array does "
-               "in a loop): each drains the GPU's queue, and the GPU "
-               f"then idles {_us(per)} on average until the host launches again ({_us(idle)} in all, "
-               f"{idle / span_s:.1%} of the assessed span); the host waits {_us(wait)} in the synchronizing calls")
-    fix = ("read the value back less often (every N steps), keep running metrics on the device and read them "
-           "once, or copy into pinned memory with non_blocking=True and read it an iteration later "
-           "(an event instead of a stream synchronize)")
-    evidence = (Evidence(Layer.RUNTIME, "read_backs", len(found)), Evidence(Layer.RUNTIME, "bytes_each", sizes[0]),
-                Evidence(Layer.RUNTIME, "gpu_idle_after_s", idle), Evidence(Layer.RUNTIME, "host_wait_s", wait),
-                Evidence(Layer.RUNTIME, "sync_calls", ", ".join(calls)))
-    return [Finding(rule="X4", priority=Priority.INFO, section="BPG 9.1.2", kernel=None, file=program, line=None,
-                    message=message, fix=fix, impact=min(idle / span_s, 1.0),
-                    impact_text="of the assessed span (measured: GPU idle after the read-backs)",
-                    evidence=evidence, status="confirmed")]
+    return tuple(found) if _in_loop(trace, found) else ()

@@ -111,9 +111,8 @@ def _split_python(argv: Sequence[str]) -> tuple[str, list[str], list[str]]:
 
 
 def _package_root() -> str:
-    import cudalens
-
-    return os.path.dirname(os.path.dirname(os.path.abspath(cudalens.__file__)))
+    """The folder holding the cudalens package (src/ in a checkout)."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def command_for(argv: Sequence[str], out_path: str, launch_limit: int) -> tuple[str, list[str], dict[str, str]]:

@@ -2,7 +2,7 @@
 
 :func:`triage` applies, in order, the rule selection (``--select``/``--ignore`` and the config's
 ``select``/``ignore``), the suppression comments of each file (:mod:`.suppress`), a baseline
-(:mod:`.baseline`) and a minimum impact, and locates each kept finding's column. Nothing is
+(:mod:`.baseline`), a minimum priority and a minimum impact, and locates each kept finding's column. Nothing is
 dropped silently: every finding left out is counted under its reason in :attr:`Triaged.suppressed`.
 """
 
@@ -15,12 +15,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cudalens.findings import Evidence, Finding, Layer
+from cudalens.findings import Evidence, Finding, Layer, Priority
 from cudalens.triage.baseline import Baseline, fingerprint
 from cudalens.triage.select import selected
 from cudalens.triage.suppress import Suppressions, parse_suppressions
 
-REASONS = ("ignored", "comment", "file-comment", "baseline", "min-impact")
+REASONS = ("ignored", "comment", "file-comment", "baseline", "min-priority", "min-impact", "duplicate")
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,7 @@ class TriageOptions:
     ignore: tuple[str, ...] = ()
     baseline: Baseline | None = None
     min_impact: float | None = None  # findings with a known score below this are left out
+    min_priority: Priority | None = None  # findings below this guide priority are left out
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,8 @@ class Triaged:
 
 
 _WORD = {"ignored": "--ignore/--select", "comment": "comment", "file-comment": "ignore-file comment",
-         "baseline": "baseline", "min-impact": "--min-impact"}
+         "baseline": "baseline", "min-priority": "--min-priority", "min-impact": "--min-impact",
+         "duplicate": "duplicate of the kernel's own file"}
 
 
 class SourceLines:
@@ -98,23 +100,37 @@ def locate_column(f: Finding, line_text: str) -> int | None:
     return len(line_text) - len(line_text.lstrip()) + 1
 
 
+def demangled(name: str | None) -> str | None:
+    """A kernel name as a reader writes it: ``_Z7reduce0IfEvPT_S1_j`` -> ``reduce0<float>``
+    (Itanium template arguments of builtin types, :func:`cudalens.compiled.names.readable_kernel`);
+    a plain name is returned as is."""
+    if not name or not name.startswith("_Z"):
+        return name
+    from cudalens.compiled.names import readable_kernel
+
+    return readable_kernel(name)
+
+
 def collapse_instantiations(findings: Iterable[Finding]) -> list[Finding]:
-    """One finding per (rule, file, line, fix) for the instantiations of one template kernel
-    (compiled kernels named by their mangled symbol, ``_Z7reduce7IfLj256E...``): the first keeps
-    the count of the others as evidence, so nothing is lost and the line is listed once."""
+    """One finding per (rule, kernel, file, line) of a kernel: the instantiations of one template kernel
+    (compiled kernels named by their mangled symbol, ``_Z7reduce7IfLj256E...``) and the same
+    verdict reached twice for one line (source and compiled layers) are listed once, under the
+    demangled name; the first keeps the count of the others as evidence, so nothing is lost."""
     out: list[Finding] = []
     first: dict[tuple, int] = {}
     merged: Counter[int] = Counter()
     for f in findings:
-        if not (f.kernel or "").startswith("_Z"):
+        if not f.kernel:  # host and build findings (Y3 on a binary, copies): each is its own
             out.append(f)
             continue
-        key = (f.rule, f.file, f.line, f.fix)
+        name = demangled(f.kernel)
+        base = name.split("<")[0] if name else name
+        key = (f.rule, base, f.file, f.line)
         if key in first:
             merged[first[key]] += 1
             continue
         first[key] = len(out)
-        out.append(f)
+        out.append(dataclasses.replace(f, kernel=name) if name != f.kernel else f)
     for i, n in merged.items():
         out[i] = dataclasses.replace(out[i], evidence=out[i].evidence + (
             Evidence(Layer.COMPILED, "other_instantiations", n),))
@@ -141,6 +157,10 @@ def triage(findings: Iterable[Finding], options: TriageOptions | None = None,
         new, known = opts.baseline.filter([(f, fingerprint(f, src.line(f.file, f.line))) for f in kept])
         counts["baseline"] += len(known)
         kept = new
+    if opts.min_priority is not None:
+        limit = opts.min_priority.rank
+        counts["min-priority"] += sum(1 for f in kept if f.priority.rank > limit)
+        kept = [f for f in kept if f.priority.rank <= limit]
     if opts.min_impact is not None:
         low = [f for f in kept if f.score is not None and f.score < opts.min_impact]
         counts["min-impact"] += len(low)
@@ -163,8 +183,23 @@ def triage_analysis(analysis: Any, options: TriageOptions | None = None) -> tupl
     """``analysis`` (an Analysis of the pipeline) with each file's findings triaged, and the totals."""
     src = SourceLines({fa.model.path: fa.model.text for fa in analysis.files})
     files, kept, counts = [], [], Counter()
+    homes: dict[str, set[str]] = {}
     for fa in analysis.files:
-        t = triage(fa.findings, options, src)
+        for k in fa.model.kernels:
+            homes.setdefault(k.name, set()).add(fa.model.path)
+
+    def base(f: Finding) -> str:
+        return (demangled(f.kernel) or "").split("<")[0]
+
+    at_home = {(f.rule, base(f)) for fa in analysis.files for f in fa.findings
+               if f.kernel and fa.model.path in homes.get(base(f), ())}
+    for fa in analysis.files:
+        # a kernel's finding reached again through a header or an including file (header.cuh:1:1):
+        # listed once, in the file that defines the kernel
+        again = {id(f) for f in fa.findings if f.kernel and fa.model.path not in homes.get(base(f), {fa.model.path})
+                 and (f.rule, base(f)) in at_home}
+        counts["duplicate"] += len(again)
+        t = triage([f for f in fa.findings if id(f) not in again], options, src)
         files.append(dataclasses.replace(fa, findings=t.kept))
         kept.extend(t.kept)
         counts.update(t.suppressed)

@@ -5,7 +5,8 @@ and not used, shared-memory wavefronts lost to conflicts, occupancy lost, consta
 serialized, lanes idle). That share says nothing of how often the code runs: a 97 % waste in an
 inner loop costs far more than in a once-per-thread epilogue. :func:`runs_per_thread` estimates
 how many times one thread executes a line from the loops that enclose it, multiplying their trip
-counts where the source states them (literal bounds, ``#define``d constants) and assuming
+counts where the source states them (literal bounds, ``#define``d constants, scalar parameters
+whose launch passes a known value: :func:`cudalens.triage.speedup.launch_values`) and assuming
 :data:`UNKNOWN_TRIPS` where it does not; a grid-stride loop counts once (each thread handles about
 one element of a grid sized to the data). ``Finding.score`` = impact x runs ranks findings within
 one priority.
@@ -27,6 +28,7 @@ from typing import Any
 from cudalens.findings import Evidence, Finding, Layer, Priority, is_advisory
 from cudalens.rules.catalog import CATALOG
 from cudalens.source.trips import trip_count
+from cudalens.triage.speedup import estimate_speedups, launch_values
 
 MEDIUM_COST = 0.5
 LOW_COST = 0.25
@@ -61,17 +63,20 @@ def derived_priority(f: Finding, kernel_wide: bool) -> Priority:
     return min(earned, f.priority, key=lambda p: p.rank)  # never below what the rule gave
 
 
-def estimate(findings: Iterable[Finding], model: Any) -> list[Finding]:
-    """Each finding with ``runs`` (from the kernel's loops) and, for catalog items without a guide
-    priority, the priority its cost earns. Host-code findings run once."""
+def estimate(findings: Iterable[Finding], model: Any, compiled: Mapping[str, Any] | None = None,
+             cc: str = "9.0") -> list[Finding]:
+    """Each finding with ``runs`` (from the kernel's loops), its estimated speedup
+    (:mod:`cudalens.triage.speedup`) and, for catalog items without a guide priority, the priority
+    its cost earns. Host-code findings run once."""
     kernels = {(k.name, k.file): k for k in getattr(model, "kernels", ())}
     defines = getattr(model, "defines", None) or {}
+    known = {k.name: {**launch_values(model, k), **defines} for k in getattr(model, "kernels", ())}
     out = []
     for f in findings:
         k = kernels.get((f.kernel, f.file)) if f.kernel else None
         g = f
         if f.runs is None:
-            runs, how = runs_per_thread(k, f.line, defines)
+            runs, how = runs_per_thread(k, f.line, known.get(k.name, defines) if k is not None else defines)
             ev = tuple(Evidence(Layer.SOURCE, "runs_per_thread", h) for h in how)
             g = dataclasses.replace(f, runs=runs, evidence=f.evidence + ev)
         kernel_wide = k is not None and g.line == k.line
@@ -80,4 +85,5 @@ def estimate(findings: Iterable[Finding], model: Any) -> list[Finding]:
             g = dataclasses.replace(g, priority=pri, evidence=g.evidence + (
                 Evidence(Layer.MODEL, "priority_from_cost", {"cost": g.impact, "runs_per_thread": g.runs}),))
         out.append(g)
-    return out
+    return estimate_speedups(out, model, lambda k, line: runs_per_thread(k, line, known.get(k.name, defines))[0],
+                             compiled, cc)

@@ -12,6 +12,7 @@ Suppressed findings are never silently lost: :mod:`cudalens.triage` counts them 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from cudalens.triage.select import matches
@@ -73,3 +74,50 @@ def parse_suppressions(text: str) -> Suppressions:
                 if line[:m.start()].strip() == "":
                     comment_only.add(number)
     return Suppressions(lines, ALL if whole_all else tuple(whole), frozenset(comment_only))
+
+
+@dataclass(frozen=True)
+class Directive:
+    """One ``cudalens: ignore[...]`` comment: where, which kind, which rule names as written."""
+
+    line: int
+    whole_file: bool
+    names: tuple[str, ...]  # () for every rule
+    alone: bool  # nothing but the comment on its line: it covers the next line too
+
+
+def directives(text: str) -> list[Directive]:
+    """Every suppression comment of ``text``, in order."""
+    out = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if "cudalens" not in line.lower():
+            continue
+        for m in _DIRECTIVE.finditer(line):
+            names = tuple(s.strip().upper() for s in (m.group(2) or "").split(",") if s.strip())
+            out.append(Directive(number, m.group(1).lower() == "ignore-file", names, line[:m.start()].strip() == ""))
+    return out
+
+
+def audit(path: str, text: str, findings: Iterable[tuple[str, int | None]], known: Iterable[str]) -> list[str]:
+    """Warnings for the suppression comments of one file, as ruff's unused-noqa check gives them:
+    a rule name that is no rule or chapter, and a comment that suppresses none of ``findings``
+    ((rule, line) of the file's findings before suppression)."""
+    from cudalens.triage.select import chapter
+
+    known_ids = {k.upper() for k in known}
+    names_ok = known_ids | {chapter(k) for k in known_ids} | {"ALL", "*"}
+    found = list(findings)
+    warnings = []
+    for d in directives(text):
+        kind = "ignore-file" if d.whole_file else "ignore"
+        comment = f"'cudalens: {kind}" + (f"[{','.join(d.names)}]'" if d.names else "'")
+        unknown = [n for n in d.names if n not in names_ok]
+        for n in unknown:
+            warnings.append(f"{path}:{d.line}: unknown rule {n!r} in the suppression comment {comment}")
+        lines = None if d.whole_file else ({d.line, d.line + 1} if d.alone else {d.line})
+        hit = any((lines is None or line in lines) and (not d.names or any(matches(rule, n) for n in d.names))
+                  for rule, line in found)
+        if not hit and len(unknown) < max(1, len(d.names)):
+            where = "in this file" if d.whole_file else "on this line" + (" or the next" if d.alone else "")
+            warnings.append(f"{path}:{d.line}: unused suppression comment {comment}: no such finding {where}")
+    return warnings

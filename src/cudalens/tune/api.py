@@ -42,7 +42,7 @@ def tune(source: str, kernel: str, space: Space, *, grid: Sequence[str], block: 
         raise InputError(f"{source}: no such file")
     check_expressions(TuneSpec(source, kernel, space, tuple(grid), tuple(block), shared))
     KernelSpec.parse(kernel)
-    check_flags(source, flags)  # a --flag nvcc's shell would interpret: refused before any compile
+    check_flags(source, flags)  # a --nvcc-flag nvcc's shell would interpret: refused before any compile
     rspec = runner or RunnerSpec("gpu", tuple(args), mode, policy_dict(policy or {}), timer, seed, rtol, atol, flops)
     progress = Progress()
     # a batch builder of the caller's without a per-job one cannot stream

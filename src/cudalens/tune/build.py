@@ -9,7 +9,7 @@ parameters as ``-DNAME=VALUE`` instead (kernels tuned through macros). Then:
    :func:`cudalens.compiled.compile.build_flags`) through the project's safe invocation
    (:func:`cudalens.compiled.invocation.nvcc_command`: a fixed-name wrapper includes the user's
    file, ``-D``/``-I`` values and the instantiation go into the wrapper, never onto nvcc's command
-   line, and a ``--flag`` with characters nvcc's shell would interpret is refused); ptxas's report
+   line, and a ``--nvcc-flag`` with characters nvcc's shell would interpret is refused); ptxas's report
    parsed by :func:`cudalens.compiled.reports.parse_ptxas_verbose`;
 2. ``nvdisasm -c`` on the cubin, classified by :func:`cudalens.compiled.sass.parse_nvdisasm`;
 3. the kernel's entry is found among the cubin's functions by its base name and, when several
@@ -138,13 +138,13 @@ def instantiations(job: BuildJob) -> tuple[str, ...]:
 
 
 def check_flags(source: str, flags: Sequence[str]) -> None:
-    """InputError (one line) for a ``--flag`` the safe invocation refuses, before any compile."""
+    """InputError (one line) for a ``--nvcc-flag`` the safe invocation refuses, before any compile."""
     from cudalens.compiled.invocation import nvcc_command
 
     with tempfile.TemporaryDirectory(prefix="cudalens-tune-") as tmp:
         work = Path(tmp) / "w"
         work.mkdir()
-        nvcc_command("nvcc", source, work, list(flags), Path(tmp) / "k.cubin", where="--flag")
+        nvcc_command("nvcc", source, work, list(flags), Path(tmp) / "k.cubin", where="--nvcc-flag")
 
 
 def _flags(job: BuildJob) -> list[str]:
@@ -228,7 +228,7 @@ def _compile(job: BuildJob, tc: Any, nvcc: str, nvdisasm: str, cubin_file: Path)
         out, work = Path(tmp) / "k.cubin", Path(tmp) / "w"
         work.mkdir()
         try:
-            cmd, _ = nvcc_command(nvcc, job.source, work, _flags(job), out, where="--flag",
+            cmd, _ = nvcc_command(nvcc, job.source, work, _flags(job), out, where="--nvcc-flag",
                                   instantiate=instantiations(job))
         except (InputError, ToolchainError) as exc:
             return BuildFacts(job.config_key, False, f"not compiled: {exc}", instance=inst)

@@ -86,13 +86,13 @@ def launch_for(spec: TuneSpec, config: Config) -> tuple[Launch | None, str | Non
     env = spec.space.env(config)
     try:
         return Launch(_dims(spec.grid, env, "grid"), _dims(spec.block, env, "block"),
-                      E.parse(spec.shared, set(env), what="--shared").integer(env, "--shared")), None
+                      E.parse(spec.shared, set(env), what="--shared-mem").integer(env, "--shared-mem")), None
     except InputError as exc:
         return None, str(exc)
 
 
 def check_expressions(spec: TuneSpec) -> None:
-    """Parse --grid/--block/--shared once against the space's names: bad text fails before any compile."""
+    """Parse --grid/--block/--shared-mem once against the space's names: bad text fails before any compile."""
     names = set(spec.space.names) | {c for c, _ in spec.space.constants}
     for what, exprs in (("grid", spec.grid), ("block", spec.block), ("shared", (spec.shared,))):
         if not 1 <= len(exprs) <= 3:

@@ -1,7 +1,8 @@
 """The search space: named parameters with their values, restrictions, and the configurations.
 
-``--space BM=32,64,128`` lists values; ``--space BK=8..32*2`` is a geometric range (8, 16, 32) and
-``--space U=1..4`` an arithmetic one (1, 2, 3, 4; ``..8+2`` for a step of 2). Values are integers
+``--space BM=32,64,128`` lists values; ``--space BK=8:32:x2`` is a geometric range (8, 16, 32) and
+``--space U=1:4:+1`` an arithmetic one (1, 2, 3, 4): the range grammar of ``bench --axis``
+(:func:`cudalens.measure.axes.parse_range`; numbers may be written ``2^k``). Values are integers
 (template arguments and ``-D`` defines are whole numbers in every kernel we tune). Restrictions are
 expressions (:mod:`cudalens.tune.expr`) over the parameters and constants; a configuration is in
 the space when every restriction holds.
@@ -19,7 +20,6 @@ from cudalens.tune import expr as E
 
 MAX_CONFIGS = 100_000
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_RANGE = re.compile(r"^(-?\d+)\.\.(-?\d+)(?:([*+])(\d+))?$")
 
 
 @dataclass(frozen=True)
@@ -58,27 +58,22 @@ def _int(text: str, where: str) -> int:
 
 
 def parse_param(text: str) -> Param:
-    """``"BM=32,64,128"`` / ``"BK=8..32*2"`` / ``"U=1..4"`` -> Param; InputError naming the option."""
+    """``"BM=32,64,128"`` / ``"BK=8:32:x2"`` / ``"U=1:4:+1"`` -> Param; InputError naming the option."""
+    from cudalens.measure.axes import is_range, number, parse_range
+
     where = f"--space {text!r}"
     name, sep, rest = text.partition("=")
     name = name.strip()
     if not sep or not _NAME.match(name):
-        raise InputError(f"{where}: write NAME=v1,v2,... or NAME=lo..hi (optionally *factor or +step)")
+        raise InputError(f"{where}: write NAME=V1,V2,... or NAME=START:STOP:STEP (e.g. BK=8:32:x2)")
     rest = rest.strip()
-    m = _RANGE.match(rest.replace(" ", ""))
-    if m:
-        lo, hi = int(m.group(1)), int(m.group(2))
-        op, step = m.group(3) or "+", int(m.group(4) or 1)
-        if hi < lo or step < 1 or (op == "*" and (step < 2 or lo <= 0)):
-            raise InputError(f"{where}: empty or endless range")
-        values, v = [], lo
-        while v <= hi:
-            values.append(v)
-            v = v * step if op == "*" else v + step
-            if len(values) > MAX_CONFIGS:
-                raise InputError(f"{where}: more than {MAX_CONFIGS} values")
+    if ".." in rest:
+        raise InputError(f"{where}: write a range as START:STOP:STEP (e.g. BK=8:32:x2 or U=1:4:+1), "
+                         "the grammar of every command")
+    if is_range(rest):
+        values = list(parse_range(rest, where))
     else:
-        values = [_int(t, where) for t in rest.split(",") if t.strip()]
+        values = [number(t, where) for t in rest.split(",") if t.strip()]
     if not values:
         raise InputError(f"{where}: no values")
     if len(set(values)) != len(values):

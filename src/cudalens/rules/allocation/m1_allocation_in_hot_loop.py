@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Iterator
 
 from cudalens.findings import Finding
 from cudalens.rules import _host as host
+from cudalens.rules import _trace as tr
 from cudalens.rules._common import host_functions
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
@@ -84,3 +86,22 @@ def allocation_in_hot_loop(ctx: RuleContext) -> Iterator[Finding]:
                         facts=(("call", name), ("loop_line", syn.line(loop))),
                     )
                     break
+
+
+@rule("M1", name="allocation-in-hot-loop", layers="R", requires=("trace",))
+def traced_allocations_in_loop(ctx: RuleContext) -> Iterator[Finding]:
+    """Device allocations and frees between the kernel launches of a traced run, throughout it."""
+    assert ctx.trace is not None
+    trace = ctx.trace.records
+    allocs = [a for a in trace.api if ("Malloc" in a.name or "Free" in a.name) and "Host" not in a.name
+              and "Async" not in a.name]
+    inside = [a for a in allocs if tr.between_launches(trace, [a.start_ns])]
+    if len(inside) < 2 * tr.REPEAT or not tr.throughout(trace, [a.start_ns for a in inside]):
+        return
+    t = sum(a.duration_ns for a in inside) * 1e-9
+    kinds = Counter(a.name.split("_v")[0] for a in inside)
+    yield tr.measured(ctx, f"{len(inside)} device allocations/frees between kernel launches "
+                      f"({', '.join(f'{n} {k}' for k, n in kinds.most_common())}) take {tr.fmt_us(t)} of host time, "
+                      "and cudaFree synchronizes the device",
+                      "allocate once before the loop and reuse the buffers, or use a pool (cudaMallocAsync / the "
+                      "framework's caching allocator)", t, (("calls", len(inside)), ("host_time_s", t)))

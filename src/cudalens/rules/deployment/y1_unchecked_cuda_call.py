@@ -10,6 +10,7 @@ from cudalens.rules._common import host_functions
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 from cudalens.source import syntax as syn
+from cudalens.source.callers import CallSite
 
 # Calls whose return value is not an error to check (or which read the error state itself).
 _NOT_CHECKED = {
@@ -75,6 +76,23 @@ def _unseen_wrapper(call: Any, own: set[str]) -> bool:
     return bool(name) and name not in own and not host.CUDA_API.match(name) and name not in _NOT_WRAPPERS and not standard
 
 
+def _checked_by_callers(sites: tuple[CallSite, ...], checks: set[str], own: set[str]) -> bool:
+    """True when a caller checks the function's launches: after one of its calls, a later call of
+    the calling function reads the error state (a reader, or a function or macro the sources show
+    reading it: a launch error stays until read), or the call right after it is a function or
+    macro whose definition is not visible (a project's ``getLastCudaError``), as for a launch. The
+    launch wrapper then belongs to a program that checks its launches where it calls them (the
+    cuda-samples' ``reduce()`` in ``reduction_kernel.cu``, checked in ``reduction.cpp``)."""
+    def checked(site: CallSite) -> bool:
+        if any(n in checks for n in site.later + site.following):
+            return True
+        first = site.following[0] if site.following else ""
+        return bool(first) and first not in own and not host.CUDA_API.match(first) and first not in _NOT_WRAPPERS \
+            and not first.startswith("std::")
+
+    return any(checked(s) for s in sites)
+
+
 def _discarded(call: Any) -> bool:
     """True when the call is a statement of its own, its result thrown away."""
     parent = call.parent
@@ -97,7 +115,11 @@ def unchecked_cuda_call(ctx: RuleContext) -> Iterator[Finding]:
         receives the code of a CUDA call (`ANY_NAME(cudaMalloc(...))` uses the result). When the
         call right after a launch is a function or macro whose definition the file does not show
         (a project's `getLastCudaError("...")` from a header), whether it checks is not
-        established and the launch is not reported.
+        established and the launch is not reported. A launch inside a host function that a caller
+        checks after calling it (in this file or another source of its folder:
+        `reduce(...); getLastCudaError(...)` in the `.cpp`) is checked. A call that receives the
+        code of a CUDA call (`cudaCheck(cudaMalloc(...))`, a macro around a void function that
+        checks it) is a wrapper, whatever its name.
 
     Why it matters:
         Every runtime call returns an error code, and a launch reports configuration errors
@@ -135,6 +157,8 @@ def unchecked_cuda_call(ctx: RuleContext) -> Iterator[Finding]:
                     continue
                 if later[:nxt] and _unseen_wrapper(later[0], own):
                     continue  # the next call may check the launch: its definition is not visible here
+                if _checked_by_callers(ctx.callers.sites.get(fn.name, ()), readers | ctx.callers.checks, own):
+                    continue  # every caller of this function checks right after calling it
                 yield ctx.finding(
                     syn.line(c),
                     f"launch of `{syn.launch_kernel_name(c)}` is not followed by cudaGetLastError():"
@@ -145,6 +169,8 @@ def unchecked_cuda_call(ctx: RuleContext) -> Iterator[Finding]:
                 continue
             if not host.CUDA_API.match(name) or name in _NOT_CHECKED or name in own or not _discarded(c):
                 continue
+            if any(host.CUDA_API.match(syn.call_name(a)) for a in syn.calls(c) if a is not c):
+                continue  # it receives a CUDA call's code: an error-check wrapper (`cudaCheck(cudaMalloc(...))`)
             yield ctx.finding(
                 syn.line(c),
                 f"the error code returned by `{name}` is ignored",

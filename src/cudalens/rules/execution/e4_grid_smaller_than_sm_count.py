@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cudalens.findings import Finding
+from cudalens.findings import Evidence, Finding, Layer
 from cudalens.rules._common import deliberate_small_launch, threads
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
@@ -74,3 +74,19 @@ def grid_smaller_than_sm_count(ctx: RuleContext) -> Iterator[Finding]:
             impact_text=f"share of the {sms} SMs without a block",
             facts=(("grid_blocks", blocks), ("sm_count", sms), ("device", device)),
         )
+
+
+@rule("E4", name="grid-smaller-than-sm-count", layers="R", requires=("trace_kernel",))
+def traced_grid_smaller_than_sm_count(ctx: RuleContext) -> Iterator[Finding]:
+    """A traced launch of a kernel that takes at least 5 % of the kernel time with fewer blocks
+    than the device has SMs."""
+    assert ctx.trace_kernel is not None
+    k, sm_count = ctx.trace_kernel.summary, ctx.trace_kernel.sm_count
+    blocks = k.grid[0] * k.grid[1] * k.grid[2]
+    if sm_count and blocks < sm_count and k.share >= 0.05:
+        yield ctx.finding(
+            None, f"the grid has {blocks} blocks for {sm_count} multiprocessors: part of the GPU has no work",
+            "use more, smaller blocks (at least one per multiprocessor, better several)",
+            kernel=k.name, file=ctx.trace_kernel.program, impact=k.span_share * (1 - blocks / sm_count),
+            impact_text="idle multiprocessors x the kernel's span share",
+            evidence=(Evidence(Layer.RUNTIME, "grid blocks", blocks), Evidence(Layer.RUNTIME, "sm_count", sm_count)))

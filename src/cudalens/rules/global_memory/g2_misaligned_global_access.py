@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from cudalens.findings import Finding
-from cudalens.rules._access import accesses, excess, sector_evidence, share, waste
+from cudalens.rules._access import accesses, excess, notes_text, sector_evidence, sectors_text, share, waste
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 
@@ -38,7 +38,7 @@ def misaligned_global_access(ctx: RuleContext) -> Iterator[Finding]:
             yield ctx.finding(
                 a.line,
                 f"global {a.op} of {a.array}[{a.index}] is sequential but misaligned: "
-                f"{a.sectors_per_request:g} sectors per request instead of {a.ideal_sectors_per_request:g}",
+                f"{sectors_text(a)} sectors per request instead of {a.ideal_sectors_per_request:g}{notes_text(a)}",
                 "align each warp's span to 32 bytes (pad offsets or row widths to a multiple of 32 bytes)",
                 kernel=k.name,
                 file=k.file,

@@ -5,7 +5,17 @@ from __future__ import annotations
 from typing import Iterator
 
 from cudalens.findings import Finding
-from cudalens.rules._access import accesses, excess, sector_evidence, share, waste
+from cudalens.rules._access import (
+    accesses,
+    excess,
+    notes_text,
+    sector_evidence,
+    sectors_text,
+    share,
+    stride_text,
+    waste,
+)
+from cudalens.rules._patterns import swap_fix
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 
@@ -49,9 +59,10 @@ def strided_global_access(ctx: RuleContext) -> Iterator[Finding]:
                 and not a.covered_by_siblings):
             yield ctx.finding(
                 a.line,
-                f"global {a.op} of {a.array}[{a.index}] has lane stride {a.lane_stride} elements: "
-                f"{a.sectors_per_request:g} sectors per request instead of {a.ideal_sectors_per_request:g}",
-                "let threadIdx.x index the contiguous dimension, or stage a tile in shared memory",
+                f"global {a.op} of {a.array}[{a.index}] has lane stride {stride_text(a)}: "
+                f"{sectors_text(a)} sectors per request instead of {a.ideal_sectors_per_request:g}{notes_text(a)}",
+                swap_fix(k, a, ctx.source) or (
+                    "let threadIdx.x index the contiguous dimension, or stage a tile in shared memory"),
                 kernel=k.name,
                 file=k.file,
                 impact=share(waste(a)),

@@ -20,6 +20,16 @@ def _types_used(fn_node: Any) -> set[str]:
     return out
 
 
+def _double_macros(src: Any) -> dict[str, str]:
+    """Object-like macros of the file whose value is a double literal (``#define ETA 0.3``)."""
+    out = {}
+    for name, value in (getattr(src, "defines", None) or {}).items():
+        c = syn.parse_number(str(value).strip().strip("()").strip())
+        if c is not None and c.kind == "double":
+            out[name] = str(value).strip()
+    return out
+
+
 def _constant_root(lit: Any) -> Any:
     """Climb from a literal through the enclosing constant subexpression."""
     node = lit
@@ -77,12 +87,15 @@ def double_literal_in_float_code(ctx: RuleContext) -> Iterator[Finding]:
         if "double" in types or not any(t.startswith("float") for t in types):
             continue
         seen: set[tuple[int, int]] = set()
-        for n in syn.nodes_of(fn.body, "number_literal"):
-            if n.type != "number_literal":
-                continue
-            c = syn.parse_number(syn.text(n))
-            if c is None or c.kind != "double":
-                continue
+        macros = _double_macros(src)
+        for n in syn.nodes_of(fn.body, "number_literal", "identifier"):
+            if n.type == "identifier":
+                if syn.text(n) not in macros:
+                    continue
+            else:
+                c = syn.parse_number(syn.text(n))
+                if c is None or c.kind != "double":
+                    continue
             root = _constant_root(n)
             parent = root.parent
             if parent is None:
@@ -102,9 +115,10 @@ def double_literal_in_float_code(ctx: RuleContext) -> Iterator[Finding]:
                 continue
             seen.add(key)
             lit = syn.text(root)
+            shown = f"`{lit}` (`#define {lit} {macros[lit]}`)" if n.type == "identifier" else f"`{lit}`"
             yield ctx.finding(
                 syn.line(n),
-                f"`{lit}` is a double constant in float arithmetic (`{syn.text(parent)}`): the operation is"
+                f"{shown} is a double constant in float arithmetic (`{syn.text(parent)}`): the operation is"
                 " promoted to double precision",
                 "add the `f` suffix to the constant (e.g. `0.5f`), or use `-Werror` with a double-promotion warning",
                 kernel=fn.name,

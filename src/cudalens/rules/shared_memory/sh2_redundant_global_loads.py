@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from typing import Iterator
 
 from cudalens.findings import Evidence, Finding, Layer
-from cudalens.rules._access import accesses, share
+from cudalens.rules._access import accesses, kernels, share
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
+from cudalens.source.model import Kernel
+from cudalens.source.trips import trip_count
 
 
 @rule("SH2", name="redundant-global-loads", layers="S L", measured="memory")
@@ -28,6 +32,12 @@ def redundant_global_loads(ctx: RuleContext) -> Iterator[Finding]:
 
     Nor is a load under a guard the model cannot evaluate (``if (grid.thread_rank() == 0)``): how many
     threads read each element is then not established.
+
+    A loop whose trip count grows with the input (its bound is a kernel parameter) and whose only
+    global loads are warp-uniform reads of one array at the loop's index (``for (j = 0; j < n; ++j)
+    c += x[j] < v;``) is reported with its trip count: every thread of the grid re-reads the whole
+    array, and that is the kernel's work. (A GEMV's ``x[k]`` sits beside the matrix's own loads and
+    is not reported.)
 
     Fix
     Cooperatively load the tile the block needs into ``__shared__`` memory, ``__syncthreads()``, then
@@ -52,3 +62,33 @@ def redundant_global_loads(ctx: RuleContext) -> Iterator[Finding]:
                 impact_text="share of global loads that are redundant within the block",
                 evidence=[Evidence(Layer.MODEL, "threads_per_element", tpe)],
             )
+    for k in kernels(ctx):
+        yield from _whole_array_rereads(ctx, k)
+
+
+def _whole_array_rereads(ctx: RuleContext, k: Kernel) -> Iterator[Finding]:
+    scalars = {p.name for p in k.params if not p.is_pointer}
+    for lp in k.loops:
+        v = lp.induction_variable
+        if not v or not scalars & set(re.findall(r"[A-Za-z_]\w*", lp.condition or "")):
+            continue
+        inside = [a for a in k.accesses if a.space == "global" and a.op == "load" and lp.line <= a.line <= lp.end_line]
+        whole = [a for a in inside if a.pattern == "broadcast" and re.search(rf"\b{re.escape(v)}\b", a.index)]
+        if not whole or len(whole) != len(inside):
+            continue
+        a = whole[0]
+        trips, basis = trip_count(lp, ctx.source.defines)
+        warps = -(-(k.block_dims[0] * k.block_dims[1] * k.block_dims[2]) // 32) if k.block_dims else None
+        yield dataclasses.replace(ctx.finding(
+            a.line,
+            f"every thread re-reads the whole of {a.array} ({a.array}[{a.index}] over the loop at line {lp.line}, "
+            f"`{lp.condition}`: {trips:g} trips, {basis}): the loop's only global loads are the same addresses "
+            "for every thread of the grid",
+            f"read each tile of {a.array} once per block into __shared__ memory and loop over the tile, or "
+            "restructure the algorithm so no thread scans the whole input (sort, prefix sums, a reduction)",
+            kernel=k.name, file=k.file,
+            impact=share(1.0 - 1.0 / warps) if warps and warps > 1 else None,
+            impact_text="share of the block's loads of the array that a shared tile removes",
+            evidence=[Evidence(Layer.MODEL, "whole_array_reread", {"loop_line": lp.line, "trips": trips,
+                                                                     "basis": basis})],
+        ), runs=trips)

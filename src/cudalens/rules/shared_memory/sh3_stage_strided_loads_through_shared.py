@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from cudalens.findings import Evidence, Finding, Layer
-from cudalens.rules._access import excess, sector_evidence, share
+from cudalens.rules._access import excess, sector_evidence, share, stride_text
+from cudalens.rules._patterns import swap_fix
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 from cudalens.source.model import Access, Kernel
@@ -113,12 +114,13 @@ def stage_strided_loads_through_shared(ctx: RuleContext) -> Iterator[Finding]:
             where = f"over the loop at line {st['loop_line']}" if st.get("over") == "loop" else "in one pass"
             yield ctx.finding(
                 a.line,
-                f"global load of {a.array}[{a.index}] has lane stride {a.lane_stride} elements "
+                f"global load of {a.array}[{a.index}] has lane stride {stride_text(a)} "
                 f"({a.sectors_per_request:g} sectors per request); the block's {st['requests']} requests "
                 f"{where} read a dense region of {st['sectors_staged']} sectors but fetch "
                 f"{st['sectors']}",
-                f"load that region of {a.array} coalesced (threadIdx.x on consecutive addresses) into a "
-                "__shared__ tile, __syncthreads(), and read the tile in the strided order",
+                swap_fix(k, a, ctx.source) or (
+                    f"load that region of {a.array} coalesced (threadIdx.x on consecutive addresses) into a "
+                "__shared__ tile, __syncthreads(), and read the tile in the strided order"),
                 kernel=k.name,
                 file=k.file,
                 impact=share(1.0 - st["sectors_staged"] / st["sectors"]),

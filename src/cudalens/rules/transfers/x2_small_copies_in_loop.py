@@ -6,6 +6,7 @@ from typing import Iterator
 
 from cudalens.findings import Finding
 from cudalens.rules import _host as host
+from cudalens.rules import _trace as tr
 from cudalens.rules._common import host_functions
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
@@ -59,3 +60,23 @@ def small_copies_in_loop(ctx: RuleContext) -> Iterator[Finding]:
                 " for strided rows",
                 facts=(("copy_size", syn.text(c.size)), ("loop_line", syn.line(loops[0]))),
             )
+
+
+@rule("X2", name="small-copies-in-loop", layers="R", requires=("trace",))
+def traced_small_copies(ctx: RuleContext) -> Iterator[Finding]:
+    """Ten or more host-device copies under 64 KiB in a traced run."""
+    assert ctx.trace is not None
+    facts = ctx.trace.facts
+    link = facts.link_gbps
+    link_txt = tr.link_text(facts)
+    small = [c for c in tr.host_device(ctx.trace.records) if c.bytes < tr.SMALL_COPY]
+    if len(small) >= 10:
+        t = sum(c.duration_ns for c in small) * 1e-9
+        b = sum(c.bytes for c in small)
+        ideal = b / (link * 1e9) if link else 0.0
+        achieved = b / t / 1e9 if t else 0.0
+        yield tr.measured(ctx, f"{len(small)} small host-device copies (< {tr.SMALL_COPY // 1024} KiB; median "
+                          f"{sorted(c.bytes for c in small)[len(small) // 2]} B) take {tr.fmt_us(t)} and move "
+                          f"{tr.fmt_bytes(b)} at {achieved:.2f} GB/s{link_txt}: each pays the fixed cost of a transfer",
+                          "batch them: gather the data into one buffer and copy it once", max(t - ideal, 0.0),
+                          (("copies", len(small)), ("bytes", b), ("achieved_gbps", achieved), ("link_gbps", link)))

@@ -6,6 +6,7 @@ from typing import Iterator
 
 from cudalens.findings import Finding
 from cudalens.rules import _host as host
+from cudalens.rules import _trace as tr
 from cudalens.rules._common import host_functions
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
@@ -68,3 +69,26 @@ def pageable_host_buffer(ctx: RuleContext) -> Iterator[Finding]:
                 " copied often or in bulk",
                 facts=(("buffer", name), ("allocation", how), ("copies", count)),
             )
+
+
+@rule("X3", name="pageable-host-buffer", layers="R", requires=("trace",))
+def traced_pageable_copies(ctx: RuleContext) -> Iterator[Finding]:
+    """Host-device copies from or to pageable host memory in a traced run."""
+    assert ctx.trace is not None
+    facts = ctx.trace.facts
+    link_txt = tr.link_text(facts)
+    hd = tr.host_device(ctx.trace.records)
+    pageable = [c for c in hd if c.host_side == "pageable"]
+    if pageable:
+        t = sum(c.duration_ns for c in pageable) * 1e-9
+        b = sum(c.bytes for c in pageable)
+        pinned = [c for c in hd if c.host_side == "pinned"]
+        pin_b, pin_t = sum(c.bytes for c in pinned), sum(c.duration_ns for c in pinned)
+        pin_bw = pin_b / pin_t if pin_b >= tr.X1_MIN_BYTES and pin_t else None
+        extra = f"; pinned copies in this run reached {pin_bw:.2f} GB/s" if pin_bw else ""
+        yield tr.measured(ctx, f"{len(pageable)} copies use pageable host memory ({tr.fmt_bytes(b)} in {tr.fmt_us(t)}, "
+                          f"{(b / t / 1e9) if t else 0:.2f} GB/s{link_txt}{extra}): the driver stages them through a "
+                          "pinned buffer and cannot overlap them with kernels",
+                          "allocate the host buffers with cudaMallocHost / cudaHostAlloc (cupyx.empty_pinned, "
+                          "tensor.pin_memory()) and copy asynchronously", t,
+                          (("copies", len(pageable)), ("bytes", b), ("copy_time_s", t)))

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cudalens.findings import Finding
+from cudalens.findings import Finding, Layer
 from cudalens.rules import _host as host
+from cudalens.rules import _trace as tr
 from cudalens.rules._common import host_functions
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
@@ -64,3 +65,48 @@ def async_copy_without_overlap(ctx: RuleContext) -> Iterator[Finding]:
                 "issue it on a created stream, with a pinned host buffer (cudaMallocHost/cudaHostAlloc)",
                 facts=(("default_stream", c.on_default_stream), ("pageable", name in bufs.pageable)),
             )
+
+
+@rule("X4", name="async-copy-without-overlap", layers="R", requires=("trace",))
+def traced_synchronous_copies(ctx: RuleContext) -> Iterator[Finding]:
+    """Synchronous host-device copies between the kernel launches of a traced run, repeated."""
+    assert ctx.trace is not None
+    trace = ctx.trace.records
+    sync = [c for c in tr.host_device(trace) if not c.is_async and tr.between_launches(trace, [c.start_ns])]
+    if len(sync) >= tr.REPEAT:
+        corr = {c.correlation for c in sync}
+        host_t = sum(a.duration_ns for a in trace.api if a.correlation in corr) * 1e-9
+        t = host_t or sum(c.duration_ns for c in sync) * 1e-9
+        yield tr.measured(ctx, f"{len(sync)} synchronous host-device copies between kernel launches: the host waits "
+                          f"{tr.fmt_us(t)} in them and no copy overlaps a kernel",
+                          "use cudaMemcpyAsync on a non-default stream from pinned memory and overlap copies with "
+                          "independent kernels (staged copy/execute)", t,
+                          (("copies", len(sync)), ("host_wait_s", host_t or None)))
+
+
+@rule("X4", name="async-copy-without-overlap", layers="R", requires=("trace",))
+def traced_read_backs(ctx: RuleContext) -> Iterator[Finding]:
+    """Small device-to-host read-backs, each followed by a synchronization, between the kernel
+    launches of a loop (PyTorch's ``.item()``): measured by the GPU's idle time after them."""
+    assert ctx.trace is not None
+    found, span_s = ctx.trace.read_backs, ctx.trace.facts.span_s
+    if not found or not span_s:
+        return
+    idle = sum(r.gpu_idle_ns for r in found) * 1e-9
+    wait = sum(r.sync.duration_ns for r in found) * 1e-9
+    sizes = sorted(r.copy.bytes for r in found)
+    calls = sorted({r.sync.name.split("_v")[0] for r in found})
+    per = idle / len(found)
+    message = (f"{len(found)} read-backs of {sizes[len(sizes) // 2]} B (device-to-host copy, then "
+               f"{', '.join(calls)}) between kernel launches (as PyTorch's .item() or CuPy's .get() of a small array "
+               "does in a loop): each drains the GPU's queue, and the GPU "
+               f"then idles {tr.fmt_us(per)} on average until the host launches again ({tr.fmt_us(idle)} in all, "
+               f"{idle / span_s:.1%} of the assessed span); the host waits {tr.fmt_us(wait)} in the synchronizing calls")
+    fix = ("read the value back less often (every N steps), keep running metrics on the device and read them "
+           "once, or copy into pinned memory with non_blocking=True and read it an iteration later "
+           "(an event instead of a stream synchronize)")
+    yield ctx.finding(None, message, fix, file=ctx.trace.program, layer=Layer.RUNTIME,
+                      facts=(("read_backs", len(found)), ("bytes_each", sizes[0]), ("gpu_idle_after_s", idle),
+                             ("host_wait_s", wait), ("sync_calls", ", ".join(calls))),
+                      impact=min(idle / span_s, 1.0),
+                      impact_text="of the assessed span (measured: GPU idle after the read-backs)", status="confirmed")

@@ -1,0 +1,58 @@
+"""Executions of predicated code that the lane machine does not make: ptxas turns the short side of
+a branch (no loop in it) into predicated instructions, which every warp reaching the branch
+executes, also a warp with no lane on that side. Nsight Compute counts those executions (with no
+wavefront and no sector), so its per-instruction averages over them differ from the model's over the
+warps that took the side. Per memory instruction on such a side, :func:`count_skipped` adds to its
+record the warp executions of the branch whose lanes all went the other way (``MemRecord.skipped``).
+Which lines ptxas did predicate is known from the SASS (the measured side); the model gives the
+figure for both cases.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from cudalens.access.ptx_exec import WARP, MemRecord
+from cudalens.compiled.ptx import Function, type_bytes
+
+_SPACES = ("global", "shared")
+
+
+def count_skipped(fn: Function, mem_v: list[dict[int, MemRecord]], row_variant: np.ndarray,
+                  runs: list[tuple[int, np.ndarray, np.ndarray, int, str]],
+                  sides: Mapping[int, tuple[frozenset[int], frozenset[int]]]) -> None:
+    """``runs``: every conditional branch execution of the run (branch, lanes at it, lanes taking
+    it, ...); ``sides``: ptx_control.branch_sides. Records of instructions no warp executed are
+    made (with no request) when some warp skipped them."""
+    mine = [r for r in runs if r[0] in sides]
+    if not mine:
+        return
+    nv = len(mem_v)
+    act = np.stack([r[1] for r in mine]).reshape(len(mine), -1, WARP)
+    tk = np.stack([r[2] for r in mine]).reshape(act.shape)
+    live = act.any(axis=2)
+    key = np.arange(len(mine))[:, None] * nv + row_variant[None, :]
+    per_run = [np.bincount(key[live & ~side_on], minlength=len(mine) * nv).reshape(len(mine), nv)
+               for side_on in (tk.any(axis=2), (act & ~tk).any(axis=2))]  # the taken side empty, the fall side empty
+    by_branch: dict[int, list[int]] = {}
+    for e, r in enumerate(mine):
+        by_branch.setdefault(r[0], []).append(e)
+    per: dict[int, np.ndarray] = {}
+    for b, es in by_branch.items():
+        for s, side in enumerate(sides[b]):
+            n = per_run[s][es].sum(axis=0)
+            if side and n.any():
+                for i in side:
+                    per[i] = per[i] + n if i in per else n
+    for i, n in per.items():
+        ins = fn.instructions[i]
+        space = next((x for x in _SPACES if x in ins.parts), None)
+        if ins.base not in ("ld", "ldu", "st") or space is None:
+            continue
+        vec = 4 if "v4" in ins.parts else 2 if "v2" in ins.parts else 1
+        width = vec * (type_bytes(ins.parts[-1]) or 4)
+        for v in np.nonzero(n)[0].tolist():
+            rec = mem_v[v].setdefault(i, MemRecord(i, space, "store" if ins.base == "st" else "load", width))
+            rec.skipped += int(n[v])

@@ -1,0 +1,66 @@
+"""The quiet text display of `check`: what to change first in full, housekeeping in one line.
+
+Info-level hygiene (advice with no cost of its own: missing ``__launch_bounds__``, pointers without
+``__restrict__``, unchecked return codes, precision flags; the rule declares it ``advisory``) is
+collapsed to one line per file and rule ("Y1: 75 unchecked CUDA calls or launches; --show-all lists
+them"); every other finding is listed. ``--statistics`` counts findings per rule, as ruff's does.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from cudalens.findings import Finding, Priority
+
+#: What the findings of each hygiene rule are, for the collapsed line (one, several).
+_NOUNS = {
+    "Y1": ("CUDA call or launch", "CUDA calls or launches", "without an error check"),
+    "Y2": ("device use", "device uses", "without a device-count check"),
+    "E6": ("kernel", "kernels", "without __launch_bounds__"),
+    "E10": ("kernel", "kernels", "built without a target flag"),
+    "I16": ("kernel", "kernels", "built with precise-math flags"),
+    "I17": ("kernel", "kernels", "with pointer parameters not marked __restrict__"),
+    "L3": ("register cliff", "register cliffs", "that costs nothing today"),
+}
+
+
+def collapsible(f: Finding) -> bool:
+    """Info-level hygiene: collapsed in the default display."""
+    return f.priority is Priority.INFO and f.advisory
+
+
+def split_hygiene(findings: Iterable[Finding]) -> tuple[list[Finding], list[str]]:
+    """(findings listed in full, one line per collapsed rule in order of first appearance)."""
+    listed: list[Finding] = []
+    collapsed: Counter[str] = Counter()
+    for f in findings:
+        if collapsible(f):
+            collapsed[f.rule] += 1
+        else:
+            listed.append(f)
+    lines = [f"{rule}: {n} {_noun(rule, n)}; --show-all lists them" for rule, n in collapsed.items()]
+    return listed, lines
+
+
+def _noun(rule: str, n: int) -> str:
+    if rule in _NOUNS:
+        one, many, what = _NOUNS[rule]
+        return f"{one if n == 1 else many} {what}"
+    from cudalens.rules.catalog import CATALOG
+
+    item = CATALOG.get(rule)
+    return f"finding{'s' if n != 1 else ''}" + (f" ({item.title})" if item is not None else "")
+
+
+def statistics_lines(findings: Sequence[Finding]) -> list[str]:
+    """One line per rule, most findings first: count, rule, priority, title (ruff's --statistics)."""
+    from cudalens.rules.catalog import CATALOG
+
+    counts = Counter(f.rule for f in findings)
+    priority = {f.rule: f.priority.value for f in findings}
+    out = []
+    for rule, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        item = CATALOG.get(rule)
+        out.append(f"{n:>5}  {rule:<5} [{priority[rule]}] {item.title if item is not None else ''}".rstrip())
+    return out

@@ -1,0 +1,1 @@
+"""Validation: cudalens checking its own predictions against the hardware (not a guide chapter)."""

@@ -1,0 +1,160 @@
+"""Who calls a host function, and what the caller does after: the facts rule Y1 needs to see a
+launch checked by its caller (``reduce(...); getLastCudaError("reduce failed");`` in a ``.cpp``
+beside the ``.cu`` that launches).
+
+:func:`caller_facts` reads the analyzed file and the C++/CUDA sources of its folder (``.cu``,
+``.cpp``, ``.cc``, ``.cxx``; at most :data:`MAX_SIBLINGS` files of at most :data:`MAX_BYTES` each)
+and returns, for each named function, one :class:`CallSite` per call: the names of the calls in the
+statement that follows it, and of every call after it in the calling function. It also lists the
+error checks those sources can see (:attr:`CallerFacts.checks`): functions and function-like macros,
+of the sources and of the headers they include (found beside them or in the build's include
+folders), whose body reads the error state (``cudaGetLastError``/``cudaPeekAtLastError``), directly
+or through another such check. A wrapper is known by what it does, not by its name.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from cudalens.source import syntax as syn
+
+SUFFIXES = (".cu", ".cpp", ".cc", ".cxx")
+MAX_SIBLINGS = 64
+MAX_BYTES = 1_000_000
+MAX_HEADERS = 32
+READERS = frozenset({"cudaGetLastError", "cudaPeekAtLastError"})
+_INCLUDE = re.compile(rb'^\s*#\s*include\s*["<]([^">]+)[">]', re.M)
+
+
+@dataclass(frozen=True)
+class CallSite:
+    following: tuple[str, ...]  # calls of the statement right after the call (or the call enclosing it)
+    later: tuple[str, ...]  # every call after it in the calling function
+
+
+@dataclass(frozen=True)
+class CallerFacts:
+    sites: dict[str, tuple[CallSite, ...]] = field(default_factory=dict)
+    checks: frozenset[str] = frozenset()  # functions and macros that read the error state
+
+
+def _siblings(path: str) -> list[str]:
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    me = os.path.abspath(path)
+    out = [os.path.join(folder, n) for n in names if n.endswith(SUFFIXES) and os.path.join(folder, n) != me]
+    return [p for p in out[:MAX_SIBLINGS] if os.path.isfile(p) and os.path.getsize(p) <= MAX_BYTES]
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        if os.path.getsize(path) > MAX_BYTES:
+            return None
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _following_statement(node: syn.Node) -> syn.Node | None:
+    stmt = syn.statement_of(node)
+    nxt = stmt.next_named_sibling if stmt is not None else None
+    while nxt is not None and nxt.type == "comment":
+        nxt = nxt.next_named_sibling
+    return nxt
+
+
+def _names(nodes: Iterable[syn.Node]) -> tuple[str, ...]:
+    return tuple(syn.call_name(d) for d in sorted(nodes, key=lambda d: d.start_byte))
+
+
+def sites_in(tree: object, names: set[str]) -> dict[str, list[CallSite]]:
+    """Per function of ``names``: a :class:`CallSite` for each of its calls in ``tree``'s host code."""
+    out: dict[str, list[CallSite]] = {}
+    for fn in syn.functions(tree):
+        if fn.space != "host":
+            continue
+        calls = syn.calls(fn.node)
+        for c in calls:
+            name = syn.call_name(c)
+            if name not in names or fn.name == name or syn.is_launch(c):
+                continue
+            later = _names(d for d in calls if d.start_byte >= c.end_byte)
+            outer = c.parent.parent if c.parent is not None and c.parent.type == "argument_list" else None
+            if outer is not None and outer.type == "call_expression":
+                out.setdefault(name, []).append(CallSite((syn.call_name(outer),), later))
+                continue
+            nxt = _following_statement(c)
+            out.setdefault(name, []).append(CallSite(_names(syn.calls(nxt)) if nxt is not None else (), later))
+    return out
+
+
+def error_checks(tree: object) -> tuple[set[str], set[tuple[str, str]]]:
+    """(functions whose body calls a reader, (macro, body) pairs) of one parsed source."""
+    root = getattr(tree, "root_node", tree)
+    funcs = {fn.name for fn in syn.functions(tree) if any(syn.call_name(c) in READERS for c in syn.calls(fn.node))}
+    macros = {(syn.text(n.child_by_field_name("name")), syn.text(n.child_by_field_name("value")))
+              for n in syn.nodes_of(root, "preproc_function_def")}
+    return funcs, macros
+
+
+def _headers(data: bytes, folder: str, include_dirs: Iterable[str]) -> list[str]:
+    out = []
+    for m in _INCLUDE.finditer(data):
+        rel = m.group(1).decode(errors="replace")
+        for d in (folder, *include_dirs):
+            p = os.path.join(d, rel)
+            if os.path.isfile(p):
+                out.append(os.path.abspath(p))
+                break
+    return out
+
+
+def caller_facts(path: str, tree: object, names: Iterable[str], include_dirs: Iterable[str] = ()) -> CallerFacts:
+    """What follows each call of the functions ``names`` in ``path`` (its parsed ``tree``) and in the
+    sources of its folder, and the error checks those sources and their headers define."""
+    wanted = set(names)
+    if not wanted:
+        return CallerFacts()
+    dirs = tuple(include_dirs)
+    found = {k: list(v) for k, v in sites_in(tree, wanted).items()}
+    funcs, macros = error_checks(tree)
+    texts: list[tuple[str, bytes]] = []
+    own = _read(path)
+    if own is not None:
+        texts.append((path, own))
+    for sibling in _siblings(path):
+        data = _read(sibling)
+        if data is None or not any(n.encode() in data for n in wanted):
+            continue
+        texts.append((sibling, data))
+        parsed = syn.parse_tree(data)
+        for name, sites in sites_in(parsed, wanted).items():
+            found.setdefault(name, []).extend(sites)
+        f, m = error_checks(parsed)
+        funcs |= f
+        macros |= m
+    seen: set[str] = set()
+    queue = [h for p, data in texts for h in _headers(data, os.path.dirname(os.path.abspath(p)), dirs)]
+    while queue and len(seen) < MAX_HEADERS:
+        h = queue.pop(0)
+        if h in seen:
+            continue
+        seen.add(h)
+        data = _read(h)
+        if data is None:
+            continue
+        f, m = error_checks(syn.parse_tree(data))
+        funcs |= f
+        macros |= m
+        queue.extend(_headers(data, os.path.dirname(h), dirs))
+    checks = set(READERS) | funcs
+    for _ in range(3):  # macros that call a check (getLastCudaError(msg) -> __getLastCudaError(...))
+        checks |= {name for name, body in macros if any(re.search(rf"\b{re.escape(c)}\b", body) for c in checks)}
+    return CallerFacts({k: tuple(v) for k, v in found.items()}, frozenset(checks))
