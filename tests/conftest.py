@@ -78,7 +78,7 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = 1
 
 
-_PRIVATE = ("HOME", "XDG_CACHE_HOME", "CUDALENS_CACHE_DIR")
+_PRIVATE = ("HOME", "XDG_CACHE_HOME", "CUDALENS_CACHE_DIR", "CUDALENS_NO_CACHE")
 
 
 def pytest_configure(config):
@@ -88,7 +88,10 @@ def pytest_configure(config):
     config._cudalens_private_home = root
     config._cudalens_saved_env = {k: os.environ.get(k) for k in _PRIVATE}
     os.environ.update({"HOME": root, "XDG_CACHE_HOME": os.path.join(root, ".cache"),
-                       "CUDALENS_CACHE_DIR": os.path.join(root, ".cache", "cudalens")})
+                       "CUDALENS_CACHE_DIR": os.path.join(root, ".cache", "cudalens"),
+                       # no result cache for check/analyze: a test that patches the analysis must not
+                       # read another test's stored result (tests/pipeline/test_result_cache.py turns it on)
+                       "CUDALENS_NO_CACHE": "1"})
 
 
 def pytest_unconfigure(config):

@@ -142,7 +142,7 @@ def analyze(paths: PathLike | Iterable[PathLike], *, cc: str | None = None,
             write_baseline: str | None = None, instantiate: Sequence[str] = (), binary: str | None = None,
             run: Any = None, counters: str | None = None, jobs: int = 1, keep_going: bool = False,
             progress: Callable[[int, int, str], None] | None = None, file_limits: Any = None,
-            project: Any = None) -> Report:
+            project: Any = None, cache: Any = None) -> Report:
     """Analyze CUDA files: warp access model, divergence, pattern rules, compiled facts.
 
     ``cc``: the target (default: ``[tool.cudalens] cc``, else the GPU's, else 9.0). ``defines``:
@@ -153,7 +153,9 @@ def analyze(paths: PathLike | Iterable[PathLike], *, cc: str | None = None,
     ``use_config=False``). ``trust_flags``: let flags from the repository's configuration name
     programs (``-ccbin``...). ``file_limits``: a :class:`cudalens.pipeline.isolated.FileLimits`
     (each file in a worker stopped at its deadline or memory cap). ``project``: the project the
-    files belong to (default: found from the files). ``run``: a :class:`cudalens.RunSpec` to measure on the GPU (skipped with
+    files belong to (default: found from the files). ``cache``: a
+    :class:`cudalens.pipeline.result_cache.ResultCache` (files unchanged since read from it; default
+    none). ``run``: a :class:`cudalens.RunSpec` to measure on the GPU (skipped with
     a note when there is none); ``counters``: an ncu CSV file, or ``"run"`` to profile ``run``.
     """
     from cudalens.hardware.target import resolve_target
@@ -192,7 +194,7 @@ def analyze(paths: PathLike | Iterable[PathLike], *, cc: str | None = None,
                           project=project)
     raw = run_pipeline(files, block=blk, defines=defs, cc=target.cc, compile=compile, build=build, binary=binary,
                        instantiate=insts, jobs=jobs, keep_going=keep_going, progress=progress,
-                       file_limits=file_limits, project=project)
+                       file_limits=file_limits, project=project, cache=cache)
     if write_baseline:
         chosen, _ = triage_analysis(raw, dataclasses.replace(options, baseline=None, min_impact=None,
                                                              min_priority=None))

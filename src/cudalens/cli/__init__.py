@@ -22,7 +22,7 @@ from cudalens.errors import CudalensError
 #: command name -> the module of this package that registers it
 COMMANDS: dict[str, str] = {
     "analyze": "analyze", "assess": "assess", "offload": "assess", "speedup": "assess", "bandwidth": "bandwidth",
-    "bench": "bench", "check": "check", "device": "device", "doctor": "doctor", "history": "history",
+    "bench": "bench", "cache": "cache", "check": "check", "device": "device", "doctor": "doctor", "history": "history",
     "compare": "history", "lab": "lab", "occupancy": "occupancy", "profile": "profile", "rules": "rules",
     "tune": "tune",
 }

@@ -77,6 +77,7 @@ def _parse_run(ctx: click.Context, spec: str) -> Any:
 def register(group: click.Group) -> None:
     from cudalens.cli._build import build_options as build_context_options
     from cudalens.cli._triage import fail_on_option, triage_options
+    from cudalens.cli.cache import no_cache_option
 
     @group.command("analyze")
     @click.argument("files", nargs=-1, required=True)
@@ -92,6 +93,7 @@ def register(group: click.Group) -> None:
     @triage_options
     @click.option("--no-compile", is_flag=True, help="Source-only analysis (skip nvcc).")
     @click.option("--strict", is_flag=True, help="Exit 1 when a file was analysed source-only (it did not compile).")
+    @no_cache_option
     @click.option("--binary", "binary", default=None, type=click.Path(dir_okay=False), metavar="FILE",
                   help="A built executable, object or library: are its SASS and PTX right for --cc (rule Y3)?")
     @click.option("--run", "run", default=None, metavar="\"KERNEL --grid G --block B --arg ...\"", help=RUN_HELP)
@@ -107,7 +109,7 @@ def register(group: click.Group) -> None:
     @click.pass_context
     def analyze_cmd(ctx, files, block, defines, cc, instantiate, fail_on, select, ignore, baseline, write_baseline,
                     min_priority, min_impact, no_compile, strict, binary, run, counters, fmt, output, show_source,
-                    include_dirs, nvcc_flags, compile_commands, no_config, trust_flags):
+                    include_dirs, nvcc_flags, compile_commands, no_config, trust_flags, no_cache):
         """Analyze CUDA files: warp access model, divergence, pattern rules, compiled facts.
 
         The access model evaluates blocks blockIdx=(0,0,0) and (1,0,0), assumes 256-byte aligned
@@ -131,6 +133,7 @@ def register(group: click.Group) -> None:
         if counters == PROFILE_RUN and run_spec is None:
             raise InputError("--counters without a file profiles the --run launch: give --run, or --counters FILE.csv")
         from cudalens.cli._triage import refuse_clobber_all
+        from cudalens.cli.cache import result_cache
         from cudalens.pipeline.isolated import FileLimits
 
         refuse_clobber_all(list(files), output, write_baseline)
@@ -139,7 +142,7 @@ def register(group: click.Group) -> None:
                          use_config=not no_config, trust_flags=trust_flags, select=select, ignore=ignore,
                          baseline=baseline, min_priority=min_priority, min_impact=min_impact,
                          write_baseline=write_baseline, instantiate=instantiate, binary=binary, run=run_spec,
-                         counters=counters, file_limits=FileLimits())
+                         counters=counters, file_limits=FileLimits(), cache=result_cache(no_cache))
         for line in (*(f"warning: {w}" for w in report.warnings), *report.notes):
             click.echo(printable(f"cudalens: {line}"), err=True)
         result = report.analysis

@@ -83,6 +83,7 @@ def _launch_shape(launch) -> str:
 def register(group: click.Group) -> None:
     from cudalens.cli._build import build_options as build_context_options
     from cudalens.cli._triage import fail_on_option, triage_options
+    from cudalens.cli.cache import no_cache_option
 
     @group.command("check")
     @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
@@ -109,6 +110,7 @@ def register(group: click.Group) -> None:
     @click.option("--memory-cap", "memory_cap", type=click.IntRange(64, 1 << 20), default=None, metavar="MB",
                   help="Memory each file's worker (and the compiler it runs) may add before it is stopped. [default: 4096]")
     @click.option("--strict", is_flag=True, help="Exit 1 when a file was analysed source-only (it did not compile).")
+    @no_cache_option
     @click.option("--show-all", "show_all", is_flag=True,
                   help="List every finding (by default info-level hygiene is one line per file and rule).")
     @click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
@@ -117,10 +119,12 @@ def register(group: click.Group) -> None:
                        "names it, so the compiled access model evaluates it.")
     def check_cmd(paths, fail_on, fmt, output, show_source, exclude, select, ignore, baseline, write_baseline,
                   min_priority, min_impact, no_compile, cc, defines, include_dirs, nvcc_flags, compile_commands,
-                  no_config, trust_flags, deadline, memory_cap, jobs, strict, show_all, statistics, instantiate):
+                  no_config, trust_flags, deadline, memory_cap, jobs, strict, show_all, statistics, instantiate,
+                  no_cache):
         """Analyze the .cu/.cuh files named or under each PATH; exit 1 with --fail-on when findings reach it."""
         from cudalens.api import check
         from cudalens.cli._triage import fails, refuse_clobber_all
+        from cudalens.cli.cache import result_cache
         from cudalens.project.paths import collect_paths
         from cudalens.textio import printable
         from cudalens.triage import Triaged
@@ -132,7 +136,7 @@ def register(group: click.Group) -> None:
                            compile_commands=compile_commands, use_config=not no_config, trust_flags=trust_flags,
                            select=select, ignore=ignore, baseline=baseline, min_priority=min_priority,
                            min_impact=min_impact, write_baseline=write_baseline, instantiate=instantiate,
-                           progress=progress, file_limits=_limits(deadline, memory_cap))
+                           progress=progress, file_limits=_limits(deadline, memory_cap), cache=result_cache(no_cache))
         result, triaged = report.analysis, Triaged((), dict(report.suppressed))
         for warning in report.warnings:
             click.echo(printable(f"cudalens: warning: {warning}"), err=True)

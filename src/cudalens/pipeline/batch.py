@@ -43,35 +43,47 @@ def _reason(path: str, exc: BaseException) -> str:
 def analyze_files(paths: list[str], *, block: Any, defines: Mapping[str, Any], cc: str,
                   compile: bool, build: Any, jobs: int = 1, keep_going: bool = False,
                   progress: Progress | None = None, instantiate: tuple[str, ...] = (),
-                  file_limits: Any = None, project: Any = None) -> tuple[list[Any], list[tuple[str, str]]]:
+                  file_limits: Any = None, project: Any = None,
+                  cache: Any = None) -> tuple[list[Any], list[tuple[str, str]]]:
     """(FileAnalysis per analysable file, [(path, reason)] of the others). ``instantiate``: template
     kernels each compiled unit instantiates; one the compiler rejects is an InputError naming it.
     ``file_limits``: a :class:`cudalens.pipeline.isolated.FileLimits`: each file's whole analysis in a
     worker process stopped at its deadline or memory cap (see :func:`_analyze_isolated`).
     ``project``: the :class:`cudalens.project.tree.Project` the files belong to: its launches
     (every file of it) give each kernel its launch, and a ``.cu`` another of its units includes is
-    compiled through that unit. Without it, the project of the first file is used for the launches."""
+    compiled through that unit. Without it, the project of the first file is used for the launches.
+    ``cache``: a :class:`cudalens.pipeline.result_cache.ResultCache`: a file whose stored analysis is
+    still valid is read from it, not analysed (nor compiled); the others are stored in it."""
     from cudalens.source.parse import source_problem
 
     refused = {p: problem for p in dict.fromkeys(paths) if (problem := source_problem(p))}
     if refused and not keep_going:
         raise InputError(next(iter(refused.values())))
     readable = [p for p in dict.fromkeys(paths) if p not in refused]
+    table = _launch_table(readable, project, build, cache)
+    cached, keys = _consult(cache, readable, block, defines, cc, compile, build, project, table, instantiate)
     if file_limits is not None:
         done_, failed_ = _analyze_isolated(readable, block=block, defines=defines, cc=cc, compile=compile,
                                            build=build, jobs=jobs, keep_going=keep_going, progress=progress,
-                                           instantiate=instantiate, limits=file_limits, project=project)
+                                           instantiate=instantiate, limits=file_limits, project=project,
+                                           table=table, cached=cached)
     else:
         done_, failed_ = _analyze_in_process(readable, block=block, defines=defines, cc=cc, compile=compile,
                                              build=build, jobs=jobs, keep_going=keep_going, progress=progress,
-                                             instantiate=instantiate, project=project)
+                                             instantiate=instantiate, project=project, table=table,
+                                             cached=cached)
+    if cache is not None:
+        from cudalens.pipeline.result_cache import fill
+
+        fill(cache, done_, keys, cached, project)
     reasons = {**refused, **dict(failed_)}
     return done_, [(p, reasons[p]) for p in dict.fromkeys(paths) if p in reasons]
 
 
 def _analyze_in_process(paths: list[str], *, block: tuple[int, int, int] | None, defines: Mapping[str, Any],
                         cc: str, compile: bool, build: Any, jobs: int, keep_going: bool, progress: Progress | None,
-                        instantiate: tuple[str, ...], project: Any = None) -> tuple[list[Any], list[tuple[str, str]]]:
+                        instantiate: tuple[str, ...], project: Any = None, table: Any = None,
+                        cached: Mapping[str, Any] | None = None) -> tuple[list[Any], list[tuple[str, str]]]:
     """analyze_files in this process (compiles in threads), without the per-file worker."""
     from cudalens.hardware.table import limits
     from cudalens.pipeline.defines import compiler_defines
@@ -90,33 +102,35 @@ def _analyze_in_process(paths: list[str], *, block: tuple[int, int, int] | None,
         failed[path] = _reason(path, exc)
 
     wanted = _instantiations(order, instantiate) if compile else {}
-    table = _launch_table(order, project, build)
+    cached = cached or {}
     included = {p: project.includers(p) if project is not None and not is_header(p) else () for p in order}
     defined = {p: _kernel_names(_read(p)) for p in order}
     futures: dict[str, Future] = {}
     from cudalens.pipeline.model_workers import model_worker
 
-    worker = model_worker() if compile else None  # forked before the compile threads exist
+    worker = model_worker() if compile and set(order) - set(cached) else None  # forked before the compile threads exist
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="cudalens-compile") if compile else None
     try:
         if pool is not None:
             compile_defs: dict[str, dict[str, Any]] = {}
-            for p in order:
+            for p in (q for q in order if q not in cached):
                 try:
                     predefined = tuple(build.header_macros(p).items()) if build is not None else ()
                     compile_defs[p] = compiler_defines(parse_file(p, predefined), defines)
                 except (CudalensError, OSError) as exc:
                     fail(p, exc)
-            units = [p for p in order if p in compile_defs and not is_header(p) and not included[p]]
+            units = [p for p in order if (p in compile_defs or p in cached) and not is_header(p) and not included[p]]
             for p in units:
-                futures[p] = pool.submit(_compile_unit, str(p), cc, compile_defs[p], build, wanted.get(p, ()))
+                futures[p] = _done((cached[p].compiled, [])) if p in cached else pool.submit(_compile_unit, str(p), cc, compile_defs[p], build, wanted.get(p, ()))
             for p in order:
                 if p in compile_defs and (is_header(p) or included[p]):
                     futures[p] = pool.submit(_compile_header, p, units, futures, cc, compile_defs[p], build,
                                              wanted.get(p, ()), included[p])
         done: list[Any] = []
         for i, p in enumerate(order):
-            if p not in failed:
+            if p in cached:
+                done.append(cached[p])
+            elif p not in failed:
                 try:
                     outcome = futures[p].result() if p in futures else None
                     elsewhere = frozenset().union(*(defined[q] for q in order if q != p)) - defined[p]
@@ -138,7 +152,8 @@ def _analyze_in_process(paths: list[str], *, block: tuple[int, int, int] | None,
 def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, defines: Mapping[str, Any], cc: str,
                       compile: bool, build: Any, jobs: int, keep_going: bool, progress: Progress | None,
                       instantiate: tuple[str, ...], limits: Any,
-                      project: Any = None) -> tuple[list[Any], list[tuple[str, str]]]:
+                      project: Any = None, table: Any = None,
+                      cached: Mapping[str, Any] | None = None) -> tuple[list[Any], list[tuple[str, str]]]:
     """analyze_files with every file in its own worker (pipeline.isolated): the units first, ``jobs``
     at a time, each parsing, compiling and analysing its file; then the headers, compiled through
     the units' results. A file stopped at a limit is listed with its one line (or, without
@@ -148,7 +163,7 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
 
     cc = cc_limits(cc).cc
     wanted = _instantiations(order, instantiate) if compile else {}
-    table = _launch_table(order, project, build)  # before the workers fork: each reads it
+    cached = cached or {}
     included = {p: project.includers(p) if project is not None and not is_header(p) else () for p in order}
     defined = {p: _kernel_names(_read(p)) for p in order}
     unit_results: dict[str, Any] = {}
@@ -192,9 +207,10 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
             progress(count[0], len(order), p)
 
     units = [p for p in order if not is_header(p) and not included[p]]
-    unit_results.update(run_limited(units, one, limits, jobs, tick))
-    results = dict(unit_results)
-    results.update(run_limited([p for p in order if p not in unit_results], one, limits, jobs, tick))
+    unit_results.update({p: cached[p] for p in units if p in cached})
+    unit_results.update(run_limited([p for p in units if p not in cached], one, limits, jobs, tick))
+    results = {**unit_results, **cached}
+    results.update(run_limited([p for p in order if p not in results], one, limits, jobs, tick))
     done: list[Any] = []
     failed: dict[str, str] = {}
     for p in order:
@@ -252,17 +268,41 @@ def _compile_header(header: str, units: list[str], futures: dict[str, Future], c
     return _compile(header, cc, defines, build, instantiate=instantiate)
 
 
+def _done(value: Any) -> Future:
+    f: Future = Future()
+    f.set_result(value)
+    return f
+
+
+def _consult(cache: Any, paths: list[str], block: Any, defines: Mapping[str, Any], cc: str, compile: bool,
+             build: Any, project: Any, table: Any, instantiate: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, str]]:
+    """(the cache's still valid analyses of ``paths``, each path's key) (pipeline.result_cache)."""
+    if cache is None:
+        return {}, {}
+    from cudalens.hardware.table import limits
+    from cudalens.pipeline.result_cache import consult
+
+    return consult(cache, paths, block=block, defines=defines, cc=limits(cc).cc, compile=compile, build=build,
+                   project=project, table=table, instantiate=_instantiations(paths, instantiate) if compile else {},
+                   kernels={p: _kernel_names(_read(p)) for p in paths})
+
+
 def _kernel_names(text: str) -> frozenset[str]:
     return frozenset(re.findall(r"__global__[^;{(]*?\b([A-Za-z_]\w*)\s*\(", text))
 
 
-def _launch_table(paths: list[str], project: Any, build: Any) -> Any:
-    """The launch table of the project (or of ``paths`` alone), built once for every file."""
+def _launch_table(paths: list[str], project: Any, build: Any, cache: Any = None) -> Any:
+    """The launch table of the project (or of ``paths`` alone), built once for every file (read from
+    ``cache`` when no file it reads changed)."""
     from cudalens.project.resolve import resolve_project
     from cudalens.project.tree import Project, load_project
 
     if project is None:  # the project of the first file, as `cudalens analyze FILE` finds it
         project = load_project(paths[0]) if paths else Project(".", ())
+    if cache is not None:
+        from cudalens.pipeline.result_cache import launch_table
+
+        return launch_table(cache, paths, project, build, lambda: resolve_project(project, build, extra=paths))
     return resolve_project(project, build, extra=paths)
 
 

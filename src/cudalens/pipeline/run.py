@@ -21,19 +21,21 @@ from cudalens.rules.registry import run_rules
 def analyze(paths: list[str], *, block: Any = None, defines: Mapping[str, Any] | None = None,
             cc: str = "9.0", compile: bool = True, build: Any = None, jobs: int = 1, keep_going: bool = False,
             progress: Any = None, binary: str | Path | None = None, instantiate: tuple[str, ...] = (),
-            file_limits: Any = None, project: Any = None) -> Analysis:
+            file_limits: Any = None, project: Any = None, cache: Any = None) -> Analysis:
     """Analyze every file; a non-CUDA file raises InputError naming it (with ``keep_going``, it is
     listed in ``Analysis.failed`` and the others are analyzed). Compiles run ``jobs`` at a time;
     headers are compiled through a translation unit that includes them (see
     :mod:`cudalens.pipeline.batch`). ``binary``: a built executable, object or library whose
     embedded SASS and PTX are judged against ``cc`` (rule Y3), once for the whole analysis.
     ``instantiate``: template kernels every compiled unit instantiates (``--instantiate``).
-    ``file_limits``: each file in a worker with a hard deadline and memory cap (pipeline.isolated)."""
+    ``file_limits``: each file in a worker with a hard deadline and memory cap (pipeline.isolated).
+    ``cache``: a :class:`~cudalens.pipeline.result_cache.ResultCache` (unchanged files read from it)."""
     if not paths:
         raise InputError("no file given")
     files, failed = analyze_files(list(paths), block=block, defines=dict(defines or {}), cc=cc, compile=compile,
                                   build=build, jobs=jobs, keep_going=keep_going, progress=progress,
-                                  instantiate=tuple(instantiate), file_limits=file_limits, project=project)
+                                  instantiate=tuple(instantiate), file_limits=file_limits, project=project,
+                                  cache=cache)
     if binary is not None and files:
         files[0] = binary_findings(files[0], binary, cc)
     return Analysis(tuple(files), cc, block, dict(defines or {}), tuple(failed))

@@ -179,7 +179,25 @@ def _targets(node: Any, model: SourceModel, kernels: Mapping[str, Kernel]) -> tu
     if base is None:
         return [], ""
     name = _text(base)
-    found: list[tuple[str, Any]] = []
+    named, table = _assigned(model, name)
+    found = list(dict.fromkeys((t, None) for t in named if t in kernels))
+    return found, ("dispatch table" if table or node.type == "subscript_expression" else "function pointer")
+
+
+#: (id(model), name) -> (the model, held so that its id stays its own; what _assigned found)
+_ASSIGNED: dict[tuple[int, str], tuple[SourceModel, tuple[tuple[str, ...], bool]]] = {}
+
+
+def _assigned(model: SourceModel, name: str) -> tuple[tuple[str, ...], bool]:
+    """(the identifiers of every value ``name`` is initialised or assigned with in ``model``, in order;
+    whether ``name`` is an array): a walk of the whole file, done once per model and name (every launch
+    through ``name``, and every definition a launch is matched to, asks again)."""
+    got = _ASSIGNED.get((id(model), name))
+    if got is not None and got[0] is model:
+        return got[1]
+    if len(_ASSIGNED) > 4096:
+        _ASSIGNED.clear()
+    found: list[str] = []
     table = False
     for x in _iter(model.tree.root_node):
         value = None
@@ -192,9 +210,9 @@ def _targets(node: Any, model: SourceModel, kernels: Mapping[str, Kernel]) -> tu
                 value = x.child_by_field_name("right")
                 table = table or left.type == "subscript_expression"
         if value is not None:
-            found += [(_text(y), None) for y in _iter(value) if y.type == "identifier" and _text(y) in kernels]
-    found = list(dict.fromkeys(found))
-    return found, ("dispatch table" if table or node.type == "subscript_expression" else "function pointer")
+            found += [_text(y) for y in _iter(value) if y.type == "identifier"]
+    _ASSIGNED[(id(model), name)] = (model, (tuple(found), table))
+    return tuple(found), table
 
 
 def _declarator_name(d: Any) -> str | None:

@@ -1,0 +1,217 @@
+"""The result cache (pipeline/result_cache.py): the same findings with and without it, a one-file edit
+re-analyses that file and its includers only, and a broken entry is a miss."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cudalens.pipeline import analyze
+from cudalens.pipeline import stages as _stages
+from cudalens.pipeline.result_cache import ResultCache, clean, info
+from cudalens.project.paths import collect_paths
+
+ROOT = Path(__file__).resolve().parents[2]
+PROJECTS = ROOT / "tests" / "projects"
+
+HEADER = """#pragma once
+#define TILE 32
+template <int N>
+__global__ void scale(float *x, float a) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  x[i * N] *= a;
+}
+"""
+UNIT = """#include "common.cuh"
+__global__ void %(name)s(float *y, const float *x, int n) {
+  int i = blockIdx.x * TILE + threadIdx.x;
+  if (i < n) y[i] = x[2 * i];
+}
+void run_%(name)s(float *y, float *x, int n) {
+  %(name)s<<<n / TILE, TILE>>>(y, x, n);
+  scale<%(stride)d><<<n / 256, 256>>>(y, 2.0f);
+}
+"""
+ALONE = """__global__ void alone(float *y, const float *x) {
+  y[threadIdx.x * 4] = x[threadIdx.x];
+}
+void run_alone(float *y, float *x) { alone<<<1, 128>>>(y, x); }
+"""
+
+
+def _nvcc() -> bool:
+    from cudalens.compiled.toolchain import discover
+
+    try:
+        return "nvcc" in discover().tools and discover().host_compiler is not None
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _tree(root: Path) -> list[str]:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "common.cuh").write_text(HEADER)
+    (root / "a.cu").write_text(UNIT % {"name": "first", "stride": 1})
+    (root / "b.cu").write_text(UNIT % {"name": "second", "stride": 2})
+    (root / "c.cu").write_text(ALONE)
+    return [str(root / n) for n in ("a.cu", "b.cu", "c.cu", "common.cuh")]
+
+
+def _project(files: list[str]):
+    from cudalens.cli._build import make_build, make_project
+
+    project = make_project([str(Path(files[0]).parent)], files)
+    return project, make_build(files, (), (), None, False, False, project)
+
+
+def _counting(monkeypatch) -> list[str]:
+    seen: list[str] = []
+    real = _stages.analyze_file
+
+    def counted(path, **kw):
+        seen.append(Path(path).name)
+        return real(path, **kw)
+
+    monkeypatch.setattr(_stages, "analyze_file", counted)
+    return seen
+
+
+def _run(files: list[str], cache: ResultCache | None, compile: bool):
+    project, build = _project(files)
+    return analyze(files, compile=compile, build=build, jobs=2, keep_going=True, project=project, cache=cache)
+
+
+def _findings(result) -> str:
+    return json.dumps(result.to_dict(), sort_keys=True, default=str)
+
+
+@pytest.mark.parametrize("compile", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_one_file_edit_reanalyses_that_file_and_its_includers(tmp_path, monkeypatch, compile):
+    if compile and not _nvcc():
+        pytest.skip("no nvcc")
+    files = _tree(tmp_path / "src")
+    cache = ResultCache(tmp_path / "cache")
+    seen = _counting(monkeypatch)
+    cold = _run(files, cache, compile)
+    assert sorted(seen) == ["a.cu", "b.cu", "c.cu", "common.cuh"] and cache.hits == []
+    seen.clear()
+    warm = _run(files, cache := ResultCache(tmp_path / "cache"), compile)
+    assert seen == [] and sorted(cache.hits) == sorted(files)
+    assert _findings(warm) == _findings(cold)
+
+    header = tmp_path / "src" / "common.cuh"
+    header.write_text(HEADER.replace("x[i * N] *= a;", "x[i * N + 1] *= a;"))
+    seen.clear()
+    edited = _run(files, cache := ResultCache(tmp_path / "cache"), compile)
+    assert sorted(seen) == ["a.cu", "b.cu", "common.cuh"]  # the header and the units that include it
+    assert [Path(p).name for p in cache.hits] == ["c.cu"]
+    assert _findings(edited) == _findings(_run(files, None, compile))
+
+    extra = "__global__ void extra(float *y) { y[threadIdx.x] = 0; }\n"  # a new kernel: only c.cu's key changes
+    (tmp_path / "src" / "c.cu").write_text(ALONE.replace("threadIdx.x * 4", "threadIdx.x * 8") + extra)
+    seen.clear()
+    _run(files, cache := ResultCache(tmp_path / "cache"), compile)
+    assert seen == ["c.cu"]
+
+
+@pytest.mark.slow
+def test_a_file_that_does_not_compile_is_analysed_again(tmp_path, monkeypatch):
+    if not _nvcc():
+        pytest.skip("no nvcc")
+    files = _tree(tmp_path / "src")
+    (tmp_path / "src" / "c.cu").write_text('#include "not_installed_yet.h"\n' + ALONE)
+    _run(files, ResultCache(tmp_path / "cache"), True)
+    seen = _counting(monkeypatch)
+    again = _run(files, ResultCache(tmp_path / "cache"), True)
+    assert seen == ["c.cu"]  # the others are read from the cache
+    assert "not_installed_yet.h" in (next(fa for fa in again.files if fa.model.path.endswith("c.cu")).compile_error or "")
+
+
+def test_options_and_launches_are_part_of_the_key(tmp_path, monkeypatch):
+    files = _tree(tmp_path / "src")
+    cache = ResultCache(tmp_path / "cache")
+    _run(files, cache, False)
+    seen = _counting(monkeypatch)
+    project, build = _project(files)
+    analyze(files, compile=False, build=build, project=project, block=(64, 1, 1), cache=ResultCache(tmp_path / "cache"))
+    assert sorted(seen) == ["a.cu", "b.cu", "c.cu", "common.cuh"]  # --block changes every result
+    seen.clear()
+    # a launch of `alone` added in another file changes alone's launch context, and only c.cu's key
+    (tmp_path / "src" / "d.cu").write_text("__global__ void alone(float *y, const float *x);\n"
+                                           "void again(float *y, float *x) { alone<<<2, 64>>>(y, x); }\n")
+    _run(files, ResultCache(tmp_path / "cache"), False)
+    assert seen == ["c.cu"]
+
+
+def test_a_broken_entry_is_a_miss_never_a_crash(tmp_path, monkeypatch):
+    files = _tree(tmp_path / "src")
+    cold = _run(files, ResultCache(tmp_path / "cache"), False)
+    stored = sorted(f for f in (tmp_path / "cache").rglob("*.pickle") if "launches" not in f.parts)
+    assert len(stored) == len(files)
+    stored[0].write_bytes(stored[0].read_bytes()[:40])  # truncated
+    stored[1].write_bytes(b"not a cache entry")  # another format
+    for manifest in sorted((tmp_path / "cache").rglob("*.json"))[:1]:
+        manifest.write_text("{")  # unreadable manifest
+    for table in (tmp_path / "cache" / "launches").rglob("*.pickle"):
+        table.write_bytes(b"\x00" * 10)  # a broken launch table: computed again
+    seen = _counting(monkeypatch)
+    again = _run(files, cache := ResultCache(tmp_path / "cache"), False)
+    assert 2 <= len(seen) <= 3 and len(cache.misses) == len(seen)
+    assert _findings(again) == _findings(cold)
+
+
+def test_findings_identical_with_and_without_the_cache_on_the_examples(tmp_path):
+    files = collect_paths([str(ROOT / "examples")])
+    plain = _findings(_run(files, None, False))
+    assert _findings(_run(files, ResultCache(tmp_path / "c"), False)) == plain  # cold: computed and stored
+    cache = ResultCache(tmp_path / "c")
+    assert _findings(_run(files, cache, False)) == plain and sorted(cache.hits) == sorted(files)
+
+
+def _check(project: Path, env: dict[str, str], *extra: str) -> str:
+    proc = subprocess.run([sys.executable, "-m", "cudalens", "check", ".", "--format", "json", *extra], cwd=project,
+                          capture_output=True, text=True, timeout=900, env=env)
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    return proc.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["02_included_kernel_cu", "16_llmc_cuh_modules", "33_two_included_kernels"])
+def test_check_identical_with_and_without_the_cache_on_projects(tmp_path, monkeypatch, name):
+    if not _nvcc():
+        pytest.skip("no nvcc")
+    project = tmp_path / name
+    shutil.copytree(PROJECTS / name, project)
+    import os
+
+    env = {**os.environ, "CUDALENS_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("CUDALENS_NO_CACHE", None)
+    plain = _check(project, env, "--no-cache")
+    assert not (tmp_path / "cache" / "results").exists()  # --no-cache writes nothing
+    cold = _check(project, env)
+    assert info(tmp_path / "cache")["results_files"] >= 2  # a manifest and a result per file
+    warm = _check(project, env)
+    assert plain == cold == warm
+
+
+def test_cache_info_and_clean(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from cudalens.cli import cli
+
+    monkeypatch.setenv("CUDALENS_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "cache" / "tune").mkdir(parents=True)
+    (tmp_path / "cache" / "tune" / "keep.bin").write_bytes(b"x")  # another tenant of the folder
+    _run(_tree(tmp_path / "src"), ResultCache(), False)
+    out = CliRunner().invoke(cli, ["cache", "info"])
+    assert out.exit_code == 0 and f"cache folder: {tmp_path / 'cache'}" in out.output
+    assert "analyses: 9 files" in out.output  # 4 manifests, 4 results, the launch table
+    out = CliRunner().invoke(cli, ["cache", "clean"])
+    assert out.exit_code == 0 and "removed 9 files" in out.output
+    assert info(tmp_path / "cache")["results_files"] == 0 and (tmp_path / "cache" / "tune" / "keep.bin").exists()
+    assert clean(tmp_path / "nowhere") == 0
