@@ -78,7 +78,7 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = 1
 
 
-_PRIVATE = ("HOME", "XDG_CACHE_HOME", "CUDALENS_CACHE_DIR", "CUDALENS_NO_CACHE")
+_PRIVATE = ("HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "CUDALENS_CACHE_DIR", "CUDALENS_NO_CACHE", "CUDALENS_CACHE_KEY")
 
 
 def pytest_configure(config):
@@ -87,7 +87,9 @@ def pytest_configure(config):
     os.makedirs(os.path.join(root, ".cache"))
     config._cudalens_private_home = root
     config._cudalens_saved_env = {k: os.environ.get(k) for k in _PRIVATE}
+    os.environ.pop("CUDALENS_CACHE_KEY", None)
     os.environ.update({"HOME": root, "XDG_CACHE_HOME": os.path.join(root, ".cache"),
+                       "XDG_CONFIG_HOME": os.path.join(root, ".config"),
                        "CUDALENS_CACHE_DIR": os.path.join(root, ".cache", "cudalens"),
                        # no result cache for check/analyze: a test that patches the analysis must not
                        # read another test's stored result (tests/pipeline/test_result_cache.py turns it on)
@@ -113,8 +115,9 @@ def _private_home(request):
 
 @pytest.fixture(autouse=True)
 def _no_user_home(_private_home, monkeypatch):
-    """HOME, XDG_CACHE_HOME and CUDALENS_CACHE_DIR point into the session's temporary home."""
+    """HOME, XDG_CACHE_HOME, XDG_CONFIG_HOME and CUDALENS_CACHE_DIR point into the session's temporary home."""
     monkeypatch.setenv("HOME", str(_private_home))
     monkeypatch.setenv("XDG_CACHE_HOME", str(_private_home / ".cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(_private_home / ".config"))
     monkeypatch.setenv("CUDALENS_CACHE_DIR", str(_private_home / ".cache" / "cudalens"))
     yield

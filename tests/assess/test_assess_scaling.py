@@ -71,14 +71,14 @@ def test_speedup_cli_json(capsys):
 
 def test_speedup_cli_text_and_plot(tmp_path, capsys):
     plot = tmp_path / "s.svg"
-    assert main(["speedup", "-p", "75%", "-n", "8", "--plot", str(plot)]) == 0
+    assert main(["speedup", "--parallel-fraction", "75%", "-n", "8", "--plot", str(plot)]) == 0
     out = capsys.readouterr().out
     assert "4.000x" in out and plot.read_text().lstrip().startswith("<?xml")
 
 
 @pytest.mark.parametrize(
     "args",
-    [["-p", "1.2", "-n", "4"], ["-p", "0.5", "-n", "0"], ["-p", "half", "-n", "4"], ["-p", "0.5", "-n", "4", "--plot", "x.pdf"]],
+    [["--parallel-fraction", "1.2", "-n", "4"], ["--parallel-fraction", "0.5", "-n", "0"], ["--parallel-fraction", "half", "-n", "4"], ["--parallel-fraction", "0.5", "-n", "4", "--plot", "x.pdf"]],
 )
 def test_speedup_cli_bad_input_is_one_line_exit_2(args, capsys):
     assert main(["speedup", *args]) == 2

@@ -215,3 +215,45 @@ def test_cache_info_and_clean(tmp_path, monkeypatch):
     assert out.exit_code == 0 and "removed 9 files" in out.output
     assert info(tmp_path / "cache")["results_files"] == 0 and (tmp_path / "cache" / "tune" / "keep.bin").exists()
     assert clean(tmp_path / "nowhere") == 0
+
+
+def test_an_entry_signed_with_another_key_is_never_unpickled(tmp_path, monkeypatch):
+    """The entries are pickles: one that this user's key did not sign (another user's, or a cache a
+    pull request could write) must be a miss without being unpickled."""
+    import pickle
+
+    from cudalens.pipeline import result_cache
+
+    files = _tree(tmp_path / "src")
+    monkeypatch.setenv("CUDALENS_CACHE_KEY", "key of the first run")
+    result_cache._signing_key.cache_clear()
+    cold = _run(files, ResultCache(tmp_path / "cache"), False)
+    seen = _counting(monkeypatch)
+    warm = _run(files, cache := ResultCache(tmp_path / "cache"), False)
+    assert seen == [] and len(cache.hits) == len(files) and _findings(warm) == _findings(cold)
+
+    monkeypatch.setenv("CUDALENS_CACHE_KEY", "another key")
+    result_cache._signing_key.cache_clear()
+
+    def refuse(*_a, **_k):
+        raise AssertionError("an entry signed with another key was unpickled")
+
+    monkeypatch.setattr(pickle, "loads", refuse)
+    other = _run(files, cache := ResultCache(tmp_path / "cache"), False)
+    assert cache.hits == [] and sorted(seen) == sorted(Path(f).name for f in files)
+    assert _findings(other) == _findings(cold)
+    result_cache._signing_key.cache_clear()
+
+
+def test_the_signing_key_is_made_once_outside_the_cache_folder(tmp_path, monkeypatch):
+    from cudalens.pipeline import result_cache
+
+    monkeypatch.delenv("CUDALENS_CACHE_KEY", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    result_cache._signing_key.cache_clear()
+    key = result_cache._signing_key()
+    path = tmp_path / "config" / "cudalens" / "cache.key"
+    assert len(key) == 32 and path.read_bytes() == key and (path.stat().st_mode & 0o777) == 0o600
+    result_cache._signing_key.cache_clear()
+    assert result_cache._signing_key() == key  # read back, not made again
+    result_cache._signing_key.cache_clear()

@@ -104,7 +104,7 @@ TABLE = [
     ("offload --plot missing dir", [*OFF, "--plot", "{missing}.png"]),
     ("speedup --parallel-fraction above one", ["speedup", "--parallel-fraction", "2"]),
     ("speedup --parallel-fraction wrong type", ["speedup", "--parallel-fraction", "abc"]),
-    ("speedup -n zero", ["speedup", "-p", "0.9", "-n", "0"]),
+    ("speedup -n zero", ["speedup", "--parallel-fraction", "0.9", "-n", "0"]),
     # assess / profile / lab / rules / doctor / bandwidth
     ("assess --pstats missing", ["assess", "--pstats", "{missing}", "--", "true"]),
     ("assess --top negative", ["assess", "--top", "-1", "--", "true"]),

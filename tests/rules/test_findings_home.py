@@ -19,7 +19,7 @@ from cudalens.trace.kernels import counter_findings, trace_kernel_findings
 SRC = Path(__file__).resolve().parents[2] / "src" / "cudalens"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "rules"
 # making a Finding, or typing its priority or section, anywhere but in a rule
-MADE_BY_HAND = re.compile(r"\bFinding\(|priority=Priority\.|section=\"")
+MADE_BY_HAND = re.compile(r"\bFinding\(|\bpriority=Priority\.|\bsection=\"")
 
 
 def test_no_code_outside_rules_makes_a_finding_or_types_its_metadata():

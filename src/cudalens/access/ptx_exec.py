@@ -73,7 +73,7 @@ class Launch:
     max_steps: int = 40000
     # shared accesses ptxas merged into one wider SASS access: instruction index -> bytes per lane of
     # the merged access for the first of a group, 0 for the others (their lanes are counted with the
-    # first), -w for one evaluated as the aligned w-byte access holding it (ptx_eval.shared_merges)
+    # first), -w for one evaluated as the aligned w-byte access holding it (ptx_merges.shared_merges)
     merged: Mapping[int, int] = field(default_factory=dict)
     # several trials at once: (seed, params) per variant, each with its own copy of ``blocks``'
     # lanes (empty: the one variant (seed, params)); see ptx_run.run_variants

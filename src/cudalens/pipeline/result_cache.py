@@ -27,14 +27,18 @@ included file (installing it fixes them without changing a file of theirs).
 
 The folder is ``<cache_dir>/results`` (launch tables in ``results/launches``; ``$CUDALENS_CACHE_DIR``, else ``$XDG_CACHE_HOME/cudalens``, else
 ``~/.cache/cudalens``), beside the compile cache's entries; ``cudalens cache info|clean`` reads and empties
-both. The entries are pickles: the folder must be writable only by whoever runs cudalens (as a CI cache
-restored from the same repository's own runs).
+both. The entries are pickles, so each is signed (HMAC-SHA256) with a key the folder does not hold:
+``$CUDALENS_CACHE_KEY`` (a CI secret, so a persisted cache stays usable across runners), else a random
+key made once in ``$XDG_CONFIG_HOME/cudalens/cache.key`` (``~/.config``; mode 0600). An entry whose
+signature does not match (written by someone else, or restored from a cache that a pull request could
+write) is a miss and is never unpickled.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import hmac
 import os
 import pickle
 from collections.abc import Callable, Mapping, Sequence
@@ -44,9 +48,40 @@ from typing import Any
 
 from cudalens.compiled import cache as _compiled
 
-FORMAT = b"cudalens-result/1\n"  # the storage format: this header, then a pickled FileAnalysis
+FORMAT = b"cudalens-result/2\n"  # the storage format: this header, the HMAC of the pickle, then the pickle
 _MISSING = ("No such file or directory", "cannot open source file", "could not open")
 _UNSTABLE = ("budget of", "budget spent", "timed out", "compiled layer unavailable", "stopped at")
+
+
+@functools.lru_cache(maxsize=1)
+def _signing_key() -> bytes:
+    """The key that signs this user's entries (see the module docstring); b"" when none can be had
+    (then nothing is stored or read)."""
+    given = os.environ.get("CUDALENS_CACHE_KEY")
+    if given:
+        return hashlib.sha256(given.encode()).digest()
+    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "cudalens"
+    path = base / "cache.key"
+    try:
+        if not path.exists():
+            base.mkdir(parents=True, exist_ok=True)
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:  # another process made it first
+                pass
+            else:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(os.urandom(32))
+        data = path.read_bytes()
+    except OSError:
+        return b""
+    return data[:32] if len(data) >= 32 else b""
+
+
+def _sealed(payload: bytes) -> bytes | None:
+    """The stored form of ``payload``: the format header, its signature, the payload (None: no key)."""
+    key = _signing_key()
+    return FORMAT + hmac.new(key, payload, hashlib.sha256).digest() + payload if key else None
 
 
 def results_dir() -> Path:
@@ -159,8 +194,9 @@ def launch_table(cache: ResultCache, paths: Sequence[str], project: Any, build: 
         return LaunchTable(MappingProxyType(got[0]), got[1])
     table = compute()
     try:
-        data = FORMAT + pickle.dumps((dict(table.sites), table.root), protocol=pickle.HIGHEST_PROTOCOL)
-        _compiled.atomic_write(where, data)
+        data = _sealed(pickle.dumps((dict(table.sites), table.root), protocol=pickle.HIGHEST_PROTOCOL))
+        if data is not None:
+            _compiled.atomic_write(where, data)
     except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
         pass
     return table
@@ -231,7 +267,9 @@ class ResultCache:
 
             buf = io.BytesIO()
             _Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(fa)  # tree-sitter nodes left out
-            data = FORMAT + buf.getvalue()
+            data = _sealed(buf.getvalue())
+            if data is None:
+                return
             _compiled.atomic_write(self._result_file(digest), data)
             _compiled.store(key, {"deps": list(deps)}, self._dir())
         except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
@@ -243,10 +281,14 @@ def _read(f: Path) -> Any:
         data = f.read_bytes()
     except OSError:
         return None
-    if not data.startswith(FORMAT):
+    key = _signing_key()
+    if not key or not data.startswith(FORMAT):
         return None
+    mac, payload = data[len(FORMAT):len(FORMAT) + 32], data[len(FORMAT) + 32:]
+    if not hmac.compare_digest(mac, hmac.new(key, payload, hashlib.sha256).digest()):
+        return None  # not signed with this user's key: never unpickled
     try:
-        return pickle.loads(data[len(FORMAT):])  # noqa: S301 - our own folder (see the module docstring)
+        return pickle.loads(payload)  # noqa: S301 - signed by this user's key (see the module docstring)
     except Exception:  # noqa: BLE001 - a truncated or foreign entry is a miss
         return None
 

@@ -16,7 +16,6 @@ import dataclasses
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Union
 
@@ -225,7 +224,7 @@ def _rebind(r: ResolvedLaunch, k: Kernel, m: SourceModel) -> ResolvedLaunch | No
 def _relevant(project: Any, paths: list[str]) -> list[str]:
     """The files whose launches can reach the analysed ``paths``: those paths, what they include,
     what includes them, and the files of their folders (separate compilation)."""
-    given = {str(Path(p).resolve()) for p in paths}
+    given = {os.path.realpath(p) for p in paths}
     folders = {os.path.dirname(p) for p in given}
     out = set(given)
     for p in given:

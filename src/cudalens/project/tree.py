@@ -59,7 +59,7 @@ class Project:
 
     def includers(self, path: str) -> tuple[str, ...]:
         """The translation units that include ``path``, directly or through other files."""
-        real = str(Path(path).resolve())
+        real = os.path.realpath(path)
         out: list[str] = []
         seen = {real}
         todo = [real]
@@ -85,7 +85,7 @@ class Project:
         """The project files ``unit`` includes, directly or not, that define kernels (``__global__``):
         analysed with it, their kernels are evaluated inside the unit that compiles them."""
         out: list[str] = []
-        seen = {str(Path(unit).resolve())}
+        seen = {os.path.realpath(unit)}
         todo = list(seen)
         while todo:
             for f in self.includes.get(todo.pop(), ()):
@@ -144,7 +144,7 @@ def _read(path: str | Path) -> str:
 def load_project(start: str | Path, named: bool = False, build_dir: str | None = None) -> Project:
     """The project holding ``start``: its files, include graph and build flags."""
     root = find_root(start, named)
-    files = tuple(str(Path(f).resolve()) for f in list(_walk(root))[:MAX_FILES])
+    files = tuple(os.path.realpath(f) for f in list(_walk(root))[:MAX_FILES])
     flags = build_flags(root, build_dir)
     dirs = [Path(d) for d in flags.include_dirs]
     known = set(files)
@@ -153,7 +153,7 @@ def load_project(start: str | Path, named: bool = False, build_dir: str | None =
         found = []
         for rel in _INCLUDE_RE.findall(_read(f)):
             for d in (Path(f).parent, *dirs, root):
-                cand = str((d / rel).resolve())
+                cand = os.path.realpath(d / rel)
                 if cand in known:
                     found.append(cand)
                     break
@@ -167,7 +167,7 @@ def build_flags(root: str | Path, build_dir: str | None = None) -> BuildFlags:
     for cand in ([Path(build_dir) / "compile_commands.json"] if build_dir else
                  [root / "compile_commands.json", root / "build" / "compile_commands.json"]):
         if cand.is_file():
-            return BuildFlags(compile_commands=str(cand.resolve()), source="compile_commands.json")
+            return BuildFlags(compile_commands=os.path.realpath(cand), source="compile_commands.json")
     for name in ("Makefile", "makefile", "GNUmakefile", "CMakeLists.txt"):
         text = _read(root / name)
         if text:
@@ -226,7 +226,7 @@ def _from_build_text(text: str, root: Path, kind: str) -> BuildFlags:
         arch = f"sm_{a2.group(1)}"
     dirs = []
     for d in incs:
-        p = (root / d).resolve()
+        p = Path(os.path.realpath(root / d))
         if p.is_dir():
             dirs.append(str(p))
     return BuildFlags(tuple(dict.fromkeys(defines)), tuple(dict.fromkeys(dirs)), arch, None, kind)
