@@ -117,20 +117,30 @@ def refuse_clobber(output: str | os.PathLike, inputs: list[str] | tuple[str, ...
 def write_atomic(path: str | os.PathLike, text: str) -> None:
     """Write ``text`` to a temporary file beside ``path``, then rename it over ``path`` (a reader never
     sees half a report; an interrupted write leaves the old file). OSError as from open()."""
+    write_atomic_bytes(path, text.encode("utf-8"), keep_mode=True)
+
+
+def write_atomic_bytes(path: str | os.PathLike, data: bytes, *, keep_mode: bool = False, sync: bool = False) -> None:
+    """Write ``data`` so that a reader sees the old file or the whole new one, never a part: a
+    temporary file in the same folder (flushed to disk with ``sync``), then renamed over ``path``.
+    ``keep_mode``: the new file gets the old one's permissions (else those a new file gets)."""
     import tempfile
 
     target = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(target))
     fd, tmp = tempfile.mkstemp(prefix=".cudalens-", suffix=".part", dir=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        if os.path.exists(target):
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            if sync:
+                fh.flush()
+                os.fsync(fh.fileno())
+        if keep_mode and os.path.exists(target):
             try:
                 os.chmod(tmp, os.stat(target).st_mode & 0o777)
             except OSError:
                 pass
-        else:
+        elif keep_mode:
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)

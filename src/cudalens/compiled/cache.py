@@ -26,7 +26,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -119,18 +118,8 @@ def store(key: str, entry: dict[str, Any], directory: Path | None = None) -> Pat
 
 def atomic_write(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so that a reader sees the old file or the whole new one, never a
-    part: a temporary file in the same folder, flushed to disk, then renamed over ``path``."""
+    part (flushed to disk before the rename: :func:`cudalens.textio.write_atomic_bytes`)."""
+    from cudalens.textio import write_atomic_bytes
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:8]}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_atomic_bytes(path, data, sync=True)
