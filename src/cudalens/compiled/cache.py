@@ -75,7 +75,7 @@ def deps_digest(key: str, deps: Sequence[str], stat_roots: Sequence[str] = ()) -
                 st = os.stat(dep)
                 h.update(f"\0{dep}\0{st.st_size}\0{st.st_mtime_ns}".encode())
             else:
-                h.update(b"\0" + dep.encode() + b"\0" + hashlib.sha256(Path(dep).read_bytes()).digest())
+                h.update(b"\0" + dep.encode() + b"\0" + content_digest(dep))
         except OSError:
             return None
     return h.hexdigest()
@@ -114,6 +114,22 @@ def store(key: str, entry: dict[str, Any], directory: Path | None = None) -> Pat
     final = (directory or cache_dir()) / key[:2] / f"{key}.json"
     atomic_write(final, json.dumps(entry).encode())
     return final
+
+
+def content_digest(path: str | os.PathLike) -> bytes:
+    """The SHA-256 of a regular file's bytes; for anything else (a FIFO or device named like a
+    source, which would block or never end) a digest of what it is, without opening it. OSError
+    for a file that is not there."""
+    import stat
+
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        return hashlib.sha256(f"not a regular file: mode {st.st_mode:o}".encode()).digest()
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.digest()
 
 
 def atomic_write(path: Path, data: bytes) -> None:

@@ -182,7 +182,7 @@ def launch_table(cache: ResultCache, paths: Sequence[str], project: Any, build: 
         h.update(_build_digest(build).encode())
     for f in files:
         try:
-            h.update(f"\0{f}\0".encode() + hashlib.sha256(Path(f).read_bytes()).digest())
+            h.update(f"\0{f}\0".encode() + _compiled.content_digest(f))
             if build is not None:
                 h.update(repr((_macros(build, f), build.forced_macros(f))).encode())
         except Exception:  # noqa: BLE001 - unreadable now: computed, never stored
@@ -384,10 +384,9 @@ def _mentioned(path: str, project: Any, memo: dict[str, frozenset[str]]) -> froz
     out: set[str] = set()
     for f in {real, *_closure(real, project.includes)}:
         if f not in memo:
-            try:
-                memo[f] = frozenset(re.findall(r"[A-Za-z_]\w*", Path(f).read_text(encoding="utf-8", errors="replace")))
-            except OSError:
-                memo[f] = frozenset()
+            from cudalens.project.tree import _read  # a FIFO or device is "" (never opened)
+
+            memo[f] = frozenset(re.findall(r"[A-Za-z_]\w*", _read(f)))
         out |= memo[f]
     return frozenset(out)
 
