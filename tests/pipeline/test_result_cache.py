@@ -63,10 +63,11 @@ def _tree(root: Path) -> list[str]:
 
 
 def _project(files: list[str]):
-    from cudalens.cli._build import make_build, make_project
+    from cudalens.api.analysis import load_project_of
+    from cudalens.project import build_context
 
-    project = make_project([str(Path(files[0]).parent)], files)
-    return project, make_build(files, (), (), None, False, False, project)
+    project = load_project_of([str(Path(files[0]).parent)], files)
+    return project, build_context(files, project=project)
 
 
 def _counting(monkeypatch) -> list[str]:

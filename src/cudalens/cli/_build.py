@@ -36,11 +36,9 @@ def build_options(fn: Callable) -> Callable:
 
 
 def make_build(paths: Iterable[str], include_dirs: Iterable[str] = (), nvcc_flags: Iterable[str] = (),
-               compile_commands: str | None = None, no_config: bool = False, trust_flags: bool = False,
-               project: Any = None) -> Any:
-    """The BuildContext for ``paths`` from the options (InputError names a bad one); ``project``
-    (:func:`make_project`) adds the build flags found at its root. A key of the configuration that
-    nothing reads is a warning on standard error (as analyze and check give it)."""
+               compile_commands: str | None = None, no_config: bool = False, trust_flags: bool = False) -> Any:
+    """The BuildContext for ``paths`` from the options (InputError names a bad one); a key of the
+    configuration that nothing reads is a warning on standard error (as analyze and check give it)."""
     import click
 
     from cudalens.api.analysis import config_warnings
@@ -52,18 +50,4 @@ def make_build(paths: Iterable[str], include_dirs: Iterable[str] = (), nvcc_flag
         for warning in config_warnings(load_config(paths or ["."])):
             click.echo(f"cudalens: warning: {warning}", err=True)
     return build_context(paths, include_dirs=list(include_dirs), nvcc_flags=list(nvcc_flags),
-                         compile_commands=compile_commands, use_config=not no_config, trust_flags=trust_flags,
-                         project=project)
-
-
-def make_project(paths: Iterable[str], files: Iterable[str]) -> Any:
-    """The project the analysed ``paths`` belong to: a folder named alone is its own root; else the
-    root found from the first file (:func:`cudalens.project.tree.find_root`)."""
-    import os
-
-    from cudalens.project.tree import load_project
-
-    paths, files = list(paths), list(files)
-    if len(paths) == 1 and os.path.isdir(paths[0]):
-        return load_project(paths[0], named=True)
-    return load_project(files[0]) if files else None
+                         compile_commands=compile_commands, use_config=not no_config, trust_flags=trust_flags)

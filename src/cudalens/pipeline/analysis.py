@@ -18,10 +18,6 @@ from cudalens.source.model import SourceModel
 SCHEMA = "cudalens/analysis-1"
 
 
-#: how a compile error note starts (pipeline.compile_step.compile_one)
-COMPILE_ERROR_NOTE = "not compiled (compile error: "
-
-
 @dataclass(frozen=True)
 class FileAnalysis:
     """Everything established for one file."""

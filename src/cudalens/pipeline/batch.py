@@ -29,6 +29,7 @@ from typing import Any
 
 from cudalens.errors import CudalensError, InputError, what_failed
 from cudalens.project.context import is_header
+from cudalens.project.tree import source_text
 
 Progress = Callable[[int, int, str], None]
 
@@ -104,7 +105,7 @@ def _analyze_in_process(paths: list[str], *, block: tuple[int, int, int] | None,
     wanted = _instantiations(order, instantiate) if compile else {}
     cached = cached or {}
     included = {p: project.includers(p) if project is not None and not is_header(p) else () for p in order}
-    defined = {p: _kernel_names(_read(p)) for p in order}
+    defined = {p: _kernel_names(source_text(p)) for p in order}
     futures: dict[str, Future] = {}
     from cudalens.pipeline.model_workers import model_worker
 
@@ -165,7 +166,7 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
     wanted = _instantiations(order, instantiate) if compile else {}
     cached = cached or {}
     included = {p: project.includers(p) if project is not None and not is_header(p) else () for p in order}
-    defined = {p: _kernel_names(_read(p)) for p in order}
+    defined = {p: _kernel_names(source_text(p)) for p in order}
     unit_results: dict[str, Any] = {}
 
     def one(p: str) -> Any:
@@ -257,10 +258,10 @@ def _compile_header(header: str, units: list[str], futures: dict[str, Future], c
             return compiled, [f"compiled through {unit}, which includes it", *notes]
     # not among the given files: a unit of compile_commands.json that includes it (its include
     # graph read from the sources with its own include folders)
-    kernels = set(re.findall(r"__global__[^;{(]*?\b([A-Za-z_]\w*)\s*\(", _read(real)))
+    kernels = set(re.findall(r"__global__[^;{(]*?\b([A-Za-z_]\w*)\s*\(", source_text(real)))
     candidates = [u for u in (build.commands if build is not None else {}) if real in build.project_includes(u)]
     # first the units that name one of the header's kernels (they instantiate its templates)
-    candidates.sort(key=lambda u: not any(k in _read(u) for k in kernels))
+    candidates.sort(key=lambda u: not any(k in source_text(u) for k in kernels))
     for unit in candidates[:3]:
         compiled, notes = _compile(header, cc, defines, build, through=unit, instantiate=instantiate)
         if hasattr(compiled, "deps"):
@@ -284,7 +285,7 @@ def _consult(cache: Any, paths: list[str], block: Any, defines: Mapping[str, Any
 
     return consult(cache, paths, block=block, defines=defines, cc=limits(cc).cc, compile=compile, build=build,
                    project=project, table=table, instantiate=_instantiations(paths, instantiate) if compile else {},
-                   kernels={p: _kernel_names(_read(p)) for p in paths})
+                   kernels={p: _kernel_names(source_text(p)) for p in paths})
 
 
 def _kernel_names(text: str) -> frozenset[str]:
@@ -313,18 +314,9 @@ def _instantiations(paths: list[str], instantiate: tuple[str, ...]) -> dict[str,
     for spec in instantiate:
         name = spec.split("<", 1)[0].strip().rsplit("::", 1)[-1].strip()
         word = re.compile(rf"\b{re.escape(name)}\b")
-        hits = [p for p in paths if word.search(_read(p))]
+        hits = [p for p in paths if word.search(source_text(p))]
         if not hits:
             raise InputError(f"--instantiate {spec!r}: no analyzed file mentions {name!r}")
         for p in hits:
             out[p] = (*out.get(p, ()), spec)
     return out
-
-
-def _read(path: str) -> str:
-    try:
-        if not Path(path).is_file():  # a FIFO or device would block or never end
-            return ""
-        return Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""

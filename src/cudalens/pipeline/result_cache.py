@@ -384,9 +384,9 @@ def _mentioned(path: str, project: Any, memo: dict[str, frozenset[str]]) -> froz
     out: set[str] = set()
     for f in {real, *_closure(real, project.includes)}:
         if f not in memo:
-            from cudalens.project.tree import _read  # a FIFO or device is "" (never opened)
+            from cudalens.project.tree import source_text  # a FIFO or device is "" (never opened)
 
-            memo[f] = frozenset(re.findall(r"[A-Za-z_]\w*", _read(f)))
+            memo[f] = frozenset(re.findall(r"[A-Za-z_]\w*", source_text(f)))
         out |= memo[f]
     return frozenset(out)
 

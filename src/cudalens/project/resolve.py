@@ -20,6 +20,7 @@ from types import MappingProxyType
 from typing import Any, Union
 
 from cudalens.project.launches import Dim3, ResolvedLaunch, ValueRange
+from cudalens.project.tree import source_text
 from cudalens.source.model import Kernel, SourceModel
 
 DEFAULT_BLOCK: Dim3 = (256, 1, 1)
@@ -164,15 +165,9 @@ def _visible(site_file: str, name: str, defs: list[Kernel], includes: Mapping[st
         d = os.path.realpath(k.file)
         shared = (mine & _closure(d, includes)) if includes else set()
         if (d == site_file or d in mine or os.path.dirname(d) == os.path.dirname(site_file)
-                or any(name in _text_of(h) for h in shared)):
+                or any(name in source_text(h) for h in shared)):
             out.append(k)
     return out
-
-
-def _text_of(path: str) -> str:
-    from cudalens.project.tree import _read
-
-    return _read(path)
 
 
 def resolve_models(models: Iterable[SourceModel], root: str | None = None,
@@ -245,7 +240,7 @@ def resolve_project(project: Any, build: Any = None, extra: Iterable[str] = ()) 
     models = []
     extra = list(extra)
     for f in (_relevant(project, extra) if extra else project.files):
-        text = _text_of(f)
+        text = source_text(f)
         if not text:
             continue
         if not (extra or "__global__" in text or "<<" in text or "cudaLaunch" in text):

@@ -92,7 +92,7 @@ class Project:
                 if f not in seen:
                     seen.add(f)
                     todo.append(f)
-                    if "__global__" in _read(f):
+                    if "__global__" in source_text(f):
                         out.append(f)
         return tuple(out)
 
@@ -128,7 +128,7 @@ def _walk(folder: Path):
                 yield os.path.join(dirpath, f)
 
 
-def _read(path: str | Path) -> str:
+def source_text(path: str | Path) -> str:
     """The text of a regular source file of at most the size limit; "" for anything else (a FIFO
     or device named like a source would block the whole project's resolution)."""
     from cudalens.source.parse import read_source, source_problem
@@ -151,7 +151,7 @@ def load_project(start: str | Path, named: bool = False, build_dir: str | None =
     includes: dict[str, tuple[str, ...]] = {}
     for f in files:
         found = []
-        for rel in _INCLUDE_RE.findall(_read(f)):
+        for rel in _INCLUDE_RE.findall(source_text(f)):
             for d in (Path(f).parent, *dirs, root):
                 cand = os.path.realpath(d / rel)
                 if cand in known:
@@ -169,7 +169,7 @@ def build_flags(root: str | Path, build_dir: str | None = None) -> BuildFlags:
         if cand.is_file():
             return BuildFlags(compile_commands=os.path.realpath(cand), source="compile_commands.json")
     for name in ("Makefile", "makefile", "GNUmakefile", "CMakeLists.txt"):
-        text = _read(root / name)
+        text = source_text(root / name)
         if text:
             return _from_build_text(text, root, "CMakeLists.txt" if name.endswith(".txt") else "Makefile")
     return BuildFlags()
