@@ -14,7 +14,8 @@ copied into the ignored folder .carry/projects and carried)::
 SRC holds rodinia/ (yuhc/gpu-rodinia 9c10d3e: cuda/<program>), llmc/ (karpathy/llm.c f1e2ace: dev/cuda)
 and cuda-samples/ (NVIDIA/cuda-samples c94ff36: Common/ and the Samples used), exported as they are.
 Writes ``$OUT/projects_h100.tgz`` (``programs.json``: each program's build and runs with their
-commands, exit codes and output tails; ``machine.json``; ``log.txt``; ``source/*.csv``).
+commands, exit codes and output tails; ``machine.json``; ``log.txt``; ``source/*.csv``; ``launch/*.csv``:
+the details page of each report, whose header columns give the block and grid each page measured).
 The sources are copied to a scratch folder first, so the carried tree stays clean.
 """
 
@@ -261,6 +262,17 @@ def profile_run(prog: dict, argv: list[str], idx: int, work: Path, ncu: str, src
             (src_out / f"{stem}.csv").write_text(text)
             res["csv"] = f"source/{stem}.csv"
             res["kernels"] = profiled_kernels(text)
+        # the launch each page measured (block and grid of the profiled launch, per kernel): the
+        # details page's header columns carry them whatever sections were collected
+        det = [ncu, "--import", str(rep), "--csv", "--page", "details", "--print-kernel-base", "mangled"]
+        try:
+            p = subprocess.run(det, cwd=cwd, capture_output=True, text=True, timeout=120)
+            if p.returncode == 0 and p.stdout:
+                (src_out.parent / "launch").mkdir(exist_ok=True)
+                (src_out.parent / "launch" / f"{stem}.csv").write_text(p.stdout)
+                res["launch_csv"] = f"launch/{stem}.csv"
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            res["launch_export"] = f"failed: {exc}"
     log(f"ran {prog['project']}/{prog['name']} {' '.join(argv)}{tag}: rc {res['rc']}, {res['seconds']} s, "
         f"kernels {len(res.get('kernels', []))}")
     return res

@@ -47,8 +47,8 @@ def main(argv: list[str]) -> int:
         walls, cpus, evaluated, notes = [], [], 0, []
         for _ in range(repeat):
             t0, c0 = time.perf_counter(), time.process_time()
-            evals, notes = compiled_access(u["source"], model, "9.0", compiler_defines(model, {}), None, (), None,
-                                           ptx=text, worker=worker)
+            evals, notes = compiled_access(u["source"], model, "9.0", compiler_defines(model, {}),
+                                           flags=(), sass_lds=None, ptx=text, worker=worker)
             walls.append(time.perf_counter() - t0)
             cpus.append(time.process_time() - c0)
             evaluated = sum(len(v) for v in evals.values())
