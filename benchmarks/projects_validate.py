@@ -99,7 +99,7 @@ def launch_origin(kernel: dict[str, Any], sites: dict[str, Any]) -> tuple[str, s
 
 
 def launch_sites(unit: Path, flags: list[str]) -> dict[str, Any]:
-    """Today's launch rule (pipeline.compiled_access._launch): the first launch site of each kernel
+    """Today's launch rule (evidence.compiled_access._launch): the first launch site of each kernel
     in the analyzed file."""
     from cudalens.source.parse import parse_file
 

@@ -204,7 +204,7 @@ def analyze(paths: PathLike | Iterable[PathLike], *, cc: str | None = None,
     evidence = None
     if run is not None or counters:
         if run is not None:  # the measured launch is built as the analysis was
-            from cudalens.pipeline.evidence import _file_of
+            from cudalens.pipeline.measured import _file_of
 
             origin = _file_of(result, run.kernel).model.path
             run = dataclasses.replace(run, options=build.nvcc_flags(origin))

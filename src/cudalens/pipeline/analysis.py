@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cudalens.compiled.model import CompileResult
+from cudalens.evidence.join import KernelRecord
 from cudalens.findings import Finding, Priority, sort_findings
 from cudalens.pipeline.compile_failure import CompileFailure
-from cudalens.pipeline.join import KernelRecord
 from cudalens.source.model import SourceModel
 
 SCHEMA = "cudalens/analysis-1"

@@ -107,7 +107,7 @@ def _analyze_in_process(paths: list[str], *, block: tuple[int, int, int] | None,
     included = {p: project.includers(p) if project is not None and not is_header(p) else () for p in order}
     defined = {p: _kernel_names(source_text(p)) for p in order}
     futures: dict[str, Future] = {}
-    from cudalens.pipeline.model_workers import model_worker
+    from cudalens.evidence.model_workers import model_worker
 
     worker = model_worker() if compile and set(order) - set(cached) else None  # forked before the compile threads exist
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="cudalens-compile") if compile else None
@@ -170,8 +170,8 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
     unit_results: dict[str, Any] = {}
 
     def one(p: str) -> Any:
+        from cudalens.evidence.model_workers import model_worker
         from cudalens.pipeline.defines import compiler_defines
-        from cudalens.pipeline.model_workers import model_worker
         from cudalens.pipeline.stages import analyze_file
         from cudalens.source.parse import parse_file
 

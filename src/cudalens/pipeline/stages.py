@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 from cudalens.access.model import analyze_model
 from cudalens.errors import what_failed
+from cudalens.evidence.join import join, joined_model
 from cudalens.findings import sort_findings
 from cudalens.hardware.table import limits
 from cudalens.pipeline.analysis import FileAnalysis
@@ -21,7 +22,6 @@ from cudalens.pipeline.compile_step import forced_macros
 from cudalens.pipeline.confirm import confirm_source_findings
 from cudalens.pipeline.defines import compiler_defines
 from cudalens.pipeline.isolated import mark
-from cudalens.pipeline.join import join, joined_model
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import run_rules
 from cudalens.source.limits import Budget
@@ -38,7 +38,7 @@ def analyze_file(path: str | Path, *, block: Any = None,
     the project headers the file includes reach the source model). ``compiled_outcome``: the
     (result, notes) of :func:`_compile` when the caller compiled the file already.
     ``instantiate``: template kernels to instantiate in the compiled unit (``gemm<128,128,8>``).
-    ``worker``: a second process for the compiled access model (pipeline.model_workers).
+    ``worker``: a second process for the compiled access model (evidence.model_workers).
     ``launches``: the project's :class:`~cudalens.project.resolve.LaunchTable` (default: this
     file's own launches). ``elsewhere``: kernels another analysed file defines (a ``.cu`` this unit
     includes): their compiled facts are reported with that file, once."""
@@ -69,7 +69,7 @@ def analyze_file(path: str | Path, *, block: Any = None,
     evals: dict[str, Any] = {}
     if compiled is not None:  # the access model on the compiled PTX; the source model stays the fallback
         mark("compiled model")
-        from cudalens.pipeline.compiled_access import compiled_access, sass_shared_widths
+        from cudalens.evidence.compiled_access import compiled_access, sass_shared_widths
 
         flags = tuple(build.nvcc_flags(str(path))) if build is not None else ()
         evals, access_notes = compiled_access(str(path), model, cc, compiler_defines(model, defines), flags,

@@ -42,7 +42,7 @@ class Loop:
     start: str | None  # expression text
     condition: str | None
     step: str | None
-    # trips per entry the compiled code ran (pipeline.compiled_figures), when known; None otherwise
+    # trips per entry the compiled code ran (evidence.compiled_figures), when known; None otherwise
     compiled_trips: float | None = None
 
 
@@ -98,9 +98,9 @@ class Access:
     mask_expr: Any = field(default=None, compare=False, repr=False)  # conditions guarding it, None: always
     loop_context: tuple[Any, ...] = field(default=(), compare=False, repr=False)  # (symbol, start, step, line)
     # which layer gave the figures above: "source" (this model) or "compiled-ptx" (the warp access
-    # model on the compiled code, where this model had none: pipeline.compiled_figures)
+    # model on the compiled code, where this model had none: evidence.compiled_figures)
     figures_from: str = "source"
-    # figures that hold over trials of parameters nobody gave (pipeline.compiled_figures): the lane
+    # figures that hold over trials of parameters nobody gave (evidence.compiled_figures): the lane
     # stride named by its parameter ("= height elements (height = 256..4096 tried)"), the low end of
     # a sectors range whose every value is a finding (``sectors_per_request`` is the high end), and
     # notes every message about the figures carries (edge warps of a bounds guard, ...)

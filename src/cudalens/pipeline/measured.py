@@ -173,7 +173,7 @@ def _measure(request: dict[str, Any], timeout_s: float) -> tuple[Any | None, str
 
 
 #: The program ncu profiles: this interpreter, launching the kernel once (see :func:`launch_main`).
-_DRIVER = ("import sys; sys.path.insert(0, {src!r}); from cudalens.pipeline.evidence import launch_main; "
+_DRIVER = ("import sys; sys.path.insert(0, {src!r}); from cudalens.pipeline.measured import launch_main; "
            "sys.exit(launch_main(sys.argv[1:]))")
 
 
@@ -236,7 +236,7 @@ def launch_once(request: Mapping[str, Any]) -> None:
     """
     import numpy as np
 
-    from cudalens.measure import cuda_util as cu
+    from cudalens.hardware import cuda_driver as cu
     from cudalens.measure.argspec import materialize, parse_args
 
     rng = np.random.default_rng(0)
