@@ -47,8 +47,9 @@ class Report:
 
     @property
     def notes(self) -> tuple[str, ...]:
-        """What could not be measured or read (no GPU, no ncu, ...), one line each."""
-        return tuple(self.evidence.notes) if self.evidence is not None else ()
+        """What limited the analysis as a whole (the project's launch resolution stopped) and what
+        could not be measured or read (no GPU, no ncu, ...), one line each."""
+        return (*getattr(self.analysis, "notes", ()), *(self.evidence.notes if self.evidence is not None else ()))
 
     def at_or_above(self, priority: str | Priority) -> list[Finding]:
         """The findings at ``priority`` or above ("high", "medium", ...)."""

@@ -204,7 +204,7 @@ def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | No
         from cudalens.rules.registry import rules_reading
 
         log = to_sarif([finding_from_dict(f) for f in merged["findings"]], rules_reading(ANALYSIS_LAYERS),
-                       failures=result.source_only)
+                       failures=result.source_only, notes=result.notes)
         log["runs"][0].setdefault("properties", {})["suppressed"] = dict(merged.get("suppressed") or {})
         text = json.dumps(log, indent=2)
         _write(output, text + "\n") if output else click.echo(text)

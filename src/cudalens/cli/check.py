@@ -138,8 +138,8 @@ def register(group: click.Group) -> None:
                            min_impact=min_impact, write_baseline=write_baseline, instantiate=instantiate,
                            progress=progress, file_limits=_limits(deadline, memory_cap), cache=result_cache(no_cache))
         result, triaged = report.analysis, Triaged((), dict(report.suppressed))
-        for warning in report.warnings:
-            click.echo(printable(f"cudalens: warning: {warning}"), err=True)
+        for line in (*(f"warning: {w}" for w in report.warnings), *report.notes):
+            click.echo(printable(f"cudalens: {line}"), err=True)
         text = render(result, triaged, "statistics" if statistics else fmt, show_all, show_source)
         if output:
             from cudalens.textio import write_atomic
@@ -223,7 +223,7 @@ def render(result, triaged, fmt: str, show_all: bool = True, show_source: bool =
         from cudalens.rules.layers import STATIC_LAYERS
         from cudalens.rules.registry import rules_reading
 
-        log = to_sarif(result.findings, rules_reading(STATIC_LAYERS), failures=result.source_only)
+        log = to_sarif(result.findings, rules_reading(STATIC_LAYERS), failures=result.source_only, notes=result.notes)
         log["runs"][0].setdefault("properties", {})["suppressed"] = dict(triaged.suppressed)
         return json.dumps(log, indent=2)
     if fmt in ("concise", "github"):
