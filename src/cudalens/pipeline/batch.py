@@ -345,23 +345,23 @@ def _bounded_launch_table(paths: list[str], project: Any, build: Any, cache: Any
     the memory cap, as each file's analysis is). Stopped or failed, the table is empty and says why
     (``LaunchTable.partial``): each file is then analysed with the launches in its own file only, and
     every launch it reports carries that line in its notes."""
-    from cudalens.errors import what_failed
-    from cudalens.pipeline.isolated import Stopped, mark, run_limited
+    from types import MappingProxyType
+
+    from cudalens.pipeline.isolated import Stopped, mark, run_one
     from cudalens.project.resolve import LaunchTable
 
-    def resolve(_label: str) -> tuple[dict[Any, Any], str | None]:
+    def resolve() -> tuple[dict[Any, Any], str | None]:
         mark("resolve")
         table = _launch_table(paths, project, build, cache)
         return dict(table.sites), table.root  # (a MappingProxyType does not pickle)
 
-    got = run_limited([RESOLUTION], resolve, limits)[RESOLUTION]
-    if isinstance(got, tuple):
-        from types import MappingProxyType
-
-        return LaunchTable(MappingProxyType(got[0]), got[1])
-    why = str(got) if isinstance(got, Stopped) else f"{RESOLUTION} failed ({what_failed(got)})"
-    root = getattr(project, "root", None)
-    return LaunchTable(root=root, partial=f"{why}; each file is analysed with the launches in its own file only")
+    try:
+        sites, root = run_one(resolve, RESOLUTION, limits)
+    except Exception as exc:  # noqa: BLE001 - whatever stopped it, the files are analysed, and the report says why
+        why = str(exc) if isinstance(exc, Stopped) else f"{RESOLUTION} failed ({what_failed(exc)})"
+        return LaunchTable(root=getattr(project, "root", None),
+                           partial=f"{why}; each file is analysed with the launches in its own file only")
+    return LaunchTable(MappingProxyType(sites), root)
 
 
 def _instantiations(paths: list[str], instantiate: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
