@@ -47,8 +47,9 @@ def analyze_files(paths: list[str], *, block: Any, defines: Mapping[str, Any], c
                   file_limits: Any = None, project: Any = None,
                   cache: Any = None) -> tuple[list[Any], list[tuple[str, str]], tuple[str, ...]]:
     """(FileAnalysis per analysable file, [(path, reason)] of the others, one line for each limit the
-    analysis as a whole met: the project's launch resolution stopped, see :func:`_bounded_launch_table`). ``instantiate``: template
-    kernels each compiled unit instantiates; one the compiler rejects is an InputError naming it.
+    analysis as a whole met: the project's launch resolution stopped, see :func:`_bounded_launch_table`).
+    ``instantiate``: template kernels each compiled unit instantiates; one the compiler rejects is an
+    InputError naming it.
     ``file_limits``: a :class:`cudalens.pipeline.isolated.FileLimits`: each file's whole analysis in a
     worker process stopped at its deadline or memory cap (see :func:`_analyze_isolated`); the
     project's launch resolution runs in one under the same limits.
