@@ -48,6 +48,8 @@ def analyze_file(path: str | Path, *, block: Any = None,
     budget = Budget()  # one time and memory budget for the file's front end and models
     mark("parse")
     parsed = parse_file(path, predefined, budget, forced_macros(build, path))
+    if launches is not None and launches.partial:  # the project's resolution stopped: this file's own
+        launches = launches.own_file(parsed)
     mark("model")
     model = analyze_model(parsed, block=block, defines=defines, budget=budget, launches=launches)
     notes: list[str] = []

@@ -74,6 +74,13 @@ class LaunchTable:
     # (kernel name, real path of its definition) -> its launch sites
     sites: Mapping[tuple[str, str], tuple[ResolvedLaunch, ...]] = field(default_factory=lambda: MappingProxyType({}))
     root: str | None = None
+    # why the table holds one file's launches, not the project's (its resolution stopped at a limit):
+    # every launch it resolves carries this line in its notes
+    partial: str | None = None
+
+    def own_file(self, model: SourceModel) -> LaunchTable:
+        """For a partial table: the launches in ``model``'s own file, still saying why."""
+        return dataclasses.replace(resolve_models([model], self.root), partial=self.partial)
 
     def _site_file(self, r: ResolvedLaunch) -> str:
         path = (r.site or "").rsplit(":", 1)[0]
@@ -112,7 +119,8 @@ class LaunchTable:
         params = tuple((n, v) for n, v in launch.params if n not in given) + tuple(given.items())
         return ResolvedLaunch(kernel.name, "user" if own is not None else launch.origin, launch.site,
                               own or launch.block, launch.grid, launch.dynamic_smem, params, launch.template_args,
-                              launch.assumption if own is None else None, launch.via, launch.notes)
+                              launch.assumption if own is None else None, launch.via,
+                              (*launch.notes, *((self.partial,) if self.partial else ())))
 
     def _params(self, kernel: Kernel, chosen: ResolvedLaunch,
                 sites: tuple[ResolvedLaunch, ...]) -> tuple[tuple[tuple[str, Any], ...], list[str]]:

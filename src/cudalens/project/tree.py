@@ -24,7 +24,7 @@ from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 
-from cudalens.errors import InputError
+from cudalens.source.parse import source_text  # noqa: F401 - the guarded reader, re-exported here
 
 SOURCE_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c")
 HEADER_SUFFIXES = (".cuh", ".h", ".hpp", ".hh", ".hxx", ".inl", ".inc")
@@ -126,19 +126,6 @@ def _walk(folder: Path):
         for f in sorted(filenames):
             if f.endswith(SOURCE_SUFFIXES + HEADER_SUFFIXES) and not f.startswith("."):
                 yield os.path.join(dirpath, f)
-
-
-def source_text(path: str | Path) -> str:
-    """The text of a regular source file of at most the size limit; "" for anything else (a FIFO
-    or device named like a source would block the whole project's resolution)."""
-    from cudalens.source.parse import read_source, source_problem
-
-    if source_problem(path) is not None:
-        return ""
-    try:
-        return read_source(Path(path)).decode("utf-8", errors="replace")
-    except (OSError, InputError):
-        return ""
 
 
 def load_project(start: str | Path, named: bool = False, build_dir: str | None = None) -> Project:
