@@ -86,3 +86,33 @@ def test_part_of_a_helper_placed_at_its_call_gives_the_range_of_its_instructions
     assert call.reason.startswith("ptxas placed part of the inlined code of h.cuh:44 here")
     outside = {**counters, ("k", "k.cu", 121, "shared", "load"): _counter(121, "shared", "load", 6.0)}
     assert next(c for c in check_lines([helper], outside, "k") if c.line == 121).agree is False
+
+
+def test_a_helper_inlined_at_several_calls_gives_each_call_its_own_range():
+    # the comparator inlined at two calls (lines 68 and 78): its figure averages both, so it is not
+    # a candidate for either call as a whole; the part ptxas placed at one call lies between the
+    # figures of that call's instructions (site_bounds), read through ``spread``
+    helper = _pred(44, "shared load wavefronts/request", file="h.cuh", value=1.5, nway=1.5, requests=20,
+                   call_sites=(("k.cu", 68), ("k.cu", 78)),
+                   site_bounds=(("k.cu", 68, 1.0, 1.0, 1.0, 1.0), ("k.cu", 78, 2.0, 2.0, 2.0, 2.0)))
+    counters = {("k", "k.cu", 68, "shared", "load"): _counter(68, "shared", "load", 1.0),
+                ("k", "k.cu", 78, "shared", "load"): _counter(78, "shared", "load", 2.0)}
+    without = check_lines([], counters, "k")
+    assert all(c.predicted is None and c.low is None for c in without)
+    rows = {c.line: c for c in check_lines([], counters, "k", spread=[helper])}
+    assert (rows[68].low, rows[68].high, rows[68].agree) == (1.0, 1.0, True)
+    assert (rows[78].low, rows[78].high, rows[78].agree) == (2.0, 2.0, True)
+    far = {**counters, ("k", "k.cu", 68, "shared", "load"): _counter(68, "shared", "load", 3.0)}
+    assert next(c for c in check_lines([], far, "k", spread=[helper]) if c.line == 68).agree is False
+
+
+def test_part_of_a_data_dependent_helper_placed_at_its_call_keeps_its_range():
+    # a comparator's swap runs under a branch on the loaded keys: its own figure is a range, and so
+    # is the part ptxas placed at the call (its evaluated instructions alone would say 1..2)
+    swap = _pred(46, "shared store wavefronts/request", file="h.cuh", value=None, low=0.0, high=1.6, nway_low=0.0,
+                 nway_high=1.6, requests=10, reason="data-dependent: a range, as it runs under a branch (line 44)",
+                 call_sites=(("k.cu", 132),), site_bounds=(("k.cu", 132, 1.0, 2.0, 1.0, 2.0),))
+    counters = {("k", "k.cu", 132, "shared", "store"): _counter(132, "shared", "store", 0.0),
+                ("k", "h.cuh", 46, "shared", "store"): _counter(46, "shared", "store", 0.8, file="h.cuh")}
+    call = next(c for c in check_lines([swap], counters, "k") if c.line == 132)
+    assert (call.low, call.high, call.agree) == (0.0, 2.0, True) and "data-dependent ranges" in call.reason
