@@ -116,3 +116,21 @@ def test_part_of_a_data_dependent_helper_placed_at_its_call_keeps_its_range():
                 ("k", "h.cuh", 46, "shared", "store"): _counter(46, "shared", "store", 0.8, file="h.cuh")}
     call = next(c for c in check_lines([swap], counters, "k") if c.line == 132)
     assert (call.low, call.high, call.agree) == (0.0, 2.0, True) and "data-dependent ranges" in call.reason
+
+
+def test_a_ratio_to_the_ideal_is_not_made_from_a_helper_of_several_calls():
+    # __stcs inlined at three calls: a predicated store (one lane) is compared as sectors over ideal
+    # sectors, but the helper's ideal averages its calls, so the part placed at one call gets no ratio
+    stcs = _pred(495, "global store sectors/request", file="sm_32_intrinsics.hpp", value=3.0, ideal=3.0,
+                 requests=30, call_sites=(("k.cu", 204), ("k.cu", 216), ("k.cu", 226)),
+                 site_bounds=(("k.cu", 204, 1.0, 1.0, None, None), ("k.cu", 216, 1.0, 1.0, None, None),
+                              ("k.cu", 226, 4.0, 4.0, None, None)))
+    pred_store = LineCounter("k", "k.cu", 204, "global", "store", executed=64.0, instructions=1,
+                             sectors_per_request=0.5, ideal_sectors_per_request=0.5, nway=None, threads=0.5,
+                             predicated=True, sectors_per_ideal=1.0)
+    plain = _counter(226, "global", "store", 4.0)
+    rows = {c.line: c for c in check_lines([], {("k", "k.cu", 204, "global", "store"): pred_store,
+                                                 ("k", "k.cu", 226, "global", "store"): plain}, "k", spread=[stcs])}
+    assert rows[204].quantity.endswith("sectors/ideal") and rows[204].predicted is None and rows[204].low is None
+    assert "no ratio" in rows[204].reason
+    assert (rows[226].low, rows[226].high, rows[226].agree) == (4.0, 4.0, True)

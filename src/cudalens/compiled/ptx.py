@@ -164,7 +164,7 @@ class PtxSource:
         while i < n:
             line = lines[i].split("//", 1)[0]
             s = line.strip()
-            fm = _FILE_RE.match(line)
+            fm = _FILE_RE.match(lines[i])  # before the comment cut: a path may hold "//" (nvcc's "bin/..//include")
             if fm:
                 self.files[int(fm.group(1))] = fm.group(2)
                 i += 1

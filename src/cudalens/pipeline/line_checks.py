@@ -128,7 +128,7 @@ def _header_checks(counters: Any, kernel: str, path: str, preds: Sequence[Any], 
     from cudalens.compiled.ptx import is_system_file
     from cudalens.profile.ncu_source import check_lines
 
-    headers = {p.file for p in preds if _real(p.file) != _real(path) and not is_system_file(p.file)}
+    headers = {p.file for p in preds if p.file and _real(p.file) != _real(path) and not is_system_file(p.file)}
     if not headers:
         return []
     counts = {**_header_counters(counters, kernel, path, preds, analysis), **mine}

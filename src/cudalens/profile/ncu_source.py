@@ -298,7 +298,11 @@ def _part_placed(by_key: Mapping[tuple[str, int, str, str], Any], file: str, lin
     where = ", ".join(sorted({f"{Path(p.file).name}:{p.line}" for p, _b in cands}))
     reason = (f"ptxas placed part of the inlined code of {where} here: the figure lies between those "
               f"instructions' figures" + (" and their data-dependent ranges" if ranged else ""))
+    several = {id(p) for p in spread} & {id(p) for p, _b in cands}
+    if several:  # the helper's ideal averages all its calls: no ratio to this call's ideal
+        reason += " (sectors per request; their ideal differs between the helper's calls, so no ratio to it)"
     return replace(cands[0][0], value=None, low=lo, high=hi, nway=None, nway_predicated=None,
+                   ideal=None if several else cands[0][0].ideal,
                    nway_low=min((w[0] for w in ways), default=None), nway_high=max((w[1] for w in ways), default=None),
                    reason=reason), ""
 
