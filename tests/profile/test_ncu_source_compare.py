@@ -132,5 +132,18 @@ def test_a_ratio_to_the_ideal_is_not_made_from_a_helper_of_several_calls():
     rows = {c.line: c for c in check_lines([], {("k", "k.cu", 204, "global", "store"): pred_store,
                                                  ("k", "k.cu", 226, "global", "store"): plain}, "k", spread=[stcs])}
     assert rows[204].quantity.endswith("sectors/ideal") and rows[204].predicted is None and rows[204].low is None
-    assert "no ratio" in rows[204].reason
+    assert rows[204].reason.startswith("no ratio to the ideal sectors")
     assert (rows[226].low, rows[226].high, rows[226].agree) == (4.0, 4.0, True)
+
+
+def test_part_of_a_helper_whose_figure_varies_with_parameters_is_not_established():
+    # the instructions' figures at the call are those of one parameter trial, not of the launch
+    conv = _pred(112, "global load sectors/request", file="cuda_bf16.hpp", value=None, low=8.0, high=32.0,
+                 requests=10, reason="varies with parameters nobody gave", call_sites=(("k.cu", 134),),
+                 site_bounds=(("k.cu", 134, 11.3, 28.6, None, None),))
+    counters = {("k", "k.cu", 134, "global", "load"): _counter(134, "global", "load", 32.0),
+                ("k", "cuda_bf16.hpp", 112, "global", "load"): _counter(112, "global", "load", 20.0,
+                                                                       file="cuda_bf16.hpp")}
+    call = next(c for c in check_lines([conv], counters, "k") if c.line == 134)
+    assert call.predicted is None and call.low is None and call.agree is None
+    assert "varies with parameters nobody gave" in call.reason

@@ -280,7 +280,9 @@ def _part_placed(by_key: Mapping[tuple[str, int, str, str], Any], file: str, lin
                  op: str, spread: Iterable[Any] = ()) -> tuple[Any, str]:
     """An inlined helper whose lines have SASS of their own, and part of it placed at this call:
     the range between the lowest and the highest figure of one of its instructions called from
-    here (the measured line averages some of them); when the helper's figure is null, its reason."""
+    here (the measured line averages some of them), widened by the helper's own range where that is
+    data-dependent; when the helper's figure is null, or varies with the parameters (the instructions'
+    figures are one trial's), its reason."""
     preds = [*by_key.items(), *(((p.file, p.line, *p.quantity.split()[:2]), p) for p in spread)]
     cands = [(p, b) for (f, ln, s, o), p in preds if (s, o) == (space, op)
              for b in getattr(p, "site_bounds", ()) if (b[0], b[1]) == (file, line)]
@@ -289,6 +291,12 @@ def _part_placed(by_key: Mapping[tuple[str, int, str, str], Any], file: str, lin
     nulls = [p for p, _b in cands if p.value is None and p.low is None]
     if nulls:  # what the helper's figure depends on, the part placed here depends on too
         return _combine(nulls), f"ptxas placed part of the inlined code of {Path(nulls[0].file).name}:{nulls[0].line} here: "
+    varying = [p for p, _b in cands if p.value is None and p.reason.startswith("varies with parameters")]
+    if varying:  # the instructions' figures are those of one trial, not of the launch measured
+        v = varying[0]
+        return replace(v, value=None, low=None, high=None, nway=None, nway_low=None, nway_high=None,
+                       nway_predicated=None, reason=f"ptxas placed part of the inlined code of {Path(v.file).name}:"
+                       f"{v.line} here, whose figure varies with parameters nobody gave: not established"), ""
     lo, hi = min(b[2] for _p, b in cands), max(b[3] for _p, b in cands)
     ways = [(b[4], b[5]) for _p, b in cands if b[4] is not None]
     ranged = {id(p): p for p, _b in cands if p.value is None}.values()  # a data-dependent helper figure:
@@ -298,9 +306,7 @@ def _part_placed(by_key: Mapping[tuple[str, int, str, str], Any], file: str, lin
     where = ", ".join(sorted({f"{Path(p.file).name}:{p.line}" for p, _b in cands}))
     reason = (f"ptxas placed part of the inlined code of {where} here: the figure lies between those "
               f"instructions' figures" + (" and their data-dependent ranges" if ranged else ""))
-    several = {id(p) for p in spread} & {id(p) for p, _b in cands}
-    if several:  # the helper's ideal averages all its calls: no ratio to this call's ideal
-        reason += " (sectors per request; their ideal differs between the helper's calls, so no ratio to it)"
+    several = {id(p) for p in spread} & {id(p) for p, _b in cands}  # its ideal averages all its calls
     return replace(cands[0][0], value=None, low=lo, high=hi, nway=None, nway_predicated=None,
                    ideal=None if several else cands[0][0].ideal,
                    nway_low=min((w[0] for w in ways), default=None), nway_high=max((w[1] for w in ways), default=None),
@@ -375,8 +381,10 @@ def check_lines(predictions: Iterable[Any], counters: Mapping[tuple[str, str, in
             out.append(LineCheck(k, file, line, q, None, meas, ok, p.layer, note + p.reason, c.executed, low, high))
             continue
         if pred is None:
-            out.append(LineCheck(k, file, line, q, None, meas, None, p.layer, note + (p.reason or "not established"),
-                                 c.executed))
+            why = p.reason or "not established"
+            if unit == "sectors/ideal" and not p.ideal and p.low is not None:  # a part of a helper of several calls
+                why = f"no ratio to the ideal sectors of this call's instructions ({why}, per request)"
+            out.append(LineCheck(k, file, line, q, None, meas, None, p.layer, note + why, c.executed))
             continue
         out.append(LineCheck(k, file, line, q, pred, meas, agrees(pred, meas), p.layer, note.rstrip(": "), c.executed))
     return out
