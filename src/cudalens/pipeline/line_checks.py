@@ -7,6 +7,10 @@ space, op) and compares them with the compiled access model's per-line predictio
 check is run for an analysis, from an imported CSV or from a launch profiled by ``--counters=run``,
 and each disagreement becomes one V1 finding naming the line.
 
+The lines compared are those of each analyzed file and, for an imported page, those of the
+project's headers its kernels inline (``_header_checks``: per kernel, the header line's figure over
+that kernel's instructions of the line, as the kernel's page sums them), reported with the header.
+
 For a profiled ``--run`` launch the compiled model is evaluated again at that launch's block, grid
 and scalar arguments, so prediction and counters describe the same launch. For an imported CSV
 the analysis' own evaluations are used (its launch: the launch site, ``--block``, ``--define``).
