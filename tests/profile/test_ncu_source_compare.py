@@ -147,3 +147,24 @@ def test_part_of_a_helper_whose_figure_varies_with_parameters_is_not_established
     call = next(c for c in check_lines([conv], counters, "k") if c.line == 134)
     assert call.predicted is None and call.low is None and call.agree is None
     assert "varies with parameters nobody gave" in call.reason
+
+
+def test_a_load_of_an_atomic_compare_and_swap_loop_says_so():
+    # llm.c's atomicAdd(&shared_float[i], x) on the H100: LDS, FADD, ATOMS.CAST.SPIN, retry; the PTX
+    # has only the atomic, which the model does not evaluate (rows in the shape of the real page)
+    from cudalens.profile.ncu_source import line_counters, parse_source_csv
+
+    header = '"Line No","Source","Address","Source","Instructions Executed","Address Space","L1 Conflicts Shared N-Way"'
+    page = "\n".join(['"File Path","/p/k.cu"', '"Function Name","_Z1kPf"', header,
+                      '"241","  atomicAdd(&s[i], x);","","","","",""',
+                      '"","","0x0100","LDS R10, [R17]","4096","Shared","1"',
+                      '"","","0x0110","FADD R11, R20, R10","4096","-","0"',
+                      '"","","0x0120","ATOMS.CAST.SPIN R11, [R17], R10, R11","4096","Shared","2"',
+                      '"242","  s[i] = 0;","","","","",""',
+                      '"","","0x0130","LDS R12, [R18]","4096","Shared","1"'])
+    counters = line_counters(parse_source_csv(page))
+    assert counters[("_Z1kPf", "/p/k.cu", 241, "shared", "load")].atomic
+    assert not counters[("_Z1kPf", "/p/k.cu", 242, "shared", "load")].atomic
+    rows = {c.line: c for c in check_lines([], counters, "_Z1kPf")}
+    assert "expanded an atomic" in rows[241].reason and rows[241].predicted is None
+    assert rows[242].reason.startswith("not a data dependence: no PTX instruction")

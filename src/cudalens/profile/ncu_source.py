@@ -125,6 +125,16 @@ def sass_class(row: SassRow) -> tuple[str, str] | None:
     return None
 
 
+def _atomic_space(row: SassRow) -> str:
+    """The space (shared, global) of an atomic or reduction SASS instruction; "" for others."""
+    op = row.opcode.split(".")[0]
+    if op == "ATOMS":
+        return "shared"
+    if op in ("ATOMG", "RED", "REDG") or (op == "ATOM" and row.space == "Global"):
+        return "global"
+    return "shared" if op == "ATOM" and row.space == "Shared" else ""
+
+
 @dataclass(frozen=True)
 class LineCounter:
     kernel: str
@@ -140,12 +150,15 @@ class LineCounter:
     threads: float | None
     predicated: bool = False  # some SASS instruction of the class on the line carries a predicate (@P)
     sectors_per_ideal: float | None = None  # global: sectors over ideal sectors (ratio of sums)
+    atomic: bool = False  # the line also holds an atomic of the space (ptxas may expand one into a load + CAS loop)
 
 
 def line_counters(rows: Iterable[SassRow]) -> dict[tuple[str, str, int, str, str], LineCounter]:
     """Per (kernel, file, line, space, op): the line's memory instructions' counters summed."""
     acc: dict[tuple[str, str, int, str, str], dict[str, Any]] = {}
     seen: set[tuple[str, str]] = set()
+    rows = tuple(rows)
+    atomics = {(r.kernel, r.file or "", r.line, _atomic_space(r)) for r in rows if _atomic_space(r)}
     for r in rows:
         cls = sass_class(r)
         if cls is None or r.line is None or (r.kernel, r.address) in seen:
@@ -169,7 +182,8 @@ def line_counters(rows: Iterable[SassRow]) -> dict[tuple[str, str, int, str, str
                                ideal_sectors_per_request=round(a["ideal"] / ex, 4) if ex and glob else None,
                                nway=round(a["nway"] / ex, 4) if ex and not glob else None,
                                threads=round(a["thr"] / ex, 3) if ex else None, predicated=a["pred"],
-                               sectors_per_ideal=round(a["sec"] / a["ideal"], 4) if glob and a["ideal"] else None)
+                               sectors_per_ideal=round(a["sec"] / a["ideal"], 4) if glob and a["ideal"] else None,
+                               atomic=key[:4] in atomics)
     return out
 
 
@@ -369,6 +383,11 @@ def check_lines(predictions: Iterable[Any], counters: Mapping[tuple[str, str, in
         note = ""
         if p is None:
             p, note = _placed_here(by_key, has_sass, missing, file, line, space, op, unit, spread)
+        if p is None and c.atomic and op == "load":
+            out.append(LineCheck(k, file, line, q, None, meas, None, "", "not a data dependence: ptxas expanded an atomic "
+                                 "on this line into a load and a compare-and-swap loop; the model does not evaluate "
+                                 "atomics", c.executed))
+            continue
         if p is None:
             out.append(LineCheck(k, file, line, q, None, meas, None, "", "not a data dependence: no PTX instruction of "
                                  "this class on this line of the kernel (ptxas placed SASS here that the PTX has "
