@@ -106,3 +106,10 @@ def test_the_unit_compiles_with_the_default_targets_define(tmp_path, monkeypatch
     kernel = next(k for k in d["kernels"] if k["name"] == "scale")
     assert kernel["block"] == [16, 1, 1]  # BLOCK from the default target's recipe
     assert Path(f["path"]).name == "gauss.cu"
+
+
+def test_a_first_target_that_compiles_nothing_gives_way_to_all():
+    text = "help:\n\t@echo 'make all'\nall: prog\nprog: p.cu\n\tnvcc -DTILE=32 p.cu -o prog\nfast:\n\tnvcc -DFAST p.cu\n"
+    built = default_build_text(text)
+    assert "-DTILE=32" in built and "-DFAST" not in built
+    assert "-DFIRST" in default_build_text("first:\n\tnvcc -DFIRST p.cu\nall:\n\tnvcc -DALL p.cu\n")  # make's rule

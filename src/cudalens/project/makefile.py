@@ -106,7 +106,8 @@ def _suffix_target(t: str) -> str | None:
 
 
 def default_build_text(text: str) -> str:
-    """The recipes the default goal runs, variables substituted (see the module docstring)."""
+    """The recipes the default goal runs, variables substituted (see the module docstring); where
+    those compile nothing (a ``help`` or ``clean`` target written first), those of ``all``."""
     variables, rules = parse(text)
     goal = default_goal(variables, rules)
     if goal is None:
@@ -120,6 +121,17 @@ def default_build_text(text: str) -> str:
                 patterns.append(rule)
             else:
                 explicit.setdefault(t, []).append(rule)
+    out = _recipes(goal, explicit, patterns, variables)
+    if goal != "all" and "all" in explicit and not _COMPILES.search(out):
+        out = _recipes("all", explicit, patterns, variables)
+    return out
+
+
+_COMPILES = re.compile(r"nvcc|\.cu\b|\bclang|\+\+|\bgcc\b|\$[({](?:N?VCC|CC|CXX|CUDACXX)[)}]", re.IGNORECASE)
+
+
+def _recipes(goal: str, explicit: Mapping[str, list[Rule]], patterns: list[Rule], variables: Mapping[str, str]) -> str:
+    """The recipe lines that building ``goal`` runs, variables substituted."""
     chunks: list[str] = []
     seen: set[str] = set()
     todo = [goal]
