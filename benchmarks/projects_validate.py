@@ -164,7 +164,8 @@ def program_rows(prog: dict[str, Any], run_dir: Path, src: Path, work: Path, ext
             if base_name not in kernels:
                 why = "kernel not among the analyzed units' kernels (defined in a file the unit includes, or not found)"
             elif Path(b.file).name not in analyzed:
-                why = "line of a file the analyzed unit includes (only the analyzed file's lines are compared)"
+                why = ("line of a file the analyzed unit includes, with no comparison from the analysis (no "
+                       "prediction of the kernel names that file)")
             elif kernels[base_name].get("compile_error"):
                 why = ("the unit did not compile for the analysis (source-only: no line figures): "
                        + kernels[base_name]["compile_error"][-90:])
