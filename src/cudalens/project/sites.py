@@ -19,6 +19,7 @@ become a :class:`~cudalens.project.launches.ValueRange` with the condition.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -56,7 +57,8 @@ def _scope(model: SourceModel) -> Any:
     return FileScope.build(root, dict(model.defines), list(_functions(root))), list(_functions(root))
 
 
-Callers = Mapping[str, list[tuple[Any, ...]]]  # host function -> the values each call passes, by position
+# (file, host function) -> the values each call passes, by position
+Callers = Mapping[tuple[str, str], list[tuple[Any, ...]]]
 _MAYBE = ("<<", "cudaLaunch", "cuLaunchKernel", ".func")
 
 
@@ -98,8 +100,27 @@ def launchers(model: SourceModel) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def call_values(model: SourceModel, wanted: Mapping[str, tuple[str, ...]]) -> dict[str, list[tuple[Any, ...]]]:
-    """The values each call in ``model``'s host code of a function in ``wanted`` passes."""
+def host_calls(model: SourceModel) -> dict[str, tuple[tuple[str, ...], set[str]]]:
+    """Host functions of ``model``: name -> (their parameter names, the names of the functions they call)."""
+    from cudalens.source.declarations import params
+
+    if model.tree is None:
+        return {}
+    out = {}
+    for fn, body in _host_bodies(model):
+        called = {syn.call_name(c) for c in _iter(body) if c.type == "call_expression" and not syn.is_launch(c)}
+        out[syn.function_name(fn) or ""] = (tuple(p.name for p in params(fn)), called)
+    return out
+
+
+def call_values(model: SourceModel, wanted: Mapping[str, tuple[str, ...]],
+                callers: Callers | None = None) -> dict[str, list[tuple[Any, ...]]]:
+    """The values each call in ``model``'s host code of a function in ``wanted`` passes: one tuple
+    per call, per iteration of the loops around it that give its arguments their values
+    (:func:`~cudalens.source.host_loops.loop_choices`), and per distinct tuple the calling
+    function's own callers pass it (``callers``: a wrapper calling a wrapper)."""
+    from cudalens.source.declarations import params
+
     if model.tree is None or not any(name in model.text for name in wanted):
         return {}
     scope, functions = _scope(model)
@@ -108,12 +129,33 @@ def call_values(model: SourceModel, wanted: Mapping[str, tuple[str, ...]]) -> di
         body = fn.child_by_field_name("body")
         if body is None or "__global__" in quals:
             continue
-        env = None
-        for call in _iter(body):
-            if call.type == "call_expression" and not syn.is_launch(call) and syn.call_name(call) in wanted:
-                env = env or HostEnv(scope, body)
-                out.setdefault(syn.call_name(call), []).append(
-                    tuple(_scalar(env, a, _line(call)) for a in _args(call)))
+        calls = [c for c in _iter(body) if c.type == "call_expression" and not syn.is_launch(c)
+                 and syn.call_name(c) in wanted]
+        if not calls:
+            continue
+        for env in _envs(scope, body, tuple(p.name for p in params(fn)), (callers or {}).get((model.path, syn.function_name(fn)))):
+            for call in calls:
+                for e, _note in _iterations(env, call):
+                    out.setdefault(syn.call_name(call), []).append(
+                        tuple(_scalar(e, a, _line(call)) for a in _args(call)))
+    return {n: list(dict.fromkeys(v))[:MAX_CALLS] for n, v in out.items()}
+
+
+#: distinct argument tuples kept per called function, and evaluated per calling function
+MAX_CALLS = 16
+MAX_SEEDS = 8
+
+
+def _envs(scope: Any, body: Any, names: tuple[str, ...], calls: list[tuple[Any, ...]] | None) -> list[Any]:
+    """The host environments of a function: one per distinct tuple its callers pass (at most
+    :data:`MAX_SEEDS`), else one with its parameters unknown."""
+    if not calls:
+        return [HostEnv(scope, body)]
+    out = []
+    for call in list(dict.fromkeys(calls))[:MAX_SEEDS]:
+        env = HostEnv(scope, body)
+        _seed(env, names, [call])
+        out.append(env)
     return out
 
 
@@ -131,6 +173,17 @@ def _seed(env: Any, names: tuple[str, ...], calls: list[tuple[Any, ...]]) -> Non
         env.seed(values, inputs)
 
 
+def _iterations(env: Any, node: Any) -> list[tuple[Any, str]]:
+    """(environment, note) per iteration of the host loops that give ``node``'s values."""
+    from cudalens.source.host_loops import loop_choices
+
+    try:
+        choices = loop_choices(env, node)
+    except Exception:  # noqa: BLE001 - a loop the reader cannot follow gives one launch, as before
+        return [(env, "")]
+    return [(env.fixed(vals, since) if vals else env, note) for vals, note, since in choices]
+
+
 def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | None = None,
                 callers: Callers | None = None) -> list[ResolvedLaunch]:
     """Every launch in ``model``'s host code of a kernel among ``kernels`` (by name), resolved;
@@ -142,20 +195,21 @@ def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | N
         return []
     scope, _functions = _scope(model)
     where = os.path.relpath(model.path, root) if root and os.path.isabs(model.path) else model.path
-    out: dict[tuple[str, str | None], ResolvedLaunch] = {}
+    out: dict[tuple[Any, ...], ResolvedLaunch] = {}
     for fn, body in _host_bodies(model):
-        env = None
-        for node in _iter(body):
-            if not _is_site(node):
-                continue
-            if env is None:
-                env = HostEnv(scope, body)
-                name_ = syn.function_name(fn) or ""
-                if callers and callers.get(name_):
-                    _seed(env, tuple(p.name for p in params(fn)), callers[name_])
-            api = syn.call_name(node) if node.type == "call_expression" else ".func"
-            for r in _site(node, api, env, model, kernels, f"{where}:{_line(node)}"):
-                out.setdefault((r.kernel, r.site), r)  # a member of a local class is walked twice
+        nodes = [n for n in _iter(body) if _is_site(n)]
+        if not nodes:
+            continue
+        name_ = syn.function_name(fn) or ""
+        for env in _envs(scope, body, tuple(p.name for p in params(fn)), (callers or {}).get((model.path, name_))):
+            for node in nodes:
+                api = syn.call_name(node) if node.type == "call_expression" else ".func"
+                for e, note in _iterations(env, node):
+                    for r in _site(node, api, e, model, kernels, f"{where}:{_line(node)}"):
+                        if note:
+                            r = dataclasses.replace(r, notes=(*r.notes, note))
+                        # a member of a local class is walked twice; one site, one entry per distinct launch
+                        out.setdefault((r.kernel, r.site, r.block, r.grid, r.dynamic_smem, r.params), r)
     return list(out.values())
 
 

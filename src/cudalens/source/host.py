@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -70,6 +71,8 @@ class HostEnv:
         # then `if (argc > 1) n = atoi(argv[1]);`); :meth:`inputs` names what a value depends on.
         self.tainted: dict[str, str] = {}
         self._argv = _argv_names(body)
+        self.fixed_values: dict[str, int | float] = {}  # one iteration of the loops around a launch (fixed())
+        self.since = 0
         for n in _iter(body):
             if n.type == "assignment_expression":
                 left = n.child_by_field_name("left")
@@ -175,14 +178,29 @@ class HostEnv:
         """
         names = {_text(x) for x in _iter(node) if x.type == "identifier"}
         defs: dict[str, int] = {}
-        for _ln, name, _v in self.ints:
+        inside: dict[str, int] = {}  # in one loop iteration (fixed): the definitions inside the loop
+        fixed = self.fixed_values
+        for ln, name, _v in self.ints:
             defs[name] = defs.get(name, 0) + 1
-        if any(name in self.unsettled or defs.get(name, 0) > 1 for name in names):
+            if fixed and self.since <= ln <= line:
+                inside[name] = inside.get(name, 0) + 1
+        if any(name not in fixed and (name in self.unsettled or inside.get(name, defs.get(name, 0)) > 1)
+               for name in names):
             return None
         v = self.scope.const_value(node, self._values_before(line))
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             return None
         return v
+
+    def fixed(self, values: dict[str, int | float], since: int) -> HostEnv:
+        """A copy for one iteration of the loops around a launch (:func:`cudalens.source.host_loops.
+        loop_choices`): ``values`` hold wherever their names are defined, and host variables defined
+        once inside the loop (from line ``since``) are followed even where defined elsewhere too."""
+        out = copy.copy(self)
+        out.fixed_values = dict(values)
+        out.since = since
+        out._evaluated = None
+        return out
 
     def seed(self, values: dict[str, int | float], inputs: dict[str, str] | None = None) -> None:
         """Values of the function's parameters, as its callers pass them (``inputs``: those a
@@ -193,7 +211,7 @@ class HostEnv:
         self._evaluated = None
 
     def _values_before(self, line: int) -> dict[str, Any]:
-        vals: dict[str, Any] = dict(getattr(self, "seeded", {}))
+        vals: dict[str, Any] = {**getattr(self, "seeded", {}), **self.fixed_values}
         for ln, name, v in self._timeline():
             if ln > line:
                 break
@@ -207,12 +225,12 @@ class HostEnv:
         """Each definition's value in line order, evaluated once (each from those before it): a
         launch reads a prefix, so a host function with thousands of assignments stays linear."""
         if self._evaluated is None:
-            vals: dict[str, Any] = dict(getattr(self, "seeded", {}))
+            vals: dict[str, Any] = {**getattr(self, "seeded", {}), **self.fixed_values}
             out = []
             for ln, name, node in sorted(self.ints, key=lambda x: x[0]):
                 if node is None:
                     continue
-                v = self.scope.const_value(node, vals)
+                v = self.fixed_values[name] if name in self.fixed_values else self.scope.const_value(node, vals)
                 if v is None:
                     vals.pop(name, None)
                 else:
