@@ -1,0 +1,106 @@
+"""Every distinct launch of a kernel (issue #26): llm.c dev/cuda's mains loop over block sizes and
+pass their sizes down through a dispatch function to a launcher. The launch layer keeps one launch
+per block size, in program order, with the values main passes (V = 50257 reaches the kernel's C)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cudalens.project.resolve import resolve_models
+from cudalens.source.parse import parse_file
+
+KERNEL = """
+__global__ void rows(float *out, const float *in, int N, int C) {
+  const float *x = in + blockIdx.x * C;
+  for (int i = threadIdx.x; i < C; i += blockDim.x) out[blockIdx.x * C + i] = x[i];
+}
+"""
+
+WRAPPERS = KERNEL + """
+void rows1(float *out, const float *in, int N, int C, const int block_size) {
+  int grid_size = N;
+  rows<<<grid_size, block_size>>>(out, in, N, C);
+}
+
+void run(int kernel_num, float *out, const float *in, int N, int C, const int block_size) {
+  switch (kernel_num) {
+    case 1: rows1(out, in, N, C, block_size); break;
+  }
+}
+
+int main(int argc, char **argv) {
+  int B = 8, T = 1024, V = 50257;
+  float *d_out, *d_in;
+  int kernel_num = 1;
+  if (argc > 1) kernel_num = atoi(argv[1]);
+  int block_sizes[] = {32, 64, 128};
+  for (int j = 0; j < sizeof(block_sizes) / sizeof(int); j++) {
+    int block_size = block_sizes[j];
+    run(kernel_num, d_out, d_in, B * T, V, block_size);
+  }
+  for (int j = 0; j < sizeof(block_sizes) / sizeof(int); j++) {
+    int block_size = block_sizes[j];
+    run(kernel_num, d_out, d_in, B * T, V, block_size);
+  }
+  return 0;
+}
+"""
+
+COUNTED = KERNEL + """
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+int main() {
+  int n = 4096, c = 1000;
+  float *o, *i;
+  for (int bs = 64; bs <= 256; bs *= 2) {
+    rows<<<ceil_div(n, bs), bs>>>(o, i, n, c);
+  }
+  return 0;
+}
+"""
+
+
+def _table(tmp_path: Path, text: str):
+    f = tmp_path / "k.cu"
+    f.write_text(text)
+    model = parse_file(str(f), ())
+    return model, resolve_models([model], str(tmp_path))
+
+
+def test_loop_over_block_sizes_through_wrappers_gives_each_launch(tmp_path):
+    model, table = _table(tmp_path, WRAPPERS)
+    (k,) = model.kernels
+    launches = table.distinct(k)
+    assert [r.block for r in launches] == [(32, 1, 1), (64, 1, 1), (128, 1, 1)]
+    for r in launches:
+        assert r.grid == (8 * 1024, 1, 1)
+        assert dict(r.params) == {"N": 8 * 1024, "C": 50257}
+        assert r.site == "k.cu:9"
+    first = table.resolve(k)
+    assert first.block == (32, 1, 1)  # the first in program order: what ncu profiles first
+    assert any("(64, 1, 1), (128, 1, 1) at k.cu:9" in n for n in first.notes)
+
+
+def test_counted_loop_gives_each_launch_and_ceil_div_grids(tmp_path):
+    model, table = _table(tmp_path, COUNTED)
+    (k,) = model.kernels
+    got = [(r.block[0], r.grid[0]) for r in table.distinct(k)]
+    assert got == [(bs, -(-4096 // bs)) for bs in (64, 128, 256)]
+    assert all(dict(r.params)["C"] == 1000 for r in table.distinct(k))
+    assert any("bs = 64 (iteration 1 of 3 of the loop at line" in n for n in table.resolve(k).notes)
+
+
+def test_a_user_block_gives_one_launch(tmp_path):
+    model, table = _table(tmp_path, WRAPPERS)
+    (k,) = model.kernels
+    (only,) = table.distinct(k, block=(256, 1, 1))
+    assert only.block == (256, 1, 1) and only.origin == "user"
+
+
+def test_a_site_means_its_own_units_kernel_not_a_same_named_one_beside_it(tmp_path):
+    (tmp_path / "a.cu").write_text(KERNEL + "int main() { rows<<<4, 256>>>(0, 0, 4, 1024); return 0; }\n")
+    (tmp_path / "b.cu").write_text(WRAPPERS)
+    models = [parse_file(str(tmp_path / n), ()) for n in ("a.cu", "b.cu")]
+    table = resolve_models(models, str(tmp_path))
+    mine = next(k for k in models[1].kernels if k.name == "rows")
+    assert [r.site for r in table.distinct(mine)] == ["b.cu:9"] * 3
+    assert table.resolve(mine).block == (32, 1, 1)
