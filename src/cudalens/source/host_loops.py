@@ -49,7 +49,7 @@ def _const_array(name: str, fn: Any, env: Any) -> list[int | float] | None:
             if d is None or d.type != "array_declarator" or _declarator_name(d) != name or value is None \
                     or value.type != "initializer_list":
                 continue
-            vals = [env.scope.const_value(item) for item in value.named_children]
+            vals = [env.scope.const_value(item) for item in value.named_children if item.type != "comment"]
             if not vals or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in vals):
                 return None
             return vals  # type: ignore[return-value]
