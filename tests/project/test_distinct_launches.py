@@ -104,3 +104,24 @@ def test_a_site_means_its_own_units_kernel_not_a_same_named_one_beside_it(tmp_pa
     mine = next(k for k in models[1].kernels if k.name == "rows")
     assert [r.site for r in table.distinct(mine)] == ["b.cu:9"] * 3
     assert table.resolve(mine).block == (32, 1, 1)
+
+
+CONDITIONAL = KERNEL + """
+void launcher(float *o, const float *in, int n, int block_size) {
+  if (block_size == 1024) {
+    block_size = 512;  // this kernel's limit
+  }
+  rows<<<n / block_size, block_size>>>(o, in, n, 100);
+}
+int main() {
+  float *o, *in;
+  for (int bs = 256; bs <= 1024; bs *= 2) launcher(o, in, 1 << 20, bs);
+  return 0;
+}
+"""
+
+
+def test_an_assignment_under_an_if_applies_only_when_its_condition_holds(tmp_path):
+    model, table = _table(tmp_path, CONDITIONAL)
+    (k,) = model.kernels
+    assert [r.block[0] for r in table.distinct(k)] == [256, 512]  # 1024 becomes 512: the same launch

@@ -54,6 +54,26 @@ def _argv_names(body: Any) -> set[str]:
     return names
 
 
+def _guard(value: Any) -> tuple[Any, bool] | None:
+    """(condition, on the `then` side) of the innermost ``if`` around a definition's value, within
+    its function (a loop between them: None, the loop's own rules apply)."""
+    cur = value
+    while cur is not None and cur.parent is not None:
+        parent = cur.parent
+        if parent.type in ("function_definition", "for_statement", "while_statement", "do_statement"):
+            return None
+        if parent.type == "if_statement":
+            cond = parent.child_by_field_name("condition")
+            if cond is not None and cond.type == "condition_clause":
+                cond = cond.child_by_field_name("value") or (cond.named_children[0] if cond.named_children else None)
+            then = parent.child_by_field_name("consequence")
+            if cond is None or cur == parent.child_by_field_name("condition"):
+                return None
+            return cond, then is not None and cur == then
+        cur = parent
+    return None
+
+
 class HostEnv:
     """Constant integers and ``dim3`` locals of one host function, to size launch configurations."""
 
@@ -71,6 +91,8 @@ class HostEnv:
         # then `if (argc > 1) n = atoi(argv[1]);`); :meth:`inputs` names what a value depends on.
         self.tainted: dict[str, str] = {}
         self._argv = _argv_names(body)
+        # a definition inside an `if` (by its value node's id): the condition, and whether it is the `then` side
+        self.guards: dict[int, tuple[Any, bool]] = {}
         self.fixed_values: dict[str, int | float] = {}  # one iteration of the loops around a launch (fixed())
         self.since = 0
         for n in _iter(body):
@@ -126,6 +148,9 @@ class HostEnv:
         ref = self._argv_ref(value)
         if ref is None:
             self.ints.append((line, name, value))
+            guard = _guard(value)
+            if guard is not None:
+                self.guards[id(value)] = guard
             return
         self.tainted[name] = ref
         if value is not None and value.type == "conditional_expression":  # argc > 1 ? atoi(argv[1]) : 1024
@@ -230,6 +255,15 @@ class HostEnv:
             for ln, name, node in sorted(self.ints, key=lambda x: x[0]):
                 if node is None:
                     continue
+                guard = self.guards.get(id(node))
+                if guard is not None and name not in self.fixed_values:
+                    cond = self.scope.const_value(guard[0], vals)
+                    if cond is not None and bool(cond) != guard[1]:
+                        continue  # not taken with the values known here
+                    if cond is None:  # taken or not: the value after it is not known
+                        vals.pop(name, None)
+                        out.append((ln, name, None))
+                        continue
                 v = self.fixed_values[name] if name in self.fixed_values else self.scope.const_value(node, vals)
                 if v is None:
                     vals.pop(name, None)
