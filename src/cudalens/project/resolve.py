@@ -157,10 +157,16 @@ class LaunchTable:
             out.append((name, v))
             shown = f"{v.lo:g} ({v.condition})" if isinstance(v, ValueRange) else f"{v:g}"
             note = f"{name} = {shown} as passed by the launch at {_where(site)}"
-            differ = [_where(s) for s, w in passed if w != v]
+            differ: dict[str, list[str]] = {}
+            for s, w in passed:
+                if w != v:
+                    text = "an underivable value" if w is None else f"{number(w):g}"
+                    if text not in differ.setdefault(_where(s), []):
+                        differ[_where(s)].append(text)
             if differ:
-                note += (f"; the launch{'es' if len(differ) > 1 else ''} at {', '.join(differ)} "
-                         f"pass{'' if len(differ) > 1 else 'es'} another or an underivable value (not modelled)")
+                note += "; " + "; ".join(f"the launch at {where} {'also ' if where == _where(site) else ''}passes "
+                                         f"{', '.join(vals)}" for where, vals in differ.items()) + \
+                    " (the first is evaluated)"
             notes.append(note)
         return tuple(out), notes
 
@@ -246,20 +252,20 @@ def _callers(models: list[SourceModel]) -> dict[tuple[str, str], list[tuple[Any,
     which launches): the argument tuples its calls pass, each calling function evaluated once per
     tuple its own callers pass (:func:`cudalens.project.sites.call_values`), to :data:`WRAPPER_DEPTH`
     levels."""
-    from cudalens.project.sites import call_values, host_calls, launchers
+    from cudalens.project.sites import call_values, host_calls
 
-    wrappers: dict[str, tuple[str, ...]] = {}
-    for m in models:
-        wrappers.update({n: p for n, p in launchers(m).items() if n and n != "main"})
+    calls = [host_calls(m) for m in models]
+    wrappers = {n: p for c in calls for n, (p, _called, launches) in c.items() if launches and n and n != "main"}
     if not wrappers:
         return {}
-    calls = [host_calls(m) for m in models]
     for _ in range(WRAPPER_DEPTH):
-        grew = {n: p for c in calls for n, (p, called) in c.items()
+        grew = {n: p for c in calls for n, (p, called, _l) in c.items()
                 if n and n != "main" and n not in wrappers and called & wrappers.keys()}
         if not grew:
             break
         wrappers.update(grew)
+    # one round gives every call's values; more only where a wrapper calls a wrapper (its seeds change)
+    nested = any(n in wrappers and called & wrappers.keys() for c in calls for n, (_p, called, _l) in c.items())
     # a call in a file that defines the function means that one; else every other definition
     defined: dict[str, list[str]] = {}
     for m, c in zip(models, calls):
@@ -276,6 +282,8 @@ def _callers(models: list[SourceModel]) -> dict[tuple[str, str], list[tuple[Any,
         if new == callers:
             break
         callers = new
+        if not nested:
+            break
     return callers
 
 

@@ -86,30 +86,21 @@ def _is_site(n: Any) -> bool:
     return False
 
 
-def launchers(model: SourceModel) -> dict[str, tuple[str, ...]]:
-    """Host functions of ``model`` that launch a kernel: name -> their parameter names (a
-    wrapper ``run_pick(..., int fields)`` whose callers give the values its launch passes on)."""
-    from cudalens.source.declarations import params
-
-    if model.tree is None or not any(m in model.text for m in _MAYBE):
-        return {}
-    out = {}
-    for fn, body in _host_bodies(model):
-        if any(_is_site(c) for c in _iter(body)):
-            out[syn.function_name(fn) or ""] = tuple(p.name for p in params(fn))
-    return out
-
-
-def host_calls(model: SourceModel) -> dict[str, tuple[tuple[str, ...], set[str]]]:
-    """Host functions of ``model``: name -> (their parameter names, the names of the functions they call)."""
+def host_calls(model: SourceModel) -> dict[str, tuple[tuple[str, ...], set[str], bool]]:
+    """Host functions of ``model``: name -> (their parameter names, the names of the functions they
+    call, whether they launch a kernel)."""
     from cudalens.source.declarations import params
 
     if model.tree is None:
         return {}
     out = {}
     for fn, body in _host_bodies(model):
-        called = {syn.call_name(c) for c in _iter(body) if c.type == "call_expression" and not syn.is_launch(c)}
-        out[syn.function_name(fn) or ""] = (tuple(p.name for p in params(fn)), called)
+        called, launches = set(), False
+        for c in _iter(body):
+            launches = launches or _is_site(c)
+            if c.type == "call_expression" and not syn.is_launch(c):
+                called.add(syn.call_name(c))
+        out[syn.function_name(fn) or ""] = (tuple(p.name for p in params(fn)), called, launches)
     return out
 
 

@@ -158,10 +158,13 @@ def loop_choices(env: Any, node: Any) -> list[Choice]:
         fn = fn.parent
     if fn is None:
         return [({}, "", 0)]
+    loops = _enclosing_loops(node)
+    if not loops:
+        return [({}, "", 0)]
     reads = _reads(env, node)
     per_loop: list[list[tuple[dict[str, int | float], str]]] = []
     since = 0
-    for loop in _enclosing_loops(node):
+    for loop in loops:
         got = _loop_values(loop, fn, env)
         if got is None:
             continue
