@@ -125,3 +125,30 @@ def test_an_assignment_under_an_if_applies_only_when_its_condition_holds(tmp_pat
     model, table = _table(tmp_path, CONDITIONAL)
     (k,) = model.kernels
     assert [r.block[0] for r in table.distinct(k)] == [256, 512]  # 1024 becomes 512: the same launch
+
+
+OPTION = KERNEL + """
+void bench(float *o, const float *in, int n) {
+  rows<<<n / 256, 256>>>(o, in, n, n);
+}
+void shmoo(float *o, const float *in) {
+  for (int n = 1024; n <= 4096; n *= 2) bench(o, in, n);
+}
+int main(int argc, char **argv) {
+  float *o, *in;
+  bool sweep = argc > 1 && argv[1][0] == 's';
+  if (sweep) {
+    shmoo(o, in);
+  } else {
+    bench(o, in, 1 << 20);
+  }
+  return 0;
+}
+"""
+
+
+def test_launches_under_a_command_line_option_come_after_the_default_run(tmp_path):
+    model, table = _table(tmp_path, OPTION)
+    (k,) = model.kernels
+    assert [dict(r.params)["C"] for r in table.distinct(k)] == [1 << 20, 1024, 2048, 4096]
+    assert dict(table.resolve(k).params)["C"] == 1 << 20

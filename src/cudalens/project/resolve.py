@@ -246,13 +246,13 @@ def resolve_models(models: Iterable[SourceModel], root: str | None = None,
 WRAPPER_DEPTH = 4
 
 
-def _callers(models: list[SourceModel]) -> dict[tuple[str, str], list[tuple[Any, ...]]]:
+def _callers(models: list[SourceModel]) -> dict[tuple[str, str], list[tuple[tuple[Any, ...], bool]]]:
     """Per host function (its file's path, its name) that launches a kernel, directly or by calling such a function (``main``
     calls ``softmax_forward(k, ..., block_size)``, which calls ``softmax_forward1(..., block_size)``,
     which launches): the argument tuples its calls pass, each calling function evaluated once per
     tuple its own callers pass (:func:`cudalens.project.sites.call_values`), to :data:`WRAPPER_DEPTH`
     levels."""
-    from cudalens.project.sites import call_values, host_calls
+    from cudalens.project.chains import call_values, host_calls, ordered
 
     calls = [host_calls(m) for m in models]
     wrappers = {n: p for c in calls for n, (p, _called, launches) in c.items() if launches and n and n != "main"}
@@ -271,14 +271,14 @@ def _callers(models: list[SourceModel]) -> dict[tuple[str, str], list[tuple[Any,
     for m, c in zip(models, calls):
         for n in c:
             defined.setdefault(n, []).append(m.path)
-    callers: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
+    callers: dict[tuple[str, str], list[tuple[tuple[Any, ...], bool]]] = {}
     for _ in range(WRAPPER_DEPTH):
-        new: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
+        new: dict[tuple[str, str], list[tuple[tuple[Any, ...], bool]]] = {}
         for m, c in zip(models, calls):
             for n, got in call_values(m, wrappers, callers).items():
                 for target in ([m.path] if n in c else defined.get(n, [])):
                     new.setdefault((target, n), []).extend(got)
-        new = {n: list(dict.fromkeys(v)) for n, v in new.items()}
+        new = {n: ordered(v) for n, v in new.items()}
         if new == callers:
             break
         callers = new

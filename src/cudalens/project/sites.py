@@ -26,7 +26,6 @@ from typing import Any
 
 from cudalens.project.launches import Dim3, ResolvedLaunch, ValueRange
 from cudalens.source import syntax as syn
-from cudalens.source.host import HostEnv
 from cudalens.source.model import Kernel, SourceModel
 
 _LAUNCH_APIS = {"cudaLaunchKernel": "cudaLaunchKernel", "cudaLaunchCooperativeKernel": "cudaLaunchCooperativeKernel",
@@ -57,8 +56,8 @@ def _scope(model: SourceModel) -> Any:
     return FileScope.build(root, dict(model.defines), list(_functions(root))), list(_functions(root))
 
 
-# (file, host function) -> the values each call passes, by position
-Callers = Mapping[tuple[str, str], list[tuple[Any, ...]]]
+# (file, host function) -> the values each call passes, by position, and whether the call is optional
+Callers = Mapping[tuple[str, str], list[tuple[tuple[Any, ...], bool]]]
 _MAYBE = ("<<", "cudaLaunch", "cuLaunchKernel", ".func")
 
 
@@ -86,100 +85,12 @@ def _is_site(n: Any) -> bool:
     return False
 
 
-def host_calls(model: SourceModel) -> dict[str, tuple[tuple[str, ...], set[str], bool]]:
-    """Host functions of ``model``: name -> (their parameter names, the names of the functions they
-    call, whether they launch a kernel)."""
-    from cudalens.source.declarations import params
-
-    if model.tree is None:
-        return {}
-    out = {}
-    for fn, body in _host_bodies(model):
-        called, launches = set(), False
-        for c in _iter(body):
-            launches = launches or _is_site(c)
-            if c.type == "call_expression" and not syn.is_launch(c):
-                called.add(syn.call_name(c))
-        out[syn.function_name(fn) or ""] = (tuple(p.name for p in params(fn)), called, launches)
-    return out
-
-
-def call_values(model: SourceModel, wanted: Mapping[str, tuple[str, ...]],
-                callers: Callers | None = None) -> dict[str, list[tuple[Any, ...]]]:
-    """The values each call in ``model``'s host code of a function in ``wanted`` passes: one tuple
-    per call, per iteration of the loops around it that give its arguments their values
-    (:func:`~cudalens.source.host_loops.loop_choices`), and per distinct tuple the calling
-    function's own callers pass it (``callers``: a wrapper calling a wrapper)."""
-    from cudalens.source.declarations import params
-
-    if model.tree is None or not any(name in model.text for name in wanted):
-        return {}
-    scope, functions = _scope(model)
-    out: dict[str, list[tuple[Any, ...]]] = {}
-    for fn, quals, _t, _tp in functions:
-        body = fn.child_by_field_name("body")
-        if body is None or "__global__" in quals:
-            continue
-        calls = [c for c in _iter(body) if c.type == "call_expression" and not syn.is_launch(c)
-                 and syn.call_name(c) in wanted]
-        if not calls:
-            continue
-        for env in _envs(scope, body, tuple(p.name for p in params(fn)), (callers or {}).get((model.path, syn.function_name(fn)))):
-            for call in calls:
-                for e, _note in _iterations(env, call):
-                    out.setdefault(syn.call_name(call), []).append(
-                        tuple(_scalar(e, a, _line(call)) for a in _args(call)))
-    return {n: list(dict.fromkeys(v))[:MAX_CALLS] for n, v in out.items()}
-
-
-#: distinct argument tuples kept per called function, and evaluated per calling function
-MAX_CALLS = 16
-MAX_SEEDS = 8
-
-
-def _envs(scope: Any, body: Any, names: tuple[str, ...], calls: list[tuple[Any, ...]] | None) -> list[Any]:
-    """The host environments of a function: one per distinct tuple its callers pass (at most
-    :data:`MAX_SEEDS`), else one with its parameters unknown."""
-    if not calls:
-        return [HostEnv(scope, body)]
-    out = []
-    for call in list(dict.fromkeys(calls))[:MAX_SEEDS]:
-        env = HostEnv(scope, body)
-        _seed(env, names, [call])
-        out.append(env)
-    return out
-
-
-def _seed(env: Any, names: tuple[str, ...], calls: list[tuple[Any, ...]]) -> None:
-    values: dict[str, int | float] = {}
-    inputs: dict[str, str] = {}
-    for i, name in enumerate(names):
-        known = [c[i] for c in calls if i < len(c) and c[i] is not None]
-        if name and known:
-            v = known[0]
-            values[name] = v.lo if isinstance(v, ValueRange) else v
-            if isinstance(v, ValueRange):
-                inputs[name] = v.condition.split(";")[0].removeprefix("from ")
-    if values:
-        env.seed(values, inputs)
-
-
-def _iterations(env: Any, node: Any) -> list[tuple[Any, str]]:
-    """(environment, note) per iteration of the host loops that give ``node``'s values."""
-    from cudalens.source.host_loops import loop_choices
-
-    try:
-        choices = loop_choices(env, node)
-    except Exception:  # noqa: BLE001 - a loop the reader cannot follow gives one launch, as before
-        return [(env, "")]
-    return [(env.fixed(vals, since) if vals else env, note) for vals, note, since in choices]
-
-
 def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | None = None,
                 callers: Callers | None = None) -> list[ResolvedLaunch]:
     """Every launch in ``model``'s host code of a kernel among ``kernels`` (by name), resolved;
     ``callers``: the values the calls of each launching host function pass (:func:`call_values`),
     which its parameters take."""
+    from cudalens.project.chains import _envs, _iterations, _optional
     from cudalens.source.declarations import params
 
     if model.tree is None or not kernels or not any(m in model.text for m in _MAYBE):
@@ -187,21 +98,25 @@ def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | N
     scope, _functions = _scope(model)
     where = os.path.relpath(model.path, root) if root and os.path.isabs(model.path) else model.path
     out: dict[tuple[Any, ...], ResolvedLaunch] = {}
+    later: dict[tuple[Any, ...], ResolvedLaunch] = {}  # launches a run with the program's defaults skips
     for fn, body in _host_bodies(model):
         nodes = [n for n in _iter(body) if _is_site(n)]
         if not nodes:
             continue
         name_ = syn.function_name(fn) or ""
-        for env in _envs(scope, body, tuple(p.name for p in params(fn)), (callers or {}).get((model.path, name_))):
+        for env, optional in _envs(scope, body, tuple(p.name for p in params(fn)),
+                                   (callers or {}).get((model.path, name_))):
             for node in nodes:
                 api = syn.call_name(node) if node.type == "call_expression" else ".func"
+                opt = optional or _optional(node, env)
                 for e, note in _iterations(env, node):
                     for r in _site(node, api, e, model, kernels, f"{where}:{_line(node)}"):
                         if note:
                             r = dataclasses.replace(r, notes=(*r.notes, note))
                         # a member of a local class is walked twice; one site, one entry per distinct launch
-                        out.setdefault((r.kernel, r.site, r.block, r.grid, r.dynamic_smem, r.params), r)
-    return list(out.values())
+                        (later if opt else out).setdefault((r.kernel, r.site, r.block, r.grid, r.dynamic_smem,
+                                                            r.params), r)
+    return [*out.values(), *(r for k, r in later.items() if k not in out)]
 
 
 def _targets(node: Any, model: SourceModel, kernels: Mapping[str, Kernel]) -> tuple[list[tuple[str, Any]], str]:
