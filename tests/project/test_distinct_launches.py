@@ -152,3 +152,25 @@ def test_launches_under_a_command_line_option_come_after_the_default_run(tmp_pat
     (k,) = model.kernels
     assert [dict(r.params)["C"] for r in table.distinct(k)] == [1 << 20, 1024, 2048, 4096]
     assert dict(table.resolve(k).params)["C"] == 1 << 20
+
+
+MEMBERS = KERNEL + """
+#define NUMBER_THREADS 128
+int main() {
+  dim3 threads;
+  dim3 blocks;
+  blocks.x = 1000;
+  blocks.y = 1;
+  threads.x = NUMBER_THREADS;
+  threads.y = 1;
+  rows<<<blocks, threads>>>(0, 0, 1000, 64);
+  return 0;
+}
+"""
+
+
+def test_dim3_set_member_by_member(tmp_path):
+    model, table = _table(tmp_path, MEMBERS)
+    (k,) = model.kernels
+    launch = table.resolve(k)
+    assert (launch.block, launch.grid) == ((128, 1, 1), (1000, 1, 1))

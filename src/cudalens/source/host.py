@@ -85,6 +85,7 @@ class HostEnv:
         # assignments (n *= 2), ++/--, a taken address (scanf("%d", &n)), or more than one definition.
         self.unsettled: set[str] = set()
         self.assigned_members: set[str] = set()  # `grid.x = ...` after `dim3 grid;`: the declaration is not the value
+        self.members: list[tuple[int, str, str, Any]] = []  # (line, dim3 name, x/y/z, value) of those assignments
         self._evaluated: list[tuple[int, str, int | float | None]] | None = None
         # Names set from the program's input (argv): name -> "argv[1]". Their value is the
         # program's default where it has one (`argc > 1 ? atoi(argv[1]) : 1024`, or `int n = 1024;`
@@ -101,6 +102,9 @@ class HostEnv:
                 base = left.child_by_field_name("argument") if left is not None and left.type == "field_expression" else None
                 if base is not None and base.type == "identifier":
                     self.assigned_members.add(_text(base))
+                    field = left.child_by_field_name("field") if left is not None else None
+                    if field is not None and _text(n.child_by_field_name("operator")) == "=":
+                        self.members.append((_line(n), _text(base), _text(field), n.child_by_field_name("right")))
             if n.type == "update_expression":
                 arg = n.child_by_field_name("argument")
                 if arg is not None and arg.type == "identifier":
@@ -315,6 +319,22 @@ class HostEnv:
 
         return _dim3(dim(t) for t in texts[:3])
 
+    def _by_members(self, name: str, decl: tuple[int, str, Any], line: int) -> tuple[int, int, int] | None:
+        """A ``dim3`` declared without a value and set member by member before ``line`` (``threads.x
+        = NUMBER_THREADS; threads.y = 1;``), each member set at most once; None otherwise."""
+        if decl[2] != (1, 1, 1):
+            return None
+        dims = {"x": 1, "y": 1, "z": 1}
+        sets = [(ln, f, v) for ln, n, f, v in self.members if n == name and decl[0] <= ln <= line]
+        if any(f not in dims for _ln, f, _v in sets) or len({f for _ln, f, _v in sets}) < len(sets):
+            return None
+        for ln, f, v in sets:
+            got = _launch_dim(self.scope.const_value(v, self._values_before(ln)))
+            if got is None:
+                return None
+            dims[f] = got
+        return (dims["x"], dims["y"], dims["z"])
+
     def dims(self, node: Any, line: int) -> tuple[int, int, int] | None:
         """The (x, y, z) of a launch configuration argument, or None if not derivable."""
         vals = self._values_before(line)
@@ -322,7 +342,7 @@ class HostEnv:
             name = _text(node)
             found = [x for x in self.dim3s if x[1] == name and x[0] <= line]
             if found and name in self.assigned_members:
-                return None  # members set one by one (`blockDim.x = 128;`): not followed here
+                return self._by_members(name, found[-1], line)
             if found:
                 ln, _n, spec = found[-1]
                 if isinstance(spec, tuple) and spec and spec[0] == "pending":
