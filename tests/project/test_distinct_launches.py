@@ -174,3 +174,28 @@ def test_dim3_set_member_by_member(tmp_path):
     (k,) = model.kernels
     launch = table.resolve(k)
     assert (launch.block, launch.grid) == ((128, 1, 1), (1000, 1, 1))
+
+
+STEPPED = KERNEL + """
+void batch(float *d, int M, int log2N) {
+  const int THREADS = 256;
+  int N = 1 << log2N;
+  dim3 grid((1 << log2N) / (4 * THREADS), M, 1);
+  for (; log2N > 11; log2N -= 2, N >>= 2, M <<= 2) {
+    rows<<<grid, THREADS>>>(d, d, N, N / 4);
+  }
+  rows<<<M, N / 4>>>(d, d, N, log2N);
+}
+int main() { float *d; batch(d, 1, 15); return 0; }
+"""
+
+
+def test_a_loop_stepping_values_in_its_update_clause(tmp_path):
+    """fastWalshTransform's form: each pass launches with the values stepped so far; after the loop
+    the launch reads their final values; a dim3 made before the loop keeps the values of then."""
+    model, table = _table(tmp_path, STEPPED)
+    (k,) = model.kernels
+    inside = [r for r in table.distinct(k) if r.site == "k.cu:12"]
+    assert [(r.grid, dict(r.params)["C"]) for r in inside] == [((32, 1, 1), 1 << 13), ((32, 1, 1), 1 << 11)]
+    (after,) = [r for r in table.distinct(k) if r.site == "k.cu:14"]
+    assert (after.block, after.grid, dict(after.params)["C"]) == ((1 << 9, 1, 1), (16, 1, 1), 11)

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from cudalens.source import expr as E
+from cudalens.source.host_loops import exit_loop, run_exit
 from cudalens.source.scope import FileScope, _declarator_name, _iter, _line, _parse_value_text, _text
 
 _MAX_DIM = 2**31 - 1
@@ -54,6 +55,15 @@ def _argv_names(body: Any) -> set[str]:
     return names
 
 
+def _within(node: Any, parents: set[Any]) -> bool:
+    cur = node
+    while cur is not None:
+        if cur in parents:
+            return True
+        cur = cur.parent
+    return False
+
+
 def _guard(value: Any) -> tuple[Any, bool] | None:
     """(condition, on the `then` side) of the innermost ``if`` around a definition's value, within
     its function (a loop between them: None, the loop's own rules apply)."""
@@ -96,7 +106,20 @@ class HostEnv:
         self.guards: dict[int, tuple[Any, bool]] = {}
         self.fixed_values: dict[str, int | float] = {}  # one iteration of the loops around a launch (fixed())
         self.since = 0
+        # loops whose stepped names' values after them follow from those before (host_loops.exit_loop):
+        # their update clauses do not unsettle those names; a definition at the loop's end gives them
+        steps: set[Any] = set()
+        exits: list[tuple[int, str, Any]] = []
         for n in _iter(body):
+            if n.type == "for_statement":
+                names = exit_loop(n)
+                if names:
+                    steps.add(n.child_by_field_name("update"))
+                    exits += [(int(n.end_point[0]) + 1, name, ("loop", n)) for name in names]
+        self.exits = {name for _ln, name, _v in exits}
+        for n in _iter(body):
+            if n.type in ("update_expression", "assignment_expression") and _within(n, steps):
+                continue
             if n.type == "assignment_expression":
                 left = n.child_by_field_name("left")
                 base = left.child_by_field_name("argument") if left is not None and left.type == "field_expression" else None
@@ -133,6 +156,7 @@ class HostEnv:
                 left = n.child_by_field_name("left")
                 if left is not None and left.type == "identifier":
                     self._define(_line(n), _text(left), n.child_by_field_name("right"))
+        self.ints += exits
         self._spread_taint()
 
     def _argv_ref(self, node: Any) -> str | None:
@@ -169,7 +193,7 @@ class HostEnv:
         for _ in range(8):
             grew = False
             for _ln, name, node in self.ints:
-                if name in self.tainted or node is None:
+                if name in self.tainted or node is None or isinstance(node, tuple):
                     continue
                 ref = next((self.tainted[_text(x)] for x in _iter(node)
                             if x.type == "identifier" and _text(x) in self.tainted), None)
@@ -209,7 +233,9 @@ class HostEnv:
         defs: dict[str, int] = {}
         inside: dict[str, int] = {}  # in one loop iteration (fixed): the definitions inside the loop
         fixed = self.fixed_values
-        for ln, name, _v in self.ints:
+        for ln, name, v in self.ints:
+            if isinstance(v, tuple):  # a loop's exit value: it follows from the definition before the loop
+                continue
             defs[name] = defs.get(name, 0) + 1
             if fixed and self.since <= ln <= line:
                 inside[name] = inside.get(name, 0) + 1
@@ -240,7 +266,7 @@ class HostEnv:
         self._evaluated = None
 
     def _values_before(self, line: int) -> dict[str, Any]:
-        vals: dict[str, Any] = {**getattr(self, "seeded", {}), **self.fixed_values}
+        vals: dict[str, Any] = dict(getattr(self, "seeded", {}))
         for ln, name, v in self._timeline():
             if ln > line:
                 break
@@ -254,13 +280,30 @@ class HostEnv:
         """Each definition's value in line order, evaluated once (each from those before it): a
         launch reads a prefix, so a host function with thousands of assignments stays linear."""
         if self._evaluated is None:
-            vals: dict[str, Any] = {**getattr(self, "seeded", {}), **self.fixed_values}
-            out = []
-            for ln, name, node in sorted(self.ints, key=lambda x: x[0]):
+            vals: dict[str, Any] = dict(getattr(self, "seeded", {}))
+            out: list[tuple[int, str, int | float | None]] = []
+            exits: dict[int, dict[str, int | float] | None] = {}
+            pending = dict(self.fixed_values)  # one loop iteration's values: they hold from the loop on
+            for ln, name, node in [*sorted(self.ints, key=lambda x: x[0]), (1 << 62, "", None)]:
+                if pending and ln >= self.since:
+                    vals.update(pending)
+                    out += [(self.since, n, v) for n, v in pending.items()]
+                    pending = {}
                 if node is None:
                     continue
+                if isinstance(node, tuple):  # ("loop", for_statement): its stepped names after it
+                    if id(node[1]) not in exits:  # every stepped name from the values before the loop
+                        exits[id(node[1])] = run_exit(node[1], self.scope, vals)
+                    after = exits[id(node[1])]
+                    v = after.get(name) if after is not None else None
+                    if v is None:
+                        vals.pop(name, None)
+                    else:
+                        vals[name] = v
+                    out.append((ln, name, v))
+                    continue
                 guard = self.guards.get(id(node))
-                if guard is not None and name not in self.fixed_values:
+                if guard is not None and not (name in self.fixed_values and ln >= self.since):
                     cond = self.scope.const_value(guard[0], vals)
                     if cond is not None and bool(cond) != guard[1]:
                         continue  # not taken with the values known here
@@ -268,7 +311,8 @@ class HostEnv:
                         vals.pop(name, None)
                         out.append((ln, name, None))
                         continue
-                v = self.fixed_values[name] if name in self.fixed_values else self.scope.const_value(node, vals)
+                v = self.fixed_values[name] if name in self.fixed_values and ln >= self.since else \
+                    self.scope.const_value(node, vals)
                 if v is None:
                     vals.pop(name, None)
                 else:

@@ -165,6 +165,11 @@ def loop_choices(env: Any, node: Any) -> list[Choice]:
     per_loop: list[list[tuple[dict[str, int | float], str]]] = []
     since = 0
     for loop in loops:
+        stepped = _stepped(loop, env, reads)
+        if stepped:
+            per_loop.append(stepped)
+            since = since or _line(loop)
+            continue
         got = _loop_values(loop, fn, env)
         if got is None:
             continue
@@ -194,12 +199,26 @@ def loop_choices(env: Any, node: Any) -> list[Choice]:
     return out
 
 
+def _stepped(loop: Any, env: Any, reads: set[str]) -> list[tuple[dict[str, int | float], str]]:
+    """Per pass of a loop that steps names in its update clause (:func:`exit_loop`) and gives
+    names the launch reads their values: those values (none: [])."""
+    names = set(exit_loop(loop))
+    if not names & reads:
+        return []
+    passes = run_passes(loop, env.scope, env._values_before(_line(loop) - 1))
+    if not passes or len(passes) < 2:
+        return []
+    its = passes[:-1]
+    return [(vals, ", ".join(f"{n} = {vals[n]:g}" for n in sorted(names & reads)) +
+             f" (pass {i + 1} of {len(its)} of the loop at line {_line(loop)})") for i, vals in enumerate(its)]
+
+
 def _reads(env: Any, node: Any) -> set[str]:
     """The identifiers ``node`` reads, and those the host definitions of them read (a fixed point)."""
     names = {_text(x) for x in _iter(node) if x.type == "identifier"}
     defs: dict[str, list[Any]] = {}
     for _ln, name, value in env.ints:
-        if value is not None:
+        if value is not None and not isinstance(value, tuple):
             defs.setdefault(name, []).append(value)
     for _ln, name, spec in env.dim3s:
         if isinstance(spec, tuple) and spec and spec[0] == "pending" and spec[1] is not None:
@@ -215,3 +234,91 @@ def _reads(env: Any, node: Any) -> set[str]:
                 names.add(n)
                 todo.append(n)
     return names
+
+
+def _updates(update: Any) -> list[Any] | None:
+    """The update clause's parts (``log2N -= 2, N >>= 2, M <<= 2``), each a compound assignment or
+    ``++``/``--`` of a plain name; None otherwise."""
+    parts = []
+    todo = [update]
+    while todo:
+        x = todo.pop(0)
+        if x is None:
+            return None
+        if x.type == "comma_expression":
+            todo = [x.child_by_field_name("left"), x.child_by_field_name("right"), *todo]
+            continue
+        target = x.child_by_field_name("left") if x.type == "assignment_expression" else \
+            x.child_by_field_name("argument") if x.type == "update_expression" else None
+        if target is None or target.type != "identifier" or (
+                x.type == "assignment_expression" and _text(x.child_by_field_name("operator")) == "="):
+            return None
+        parts.append(x)
+    return parts
+
+
+def exit_loop(loop: Any) -> tuple[str, ...]:
+    """The names a ``for`` without a declaration of its own steps in its update clause and no
+    statement of its body assigns (``for (; log2N > 11; log2N -= 2, N >>= 2, M <<= 2) k<<<...>>>``):
+    their values after it follow from those before it (:func:`run_exit`); () when it is not such a loop."""
+    init, cond, update, body = (loop.child_by_field_name(f) for f in ("initializer", "condition", "update", "body"))
+    if init is not None or cond is None or cond.type != "binary_expression":
+        return ()
+    parts = _updates(update)
+    if not parts:
+        return ()
+    names = tuple(dict.fromkeys(_text(p.child_by_field_name("left") or p.child_by_field_name("argument"))
+                                for p in parts))
+    for x in _iter(body) if body is not None else ():
+        target = x.child_by_field_name("left") if x.type == "assignment_expression" else \
+            x.child_by_field_name("argument") if x.type == "update_expression" or (
+                x.type == "pointer_expression" and _text(x.child_by_field_name("operator")) == "&") else None
+        if target is not None and _text(target) in names:
+            return ()
+    return names
+
+
+_STEP = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "<<=": "<<", ">>=": ">>", "%=": "%", "&=": "&", "|=": "|"}
+
+
+def run_exit(loop: Any, scope: Any, vals: dict[str, Any]) -> dict[str, int | float] | None:
+    """The values of :func:`exit_loop`'s names after ``loop`` run from ``vals`` (at most
+    :data:`MAX_TRIPS` passes); None when its condition or a step is not known."""
+    passes = run_passes(loop, scope, vals)
+    return passes[-1] if passes is not None else None
+
+
+def run_passes(loop: Any, scope: Any, vals: dict[str, Any]) -> list[dict[str, int | float]] | None:
+    """The values of :func:`exit_loop`'s names at the start of each pass of ``loop`` run from
+    ``vals``, then after it (the last); None when its condition or a step is not known."""
+    from cudalens.source import expr as E
+
+    cond, parts = loop.child_by_field_name("condition"), _updates(loop.child_by_field_name("update")) or []
+    names = exit_loop(loop)
+    now = dict(vals)
+    out: list[dict[str, int | float]] = []
+    for _ in range(MAX_TRIPS + 1):
+        c = scope.const_value(cond, now)
+        if c is None or any(not isinstance(now.get(n), (int, float)) for n in names):
+            return None
+        out.append({n: now[n] for n in names})
+        if not c:
+            return out
+        for p in parts:
+            if p.type == "update_expression":
+                name = _text(p.child_by_field_name("argument"))
+                if not isinstance(now.get(name), (int, float)):
+                    return None
+                now[name] = now[name] + (1 if "++" in _text(p) else -1)
+                continue
+            name = _text(p.child_by_field_name("left"))
+            by = scope.const_value(p.child_by_field_name("right"), now)
+            op = _STEP.get(_text(p.child_by_field_name("operator")))
+            if op is None or by is None or not isinstance(now.get(name), (int, float)):
+                return None
+            try:
+                now[name] = E.apply_binary(op, now[name], by)
+            except (E.Unknown, ZeroDivisionError, ValueError, OverflowError):
+                return None
+    return None
+
