@@ -1,9 +1,14 @@
 """The one launch resolution: every launch site of the project joined to its kernel across files,
 and the launch each kernel is evaluated under (:meth:`LaunchTable.resolve`).
 
-Representative launch (the rule, said in the notes when a kernel has several): the first site
-whose block is known and fits a block (at most 1024 threads), the kernel's own file first, then the
-other files in path order, each by line. Each scalar or template parameter takes the first value a
+Distinct launches (:meth:`LaunchTable.distinct`): a site inside host loops gives one launch per
+iteration (a loop over ``block_sizes[]``, a counted loop, a loop stepping values in its update
+clause), and a site in a wrapper one per distinct tuple of values its callers pass, up the chain
+to ``main`` (cudalens.project.chains), in program order (calls under an ``if`` on the command line
+after the others). Representative launch (the rule, said in the notes when a kernel has several):
+the first launch whose block is known and fits a block (at most 1024 threads), the kernel's own
+file first, then the other files in path order, each by line (a sweep's first size: what a
+profiler's first launch measures). Each scalar or template parameter takes the first value a
 site passes, in the same order; sites that pass another value are named. A kernel with no site is
 evaluated at 256 threads (``origin="assumed"``). ``--block`` (for all kernels, or for one:
 ``transpose=32,8``) replaces the block (``origin="user"``); ``--define KERNEL:NAME=VALUE`` sets one
