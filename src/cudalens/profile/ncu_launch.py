@@ -15,7 +15,8 @@ import io
 import re
 from dataclasses import dataclass
 
-HEADER = ("Kernel Name", "Block Size", "Grid Size")
+#: a details page's header (a raw page, ``--page raw``, names the launch too but has a column per metric)
+HEADER = ("Kernel Name", "Block Size", "Grid Size", "Metric Name")
 Dim3 = tuple[int, int, int]
 
 
