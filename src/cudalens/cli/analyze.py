@@ -26,6 +26,10 @@ COUNTERS_HELP = """Nsight Compute counters to check the predictions against. Alo
 source page (a -lineinfo build: every prediction is checked against its own line's instructions).
 With a file (--counters FILE.csv): import a CSV saved earlier, e.g. on another machine, with `ncu
 --csv --page raw` (kernel counters) or `ncu --csv --page source --print-source cuda,sass` (per line).
+Give --counters again with `ncu --csv --page details` of the same report (or append that page to the
+source page's file): the launch each kernel's counters measured (block, grid) is read from it, and its
+lines are compared with the evaluation under that launch when cudalens found it (a loop over block
+sizes launches a kernel several ways), else each line says the measured launch was not found.
 When ncu is missing or not allowed, a note says why and the static report is still produced. Put a bare --counters after
 the files (or write --counters=run): before them it would take the first file as its CSV."""
 
@@ -99,7 +103,7 @@ def register(group: click.Group) -> None:
                   help="A built executable, object or library: are its SASS and PTX right for --cc (rule Y3)?")
     @click.option("--run", "run", default=None, metavar="\"KERNEL --grid G --block B --arg ...\"", help=RUN_HELP)
     @click.option("--counters", "counters", is_flag=False, flag_value="run", default=None, metavar="[FILE.csv]",
-                  help=COUNTERS_HELP)
+                  multiple=True, help=COUNTERS_HELP)
     @click.option("--format", "fmt", type=click.Choice(["text", "concise", "github", "json", "html", "sarif"]),
                   default="text", show_default=True,
                   help="Output format (concise: path:line:col: RULE [priority] message; github: workflow annotations).")
@@ -127,9 +131,11 @@ def register(group: click.Group) -> None:
         from cudalens.api import analyze
         from cudalens.pipeline import PROFILE_RUN
 
-        if counters and counters.endswith((".cu", ".cuh")):
-            raise InputError(f"--counters {counters}: a CSV is expected; put a bare --counters after the files "
+        bad = next((c for c in counters if c.endswith((".cu", ".cuh"))), None)
+        if bad:
+            raise InputError(f"--counters {bad}: a CSV is expected; put a bare --counters after the files "
                              "or write --counters=run")
+        counters = (counters[0] if PROFILE_RUN in counters else tuple(counters)) if counters else None
         run_spec = _parse_run(ctx, run) if run else None
         if counters == PROFILE_RUN and run_spec is None:
             raise InputError("--counters without a file profiles the --run launch: give --run, or --counters FILE.csv")

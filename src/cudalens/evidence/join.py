@@ -60,6 +60,8 @@ class KernelRecord:
         entry: dict[str, Any] = {"name": k.name, "file": k.file, "line": k.line,
                                  "block": list(k.block_dims) if k.block_dims else None,
                                  "launch": k.launch.to_dict() if k.launch is not None else None,
+                                 # every distinct launch the project makes (the representative first)
+                                 "launches": [r.to_dict() for r in k.launches],
                                  "accesses": accesses, "branches": branches}
         if self.compiled is not None:
             if self.unmodelled_branch_lines is not None:

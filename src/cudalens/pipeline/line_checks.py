@@ -18,8 +18,9 @@ the analysis' own evaluations are used (its launch: the launch site, ``--block``
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,12 +73,16 @@ def _evaluations(fa: Any, run: Any = None) -> list[Any]:
     return out
 
 
-def check_analysis(analysis: Any, csv_text: str, *, run: Any = None, source: str = "") -> LineEvidence:
+def check_analysis(analysis: Any, csv_text: str, *, run: Any = None, source: str = "",
+                   launches: Mapping[str, Any] | None = None) -> LineEvidence:
     """Per-line checks of every analyzed kernel found in the source page ``csv_text``.
 
     ``run``: the RunSpec of a profiled launch (then the page comes from a build of the analyzed
     file's text by another name: its lines are the analyzed file's; the model is evaluated at the
-    run's launch). InputError when ``csv_text`` is not a source page.
+    run's launch). ``launches``: the launch each profiled kernel measured, by kernel name (an ncu
+    details page: cudalens.profile.ncu_launch), for an imported page: each kernel's lines are
+    compared with its evaluation under that launch where the tool found it, else said so
+    (:mod:`cudalens.evidence.profiled_launch`). InputError when ``csv_text`` is not a source page.
     """
     from cudalens.profile.ncu_source import check_lines, line_counters, parse_source_csv
 
@@ -96,7 +101,14 @@ def check_analysis(analysis: Any, csv_text: str, *, run: Any = None, source: str
         else:
             mine = {(k, path, ln, s, o): c for (k, f, ln, s, o), c in counters.items() if _same_file(f, path, analysis)}
         by_kernel: dict[str, list[Any]] = {}
-        for e in _evaluations(fa, run):
+        evals = _evaluations(fa, run)
+        prefix: dict[str, str] = {}
+        if run is None and launches:
+            from cudalens.evidence.profiled_launch import evaluations
+
+            evals, prefix, launch_notes = evaluations(fa, evals, launches)
+            notes.extend(launch_notes)
+        for e in evals:
             by_kernel.setdefault(e.kernel, []).extend(e.predictions)
         for kernel, every in sorted(by_kernel.items()):
             if kernel not in kernels_measured:
@@ -107,9 +119,14 @@ def check_analysis(analysis: Any, csv_text: str, *, run: Any = None, source: str
                 counts = {**_header_counters(counters, kernel, path, preds, analysis), **mine}  # at the call
             kept = {id(p) for p in preds}
             spread = [_at(p, path) for p in every if run is None and id(p) not in kept]  # per call only
-            checks.extend(check_lines([_at(p, path) for p in preds], counts, kernel, files=[path], spread=spread))
+            said = prefix.get(kernel, "")
+
+            def told(found: Any, said: str = said) -> list[Any]:  # the profiled launch's note, where one is due
+                return [dataclasses.replace(c, reason=(said + c.reason).rstrip("; ")) if said else c for c in found]
+
+            checks.extend(told(check_lines([_at(p, path) for p in preds], counts, kernel, files=[path], spread=spread)))
             if run is None:
-                headers.extend(_header_checks(counters, kernel, path, every, mine, analysis))
+                headers.extend(told(_header_checks(counters, kernel, path, every, mine, analysis)))
     done = {(c.kernel, _real(c.file), c.line, c.quantity) for c in checks}
     for c in headers:  # once each; a file analysed itself is checked as such
         key = (c.kernel, _real(c.file), c.line, c.quantity)
@@ -175,8 +192,6 @@ def _same_file(measured: str, path: str, analysis: Any) -> bool:
 def _at(p: Any, path: str) -> Any:
     """``p`` with the analyzed file named as ``path``: its own file when it is that file, and the
     calls it was inlined into (the compiler names files by their full path)."""
-    import dataclasses
-
     here = _real(p.file) == _real(path)
     sites = tuple((path if _real(f) == _real(path) else f, ln) for f, ln in getattr(p, "call_sites", ()))
     bounds = tuple((path if _real(b[0]) == _real(path) else b[0], *b[1:]) for b in getattr(p, "site_bounds", ()))

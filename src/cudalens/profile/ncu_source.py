@@ -79,6 +79,9 @@ def parse_source_csv(text: str) -> tuple[SassRow, ...]:
         if not row or (row[0].startswith("#") and len(row) == 1):
             continue
         head = row[0].strip()
+        if "Block Size" in row and "Grid Size" in row and "Metric Name" in row:  # a details page (ncu_launch)
+            kernel = header = line = None
+            continue
         if head in ("Kernel Name", "Function Name") and len(row) >= 2:
             kernel, header, line = row[1], None, None
             continue

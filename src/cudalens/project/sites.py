@@ -19,13 +19,13 @@ become a :class:`~cudalens.project.launches.ValueRange` with the condition.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from cudalens.project.launches import Dim3, ResolvedLaunch, ValueRange
 from cudalens.source import syntax as syn
-from cudalens.source.host import HostEnv
 from cudalens.source.model import Kernel, SourceModel
 
 _LAUNCH_APIS = {"cudaLaunchKernel": "cudaLaunchKernel", "cudaLaunchCooperativeKernel": "cudaLaunchCooperativeKernel",
@@ -56,7 +56,8 @@ def _scope(model: SourceModel) -> Any:
     return FileScope.build(root, dict(model.defines), list(_functions(root))), list(_functions(root))
 
 
-Callers = Mapping[str, list[tuple[Any, ...]]]  # host function -> the values each call passes, by position
+# (file, host function) -> the values each call passes, by position, and whether the call is optional
+Callers = Mapping[tuple[str, str], list[tuple[tuple[Any, ...], bool]]]
 _MAYBE = ("<<", "cudaLaunch", "cuLaunchKernel", ".func")
 
 
@@ -84,79 +85,38 @@ def _is_site(n: Any) -> bool:
     return False
 
 
-def launchers(model: SourceModel) -> dict[str, tuple[str, ...]]:
-    """Host functions of ``model`` that launch a kernel: name -> their parameter names (a
-    wrapper ``run_pick(..., int fields)`` whose callers give the values its launch passes on)."""
-    from cudalens.source.declarations import params
-
-    if model.tree is None or not any(m in model.text for m in _MAYBE):
-        return {}
-    out = {}
-    for fn, body in _host_bodies(model):
-        if any(_is_site(c) for c in _iter(body)):
-            out[syn.function_name(fn) or ""] = tuple(p.name for p in params(fn))
-    return out
-
-
-def call_values(model: SourceModel, wanted: Mapping[str, tuple[str, ...]]) -> dict[str, list[tuple[Any, ...]]]:
-    """The values each call in ``model``'s host code of a function in ``wanted`` passes."""
-    if model.tree is None or not any(name in model.text for name in wanted):
-        return {}
-    scope, functions = _scope(model)
-    out: dict[str, list[tuple[Any, ...]]] = {}
-    for fn, quals, _t, _tp in functions:
-        body = fn.child_by_field_name("body")
-        if body is None or "__global__" in quals:
-            continue
-        env = None
-        for call in _iter(body):
-            if call.type == "call_expression" and not syn.is_launch(call) and syn.call_name(call) in wanted:
-                env = env or HostEnv(scope, body)
-                out.setdefault(syn.call_name(call), []).append(
-                    tuple(_scalar(env, a, _line(call)) for a in _args(call)))
-    return out
-
-
-def _seed(env: Any, names: tuple[str, ...], calls: list[tuple[Any, ...]]) -> None:
-    values: dict[str, int | float] = {}
-    inputs: dict[str, str] = {}
-    for i, name in enumerate(names):
-        known = [c[i] for c in calls if i < len(c) and c[i] is not None]
-        if name and known:
-            v = known[0]
-            values[name] = v.lo if isinstance(v, ValueRange) else v
-            if isinstance(v, ValueRange):
-                inputs[name] = v.condition.split(";")[0].removeprefix("from ")
-    if values:
-        env.seed(values, inputs)
-
-
 def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | None = None,
                 callers: Callers | None = None) -> list[ResolvedLaunch]:
     """Every launch in ``model``'s host code of a kernel among ``kernels`` (by name), resolved;
     ``callers``: the values the calls of each launching host function pass (:func:`call_values`),
     which its parameters take."""
+    from cudalens.project.chains import _envs, _iterations, _optional
     from cudalens.source.declarations import params
 
     if model.tree is None or not kernels or not any(m in model.text for m in _MAYBE):
         return []
     scope, _functions = _scope(model)
     where = os.path.relpath(model.path, root) if root and os.path.isabs(model.path) else model.path
-    out: dict[tuple[str, str | None], ResolvedLaunch] = {}
+    out: dict[tuple[Any, ...], ResolvedLaunch] = {}
+    later: dict[tuple[Any, ...], ResolvedLaunch] = {}  # launches a run with the program's defaults skips
     for fn, body in _host_bodies(model):
-        env = None
-        for node in _iter(body):
-            if not _is_site(node):
-                continue
-            if env is None:
-                env = HostEnv(scope, body)
-                name_ = syn.function_name(fn) or ""
-                if callers and callers.get(name_):
-                    _seed(env, tuple(p.name for p in params(fn)), callers[name_])
-            api = syn.call_name(node) if node.type == "call_expression" else ".func"
-            for r in _site(node, api, env, model, kernels, f"{where}:{_line(node)}"):
-                out.setdefault((r.kernel, r.site), r)  # a member of a local class is walked twice
-    return list(out.values())
+        nodes = [n for n in _iter(body) if _is_site(n)]
+        if not nodes:
+            continue
+        name_ = syn.function_name(fn) or ""
+        for env, optional in _envs(scope, body, tuple(p.name for p in params(fn)),
+                                   (callers or {}).get((model.path, name_))):
+            for node in nodes:
+                api = syn.call_name(node) if node.type == "call_expression" else ".func"
+                opt = optional or _optional(node, env)
+                for e, note in _iterations(env, node):
+                    for r in _site(node, api, e, model, kernels, f"{where}:{_line(node)}"):
+                        if note:
+                            r = dataclasses.replace(r, notes=(*r.notes, note))
+                        # a member of a local class is walked twice; one site, one entry per distinct launch
+                        (later if opt else out).setdefault((r.kernel, r.site, r.block, r.grid, r.dynamic_smem,
+                                                            r.params), r)
+    return [*out.values(), *(r for k, r in later.items() if k not in out)]
 
 
 def _targets(node: Any, model: SourceModel, kernels: Mapping[str, Kernel]) -> tuple[list[tuple[str, Any]], str]:

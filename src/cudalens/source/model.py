@@ -193,6 +193,9 @@ class Kernel:
     problems: tuple[str, ...] = ()  # what the front end or the access model could not model here
     # the launch the models evaluated it under (cudalens.project.launches.ResolvedLaunch), set by the access model
     launch: Any = field(default=None, compare=False)
+    # every distinct launch the project makes of it, the representative (``launch``) first
+    # (LaunchTable.distinct); a profiled launch among them is evaluated when counters are compared
+    launches: tuple[Any, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
