@@ -7,6 +7,7 @@ lavaMD kernel_gpu_cuda.cu:127, particlefilter likelihood_kernel:377), as each te
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -126,3 +127,52 @@ def test_a_partial_last_warp_is_compared_in_wavefronts(module):
     (pc,) = line_counters(_rows(p.kernel, p.line, [("@!P0  STS.64 [R7], R4", 32, 63, 1)])).values()
     (chk3,) = check_lines(ev.predictions, {key: pc}, p.kernel)
     assert (chk3.predicted, chk3.low, chk3.high, chk3.agree) == (None, 0.5, 2.0, True)
+
+
+INCLUDED = """struct four_vector { double v, x, y, z; };
+__global__ void pair_forces(const four_vector *g, double *out, int n) {
+    __shared__ four_vector rB[100];
+    if (threadIdx.x < 100) rB[threadIdx.x] = g[threadIdx.x];
+    __syncthreads();
+    double acc = 0.0;
+    for (int j = 0; j < n; j++) {
+        acc += rB[j].v * rB[j].x;  // broadcast pair
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+"""
+
+
+def test_shared_widths_of_a_kernel_in_an_included_file_survive_the_compile_cache(tmp_path, monkeypatch):
+    """rodinia lavaMD keeps its kernel in a .cu that the wrapper includes: ptxas reads
+    `rB_shared[j].v` and `.x` (two doubles, the same for every lane) as one LDS.128, and a 16-byte
+    broadcast takes 2 wavefronts per full warp on the H100 (benchmarks/results/h100/
+    shared_wide_probe.json: ld16_bcast), measured 1.75 over lavaMD's 25-lane warps. The SASS widths
+    were kept only for the analyzed file's lines and lost on a compile-cache hit (the model then read
+    two 8-byte broadcasts: 1 wavefront): they are now kept per written (file, line), in the cache too."""
+    from cudalens.compiled import compile_file
+    from cudalens.compiled.toolchain import discover
+    from cudalens.cli import main as cli_main
+    from cudalens.pipeline.compiled_access import sass_shared_widths
+
+    if "nvcc" not in discover().tools:
+        pytest.skip("no nvcc (wheel)")
+    monkeypatch.setenv("CUDALENS_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "forces.cu").write_text(INCLUDED)
+    main = tmp_path / "main.cu"
+    main.write_text('#include "forces.cu"\nint main() { return 0; }\n')
+    line = INCLUDED.splitlines().index(next(t for t in INCLUDED.splitlines() if "// broadcast pair" in t)) + 1
+    first, again = compile_file(main), compile_file(main)
+    assert again.cache_hit and not first.cache_hit
+    (k1,), (k2,) = first.kernels.values(), again.kernels.values()
+    widths = k1.shared_widths[f"forces.cu:{line}"]  # the loop unrolled: LDS.128 (and the remainder's LDS.64)
+    assert k1.shared_widths == k2.shared_widths and widths[16] > widths.get(8, 0)
+    assert sass_shared_widths(again)[k2.mangled][("forces.cu", line)] == widths
+    out = tmp_path / "r.json"  # as a user runs it on the unit the build compiles
+    assert cli_main(["analyze", str(main), "--format", "json", "-o", str(out)]) in (0, 1)
+    d = json.loads(out.read_text())
+    (ev,) = [e for k in d["kernels"] if k["name"] == "pair_forces" for e in k["compiled_access"]]
+    p = next(p for p in ev["predictions"] if p["file"].endswith("forces.cu") and p["line"] == line
+             and p["quantity"] == "shared load wavefronts/request")
+    # every warp reads the 16 bytes of rB[j] at once: 2 wavefronts (2 half-warp passes), merged by ptxas
+    assert p["value"] == wavefronts([0] * 16, 16) * 2 == 2.0

@@ -252,8 +252,8 @@ def _line_stride(recs: list) -> int | None:
 def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid: tuple[int, int, int],
              params: Mapping[int, Any] | None = None, blocks: tuple[tuple[int, int, int], ...] | None = None,
              loop_cap: int = 8, max_steps: int = 6000,
-             sass_lds: Mapping[int, Mapping[int, int]] | None = None,
-             sass_sts: Mapping[int, Mapping[int, int]] | None = None) -> KernelEvaluation:
+             sass_lds: Mapping[Any, Mapping[int, int]] | None = None,
+             sass_sts: Mapping[Any, Mapping[int, int]] | None = None) -> KernelEvaluation:
     """Predictions per (source line, quantity) for ``fn`` launched with ``block`` x ``grid``.
 
     ``params``: known parameter values by position (ints/floats; pointer parameters may be left
@@ -262,8 +262,8 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     ``sass_lds``/``sass_sts``: the widths of the kernel's SASS shared loads/stores per line (see
     :func:`shared_merges`), when the cubin is at hand.
     """
-    merged = {**(shared_merges(fn, sass_lds) if sass_lds else {}),
-              **(shared_merges(fn, sass_sts, "st") if sass_sts else {})}
+    merged = {**(shared_merges(fn, sass_lds, files=module.files) if sass_lds else {}),
+              **(shared_merges(fn, sass_sts, "st", files=module.files) if sass_sts else {})}
     params = dict(params or {})
     scalars = [k for k, p in enumerate(fn.params) if k not in params and not _is_pointer_param(fn, k)]
     blocks = blocks or tuple(b for b in ((0, 0, 0), (1, 0, 0)) if b[0] < grid[0])
