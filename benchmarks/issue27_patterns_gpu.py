@@ -57,6 +57,9 @@ PLAN: tuple[dict, ...] = (
     # session 8: particlefilter's guarded 8-byte store, n = 1000 over 2 x 512 threads (one 8-lane warp)
     {"kernel": "edge_store", "grid": (2, 1, 1), "block": (512, 1, 1), "smem": 0,
      "args": [("arange", "f8", 1024), ("zeros", "f8", 1024), ("i4", 1000)]},
+    # session 8: srad_v2's row edge, a 16 x 16 block reading one float per row, cols = 256
+    {"kernel": "row_edge", "grid": (1, 1, 1), "block": (16, 16, 1), "smem": 0,
+     "args": [("arange", "f4", 16 * 256), ("zeros", "f4", 256), ("i4", 256)]},
 )
 
 

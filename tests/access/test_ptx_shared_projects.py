@@ -176,3 +176,27 @@ def test_shared_widths_of_a_kernel_in_an_included_file_survive_the_compile_cache
              and p["quantity"] == "shared load wavefronts/request")
     # every warp reads the 16 bytes of rB[j] at once: 2 wavefronts (2 half-warp passes), merged by ptxas
     assert p["value"] == wavefronts([0] * 16, 16) * 2 == 2.0
+
+
+def test_a_row_broadcast_is_its_own_ideal(module):
+    """rodinia srad_v2 srad_kernel.cu:211, `C[... + cols * ty + BLOCK_SIZE - 1]` in a 16 x 16 block:
+    a warp reads two floats 1 KiB apart, 2 sectors. The H100 counts 2 ideal sectors too (the page:
+    line 208, 4096 sectors and 4096 ideal over 2048 executions; line 211's predicated copy 256 and 256),
+    where the model counted the distinct bytes packed (1 sector: sectors over ideal 2.0, measured 1.0)."""
+    import numpy as np
+
+    from cudalens.access import memory as M
+
+    ev = evaluate(module, _fn(module, "row_edge"), (16, 16, 1), (1, 1, 1), {2: 256})
+    p = _at(ev, "// row edge", "global load sectors/request")
+    rows = [[(256 * (2 * w + (lane >= 16)) + 15) * 4 for lane in range(32)] for w in range(8)]
+    distinct_sectors = [len({a // 32 for a in r}) for r in rows]
+    assert distinct_sectors == [2] * 8 and (p.value, p.ideal) == (2.0, 2.0)
+    sectors, ideal = M.global_sectors(np.array(rows), np.ones((8, 32), bool), 4, distinct_ideal=True)
+    assert sectors.tolist() == ideal.tolist() == distinct_sectors
+    row = SassRow(p.kernel, "k.cu", p.line, "0x0", "@!P0  LDG.E R21, desc[UR10][R10.64]", 2048, 256, 256, None, "Global",
+                  2.0)
+    (c,) = line_counters((row,)).values()
+    key = (p.kernel, p.file, p.line, "global", "load")
+    (chk,) = check_lines(ev.predictions, {key: c}, p.kernel)
+    assert (chk.quantity, chk.predicted, chk.measured, chk.agree) == ("global load sectors/ideal", 1.0, 1.0, True)

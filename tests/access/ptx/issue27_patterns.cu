@@ -160,3 +160,14 @@ extern "C" __global__ void edge_store(const double *w, double *out, int n) {
     __syncthreads();
     out[i] = buffer[threadIdx.x];
 }
+
+// 9. (session 8) rodinia srad_v2's east edge: in a 16 x 16 block each row's 16 lanes read one float
+// (`C[cols * ty + 15]`), so a warp reads two floats a row apart: 2 sectors, and 2 is what Nsight
+// Compute counts as ideal (the packed active lanes' bytes, but no more than the sectors touched).
+extern "C" __global__ void row_edge(const float *c, float *out, int cols) {
+    __shared__ float east[16][16];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    east[ty][tx] = c[cols * ty + 15];  // row edge
+    __syncthreads();
+    out[ty * 16 + tx] = east[tx][ty];
+}
