@@ -158,9 +158,9 @@ def _site_bounds(module: PtxModule, fn: Function, recs: list, glob: bool) -> tup
         loc = fn.instructions[r.index].loc
         if not r.requests or loc is None:
             continue
-        fig = (r.sectors if glob else r.wavefronts) / r.requests
-        for f, ln in loc.inlined_at:
-            per.setdefault((module.files.get(f, ""), ln), []).append((fig, float(int(fig + 1e-9))))
+        figs = [(r.sectors if glob else r.wavefronts) / n for n in {r.requests, r.requests + r.skipped}]
+        for f, ln in loc.inlined_at:  # (over the predicated-off executions too, where ptxas may predicate it)
+            per.setdefault((module.files.get(f, ""), ln), []).extend((fig, float(int(fig + 1e-9))) for fig in figs)
     return tuple((f, ln, round(min(v[0] for v in vs), 4), round(max(v[0] for v in vs), 4),
                   None if glob else min(v[1] for v in vs), None if glob else max(v[1] for v in vs))
                  for (f, ln), vs in sorted(per.items()))

@@ -46,12 +46,13 @@ def shared_merges(fn: Function, sass_lds: Mapping[Any, Mapping[int, int]], op: s
         for width in (16, 8):
             sizes = (width // 4, width // 4 - 1) if op == "ld" and width == 16 else (None,)
             for size in sizes:
-                for k, (ins, base, off, eb) in enumerate(parsed):
+                for ins, base, off, eb in parsed:
                     if want.get(width, 0) <= 0 or off is None or off % width or ins.index in used:
                         continue
                     n = width // eb if size is None or eb != 4 else size
-                    group = [next((g for g in parsed if g[1] == base and g[2] == off + j * eb and g[3] == eb
-                                   and g[0].index not in used), None) for j in range(n)]
+                    group = [(ins, base, off, eb)] + [next((g for g in parsed if g[1] == base and g[2] == off + j * eb
+                                                           and g[3] == eb and g[0].index not in used
+                                                           and g[0] is not ins), None) for j in range(1, n)]
                     if all(g is not None for g in group):
                         out[ins.index] = width
                         for g in group[1:]:
