@@ -51,6 +51,8 @@ SMALL = (16, 17, 32, 33, 100)
 #: trial seeds for loaded values: two synthetic values per address, then zero-filled memory
 SEEDS = (1, 2, 0)
 _SEED_NAMES = {0: "zero", 1: "synthetic 1", 2: "synthetic 2"}
+#: a second run with every loop whole may take this many times the first run's steps
+WHOLE_LOOPS_BUDGET = 3
 BRANCH_QUANTITY = "branch divergent share"  # warp executions of the line's branches whose lanes split
 LAYER = "compiled-ptx"
 QUANTITIES = {("global", "load"): "global load sectors/request", ("global", "store"): "global store sectors/request",
@@ -274,36 +276,37 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
         else (None,)
     trials = [{**params, **{k: v for k in scalars}} for v in tried]
 
-    def batch(seeds_values: list[tuple[int, dict]], has_base: bool, cap: int, whole: bool) -> list:
+    def batch(seeds_values: list[tuple[int, dict]], has_base: bool, cap: int, whole: bool, budget: int) -> list:
         """Run the trials in one machine; with ``has_base`` the first is the base trial, whose
         figures are worked out in full (the others' light: they are compared on figures only)."""
         variants = tuple((sd, {k: v for k, v in vals.items() if v is not None}) for sd, vals in seeds_values)
         results = run_variants(module, fn, Launch(grid, block, blocks, variants[0][1], variants[0][0], cap,
-                                                  max_steps, merged, variants, dead, needed, control, sides, whole))
+                                                  budget, merged, variants, dead, needed, control, sides, whole))
         return [(sd, vals, res, _values(module, fn, res, cd, light=not (has_base and k == 0)))
                 for k, ((sd, vals), res) in enumerate(zip(seeds_values, results))]
 
-    def all_runs(cap: int, whole: bool = False) -> list:
+    def all_runs(cap: int, whole: bool = False, budget: int = max_steps) -> list:
         # every parameter trial in one run; where a loaded value may reach an address or a branch
         # (ptx_slice.loads_matter) the loaded-value seeds run with them, else they run only if needed
         runs = batch([(SEEDS[0], values) for values in trials] + [(seed, trials[0]) for seed in SEEDS[1:] if seeded],
-                     True, cap, whole)
+                     True, cap, whole, budget)
         first = runs[0]
         uniform_loads = first[2].complete and (any(v.get("taint") == 1 for v in first[3].values())
                                                or any(b.taint == 1 for b in first[2].branches.values()))
         if seeded and not uniform_loads:
             runs = runs[:len(trials)]  # the seeds changed nothing the figures depend on
         elif not seeded and uniform_loads:
-            runs += batch([(seed, trials[0]) for seed in SEEDS[1:]], False, cap, whole)  # loaded values: the other seeds
+            runs += batch([(seed, trials[0]) for seed in SEEDS[1:]], False, cap, whole, budget)  # the other seeds
         return runs
 
     seeded = loads_matter(fn, needed)
     runs = all_runs(loop_cap)
     whole_note = []
-    if varying_cut_loop(fn, runs[0][2]):
+    if runs[0][2].steps <= max_steps // 4 and varying_cut_loop(fn, runs[0][2]):  # cut by the cap, not the budget
         # a loop cut at the cap whose figures vary by iteration: its first iterations do not stand for it.
-        # Run again with every loop whole, within the same step budget; kept when it completes
-        again = all_runs(max_steps, True)
+        # Run again with every loop whole, within WHOLE_LOOPS_BUDGET times the first run's steps (and the
+        # step budget); kept when it completes
+        again = all_runs(max_steps, True, min(max_steps, WHOLE_LOOPS_BUDGET * runs[0][2].steps))
         if again[0][2].complete:
             runs = again
             whole_note = [f"loops whose figures vary by iteration run to their trip count ({again[0][2].steps} "
