@@ -150,9 +150,9 @@ def test_shared_widths_of_a_kernel_in_an_included_file_survive_the_compile_cache
     shared_wide_probe.json: ld16_bcast), measured 1.75 over lavaMD's 25-lane warps. The SASS widths
     were kept only for the analyzed file's lines and lost on a compile-cache hit (the model then read
     two 8-byte broadcasts: 1 wavefront): they are now kept per written (file, line), in the cache too."""
+    from cudalens.cli import main as cli_main
     from cudalens.compiled import compile_file
     from cudalens.compiled.toolchain import discover
-    from cudalens.cli import main as cli_main
     from cudalens.pipeline.compiled_access import sass_shared_widths
 
     if "nvcc" not in discover().tools:
