@@ -51,6 +51,15 @@ PLAN: tuple[dict, ...] = (
     # a compare-and-swap decided by the data: scrambled values, about half the lanes swap
     {"kernel": "gated_swap", "grid": (2, 1, 1), "block": (256, 1, 1), "smem": 0,
      "args": [("scrambled", "f4", 512), ("zeros", "f4", 512)]},
+    # session 8: lavaMD's unrolled fill of 100 32-byte elements by 128 threads
+    {"kernel": "unrolled_fill", "grid": (2, 1, 1), "block": (128, 1, 1), "smem": 0,
+     "args": [("arange", "f8", 400), ("zeros", "f8", 256)]},
+    # session 8: particlefilter's guarded 8-byte store, n = 1000 over 2 x 512 threads (one 8-lane warp)
+    {"kernel": "edge_store", "grid": (2, 1, 1), "block": (512, 1, 1), "smem": 0,
+     "args": [("arange", "f8", 1024), ("zeros", "f8", 1024), ("i4", 1000)]},
+    # session 8: srad_v2's row edge, a 16 x 16 block reading one float per row, cols = 256
+    {"kernel": "row_edge", "grid": (1, 1, 1), "block": (16, 16, 1), "smem": 0,
+     "args": [("arange", "f4", 16 * 256), ("zeros", "f4", 256), ("i4", 256)]},
 )
 
 

@@ -13,8 +13,8 @@ def _general(addr: np.ndarray, active: np.ndarray, width: int, distinct_ideal: b
     cols = [addr // M.SECTOR, *((addr + off) // M.SECTOR for off in range(M.SECTOR, width, M.SECTOR)),
             (addr + width - 1) // M.SECTOR]
     sectors = M._distinct_per_row(np.concatenate(cols, axis=1), np.concatenate([active] * len(cols), axis=1))
-    lanes = M._distinct_per_row(addr, active) if distinct_ideal else active.sum(axis=1)
-    return sectors, -(-(lanes * width) // M.SECTOR)
+    packed = -(-(active.sum(axis=1) * width) // M.SECTOR)
+    return sectors, np.minimum(packed, sectors) if distinct_ideal else packed
 
 
 def test_the_one_sort_path_counts_what_the_general_path_counts():

@@ -171,7 +171,7 @@ def test_counters_source_page_checks_every_line(toolchain_ok, tmp_path, capsys):
     vec4 = checks[("_Z9vec4_copyPK6float4PS_", _line("out[i] = in[i];  // 16"), "global load sectors/request")]
     assert (vec4["predicted"], vec4["measured"], vec4["agree"], vec4["layer"]) == (16.0, 16.0, True, "compiled-ptx")
     tile = checks[("_Z20transpose_naive_tilePKfPfi", _line("out[y * n + x] = tile[threadIdx.x][threadIdx.y]"),
-                   "shared load conflict ways")]
+                   "shared load wavefronts/request")]
     assert (tile["predicted"], tile["measured"]) == (32.0, 32.0)
     s = d["line_checks_summary"]
     assert s["lines"] >= 20 and s["agree"] == s["lines"] and s["disagree"] == 0

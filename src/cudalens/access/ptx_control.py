@@ -8,7 +8,7 @@ Pure functions of a parsed function.
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Any, Mapping
 
 from cudalens.access.ptx_exec import basic_blocks
 from cudalens.compiled.ptx import Function
@@ -147,3 +147,19 @@ def _sides(fn: Function, blocks: list[tuple[int, int]]) -> dict[int, dict[int, s
                 seen += 1
         out_map[last.index] = sides
     return out_map
+
+
+def varying_cut_loop(fn: Function, res: Any) -> bool:
+    """Whether a loop cut at the loop cap, in a run that completed (ptx_exec.RunResult), holds a
+    shared-memory instruction whose figure differed between its executions (a triangular loop over a
+    tile: its first iterations do not stand for it; global loops, mostly grid-stride, are left as
+    they are: a second run costs up to ptx_eval.WHOLE_LOOPS_BUDGET times the first)."""
+    if not res.complete or not res.truncated:
+        return False
+    for b in res.truncated:
+        ops = fn.instructions[b].operands
+        top = fn.labels.get(ops[0].strip()) if ops else None
+        if top is not None and any(top <= i <= b and r.space == "shared" and len(set(r.per_call)) > 1
+                                   for i, r in res.mem.items()):
+            return True
+    return False

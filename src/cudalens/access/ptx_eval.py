@@ -37,9 +37,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from cudalens.access.ptx_control import control_and_sides, deciding
+from cudalens.access.ptx_control import control_and_sides, deciding, varying_cut_loop
 from cudalens.access.ptx_exec import Launch
 from cudalens.access.ptx_merges import shared_merges
+from cudalens.access.ptx_predicated import predicated_figures
 from cudalens.access.ptx_run import run_variants
 from cudalens.access.ptx_slice import loads_matter, slice_and_params
 from cudalens.compiled.ptx import Function, PtxModule
@@ -52,6 +53,8 @@ SEEDS = (1, 2, 0)
 #: lanes (threads of the emulated blocks, over every trial) the blocks of an alignment period may take
 LANE_BUDGET = 1 << 16
 _SEED_NAMES = {0: "zero", 1: "synthetic 1", 2: "synthetic 2"}
+#: a second run with every loop whole may take this many times the first run's steps
+WHOLE_LOOPS_BUDGET = 3
 BRANCH_QUANTITY = "branch divergent share"  # warp executions of the line's branches whose lanes split
 LAYER = "compiled-ptx"
 QUANTITIES = {("global", "load"): "global load sectors/request", ("global", "store"): "global store sectors/request",
@@ -87,6 +90,12 @@ class LinePrediction:
     # loop): warps that reach the branch with no lane on the side execute them too, with no wavefront,
     # and Nsight Compute averages over those executions as well (ptx_predicated); None: as ``nway``
     nway_predicated: float | None = None
+    # shared lines, likewise: the wavefronts per request over those executions too (None: as ``value``)
+    value_predicated: float | None = None
+    # (lowest, highest) of ``value_predicated`` / ``nway_predicated`` over the parameter trials where they
+    # differ (how many warps have no lane on depends on a parameter nobody gave); the single figure is None then
+    value_predicated_range: tuple[float, float] | None = None
+    nway_predicated_range: tuple[float, float] | None = None
     # (file, line) of the calls the line's instructions were inlined into (ptxas may place their SASS there)
     call_sites: tuple[tuple[str, int], ...] = ()
     # per call site: (file, line, lowest, highest figure of one instruction, lowest, highest N-way)
@@ -153,9 +162,9 @@ def _site_bounds(module: PtxModule, fn: Function, recs: list, glob: bool) -> tup
         loc = fn.instructions[r.index].loc
         if not r.requests or loc is None:
             continue
-        fig = (r.sectors if glob else r.wavefronts) / r.requests
-        for f, ln in loc.inlined_at:
-            per.setdefault((module.files.get(f, ""), ln), []).append((fig, float(int(fig + 1e-9))))
+        figs = [(r.sectors if glob else r.wavefronts) / n for n in {r.requests, r.requests + r.skipped}]
+        for f, ln in loc.inlined_at:  # (over the predicated-off executions too, where ptxas may predicate it)
+            per.setdefault((module.files.get(f, ""), ln), []).extend((fig, float(int(fig + 1e-9))) for fig in figs)
     return tuple((f, ln, round(min(v[0] for v in vs), 4), round(max(v[0] for v in vs), 4),
                   None if glob else min(v[1] for v in vs), None if glob else max(v[1] for v in vs))
                  for (f, ln), vs in sorted(per.items()))
@@ -190,12 +199,15 @@ def _values(module: PtxModule, fn: Function, res, cd, light: bool = False) -> di
                 if t > taint:
                     taint, why = t, w
         glob = recs[0].space == "global"
-        skipped = None if glob or not any(r.skipped for r in recs) else round(sum(
-            int(r.wavefronts / (r.requests + r.skipped) + 1e-9) * (r.requests + r.skipped) for r in recs)
-            / sum(r.requests + r.skipped for r in recs), 4)
+        skipped = vskipped = None
+        if not glob and any(r.skipped for r in recs):
+            execs = sum(r.requests + r.skipped for r in recs)
+            skipped = round(sum(int(r.wavefronts / (r.requests + r.skipped) + 1e-9) * (r.requests + r.skipped)
+                                for r in recs) / execs, 4)
+            vskipped = round(sum(r.wavefronts for r in recs) / execs, 4)
         if req == 0:
             out[key] = {"value": None, "reason": _unreached(fn, res, gates, recs[0].index), "taint": taint, "req": 0,
-                        "nway_pred": skipped}
+                        "nway_pred": skipped, "value_pred": vskipped}
             continue
         num = sum(r.sectors if glob else r.wavefronts for r in recs)
         ideal = sum(r.ideal if glob else r.ideal_wavefronts for r in recs)
@@ -204,7 +216,8 @@ def _values(module: PtxModule, fn: Function, res, cd, light: bool = False) -> di
         stride = _line_stride(recs) if glob else None
         if light:
             out[key] = {"value": round(num / req, 4), "nway": nway, "ideal": round(ideal / req, 4), "stride": stride,
-                        "threads": round(sum(r.lanes for r in recs) / req, 3), "nway_pred": skipped}
+                        "threads": round(sum(r.lanes for r in recs) / req, 3), "nway_pred": skipped,
+                        "value_pred": vskipped}
             continue
         calls = [v for r in recs for v in r.per_call]
         sites = sorted({(module.files.get(f, ""), ln) for r in recs for f, ln in
@@ -212,7 +225,7 @@ def _values(module: PtxModule, fn: Function, res, cd, light: bool = False) -> di
         out[key] = {"sites": tuple(sites), "bounds": _site_bounds(module, fn, recs, glob), "value": round(num / req, 4), "nway": nway, "ideal": round(ideal / req, 4), "taint": taint, "why": why,
                     "req": req, "n": len(recs), "threads": round(sum(r.lanes for r in recs) / req, 3),
                     "inv": len(set(calls)) <= 1 if calls else None, "width": max(r.width for r in recs),
-                    "stride": stride, "bytes": sum(r.width for r in recs), "nway_pred": skipped,
+                    "stride": stride, "bytes": sum(r.width for r in recs), "nway_pred": skipped, "value_pred": vskipped,
                     "iter": (min(calls), max(calls)) if calls and min(calls) != max(calls) else (None, None)}
     return out
 
@@ -243,8 +256,8 @@ def _line_stride(recs: list) -> int | None:
 def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid: tuple[int, int, int],
              params: Mapping[int, Any] | None = None, blocks: tuple[tuple[int, int, int], ...] | None = None,
              loop_cap: int = 8, max_steps: int = 6000,
-             sass_lds: Mapping[int, Mapping[int, int]] | None = None,
-             sass_sts: Mapping[int, Mapping[int, int]] | None = None) -> KernelEvaluation:
+             sass_lds: Mapping[Any, Mapping[int, int]] | None = None,
+             sass_sts: Mapping[Any, Mapping[int, int]] | None = None) -> KernelEvaluation:
     """Predictions per (source line, quantity) for ``fn`` launched with ``block`` x ``grid``.
 
     ``params``: known parameter values by position (ints/floats; pointer parameters may be left
@@ -253,8 +266,8 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     ``sass_lds``/``sass_sts``: the widths of the kernel's SASS shared loads/stores per line (see
     :func:`shared_merges`), when the cubin is at hand.
     """
-    merged = {**(shared_merges(fn, sass_lds) if sass_lds else {}),
-              **(shared_merges(fn, sass_sts, "st") if sass_sts else {})}
+    merged = {**(shared_merges(fn, sass_lds, files=module.files) if sass_lds else {}),
+              **(shared_merges(fn, sass_sts, "st", files=module.files) if sass_sts else {})}
     params = dict(params or {})
     scalars = [k for k, p in enumerate(fn.params) if k not in params and not _is_pointer_param(fn, k)]
     chosen = blocks is not None
@@ -266,35 +279,49 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
         else (None,)
     trials = [{**params, **{k: v for k in scalars}} for v in tried]
 
-    def batch(seeds_values: list[tuple[int, dict]], has_base: bool) -> list:
+    def batch(seeds_values: list[tuple[int, dict]], has_base: bool, cap: int, whole: bool, budget: int) -> list:
         """Run the trials in one machine; with ``has_base`` the first is the base trial, whose
         figures are worked out in full (the others' light: they are compared on figures only)."""
         variants = tuple((sd, {k: v for k, v in vals.items() if v is not None}) for sd, vals in seeds_values)
-        results = run_variants(module, fn, Launch(grid, block, blocks, variants[0][1], variants[0][0], loop_cap,
-                                                  max_steps, merged, variants, dead, needed, control, sides))
+        results = run_variants(module, fn, Launch(grid, block, blocks, variants[0][1], variants[0][0], cap,
+                                                  budget, merged, variants, dead, needed, control, sides, whole))
         return [(sd, vals, res, _values(module, fn, res, cd, light=not (has_base and k == 0)))
                 for k, ((sd, vals), res) in enumerate(zip(seeds_values, results))]
 
-    # every parameter trial in one run; where a loaded value may reach an address or a branch
-    # (ptx_slice.loads_matter) the loaded-value seeds run with them, else they run only if needed
+    def all_runs(cap: int, whole: bool = False, budget: int = max_steps) -> list:
+        # every parameter trial in one run; where a loaded value may reach an address or a branch
+        # (ptx_slice.loads_matter) the loaded-value seeds run with them, else they run only if needed
+        runs = batch([(SEEDS[0], values) for values in trials] + [(seed, trials[0]) for seed in SEEDS[1:] if seeded],
+                     True, cap, whole, budget)
+        first = runs[0]
+        uniform_loads = first[2].complete and (any(v.get("taint") == 1 for v in first[3].values())
+                                               or any(b.taint == 1 for b in first[2].branches.values()))
+        if seeded and not uniform_loads:
+            runs = runs[:len(trials)]  # the seeds changed nothing the figures depend on
+        elif not seeded and uniform_loads:
+            runs += batch([(seed, trials[0]) for seed in SEEDS[1:]], False, cap, whole, budget)  # the other seeds
+        return runs
+
     seeded = loads_matter(fn, needed)
-    runs = batch([(SEEDS[0], values) for values in trials] + [(seed, trials[0]) for seed in SEEDS[1:] if seeded],
-                 True)
-    first = runs[0]
-    uniform_loads = first[2].complete and (any(v.get("taint") == 1 for v in first[3].values())
-                                           or any(b.taint == 1 for b in first[2].branches.values()))
-    if seeded and not uniform_loads:
-        runs = runs[:len(trials)]  # the seeds changed nothing the figures depend on
-    elif not seeded and uniform_loads:
-        runs += batch([(seed, trials[0]) for seed in SEEDS[1:]], False)  # loaded values: the other seeds
+    runs = all_runs(loop_cap)
+    whole_note = []
+    if runs[0][2].steps <= max_steps // 4 and varying_cut_loop(fn, runs[0][2]):  # cut by the cap, not the budget
+        # a loop cut at the cap whose figures vary by iteration: its first iterations do not stand for it.
+        # Run again with every loop whole, within WHOLE_LOOPS_BUDGET times the first run's steps (and the
+        # step budget); kept when it completes
+        again = all_runs(max_steps, True, min(max_steps, WHOLE_LOOPS_BUDGET * runs[0][2].steps))
+        if again[0][2].complete:
+            runs = again
+            whole_note = [f"loops whose figures vary by iteration run to their trip count ({again[0][2].steps} "
+                          f"instruction steps)"]
     period = 1 if chosen else _alignment_period(runs)
     if period > len(blocks) and grid[0] > len(blocks):
         n = max(2, min(period, grid[0], LANE_BUDGET // (-(-block[0] * block[1] * block[2] // 32) * 32 * len(runs))))
         if n > len(blocks):
-            again = evaluate(module, fn, block, grid, params, tuple((b, 0, 0) for b in range(n)), loop_cap, max_steps,
+            wider = evaluate(module, fn, block, grid, params, tuple((b, 0, 0) for b in range(n)), loop_cap, max_steps,
                              sass_lds, sass_sts)
             part = "" if n >= period else f" (the first {n}: a lane budget)"
-            return replace(again, notes=(*again.notes, f"blocks 0..{n - 1} evaluated{part}: a global address moves by "
+            return replace(wider, notes=(*wider.notes, f"blocks 0..{n - 1} evaluated{part}: a global address moves by "
                                          f"a part of a 32-byte sector from one block to the next, so the sector "
                                          f"alignment repeats every {period} blocks"))
     base = runs[0]
@@ -304,7 +331,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     preds += _indirect_predictions(module, fn, res, {(p.file, p.line, p.quantity) for p in preds})
     loops = tuple({"line": fn.instructions[i].loc.line if fn.instructions[i].loc else 0, "iterations": n,
                    "cut": i in res.truncated} for i, n in sorted(res.back_edges.items()))
-    notes = []
+    notes = whole_note
     if not res.complete:
         notes.append(f"stopped after {res.steps} instruction steps: figures cover the part executed")
     if res.unmodelled:
@@ -347,7 +374,8 @@ def _decide(fn: Function, key: tuple[str, int, str], v: dict[str, Any], base, ru
                                (r[3].get(key, {}) for r in runs if r[0] == SEEDS[0])) if scalars else (),
                   iter_low=v.get("iter", (None, None))[0], iter_high=v.get("iter", (None, None))[1])
     if v["value"] is None:  # not executed: where only skipped (predicated off), ncu's N-way is 0
-        return LinePrediction(value=None, reason=v["reason"], nway_predicated=v.get("nway_pred"), **common)
+        return LinePrediction(value=None, reason=v["reason"], nway_predicated=v.get("nway_pred"),
+                              value_predicated=v.get("value_pred"), **common)
     by_seed = {r[0]: r[3].get(key, {}) for r in runs if r[1] == base[1]}
     if v["taint"] >= 2 and v["why"].startswith("runs under a branch") and v.get("nway") is not None and by_seed:
         # a shared access whose lanes (not addresses) loaded data decide: its N-way from 0 (the data may
@@ -383,8 +411,7 @@ def _decide(fn: Function, key: tuple[str, int, str], v: dict[str, Any], base, ru
         if fewer:
             cond += (f"; at {', '.join(str(dict(kv)[scalars[0]]) for kv in fewer)} fewer lanes are active, with the "
                      f"same sectors (wavefronts) over ideal or per lane")
-        return LinePrediction(value=v["value"], nway=v.get("nway"), condition=cond, nway_predicated=v.get("nway_pred"),
-                              **common)
+        return LinePrediction(value=v["value"], nway=v.get("nway"), condition=cond, **predicated_figures(v, by_value), **common)
     cond = "; ".join(f"{dict((names[scalars.index(k)], x) for k, x in kv)}: {val.get('value')}"
                      for kv, val in by_value.items())
     ways = [f[1] for f in vals if f[1] is not None]

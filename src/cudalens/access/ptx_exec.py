@@ -89,6 +89,9 @@ class Launch:
     control: Mapping[int, tuple[int, ...]] | None = None
     # conditional branch -> its sides' instructions where ptxas may predicate them (ptx_control.branch_sides)
     sides: Mapping[int, tuple[frozenset[int], frozenset[int]]] | None = None
+    # every loop runs up to ``loop_cap`` passes per entry however many steps were taken (no shorter
+    # cap late in the budget): a second run for loops whose figures vary by iteration (ptx_eval)
+    whole_loops: bool = False
 
 
 @dataclass

@@ -4,16 +4,19 @@ access model evaluates the merged access (:func:`cudalens.access.ptx_eval.evalua
 
 from __future__ import annotations
 
-from typing import Mapping
+import os
+from typing import Any, Mapping
 
 from cudalens.compiled.ptx import Function, type_bytes
 
 
-def shared_merges(fn: Function, sass_lds: Mapping[int, Mapping[int, int]], op: str = "ld") -> dict[int, int]:
+def shared_merges(fn: Function, sass_lds: Mapping[Any, Mapping[int, int]], op: str = "ld",
+                  files: Mapping[int, str] | None = None) -> dict[int, int]:
     """Which PTX shared loads (``op`` "ld") or stores ("st") ptxas merged into wider SASS ones,
     from the SASS of the same kernel.
 
-    ``sass_lds``: source line -> {bytes per lane: number of LDS (STS) instructions of that width}.
+    ``sass_lds``: source line, or (file name, line) with ``files`` (the module's PTX file table) -> {bytes
+    per lane: number of LDS (STS) instructions of that width}.
     On a line where the SASS has fewer, wider accesses than the PTX, consecutive scalar shared
     accesses of the same base register at consecutive offsets (the first aligned to the merged
     width; in any order on the line) are grouped, widest first; loads may also be widened over a missing last element (three
@@ -24,10 +27,11 @@ def shared_merges(fn: Function, sass_lds: Mapping[int, Mapping[int, int]], op: s
     -w (evaluate as the aligned w-byte access holding it).
     """
     out: dict[int, int] = {}
-    by_line: dict[int, list] = {}
+    by_line: dict[Any, list] = {}
     for ins in fn.instructions:
         if ins.base == op and "shared" in ins.parts and ins.loc and not any(v in ins.parts for v in ("v2", "v4")):
-            by_line.setdefault(ins.loc.line, []).append(ins)
+            key = (os.path.basename(files.get(ins.loc.file, "")), ins.loc.line) if files is not None else ins.loc.line
+            by_line.setdefault(key if key in sass_lds else ins.loc.line, []).append(ins)
     for line, accesses in by_line.items():
         want = dict(sass_lds.get(line, {}))
         parsed = []
@@ -42,12 +46,13 @@ def shared_merges(fn: Function, sass_lds: Mapping[int, Mapping[int, int]], op: s
         for width in (16, 8):
             sizes = (width // 4, width // 4 - 1) if op == "ld" and width == 16 else (None,)
             for size in sizes:
-                for k, (ins, base, off, eb) in enumerate(parsed):
+                for ins, base, off, eb in parsed:
                     if want.get(width, 0) <= 0 or off is None or off % width or ins.index in used:
                         continue
                     n = width // eb if size is None or eb != 4 else size
-                    group = [next((g for g in parsed[k:] if g[1] == base and g[2] == off + j * eb and g[3] == eb
-                                   and g[0].index not in used), None) for j in range(n)]
+                    group = [(ins, base, off, eb)] + [next((g for g in parsed if g[1] == base and g[2] == off + j * eb
+                                                           and g[3] == eb and g[0].index not in used
+                                                           and g[0] is not ins), None) for j in range(1, n)]
                     if all(g is not None for g in group):
                         out[ins.index] = width
                         for g in group[1:]:

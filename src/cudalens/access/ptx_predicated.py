@@ -10,7 +10,7 @@ figure for both cases.
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -56,3 +56,18 @@ def count_skipped(fn: Function, mem_v: list[dict[int, MemRecord]], row_variant: 
         for v in np.nonzero(n)[0].tolist():
             rec = mem_v[v].setdefault(i, MemRecord(i, space, "store" if ins.base == "st" else "load", width))
             rec.skipped += int(n[v])
+
+
+def predicated_figures(v: Mapping[str, Any], by_trial: Mapping[tuple, Mapping[str, Any]]) -> dict[str, Any]:
+    """A line's figures over the executions of warps with no lane on too (``nway_predicated``,
+    ``value_predicated`` of ptx_eval.LinePrediction) from its figures per parameter trial (``v``: the
+    base trial's): one figure where every trial gives the same, else (None and) their range over
+    the trials (``..._range``: how many warps have no lane on depends on a parameter nobody gave)."""
+    out: dict[str, Any] = {}
+    for mine, plain, field in (("nway_pred", "nway", "nway_predicated"), ("value_pred", "value", "value_predicated")):
+        out[field] = v.get(mine)
+        figs: set[float] = {float(f) for x in by_trial.values()
+                            if (f := x[mine] if x.get(mine) is not None else x.get(plain)) is not None}
+        if len(figs) > 1 and any(x.get(mine) is not None for x in by_trial.values()):
+            out[field], out[field + "_range"] = None, (min(figs), max(figs))
+    return out

@@ -377,8 +377,8 @@ def _loop_cap(launch: Launch, steps: int) -> int:
     """Iterations per loop entry: ``launch.loop_cap`` in the first quarter of the step budget, then
     2, then 0 past half of it (each loop body once), so that the code after deep or long loops is
     still reached: a loop's figures come from its first iterations (``per_call`` says whether they
-    were the same)."""
-    if steps <= launch.max_steps // 4:
+    were the same). With ``launch.whole_loops``: ``launch.loop_cap`` throughout."""
+    if launch.whole_loops or steps <= launch.max_steps // 4:
         return launch.loop_cap
     return min(launch.loop_cap, 2) if steps <= launch.max_steps // 2 else 0
 

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-FORMAT_VERSION = "3"  # 3: keyed by the compiler's dependency list (-MD)
+FORMAT_VERSION = "4"  # 3: keyed by the compiler's dependency list (-MD); 4: kernels keep their shared load widths
 _STAT_ROOTS = ("/usr/include/", "/usr/lib/", "/usr/local/include/")
 
 

@@ -226,6 +226,7 @@ def compile_file(
             sass_counts=fs.counts() if fs else {},
             sass_by_line=fs.by_line() if fs else {},
             instructions=fs.instructions if fs else (),
+            shared_widths=fs.shared_widths() if fs else {},
             cross_check=notes,
             flags=tuple(flags),
             cc=cc,

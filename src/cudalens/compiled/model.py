@@ -70,6 +70,7 @@ class Instruction:
     klass: str | None  # cudalens class ("ldg.128", "fp64", ...), None for uninteresting ones
     line: int | None  # innermost line in the analyzed file
     lines: tuple[int, ...] = ()  # every analyzed-file line of the inline chain, innermost first
+    written: tuple[str, int] | None = None  # (file, line) where the code is written, in any file (innermost)
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,9 @@ class CompiledKernel:
     cross_check: tuple[str, ...] = ()  # disagreements between ptxas -v and cuobjdump, if any
     flags: tuple[str, ...] = ()  # the compiler flags used (for flag rules such as I16)
     cc: str = "9.0"
+    # "file name:line" where the code is written (any file, an included one too) -> {bytes per lane: LDS
+    # instructions}: the widths ptxas gave the shared loads, kept in the compile cache (``instructions`` is not)
+    shared_widths: dict[str, dict[int, int]] = field(default_factory=dict, compare=False)
 
     def resources_dict(self) -> dict[str, int]:
         return self.resources.to_dict()
@@ -113,6 +117,7 @@ class CompiledKernel:
             "sass_by_line": {str(k): dict(v) for k, v in sorted(self.sass_by_line.items())},
             "cross_check": list(self.cross_check),
             "flags": list(self.flags),
+            "shared_widths": {k: {str(w): n for w, n in v.items()} for k, v in sorted(self.shared_widths.items())},
         }
 
     @classmethod
@@ -127,6 +132,7 @@ class CompiledKernel:
             sass_by_line={int(k): dict(v) for k, v in d["sass_by_line"].items()},
             cross_check=tuple(d.get("cross_check", ())),
             flags=tuple(d.get("flags", ())),
+            shared_widths={k: {int(w): n for w, n in v.items()} for k, v in d["shared_widths"].items()},
         )
 
 

@@ -113,6 +113,16 @@ class FunctionSass:
     mangled: str
     instructions: tuple[Instruction, ...]
 
+    def shared_widths(self) -> dict[str, dict[int, int]]:
+        """"file name:line" where the code is written -> {bytes per lane: LDS instructions}."""
+        out: dict[str, dict[int, int]] = {}
+        for i in self.instructions:
+            if i.klass and i.klass.startswith("lds.") and i.written is not None:
+                per = out.setdefault(f"{os.path.basename(i.written[0])}:{i.written[1]}", {})
+                w = int(i.klass.split(".")[1]) // 8
+                per[w] = per.get(w, 0) + 1
+        return out
+
     def counts(self) -> dict[str, int]:
         c = Counter(i.klass for i in self.instructions if i.klass)
         return dict(sorted(c.items()))
@@ -141,6 +151,7 @@ def parse_nvdisasm(text: str, source_path: str | None) -> dict[str, FunctionSass
     functions: dict[str, list[Instruction]] = {}
     current: list[Instruction] | None = None
     lines_now: tuple[int, ...] = ()
+    written: tuple[str, int] | None = None
     pending_locs: list[tuple[str, int]] = []
     last_label: str | None = None
     in_div_sub = False
@@ -156,7 +167,7 @@ def parse_nvdisasm(text: str, source_path: str | None) -> dict[str, FunctionSass
     for raw in text.splitlines():
         if m := _SECTION_RE.match(raw):
             current = functions.setdefault(m.group(1), [])
-            lines_now, pending_locs, last_label, in_div_sub = (), [], None, False
+            lines_now, pending_locs, last_label, in_div_sub, written = (), [], None, False, None
             continue
         if current is None:
             continue
@@ -167,6 +178,7 @@ def parse_nvdisasm(text: str, source_path: str | None) -> dict[str, FunctionSass
         if m := _INSN_RE.match(raw):
             if pending_locs:
                 lines_now = tuple(n for f, n in pending_locs if in_file(f))
+                written = pending_locs[0]
                 pending_locs = []
             offset, opcode, rest = int(m.group(1), 16), m.group(2), m.group(3)
             if opcode in ("BRA",) and (t := _TARGET_RE.search(rest)) and t.group(1) == last_label:
@@ -174,7 +186,7 @@ def parse_nvdisasm(text: str, source_path: str | None) -> dict[str, FunctionSass
                 continue  # the padding self-loop after EXIT
             last_label = None
             klass = classify(opcode, rest, in_div_sub)
-            current.append(Instruction(offset, opcode, klass, lines_now[0] if lines_now else None, lines_now))
+            current.append(Instruction(offset, opcode, klass, lines_now[0] if lines_now else None, lines_now, written))
             continue
         if m := _LABEL_RE.match(stripped):
             label = m.group(1)

@@ -90,15 +90,11 @@ def evaluation_dicts(evals: tuple[KernelEvaluation, ...]) -> list[dict[str, Any]
              "predictions": [p.to_dict() for p in e.predictions]} for e in evals]
 
 
-def sass_shared_widths(compiled: Any) -> dict[str, dict[int, dict[int, int]]]:
-    """Per mangled kernel: line -> {bytes per lane: LDS instructions}, from the compiled SASS."""
-    out: dict[str, dict[int, dict[int, int]]] = {}
+def sass_shared_widths(compiled: Any) -> dict[str, dict[Any, dict[int, int]]]:
+    """Per mangled kernel: (file name, line) where the code is written (in any file: a kernel in an
+    included file too) -> {bytes per lane: LDS instructions}, from the compiled SASS."""
+    out: dict[str, dict[Any, dict[int, int]]] = {}
     for ck in (compiled.kernels.values() if compiled is not None else ()):
-        per: dict[int, dict[int, int]] = {}
-        for ins in ck.instructions:
-            if ins.klass and ins.klass.startswith("lds.") and ins.line is not None:
-                w = int(ins.klass.split(".")[1]) // 8
-                per.setdefault(ins.line, {}).setdefault(w, 0)
-                per[ins.line][w] += 1
-        out[ck.mangled] = per
+        out[ck.mangled] = {(name, int(line)): dict(v) for k, v in ck.shared_widths.items()
+                           for name, _, line in [k.rpartition(":")]}
     return out

@@ -12,14 +12,17 @@ Per line, from the SASS rows of each class (by opcode; generic LD/ST by the Addr
 - global load/store sectors per request: sum of ``L2 Theoretical Sectors Global`` over the sum of
   ``Instructions Executed`` (a warp's execution of one instruction is one request; the model counts
   the same way, a predicated-off execution included);
-- shared load/store conflict ways: ``L1 Conflicts Shared N-Way`` averaged over the executions
-  (ncu: the average N-way conflict per shared instruction, printed as a whole number), compared with
-  the model's wavefronts per request (a conflict-free 4-byte access is one wavefront; on the H100
-  ncu counts an 8- or 16-byte access's extra passes as ways too: a unit-stride ``LDS.128`` reads 4).
+- shared load/store wavefronts per request: the sum of ``L1 Wavefronts Shared`` over the sum of
+  ``Instructions Executed``, compared with the model's wavefronts per request (a conflict-free 4-byte
+  access is one wavefront; a unit-stride ``LDS.128`` four). ncu's ``L1 Conflicts Shared N-Way`` is the
+  whole part of that ratio per instruction over the whole grid (so one partial warp among full ones
+  prints 1 for 1.97); an export without the wavefront column compares it, averaged over the
+  executions, with the model's N-way (``LinePrediction.nway``) instead ("conflict ways").
 
-A predicated SASS instruction (``@P``) also counts the executions in which all its lanes were off:
-global lines with one are compared as sectors over ideal sectors, shared lines with the model's N-way
-that counts those executions too (no wavefront each: ``LinePrediction.nway_predicated``).
+A predicated SASS instruction (``@P``) that executed also counts the executions in which all its lanes
+were off: global lines with one are compared as sectors over ideal sectors, shared lines with the
+model's figure that counts those executions too (no wavefront each: ``LinePrediction.value_predicated``,
+``nway_predicated``).
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ class SassRow:
     nway: float | None  # L1 Conflicts Shared N-Way
     space: str  # Address Space column ("Global", "Shared", "Local", "" when blank)
     threads: float | None  # Avg. Predicated-On Threads Executed
+    wavefronts: float | None = None  # L1 Wavefronts Shared (None: not in the export)
 
     @property
     def opcode(self) -> str:
@@ -106,7 +110,8 @@ def parse_source_csv(text: str) -> tuple[SassRow, ...]:
         out.append(SassRow(kernel, file if offset > 0 else None, line if offset > 0 else None, addr, sass,
                            _num(rec.get("Instructions Executed")) or 0.0, _num(rec.get("L2 Theoretical Sectors Global")),
                            _num(rec.get("L2 Theoretical Sectors Global Ideal")), _num(rec.get("L1 Conflicts Shared N-Way")),
-                           (rec.get("Address Space") or "").strip(), _num(rec.get("Avg. Predicated-On Threads Executed"))))
+                           (rec.get("Address Space") or "").strip(), _num(rec.get("Avg. Predicated-On Threads Executed")),
+                           _num(rec.get("L1 Wavefronts Shared"))))
     if text.strip() and not out and "Address" not in text:
         raise InputError("not an Nsight Compute source page (ncu --csv --page source --print-source cuda,sass)")
     return tuple(out)
@@ -151,9 +156,11 @@ class LineCounter:
     ideal_sectors_per_request: float | None
     nway: float | None  # shared: average N-way conflict per executed instruction
     threads: float | None
-    predicated: bool = False  # some SASS instruction of the class on the line carries a predicate (@P)
+    predicated: bool = False  # some executed SASS instruction of the class on the line carries a predicate (@P)
     sectors_per_ideal: float | None = None  # global: sectors over ideal sectors (ratio of sums)
     atomic: bool = False  # the line also holds an atomic of the space (ptxas may expand one into a load + CAS loop)
+    # shared: L1 Wavefronts Shared over the executions (ratio of sums; None where the export lacks the column)
+    wavefronts_per_request: float | None = None
 
 
 def line_counters(rows: Iterable[SassRow]) -> dict[tuple[str, str, int, str, str], LineCounter]:
@@ -168,13 +175,16 @@ def line_counters(rows: Iterable[SassRow]) -> dict[tuple[str, str, int, str, str
             continue
         seen.add((r.kernel, r.address))
         key = (r.kernel, r.file or "", r.line, *cls)
-        a = acc.setdefault(key, {"ex": 0.0, "n": 0, "sec": 0.0, "ideal": 0.0, "nway": 0.0, "thr": 0.0, "pred": False})
+        a = acc.setdefault(key, {"ex": 0.0, "n": 0, "sec": 0.0, "ideal": 0.0, "nway": 0.0, "thr": 0.0, "pred": False,
+                                 "wf": 0.0})
         a["n"] += 1
-        a["pred"] = a["pred"] or r.sass.strip().startswith("@")
+        # a predicated instruction that never executed (ptxas put it behind a branch too) adds no execution
+        a["pred"] = a["pred"] or (r.sass.strip().startswith("@") and r.executed > 0)
         a["ex"] += r.executed
         a["sec"] += r.sectors or 0.0
         a["ideal"] += r.ideal_sectors or 0.0
         a["nway"] += (r.nway or 0.0) * r.executed
+        a["wf"] = None if a["wf"] is None or r.wavefronts is None else a["wf"] + r.wavefronts
         a["thr"] += (r.threads or 0.0) * r.executed
     out = {}
     for key, a in acc.items():
@@ -186,7 +196,9 @@ def line_counters(rows: Iterable[SassRow]) -> dict[tuple[str, str, int, str, str
                                nway=round(a["nway"] / ex, 4) if ex and not glob else None,
                                threads=round(a["thr"] / ex, 3) if ex else None, predicated=a["pred"],
                                sectors_per_ideal=round(a["sec"] / a["ideal"], 4) if glob and a["ideal"] else None,
-                               atomic=key[:4] in atomics)
+                               atomic=key[:4] in atomics,
+                               wavefronts_per_request=round(a["wf"] / ex, 4) if ex and not glob and a["wf"] is not None
+                               else None)
     return out
 
 
@@ -220,12 +232,17 @@ class LineCheck:
 def measured_value(c: LineCounter) -> tuple[str, float | None, str]:
     """(quantity unit, value, why None). A predicated SASS instruction also counts the executions in
     which all its lanes were off, so per-request figures are not measurable there: global lines then
-    compare sectors over ideal sectors (independent of that count); shared lines compare ncu's N-way
-    with the model's figure that counts those executions too (``nway_predicated``)."""
+    compare sectors over ideal sectors (independent of that count); shared lines compare the model's
+    figure that counts those executions too (``value_predicated``, ``nway_predicated``). Shared lines
+    compare wavefronts per execution where the export has "L1 Wavefronts Shared" (ncu's N-way is the
+    whole part of that ratio per instruction over the whole grid: one partial warp anywhere turns a
+    2.0 into 1), else ncu's N-way."""
     if c.space == "global":
         if c.predicated:
             return "sectors/ideal", c.sectors_per_ideal, "" if c.sectors_per_ideal is not None else "no active lanes"
         return "sectors/request", c.sectors_per_request, ""
+    if c.wavefronts_per_request is not None:
+        return "wavefronts/request", c.wavefronts_per_request, ""
     return "conflict ways", c.nway, ""
 
 
@@ -256,9 +273,12 @@ def _combine(cands: list[Any]) -> Any:
     ideal = avg([getattr(p, "ideal", None) for p in cands])
     if all(p.value is not None for p in cands):
         preds = [getattr(p, "nway_predicated", None) for p in cands]
+        vpreds = [getattr(p, "value_predicated", None) for p in cands]
         return replace(cands[0], value=avg(lows), nway=avg(ways), ideal=ideal, requests=total, reason="",
                        nway_predicated=None if all(x is None for x in preds) else avg(
-                           [x if x is not None else n for x, n in zip(preds, ways)]))
+                           [x if x is not None else n for x, n in zip(preds, ways)]),
+                       value_predicated=None if all(x is None for x in vpreds) else avg(
+                           [x if x is not None else v for x, v in zip(vpreds, lows)]))
     return replace(cands[0], value=None, low=avg(lows), high=avg(highs), nway=None, nway_low=avg(ways_lo),
                    nway_high=avg(ways_hi), ideal=ideal, requests=total,
                    reason=next(p.reason for p in cands if p.value is None))
@@ -332,13 +352,24 @@ def _part_placed(by_key: Mapping[tuple[str, int, str, str], Any], file: str, lin
 
 def _compared(p: Any, unit: str, predicated: bool = False) -> tuple[float | None, float | None, float | None]:
     """(number, low, high) of a prediction in the unit of the measurement: shared lines compare the
-    model's N-way (whole wavefronts per execution of each instruction, as ncu prints it; where the
-    SASS is predicated, over the executions of warps with no lane on too), global lines with
-    predicated SASS compare sectors over ideal sectors."""
+    model's wavefronts per request, or its N-way (whole wavefronts per execution of each
+    instruction, as ncu prints it) where the export has no wavefronts; where the SASS is predicated,
+    over the executions of warps with no lane on too. Global lines with predicated SASS compare
+    sectors over ideal sectors."""
+    if unit == "wavefronts/request":
+        if predicated and getattr(p, "value_predicated", None) is not None:
+            return p.value_predicated, None, None
+        if predicated and getattr(p, "value_predicated_range", None) is not None:
+            return None, *p.value_predicated_range
+        if p.value is not None or not predicated or getattr(p, "nway_low", None) != 0.0:
+            return p.value, p.low, p.high
+        return None, 0.0, p.high  # lanes the loaded data decides: predicated off in every lane, no wavefront
     if unit == "conflict ways":
         nway = getattr(p, "nway", None)
         if predicated and getattr(p, "nway_predicated", None) is not None:
             return p.nway_predicated, None, None
+        if predicated and getattr(p, "nway_predicated_range", None) is not None:
+            return None, *p.nway_predicated_range
         if p.value is not None:
             return (nway if nway is not None else p.value), None, None
         lo, hi = getattr(p, "nway_low", None), getattr(p, "nway_high", None)

@@ -128,3 +128,46 @@ extern "C" __global__ void gated_swap(const float *in, float *out) {
     __syncthreads();
     out[blockIdx.x * blockDim.x + t] = s[t];  // swap result
 }
+
+// 7. (session 8) A strided fill loop that ptxas unrolls, with a predicated copy (rodinia lavaMD's
+// `while (wtx < NUMBER_PAR_PER_BOX) { rB_shared[wtx] = rB[wtx]; wtx += NUMBER_THREADS; }`: 100
+// elements of 32 bytes, 128 threads): the unrolled copies and the predicated one never execute, so
+// the line's N-way is that of the one pass every lane makes.
+struct four_vector {
+    double v, x, y, z;
+};
+
+extern "C" __global__ void unrolled_fill(const four_vector *g, double *out) {
+    __shared__ four_vector s[100];
+    int wtx = threadIdx.x;
+    while (wtx < 100) {
+        s[wtx] = g[wtx];  // unrolled fill
+        wtx += 128;
+    }
+    __syncthreads();
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s[threadIdx.x % 100].x;  // fill read
+}
+
+// 8. (session 8) An 8-byte shared store under a bounds guard with a partial last warp (rodinia
+// particlefilter's likelihood_kernel: n = 1000 over 2 x 512 threads): full warps take 2 wavefronts,
+// the 8-lane warp 1, and ncu's N-way is the whole part of 63 / 32 over the grid: it prints 1.
+extern "C" __global__ void edge_store(const double *w, double *out, int n) {
+    __shared__ double buffer[512];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    buffer[threadIdx.x] = 0.0;
+    __syncthreads();
+    if (i < n) buffer[threadIdx.x] = w[i];  // edge store
+    __syncthreads();
+    out[i] = buffer[threadIdx.x];
+}
+
+// 9. (session 8) rodinia srad_v2's east edge: in a 16 x 16 block each row's 16 lanes read one float
+// (`C[cols * ty + 15]`), so a warp reads two floats a row apart: 2 sectors, and 2 is what Nsight
+// Compute counts as ideal (the packed active lanes' bytes, but no more than the sectors touched).
+extern "C" __global__ void row_edge(const float *c, float *out, int cols) {
+    __shared__ float east[16][16];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    east[ty][tx] = c[cols * ty + 15];  // row edge
+    __syncthreads();
+    out[ty * 16 + tx] = east[tx][ty];
+}
