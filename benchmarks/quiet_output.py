@@ -159,6 +159,19 @@ def totals(results: list[dict]) -> dict:
     }
 
 
+def toolchain() -> dict:
+    """The nvcc (and host compiler) `cudalens check` finds here, from `cudalens doctor` (a run
+    without nvcc is source-only: the results say so)."""
+    done = subprocess.run([sys.executable, "-m", "cudalens", "doctor", "--format", "json"], capture_output=True,
+                          text=True, timeout=300)
+    try:
+        tc = json.loads(done.stdout)["toolchain"]
+    except (ValueError, KeyError):
+        return {"error": done.stderr.strip()[-400:]}
+    nvcc = (tc.get("tools") or {}).get("nvcc") or {}
+    return {"nvcc": nvcc.get("path"), "nvcc_version": nvcc.get("version"), "host_compiler": tc.get("host_compiler")}
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", default=None, help="an export of NVIDIA/cuda-samples (outside the repo)")
@@ -196,6 +209,7 @@ def main(argv: list[str]) -> int:
                    "the default (after) (issue #30)",
            "screen_lines": SCREEN, "commit": commit, "compiled": not args.no_compile, "jobs": args.jobs,
            "date": datetime.date.today().isoformat(), "wall_seconds": round(time.monotonic() - t0, 1),
+           "toolchain": toolchain(),
            "command": "python3 benchmarks/quiet_output.py " + " ".join(argv),
            "totals": groups, "not_run": sorted(not_run), "units": sorted(results, key=lambda r: r["unit"])}
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
