@@ -51,6 +51,9 @@ SOURCE_ONLY = re.compile(r"; (\d+) analysed source-only")
 def units(samples: str | None, projects: str | None) -> list[tuple[str, str]]:
     """(name, folder) of every unit: cuda-samples' sample folders, then tests/projects' projects."""
     found = []
+    for folder in (samples, projects):
+        if folder and not os.path.isdir(folder):
+            raise SystemExit(f"{folder}: no such folder")
     if samples:
         base = os.path.join(samples, "Samples")
         for chapter in sorted(os.listdir(base)) if os.path.isdir(base) else []:
@@ -64,6 +67,12 @@ def units(samples: str | None, projects: str | None) -> list[tuple[str, str]]:
             if os.path.isdir(path) and _has_sources(path):
                 found.append((f"projects/{name}", path))
     return found
+
+
+def _size(path: str) -> int:
+    """Bytes of CUDA source under ``path``: the largest units start first (the run ends sooner)."""
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files
+               if f.endswith(SOURCES))
 
 
 def _has_sources(path: str) -> bool:
@@ -175,7 +184,7 @@ def toolchain() -> dict:
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", default=None, help="an export of NVIDIA/cuda-samples (outside the repo)")
-    ap.add_argument("--projects", default=os.path.join(ROOT, "tests", "projects"))
+    ap.add_argument("--projects", default=os.path.join(ROOT, "tests", "projects"), help="'' for none")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="units checked at the same time")
     ap.add_argument("--only", default=None, help="comma-separated substrings of unit names")
     ap.add_argument("--budget", type=float, default=None, help="start no unit after this many seconds")
@@ -186,6 +195,7 @@ def main(argv: list[str]) -> int:
     if args.only:
         keys = [k for k in args.only.split(",") if k]
         todo = [u for u in todo if any(k in u[0] for k in keys)]
+    todo.sort(key=lambda u: -_size(u[1]))
     extra = ["--no-compile"] if args.no_compile else []
     t0 = time.monotonic()
     results, not_run = [], []
