@@ -45,6 +45,11 @@ def test_loop_trips_from_the_launch_an_input_range_a_trial_range_never_a_silent_
     assert (data.basis, data.lo, data.hi) == ("trial range", *map(float, DATA_TRIPS)) and "`j < end`" in data.describe()
     assert loop_trips(_loop("int k = 0", "k < TILE", "++k"), {"TILE": "32"}, {"TILE": 7}).basis == "literal"
     assert loop_trips(scan, {"n": "64"}, {"n": 100000}).value == 64.0  # --define wins over the launch
+    block = _loop("int i = tid", "i < n", "i += blockDim.x")  # a block-stride loop: n / blockDim.x per thread
+    t = loop_trips(block, {}, {"n": 100000}, {"n"}, block_x=256)
+    assert (t.value, t.basis) == (391.0, "launch") and "blockDim.x = 256" in t.describe()
+    assert loop_trips(block, {}, {}, {"n"}, block_x=256).hi == TRIAL_VALUES[1] / 256
+    assert loop_trips(block, {}, {"n": 100000}, {"n"}).basis == "trial range"  # the block not known
 
 
 def _f(rule, impact, runs, pri=Priority.INFO, advisory=False):

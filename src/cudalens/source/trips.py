@@ -8,7 +8,8 @@ estimate (findings weighted by how often their line runs) and by rules that judg
 :class:`Trips` that says where its count came from, never a silent constant (issue #30):
 
 1. the source's own count (literal bounds, macros; a grid-stride loop runs once);
-2. the launch's values for the kernel's scalar parameters (``n = 100000`` passed from ``main``);
+2. the launch's values for the kernel's scalar parameters (``n = 100000`` passed from ``main``),
+   and its block width for a block-stride loop (``i += blockDim.x``: ``n / blockDim.x`` trips);
 3. the compiled run's count (``Loop.compiled_trips``);
 4. an *input range*: a parameter the program computes from its input (the launch layer's
    ``ValueRange``, e.g. ``argv[1]`` with its default), the count at both ends, with its condition;
@@ -24,9 +25,11 @@ gives the range and its condition.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Mapping
 
 #: Values a scalar parameter no launch gives is tried at (low, high): the compiled model's trial
@@ -199,11 +202,37 @@ def _geo(lo: float, hi: float) -> float:
     return float(round(math.sqrt(max(lo, 1.0) * max(hi, 1.0)))) if lo != hi else lo
 
 
+def _block_stride(loop: Any, block_x: int | None) -> Any:
+    """A block-stride loop (``for (i = tid; i < n; i += blockDim.x)``) as one thread counts it: the
+    step is the block's width, the start the thread's offset below it (taken as 0: one trip at most
+    off); None for any other loop, or where the block is not known."""
+    step = loop.step or ""
+    if block_x is None or not re.search(r"\bblockDim\.x\b", step) or "gridDim" in step:
+        return None
+    start = re.sub(r"\bthreadIdx\.x\b", "0", loop.start or "")
+    if _value(_start_value(start), {}) is None:
+        start = "0"
+    return SimpleNamespace(start=start, step=re.sub(r"\bblockDim\.x\b", str(block_x), step),
+                           condition=re.sub(r"\bblockDim\.x\b", str(block_x), loop.condition or ""),
+                           compiled_trips=getattr(loop, "compiled_trips", None))
+
+
 def loop_trips(loop: Any, defines: Mapping[str, str] | None = None, params: Mapping[str, Any] | None = None,
-               scalars: set[str] | frozenset[str] = frozenset()) -> Trips:
+               scalars: set[str] | frozenset[str] = frozenset(), block_x: int | None = None) -> Trips:
     """The loop's :class:`Trips` (see the module's docstring for the order): ``params`` the launch's
     values by parameter name (numbers or input ranges, :func:`launch_params`), ``scalars`` the
-    kernel's scalar parameter names (those a trial range may stand for)."""
+    kernel's scalar parameter names (those a trial range may stand for), ``block_x`` the launch's
+    block width (a block-stride loop runs ``n / blockDim.x`` trips per thread)."""
+    strided = _block_stride(loop, block_x) if trip_count(loop, defines)[0] is None else None
+    if strided is None:
+        return _loop_trips(loop, defines, params, scalars)
+    t = _loop_trips(strided, defines, params, scalars)
+    width = f"blockDim.x = {block_x}"
+    return dataclasses.replace(t, condition=f"{width}; {t.condition}" if t.condition else width)
+
+
+def _loop_trips(loop: Any, defines: Mapping[str, str] | None, params: Mapping[str, Any] | None,
+                scalars: set[str] | frozenset[str]) -> Trips:
     defines = dict(defines or {})
     trips, basis = trip_count(loop, defines)
     if trips is not None:
@@ -233,7 +262,8 @@ def loop_trips(loop: Any, defines: Mapping[str, str] | None = None, params: Mapp
         return Trips(_geo(lo, hi), "trial range" if trial else "input range", lo, hi, "; ".join(parts))
     lo, hi = (float(x) for x in DATA_TRIPS)
     return Trips(_geo(lo, hi), "trial range", lo, hi,
-                 f"`{loop.condition}` is not known before the run, tried at {DATA_TRIPS[0]}..{DATA_TRIPS[1]}")
+                 f"the model does not count `{loop.condition}` (a bound or step it does not follow), "
+                 f"tried at {DATA_TRIPS[0]}..{DATA_TRIPS[1]}")
 
 
 def trips_of_kernel(kernel: Any, model: Any = None) -> Any:
@@ -242,4 +272,7 @@ def trips_of_kernel(kernel: Any, model: Any = None) -> Any:
     params = launch_params(kernel, model)
     scalars = {p.name for p in getattr(kernel, "params", ()) if not p.is_pointer}
     defines = getattr(model, "defines", None) or {}
-    return lambda lp: loop_trips(lp, defines, params, scalars)
+    launch = getattr(kernel, "launch", None)
+    block = getattr(launch, "block", None) if getattr(launch, "origin", "assumed") != "assumed" else None
+    block_x = block[0] if isinstance(block, tuple) else None
+    return lambda lp: loop_trips(lp, defines, params, scalars, block_x)
