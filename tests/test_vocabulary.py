@@ -97,3 +97,41 @@ def test_cc_is_resolved_the_same_way_by_every_target_command():
     assert {cmd for cmd, _ in targets} >= {"analyze", "check", "occupancy", "profile", "tune"}
     for cmd, p in targets:
         assert p.default is None and not p.required and p.help == CC_HELP, cmd
+
+
+def test_bench_and_tune_take_the_same_arg_specs_through_one_parser(tmp_path, monkeypatch, capsys):
+    """One launch grammar: ``--arg float32[{n}]`` is sized by bench's ``--axis`` value and by tune's
+    ``--const`` alike, through measure.argspec.parse_args; a placeholder nothing defines, or one
+    naming a tuned parameter (every configuration gets the same buffers), is one line and exit 2."""
+    import cudalens.measure.isolate as isolate
+    import cudalens.tune as tune_pkg
+    from cudalens.cli import main
+    from cudalens.errors import InputError
+
+    src = tmp_path / "k.cu"
+    src.write_text("template <int B> __global__ void k(float *x, int n) { int i = blockIdx.x * B + threadIdx.x;"
+                   " if (i < n) x[i] = 0.0f; }\n")
+    seen: dict[str, list[str]] = {}
+
+    def stop(what):
+        def capture(*a, **kw):
+            seen[what] = list(kw["args"]) if what == "tune" else list(a[0]["args"])
+            raise InputError("captured")
+        return capture
+
+    monkeypatch.setattr(isolate, "run_isolated", stop("bench"))
+    monkeypatch.setattr(tune_pkg, "tune", stop("tune"))
+    specs = ["--arg", "float32[{n}*2]:zeros", "--arg", "int32={n}"]
+    assert main(["bench", str(src), "--kernel", "k<256>", "--grid", "{n}/256", "--block", "256",
+                 "--axis", "n=4096", *specs]) == 2
+    tune = ["tune", str(src), "--kernel", "k<B>", "--space", "B=128,256", "--grid", "n/B", "--block", "B", "--fake", "{}"]
+    assert main([*tune, "--const", "n=4096", *specs]) == 2
+    assert seen["tune"] == seen["bench"] == ["float32[4096*2]:zeros", "int32=4096"]
+    capsys.readouterr()
+    assert main([*tune, "--const", "n=4096", "--arg", "float32[{B}]", "--arg", "int32=1"]) == 2
+    assert "{B} is a tuned parameter" in capsys.readouterr().err
+    assert main([*tune, "--const", "n=4096", "--arg", "float32[{m}]", "--arg", "int32=1"]) == 2
+    err = capsys.readouterr().err
+    assert "{m} is not a --const (constants: n)" in err and "Traceback" not in err
+    assert main([*tune, "--const", "n=4096", "--arg", "float32[n]"]) == 2  # the bench grammar's own errors
+    assert "element count 'n' is not an integer" in capsys.readouterr().err

@@ -422,3 +422,45 @@ def test_a_loop_bound_by_a_parameter_the_launch_passes_runs_that_many_times(tmp_
     fa = _analyze(tmp_path, code)
     strided = [f for f in fa.findings if f.kernel == "rows" and f.line == 5 and f.rule in ("G3", "SH3")]
     assert strided and strided[0].runs == 768
+
+
+SCAN_AND_SHIFT = """\
+__global__ void rank_scan(const float *x, int *rank, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = x[i];
+    int c = 0;
+    for (int j = 0; j < n; ++j) c += x[j] < v;
+    rank[i] = c;
+}
+__global__ void shifted(const float *a, float *b, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) b[i] = a[i + 1];
+}
+int main(int argc, char **argv) {
+    int n = N_FROM_MAIN;
+    float *x, *y; int *r;
+    cudaMalloc(&x, n * sizeof(float)); cudaMalloc(&y, n * sizeof(float)); cudaMalloc(&r, n * sizeof(int));
+    rank_scan<<<(n + 255) / 256, 256>>>(x, r, n);
+    shifted<<<(n + 255) / 256, 256>>>(x, y, n);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("n_from_main", ["100000", "atoi(argv[1])"])
+def test_a_scan_of_the_whole_array_is_costed_by_the_launch_value_or_says_its_range(tmp_path, n_from_main):
+    fa = _analyze(tmp_path, SCAN_AND_SHIFT.replace("N_FROM_MAIN", n_from_main))
+    (g2,) = _rules(fa, "G2", "shifted")
+    assert g2.impact == pytest.approx(0.2)  # 5 sectors against 4: 25 % more bytes than needed
+    first = fa.findings[0]
+    assert (first.rule, first.kernel, first.line) == ("SH2", "rank_scan", 6)
+    assert first.estimated_speedup > 100 * g2.estimated_speedup and first.speedup.kernel_speedup > 0.5
+    (reread,) = [e.value for e in first.evidence if e.fact == "whole_array_reread"]
+    if n_from_main == "100000":
+        assert first.runs == 100000 and reread["basis"] == "launch" and "100000 trips (launch: n = 100000)" in first.message
+    else:  # n unknown: the range, its condition, and the value it ranks at, all said
+        assert (reread["basis"], reread["lo"], reread["hi"]) == ("trial range", 256.0, 4096.0)
+        assert first.runs == 1024 and "256..4096 trips" in first.message
+        assert "n not known from any launch" in first.message and "geometric middle" in first.message
+    assert "16 trips" not in first.message

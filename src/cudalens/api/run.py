@@ -5,7 +5,6 @@ takes a fake runner and ``profile`` a saved trace, which need none)."""
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
@@ -57,14 +56,15 @@ def check_limits(dev: Any, threads: Any, registers: Any, shared_mem: Any, static
 
 
 def launch_request(source: str, *, kernel: str, grid: Any, block: Any, args: Sequence[str] = (),
-                   shared_mem: int = 0, defines: Mapping[str, Any] | None = None, cold: bool = True,
+                   values: Mapping[str, Any] | None = None, shared_mem: int = 0, defines: Mapping[str, Any] | None = None, cold: bool = True,
                    batch: int | None = None, timer: str = "events", bytes_read: int | None = None,
                    bytes_written: int | None = None, flops: float = 0.0, noise: str | float = "0.5%",
                    min_samples: int = 10, min_time: float = 0.5, max_time: float = 10.0, device: int = 0,
                    rotate: int = 1, recheck: bool = True, reset_persisting: bool = True, speed_of_light: bool = True,
                    detect_side_work: bool = True, options: Sequence[str] = ()) -> dict[str, Any]:
     """The measurement request of one launch (``cudalens bench``'s grammar: a C++ kernel name,
-    ``--arg`` specs, dims as ``G``/``G,G``/``G,G,G``), every part checked (InputError naming it)."""
+    ``--arg`` specs with their ``{NAME}`` placeholders from ``values`` (a sweep's cell), dims as
+    ``G``/``G,G``/``G,G,G``), every part checked (InputError naming it)."""
     from cudalens.measure.argspec import parse_args, parse_dims
     from cudalens.measure.kernels import parse_kernel_names
     from cudalens.measure.sampling import SamplingPolicy
@@ -83,7 +83,7 @@ def launch_request(source: str, *, kernel: str, grid: Any, block: Any, args: Seq
     except ValueError as exc:
         raise InputError(str(exc)) from None
     parse_kernel_names(kernel)
-    specs = parse_args(list(args))  # InputError names the bad --arg
+    specs = parse_args(list(args), values)  # InputError names the bad --arg
     dims = [d if isinstance(d, tuple) and len(d) == 3 else parse_dims(d if isinstance(d, str) else
                                                                       ",".join(map(str, _seq(d))), what)
             for d, what in ((grid, "grid"), (block, "block"))]
@@ -173,14 +173,6 @@ def profile(command: Sequence[str] = (), *, trace: str | None = None, sources: S
     return Profile(profile_application(list(command), opts, stdout=stdout))
 
 
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*)\}")
-
-
-def _unbrace(text: str) -> str:
-    """``gemm<{BM}, {BN}>`` -> ``gemm<BM, BN>``: bench's ``{NAME}`` placeholders as tune's names."""
-    return _PLACEHOLDER.sub(r"\1", text)
-
-
 def tune(source: str, kernel: str, space: Mapping[str, Sequence[int]] | Sequence[str], *, grid: Sequence[str] | str,
          block: Sequence[str] | str, args: Sequence[str] = (), shared_mem: str | int = "0",
          restrict: Sequence[str] = (), const: Mapping[str, int] | Sequence[str] = (), nvcc_flags: Sequence[str] = (),
@@ -189,10 +181,14 @@ def tune(source: str, kernel: str, space: Mapping[str, Sequence[int]] | Sequence
     ``["BM=32,64", "BK=8:32:x2"]``, the range grammar of ``--axis``): every configuration is
     compiled, the models prune what cannot launch, spills or starves the SM, the harness measures
     the rest. ``grid``/``block``: expressions over the parameters (``"cdiv(N, BN), M/BM"``; bench's
-    ``{BN}`` placeholders are read as the names).
+    ``{BN}`` placeholders are read as the names). ``args``: bench's ``--arg`` specs, through the
+    same parser, ``{NAME}`` standing for a ``const`` (``float32[{N}*{N}]``); every configuration
+    gets the same arguments, so a tuned parameter cannot size one.
     ``fake``: FakeRunner options (no GPU, no compiler: ``{}`` for the defaults), for trying it out
     and for tests. ``options``: the rest of :func:`cudalens.tune.tune` (strategy, db, ...)."""
     from cudalens.compiled.names import split_top_level
+    from cudalens.measure.argspec import parse_args
+    from cudalens.measure.axes import placeholders, unbrace
     from cudalens.tune import make_space
     from cudalens.tune import tune as run_tune
 
@@ -204,9 +200,16 @@ def tune(source: str, kernel: str, space: Mapping[str, Sequence[int]] | Sequence
 
     sp = make_space(space, list(restrict), const)
     # bench's placeholders ({BM}, as in --axis sweeps) name the same parameters here: one launch grammar
-    kernel, shared_mem = _unbrace(kernel), _unbrace(str(shared_mem))
-    grid = _unbrace(grid) if isinstance(grid, str) else [_unbrace(str(g)) for g in grid]
-    block = _unbrace(block) if isinstance(block, str) else [_unbrace(str(b)) for b in block]
+    kernel, shared_mem = unbrace(kernel), unbrace(str(shared_mem))
+    grid = unbrace(grid) if isinstance(grid, str) else [unbrace(str(g)) for g in grid]
+    block = unbrace(block) if isinstance(block, str) else [unbrace(str(b)) for b in block]
+    tuned = {p.name for p in sp.params}
+    for a in args:
+        name = next((n for n in placeholders(a) if n in tuned), None)
+        if name is not None:
+            raise InputError(f"--arg {a!r}: {{{name}}} is a tuned parameter, and every configuration gets the same "
+                             f"arguments: size it with --const (e.g. --const N=4096 and {{N}})")
+    args = [s.text for s in parse_args(list(args), dict(sp.constants), "a --const (constants")]
     if cc is None:  # the option, else the configuration's, else the GPU's (what the runner describes)
         from cudalens.project.config import load_config
 

@@ -90,7 +90,7 @@ def register(group: click.Group) -> None:
             define_map.update(cell)
             plans.append((cell, launch_request(
                 source, kernel=ax.substitute(kernel, cell, "--kernel"), grid=ax.dims_expr(grid, cell, "grid"),
-                block=ax.dims_expr(block, cell, "block"), args=[ax.substitute(a, cell, "--arg") for a in args],
+                block=ax.dims_expr(block, cell, "block"), args=list(args), values=cell,
                 shared_mem=shared_mem, defines=define_map, cold=cold, batch=batch, timer=timer, bytes_read=bytes_read,
                 bytes_written=bytes_written, flops=flops, noise=noise, min_samples=min_samples, min_time=min_time,
                 max_time=max_time, device=device, rotate=rotate, recheck=not no_recheck,

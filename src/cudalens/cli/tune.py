@@ -62,7 +62,8 @@ def register(group: click.Group) -> None:
     @click.option("--block", required=True, help="Block dimensions: up to three expressions, comma-separated.")
     @click.option("--shared-mem", "shared_mem", default="0", show_default=True,
                   help="Dynamic shared memory per block in bytes (an expression over the parameters).")
-    @click.option("--arg", "args", multiple=True, help="Kernel argument, in order (same grammar as `cudalens bench --arg`).")
+    @click.option("--arg", "args", multiple=True, help="Kernel argument, in order: `cudalens bench --arg`'s grammar, {NAME} standing for a --const "
+                       "(float32[{N}*{N}]).")
     @click.option("--strategy", type=click.Choice(["guided", "exhaustive", "optuna"]), default="guided", show_default=True)
     @click.option("--max-fraction", default=0.5, show_default=True, type=float,
                   help="guided/optuna: measure at most this fraction of the configurations.")

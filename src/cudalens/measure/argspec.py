@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -131,8 +131,14 @@ def parse_arg(spec: str) -> ArgSpec:
     )
 
 
-def parse_args(specs: Sequence[str]) -> list[ArgSpec]:
-    return [parse_arg(s) for s in specs]
+def parse_args(specs: Sequence[str], values: Mapping[str, Any] | None = None,
+               names: str = "an axis (axes") -> list[ArgSpec]:
+    """The ``--arg`` specs of one launch, each ``{NAME}`` replaced with ``values[NAME]`` first
+    (``float32[{n}]``: bench's ``--axis`` values, tune's ``--const`` values; ``names`` says which,
+    for the message naming a placeholder nothing defines). The one parser of every command's ``--arg``."""
+    from cudalens.measure.axes import substitute
+
+    return [parse_arg(substitute(s, values or {}, "--arg", names)) for s in specs]
 
 
 def materialize(spec: ArgSpec, rng: np.random.Generator) -> Any:

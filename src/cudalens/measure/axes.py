@@ -121,13 +121,25 @@ def grid(axes: Sequence[Axis]) -> list[dict[str, str]]:
 _BRACE = re.compile(r"\{([A-Za-z_]\w*)\}")
 
 
-def substitute(text: str, cell: Mapping[str, str], what: str = "text") -> str:
-    """Replace ``{name}`` with the cell's value; InputError for a name no axis defines."""
+def substitute(text: str, cell: Mapping[str, Any], what: str = "text", names: str = "an axis (axes") -> str:
+    """Replace ``{name}`` with the cell's value; InputError for a name the cell does not define
+    (``names``: what defines them, for the message: "an axis (axes", "a --const (constants")."""
     def rep(m: re.Match) -> str:
         if m.group(1) not in cell:
-            raise InputError(f"{what} {text!r}: {{{m.group(1)}}} is not an axis (axes: {', '.join(cell) or 'none'})")
+            raise InputError(f"{what} {text!r}: {{{m.group(1)}}} is not {names}: {', '.join(cell) or 'none'})")
         return str(cell[m.group(1)])
     return _BRACE.sub(rep, text)
+
+
+def unbrace(text: str) -> str:
+    """``gemm<{BM}, {BN}>`` -> ``gemm<BM, BN>``: the ``{NAME}`` placeholders as bare names (the
+    tuner's expressions name its parameters without braces)."""
+    return _BRACE.sub(r"\1", text)
+
+
+def placeholders(text: str) -> list[str]:
+    """The names of the ``{NAME}`` placeholders in ``text``, in order."""
+    return _BRACE.findall(text)
 
 
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,

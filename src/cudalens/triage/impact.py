@@ -5,11 +5,11 @@ and not used, shared-memory wavefronts lost to conflicts, occupancy lost, consta
 serialized, lanes idle). That share says nothing of how often the code runs: a 97 % waste in an
 inner loop costs far more than in a once-per-thread epilogue. :func:`runs_per_thread` estimates
 how many times one thread executes a line from the loops that enclose it, multiplying their trip
-counts where the source states them (literal bounds, ``#define``d constants, scalar parameters
-whose launch passes a known value: :func:`cudalens.triage.speedup.launch_values`) and assuming
-:data:`UNKNOWN_TRIPS` where it does not; a grid-stride loop counts once (each thread handles about
-one element of a grid sized to the data). ``Finding.score`` = impact x runs ranks findings within
-one priority.
+counts (:func:`cudalens.source.trips.loop_trips`: literal bounds, ``#define``d constants, scalar
+parameters whose launch passes a known value, the compiled run's count, else a range, an input
+range or a trial one, ranked at its geometric middle and named in the evidence); a grid-stride loop
+counts once (each thread handles about one element of a grid sized to the data). ``Finding.score``
+= impact x runs ranks findings within one priority.
 
 Where the guide gives no priority ("-" in the catalog), :func:`derived_priority` turns the cost
 into one (never lower than the rule gave: SH3 carries G3's priority where it supersedes G3), so a
@@ -27,25 +27,25 @@ from typing import Any
 
 from cudalens.findings import Evidence, Finding, Layer, Priority, is_advisory
 from cudalens.rules.catalog import CATALOG
-from cudalens.source.trips import trip_count
-from cudalens.triage.speedup import estimate_speedups, launch_values
+from cudalens.source.trips import Trips, trips_of_kernel
+from cudalens.triage.speedup import estimate_speedups
 
 MEDIUM_COST = 0.5
 LOW_COST = 0.25
 
 
-def runs_per_thread(kernel: Any, line: int | None, defines: Mapping[str, str] | None = None) -> tuple[float, list[str]]:
-    """Estimated executions of ``line`` by one thread of ``kernel``, with how each loop's count was had."""
+def runs_per_thread(kernel: Any, line: int | None, trips_of: Any = None) -> tuple[float, list[str]]:
+    """Estimated executions of ``line`` by one thread of ``kernel``, with how each loop's count was
+    had (``trips_of``: loop -> :class:`~cudalens.source.trips.Trips`, default :func:`~cudalens.source.trips.trips_of_kernel`)."""
     if line is None or kernel is None:
         return 1.0, []
+    trips_of = trips_of or trips_of_kernel(kernel)
     runs, how = 1.0, []
     for lp in getattr(kernel, "loops", ()):
         if lp.line <= line <= lp.end_line and not (lp.line == line and lp.line == kernel.line):
-            trips, basis = trip_count(lp, defines)
-            if basis == "assumed" and getattr(lp, "compiled_trips", None):  # the compiled code ran it to its end
-                trips, basis = lp.compiled_trips, "compiled code"
-            runs *= trips
-            how.append(f"loop at line {lp.line}: {trips:g} trips ({basis})")
+            t: Trips = trips_of(lp)
+            runs *= t.value
+            how.append(f"loop at line {lp.line}: {t.describe()}")
     return runs, how
 
 
@@ -69,14 +69,13 @@ def estimate(findings: Iterable[Finding], model: Any, compiled: Mapping[str, Any
     (:mod:`cudalens.triage.speedup`) and, for catalog items without a guide priority, the priority
     its cost earns. Host-code findings run once."""
     kernels = {(k.name, k.file): k for k in getattr(model, "kernels", ())}
-    defines = getattr(model, "defines", None) or {}
-    known = {k.name: {**launch_values(model, k), **defines} for k in getattr(model, "kernels", ())}
+    trips = {k.name: trips_of_kernel(k, model) for k in getattr(model, "kernels", ())}
     out = []
     for f in findings:
         k = kernels.get((f.kernel, f.file)) if f.kernel else None
         g = f
         if f.runs is None:
-            runs, how = runs_per_thread(k, f.line, known.get(k.name, defines) if k is not None else defines)
+            runs, how = runs_per_thread(k, f.line, trips.get(k.name) if k is not None else None)
             ev = tuple(Evidence(Layer.SOURCE, "runs_per_thread", h) for h in how)
             g = dataclasses.replace(f, runs=runs, evidence=f.evidence + ev)
         kernel_wide = k is not None and g.line == k.line
@@ -85,5 +84,5 @@ def estimate(findings: Iterable[Finding], model: Any, compiled: Mapping[str, Any
             g = dataclasses.replace(g, priority=pri, evidence=g.evidence + (
                 Evidence(Layer.MODEL, "priority_from_cost", {"cost": g.impact, "runs_per_thread": g.runs}),))
         out.append(g)
-    return estimate_speedups(out, model, lambda k, line: runs_per_thread(k, line, known.get(k.name, defines))[0],
-                             compiled, cc)
+    return estimate_speedups(out, model, lambda k, line: runs_per_thread(k, line, trips.get(k.name))[0],
+                             compiled, cc, trips)

@@ -32,7 +32,7 @@ from typing import Any
 
 from cudalens.compiled.names import base_name_from_mangled
 from cudalens.findings import Finding, SpeedupEstimate
-from cudalens.source.trips import UNKNOWN_TRIPS, trip_count
+from cudalens.source.trips import loop_trips
 
 #: Instructions one source line of a kernel issues when the file did not compile.
 INSTRUCTIONS_PER_LINE = 4.0
@@ -52,8 +52,9 @@ SHARED_RULES = frozenset({"SH1"})
 #: partial warp): more warps in flight hide part of the time, not all of it.
 OCCUPANCY_RULES = frozenset({"E1", "E2", "E3", "E4", "L2", "L3", "SH6"})
 LATENCY_SHARE = 0.5
-#: Host launches assumed for a launch site inside a host loop whose trip count is not known.
-LAUNCHES_IN_A_LOOP = UNKNOWN_TRIPS
+#: Host launches assumed for a launch site inside a host loop (the launch layer does not count host
+#: loops); the estimate's ``launches`` says it.
+LAUNCHES_IN_A_LOOP = 16.0
 
 
 @dataclass(frozen=True)
@@ -91,29 +92,6 @@ def kernel_launches(model: Any, kernel: str) -> float:
     if not sites:
         return 1.0
     return float(sum(LAUNCHES_IN_A_LOOP if s.loop_lines else 1.0 for s in sites))
-
-
-def launch_values(model: Any, k: Any) -> dict[str, str]:
-    """The scalar parameters of kernel ``k`` whose value its launch passes as a known number
-    (``layernorm<<<g, b>>>(x, y, 4096, 768)``: ``rows = 4096, C = 768``), from its first launch site
-    that gives any; every launch must agree on a value for it to count. The one place the
-    launch's parameter values are read: the project's launch layer (``Kernel.launch``, a
-    :class:`~cudalens.project.launches.ResolvedLaunch`) where it resolved one, else the file's sites."""
-    launch = getattr(k, "launch", None)
-    if launch is not None and launch.origin != "assumed":
-        return {name: str(int(v)) for name, v in launch.params
-                if isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer()}
-    sites = [s for s in getattr(model, "launch_sites", ()) if s.kernel == k.name and s.arg_values]
-    values: dict[str, str] = {}
-    for i, p in enumerate(k.params):
-        if p.is_pointer:
-            continue
-        seen = {s.arg_values[i] for s in sites if i < len(s.arg_values)}
-        if len(seen) == 1 and None not in seen:
-            v = seen.pop()
-            if isinstance(v, int) or (isinstance(v, float) and v.is_integer()):
-                values[p.name] = str(int(v))
-    return values
 
 
 def _warps(model: Any, kernel: str) -> float | None:
@@ -160,18 +138,40 @@ def _accesses(k: Any, f: Finding, space: str) -> list[Any]:
     return [a for a in k.accesses if a.line == f.line and a.space == space]
 
 
+def _loop_cycles(k: Any, loop_line: int, runs: Mapping[int, float], line_instr: Mapping[int, float],
+                 cc: str) -> float:
+    """Per-warp cycles of the lines of the loop at ``loop_line`` on the roofline (the largest of
+    their memory, shared and issue times, as :func:`kernel_time` counts them)."""
+    lp = next((lp for lp in k.loops if lp.line == loop_line), None)
+    if lp is None:
+        return 0.0
+    inside = {ln: r for ln, r in runs.items() if lp.line <= ln <= lp.end_line}
+    bpc = DRAM_BYTES_PER_SM_CYCLE.get(cc, DEFAULT_DRAM_BYTES_PER_SM_CYCLE)
+    mem = sum(a.sectors_per_request * 32 * inside[a.line] / bpc for a in k.accesses
+              if a.line in inside and a.space == "global" and a.sectors_per_request)
+    shared = sum(a.wavefronts_per_request * inside[a.line] / WAVEFRONTS_PER_CYCLE for a in k.accesses
+                 if a.line in inside and a.space == "shared" and a.wavefronts_per_request)
+    instr = sum(n * inside[ln] for ln, n in line_instr.items() if ln in inside)
+    return max(mem, shared, instr / ISSUE_PER_CYCLE)
+
+
 def _saving(f: Finding, k: Any, t: KernelTime, runs: Mapping[int, float], cc: str,
-            line_instr: Mapping[int, float]) -> tuple[str, float] | None:
+            line_instr: Mapping[int, float], trips_of: Any = None) -> tuple[str, float] | None:
     """(resource, cycles per warp its fix saves) for finding ``f`` of kernel ``k``; None when the
     models give no figure for it."""
     r = f.runs if f.runs is not None else runs.get(f.line or 0, 1.0)
     bpc = DRAM_BYTES_PER_SM_CYCLE.get(cc, DEFAULT_DRAM_BYTES_PER_SM_CYCLE)
+    reread = next((e.value for e in f.evidence if e.fact == "whole_array_reread"), None)
+    if reread is not None and f.impact is not None:
+        # every thread scans the whole array: the loop's time is the kernel's work the fix removes
+        # (its share ``impact`` of the loop, memory and issue alike: a tile or a new algorithm)
+        return "kernel", f.impact * _loop_cycles(k, reread["loop_line"], runs, line_instr, cc)
     if f.rule in MEMORY_RULES:
         loads = [a for a in _accesses(k, f, "global") + _accesses(k, f, "constant") if a.sectors_per_request]
         waste = f.impact
         if waste is None and f.rule == "G8":  # a loop-invariant re-read: hoisted, it runs once per loop
             inner = [lp for lp in k.loops if lp.line <= (f.line or 0) <= lp.end_line]
-            trips = trip_count(inner[-1])[0] if inner else 1.0
+            trips = (trips_of or loop_trips)(inner[-1]).value if inner else 1.0
             waste = 1.0 - 1.0 / max(trips, 1.0)
         if waste is None:
             return None
@@ -204,9 +204,10 @@ def _after(t: KernelTime, resource: str, saved: float) -> float:
 
 
 def estimate_speedups(findings: Iterable[Finding], model: Any, runs_of: Any,
-                      compiled: Mapping[str, Any] | None = None, cc: str = "9.0") -> list[Finding]:
+                      compiled: Mapping[str, Any] | None = None, cc: str = "9.0",
+                      trips: Mapping[str, Any] | None = None) -> list[Finding]:
     """Each kernel finding with its :class:`~cudalens.findings.SpeedupEstimate` (``runs_of(kernel, line)``
-    gives executions per thread); host findings and findings the models give no figure for are kept
+    gives executions per thread, ``trips[kernel](loop)`` a loop's trips); host findings and findings the models give no figure for are kept
     as they are (no estimate: they rank by guide priority after the estimated ones of equal speedup)."""
     findings = list(findings)
     kernels = {k.name: k for k in getattr(model, "kernels", ())}
@@ -227,7 +228,7 @@ def estimate_speedups(findings: Iterable[Finding], model: Any, runs_of: Any,
             out.append(f)
             continue
         t, runs, lines = times[name]
-        saving = _saving(f, kernels[name], t, runs, cc, lines)
+        saving = _saving(f, kernels[name], t, runs, cc, lines, (trips or {}).get(name))
         if saving is None:
             out.append(f)
             continue

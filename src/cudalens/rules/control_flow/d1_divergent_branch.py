@@ -14,7 +14,7 @@ from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 from cudalens.source import syntax as syn
 from cudalens.source.model import Kernel, Loop
-from cudalens.source.trips import trip_count
+from cudalens.source.trips import trips_of_kernel
 
 #: A branch splitting at most this share of the representative blocks' warps is an edge guard.
 EDGE_SHARE = 0.125
@@ -64,17 +64,17 @@ def divergent_branch(ctx: RuleContext) -> Iterator[Finding]:
                 loop = guarded_loop(k, b.line)
                 if loop is None:
                     continue
-                trips, basis = trip_count(loop, ctx.source.defines)
+                trips = trips_of_kernel(k, ctx.source)(loop)
                 yield dataclasses.replace(ctx.finding(
                     b.line,
-                    f"single-lane guard `{b.condition}` runs the loop at line {loop.line} ({trips:g} trips, {basis}) "
+                    f"single-lane guard `{b.condition}` runs the loop at line {loop.line} ({trips.describe()}) "
                     "on one lane: the other 31 lanes of its warp and the block's other warps wait for it",
                     "spread the loop's iterations over the threads (a grid-stride loop, or a block reduction)",
                     kernel=k.name, file=k.file, impact=31 / 32,
                     impact_text="share of the warp's lanes idle while one lane runs the loop",
                     evidence=evidence + [Evidence(Layer.MODEL, "lanes_taken", 1),
-                                         Evidence(Layer.SOURCE, "guarded_loop", {"line": loop.line, "trips": trips})],
-                ), runs=trips)
+                                         Evidence(Layer.SOURCE, "guarded_loop", {"line": loop.line, **trips.to_dict()})],
+                ), runs=trips.value)
                 continue
             if warp_share is not None and warp_share <= EDGE_SHARE:
                 # a bounds or edge guard (`if (i < 8 || i >= n - 8) return;`): a few warps at the

@@ -39,7 +39,7 @@ def _fully_unrolled(ctx: RuleContext, kernel: str, loop: Any) -> bool:
         return False
     trips, basis = trip_count(lp, ctx.source.defines)
     count = text[len("#pragma unroll"):].strip()
-    return basis == "literal" and (not count or (count.isdigit() and int(count) >= trips))
+    return basis == "literal" and trips is not None and (not count or (count.isdigit() and int(count) >= trips))
 
 
 def _constant_trips(ctx: RuleContext, loop: Any) -> bool:

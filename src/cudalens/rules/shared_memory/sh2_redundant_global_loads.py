@@ -11,7 +11,7 @@ from cudalens.rules._access import accesses, kernels, share
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 from cudalens.source.model import Kernel
-from cudalens.source.trips import trip_count
+from cudalens.source.trips import trips_of_kernel
 
 
 @rule("SH2", name="redundant-global-loads", layers="S L", measured="memory")
@@ -68,6 +68,7 @@ def redundant_global_loads(ctx: RuleContext) -> Iterator[Finding]:
 
 def _whole_array_rereads(ctx: RuleContext, k: Kernel) -> Iterator[Finding]:
     scalars = {p.name for p in k.params if not p.is_pointer}
+    trips_of = trips_of_kernel(k, ctx.source)
     for lp in k.loops:
         v = lp.induction_variable
         if not v or not scalars & set(re.findall(r"[A-Za-z_]\w*", lp.condition or "")):
@@ -77,18 +78,17 @@ def _whole_array_rereads(ctx: RuleContext, k: Kernel) -> Iterator[Finding]:
         if not whole or len(whole) != len(inside):
             continue
         a = whole[0]
-        trips, basis = trip_count(lp, ctx.source.defines)
+        trips = trips_of(lp)
         warps = -(-(k.block_dims[0] * k.block_dims[1] * k.block_dims[2]) // 32) if k.block_dims else None
         yield dataclasses.replace(ctx.finding(
             a.line,
             f"every thread re-reads the whole of {a.array} ({a.array}[{a.index}] over the loop at line {lp.line}, "
-            f"`{lp.condition}`: {trips:g} trips, {basis}): the loop's only global loads are the same addresses "
+            f"`{lp.condition}`: {trips.describe()}): the loop's only global loads are the same addresses "
             "for every thread of the grid",
             f"read each tile of {a.array} once per block into __shared__ memory and loop over the tile, or "
             "restructure the algorithm so no thread scans the whole input (sort, prefix sums, a reduction)",
             kernel=k.name, file=k.file,
             impact=share(1.0 - 1.0 / warps) if warps and warps > 1 else None,
             impact_text="share of the block's loads of the array that a shared tile removes",
-            evidence=[Evidence(Layer.MODEL, "whole_array_reread", {"loop_line": lp.line, "trips": trips,
-                                                                     "basis": basis})],
-        ), runs=trips)
+            evidence=[Evidence(Layer.MODEL, "whole_array_reread", {"loop_line": lp.line, **trips.to_dict()})],
+        ), runs=trips.value)
