@@ -19,7 +19,7 @@ from cudalens.trace.kernels import counter_findings, trace_kernel_findings
 SRC = Path(__file__).resolve().parents[2] / "src" / "cudalens"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "rules"
 # making a Finding, or typing its priority or section, anywhere but in a rule
-MADE_BY_HAND = re.compile(r"\bFinding\(|\bpriority=Priority\.|\bsection=\"")
+MADE_BY_HAND = re.compile(r"\bFinding\(|\bpriority=Priority\.|\bsection=\"|=\s*Priority\.(HIGH|MEDIUM|MEDIUM_LOW|LOW|INFO)\b")
 
 
 def test_no_code_outside_rules_makes_a_finding_or_types_its_metadata():
@@ -36,6 +36,7 @@ def test_no_code_outside_rules_makes_a_finding_or_types_its_metadata():
 
 def test_the_grep_would_catch_a_finding_made_by_hand():
     assert MADE_BY_HAND.search('    return Finding(rule="E2", priority=Priority.INFO, section="BPG 10.3")')
+    assert MADE_BY_HAND.search("        earned = Priority.MEDIUM")  # a priority set outside the rules
 
 
 def _from_catalog(found):

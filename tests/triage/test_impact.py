@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from cudalens.findings import Finding, Priority
+from cudalens.rules.priority import derived_priority
 from cudalens.source.model import Loop
 from cudalens.source.trips import DATA_TRIPS, TRIAL_VALUES, loop_trips, trip_count
-from cudalens.triage.impact import derived_priority
 
 
 def _loop(start, cond, step, line=1, end=5):

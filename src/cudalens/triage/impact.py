@@ -11,12 +11,8 @@ range or a trial one, ranked at its geometric middle and named in the evidence);
 counts once (each thread handles about one element of a grid sized to the data). ``Finding.score``
 = impact x runs ranks findings within one priority.
 
-Where the guide gives no priority ("-" in the catalog), :func:`derived_priority` turns the cost
-into one (never lower than the rule gave: SH3 carries G3's priority where it supersedes G3), so a
-32-way bank conflict in a loop ranks above a medium-low loop-counter nit and ``--fail-on`` can
-reach it: a cost of at least 50 % in code that runs repeatedly (or kernel-wide,
-such as occupancy) is medium, at least 25 % is low, the rest stays info. The guide's own
-priorities are never changed.
+Where the guide gives no priority ("-" in the catalog), the priority the cost earns is the rules'
+judgement (:func:`cudalens.rules.priority.derived_priority`); this module applies it.
 """
 
 from __future__ import annotations
@@ -25,13 +21,10 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from cudalens.findings import Evidence, Finding, Layer, Priority, is_advisory
-from cudalens.rules.catalog import CATALOG
+from cudalens.findings import Evidence, Finding, Layer
+from cudalens.rules.priority import derived_priority
 from cudalens.source.trips import Trips, trips_of_kernel
 from cudalens.triage.speedup import estimate_speedups
-
-MEDIUM_COST = 0.5
-LOW_COST = 0.25
 
 
 def runs_per_thread(kernel: Any, line: int | None, trips_of: Any = None) -> tuple[float, list[str]]:
@@ -47,20 +40,6 @@ def runs_per_thread(kernel: Any, line: int | None, trips_of: Any = None) -> tupl
             runs *= t.value
             how.append(f"loop at line {lp.line}: {t.describe()}")
     return runs, how
-
-
-def derived_priority(f: Finding, kernel_wide: bool) -> Priority:
-    """The priority of a finding whose catalog item has none ("-"), from its cost."""
-    item = CATALOG.get(f.rule)
-    if item is None or item.guide_priority != "-" or f.impact is None or is_advisory(f):
-        return f.priority
-    repeated = (f.runs or 1.0) > 1.0 or kernel_wide
-    earned = f.priority
-    if f.impact >= MEDIUM_COST and repeated:
-        earned = Priority.MEDIUM
-    elif f.impact >= LOW_COST:
-        earned = Priority.LOW
-    return min(earned, f.priority, key=lambda p: p.rank)  # never below what the rule gave
 
 
 def estimate(findings: Iterable[Finding], model: Any, compiled: Mapping[str, Any] | None = None,
