@@ -192,6 +192,7 @@ def resolve_models(models: Iterable[SourceModel], root: str | None = None,
     except Exception:  # noqa: BLE001 - without callers a wrapper's parameters stay unknown
         callers = {}
     sites: dict[tuple[str, str], list[ResolvedLaunch]] = {}
+    rebound: dict[tuple[int, int], dict[str, ResolvedLaunch]] = {}  # (model, definition) -> its sites by line
     for m in models:
         here = os.path.realpath(m.path)
         try:
@@ -200,27 +201,35 @@ def resolve_models(models: Iterable[SourceModel], root: str | None = None,
             continue
         for r in found:
             for k in _visible(here, r.kernel, defs[r.kernel], includes or {}):
-                mine = r if k is defs[r.kernel][0] else _rebind(r, k, m)
+                mine = r if k is defs[r.kernel][0] else _rebind(r, k, m, rebound)
                 if mine is not None:
                     sites.setdefault((r.kernel, os.path.realpath(k.file)), []).append(mine)
     return LaunchTable(MappingProxyType({k: tuple(v) for k, v in sites.items()}), root)
 
 
-def _rebind(r: ResolvedLaunch, k: Kernel, m: SourceModel) -> ResolvedLaunch | None:
-    """``r`` for another definition of the same name (its own parameter names)."""
+def _rebind(r: ResolvedLaunch, k: Kernel, m: SourceModel,
+            rebound: dict[tuple[int, int], dict[str, ResolvedLaunch]]) -> ResolvedLaunch | None:
+    """``r`` for another definition of the same name (its own parameter names); ``rebound``: the
+    sites of ``m`` resolved for ``k``, by line, kept for the next launch of ``m`` that asks (one
+    search of the file per definition, not per launch; the models and kernels outlive the dict)."""
     from cudalens.project.sites import model_sites
 
-    for other in model_sites(m, {k.name: k}, None):
-        if other.site and r.site and other.site.rsplit(":", 1)[1] == r.site.rsplit(":", 1)[1]:
-            return dataclasses.replace(other, site=r.site)
-    return None
+    by_line = rebound.get((id(m), id(k)))
+    if by_line is None:
+        by_line = {}
+        for other in model_sites(m, {k.name: k}, None):
+            if other.site:
+                by_line.setdefault(other.site.rsplit(":", 1)[1], other)
+        rebound[(id(m), id(k))] = by_line
+    found = by_line.get(r.site.rsplit(":", 1)[1]) if r.site else None
+    return dataclasses.replace(found, site=r.site) if found is not None else None
 
 
 def _relevant(project: Any, paths: list[str]) -> list[str]:
     """The files whose launches can reach the analysed ``paths``: those paths, what they include,
     what includes them, and the files of their folders (separate compilation)."""
-    given = {os.path.realpath(p) for p in paths}
-    folders = {os.path.dirname(p) for p in given}
+    given = list(dict.fromkeys(os.path.realpath(p) for p in paths))  # in the order given: the table's
+    folders = {os.path.dirname(p) for p in given}  # first definitions (and so its figures) follow it, never a hash
     out = set(given)
     for p in given:
         out |= _closure(p, project.includes)
@@ -247,7 +256,8 @@ def resolve_project(project: Any, build: Any = None, extra: Iterable[str] = ()) 
             continue  # (the files relevant to analysed ones are all read: they may call a launching wrapper)
         try:
             predefined = tuple(build.header_macros(f).items()) if build is not None else ()
-            models.append(parse_file(f, predefined, forced=build.forced_macros(f) if build is not None else ()))
+            models.append(parse_file(f, predefined, forced=build.forced_macros(f) if build is not None else (),
+                                     signatures_only=True))
         except Exception:  # noqa: BLE001 - a file the front end rejects has no launches to give
             continue
     return resolve_models(models, project.root, project.includes)
