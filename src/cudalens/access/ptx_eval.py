@@ -159,9 +159,25 @@ def _site_bounds(module: PtxModule, fn: Function, recs: list, glob: bool) -> tup
                  for (f, ln), vs in sorted(per.items()))
 
 
-def _values(module: PtxModule, fn: Function, res, cd, light: bool = False) -> dict[tuple[str, int, str], dict[str, Any]]:
+def _memory_lines(module: PtxModule, fn: Function) -> list[tuple[int, tuple[str, int, str]]]:
+    """(instruction, its (file, line, quantity)) of every global or shared load and store with a line
+    (worked out once per kernel: every trial's figures look for the ones it did not reach)."""
+    out = []
+    for ins in fn.instructions:
+        if ins.loc is None or ins.base not in ("ld", "st", "ldu"):
+            continue
+        space = next((s for s in ("global", "shared") if s in ins.parts), None)
+        q = QUANTITIES.get((space, "store" if ins.base == "st" else "load"))
+        if q is not None:
+            out.append((ins.index, (module.files.get(ins.loc.file, ""), ins.loc.line, q)))
+    return out
+
+
+def _values(module: PtxModule, fn: Function, res, cd, light: bool = False,
+            lines: list[tuple[int, tuple[str, int, str]]] | None = None) -> dict[tuple[str, int, str], dict[str, Any]]:
     """Per (file, line, quantity): the figure of one run and what it depends on. ``light``: only
-    ``value``, ``nway`` and ``ideal`` (all a trial other than the base one is compared on)."""
+    ``value``, ``nway`` and ``ideal`` (all a trial other than the base one is compared on).
+    ``lines``: :func:`_memory_lines` of ``fn``, when already worked out."""
     ctl = {} if light else _taint_from_control(fn, res, cd)
     out: dict[tuple[str, int, str], dict[str, Any]] = {}
     gates: dict[int, tuple[int, int, str]] = {}  # instruction -> the worst loaded-value branch deciding it
@@ -170,20 +186,15 @@ def _values(module: PtxModule, fn: Function, res, cd, light: bool = False) -> di
             for i in cd.get(bidx, ()):
                 if i not in gates or (br.taint, bidx) > gates[i][:2]:
                     gates[i] = (br.taint, bidx, br.why)
-    for ins in fn.instructions:  # memory instructions no evaluated warp reached
-        if ins.index in res.mem or ins.loc is None or ins.base not in ("ld", "st", "ldu"):
+    for index, key in _memory_lines(module, fn) if lines is None else lines:  # what no evaluated warp reached
+        if index in res.mem:
             continue
-        space = next((s for s in ("global", "shared") if s in ins.parts), None)
-        q = QUANTITIES.get((space, "store" if ins.base == "st" else "load"))
-        if q is not None and light:
-            out[(module.files.get(ins.loc.file, ""), ins.loc.line, q)] = {"value": None}
-        elif q is not None:
-            out[(module.files.get(ins.loc.file, ""), ins.loc.line, q)] = {"value": None, "reason": _unreached(
-                fn, res, gates, ins.index), "taint": 0, "req": 0}
+        out[key] = {"value": None} if light else {"value": None, "reason": _unreached(fn, res, gates, index),
+                                                   "taint": 0, "req": 0}
     for key, recs in _line_groups(module, fn, res).items():
         req = sum(r.requests for r in recs)
         taint, why = 0, ""
-        for r in recs:
+        for r in () if light else recs:  # (a light figure is compared on its numbers alone)
             for t, w in (ctl.get(r.index, (0, "")), (r.taint, r.why)):  # running under the branch first
                 if t > taint:
                     taint, why = t, w
@@ -262,6 +273,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     tried = (PLAUSIBLE + SMALL if any(fn.params[k].name in at_address for k in scalars) else PLAUSIBLE) if scalars \
         else (None,)
     trials = [{**params, **{k: v for k in scalars}} for v in tried]
+    lines = _memory_lines(module, fn)
 
     def batch(seeds_values: list[tuple[int, dict]], has_base: bool) -> list:
         """Run the trials in one machine; with ``has_base`` the first is the base trial, whose
@@ -269,7 +281,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
         variants = tuple((sd, {k: v for k, v in vals.items() if v is not None}) for sd, vals in seeds_values)
         results = run_variants(module, fn, Launch(grid, block, blocks, variants[0][1], variants[0][0], loop_cap,
                                                   max_steps, merged, variants, dead, needed, control, sides))
-        return [(sd, vals, res, _values(module, fn, res, cd, light=not (has_base and k == 0)))
+        return [(sd, vals, res, _values(module, fn, res, cd, not (has_base and k == 0), lines))
                 for k, ((sd, vals), res) in enumerate(zip(seeds_values, results))]
 
     # every parameter trial in one run; where a loaded value may reach an address or a branch

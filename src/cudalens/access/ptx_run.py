@@ -72,58 +72,78 @@ def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active
         for mem in m.mem_v:
             mem.setdefault(ins.index, MemRecord(ins.index, space, op, width))
         return
-    recs: list[tuple[int, MemRecord]] = []
-    for v in np.nonzero(variants)[0].tolist():
+    vs = np.nonzero(variants)[0].tolist()
+    ids = []
+    for v in vs:
         rec = m.mem_v[v].get(ins.index)
         if rec is None:
             rec = m.mem_v[v][ins.index] = MemRecord(ins.index, space, op, width)
         for t, w in ((addr.taint, addr.why), extra_taint):
             if t > rec.taint:
                 rec.taint, rec.why = t, w
-        recs.append((v, rec))
-    m.deferred.setdefault((space, width), []).append((addr.a, active, rows_present, recs))
+        k = m.record_id.get(id(rec))
+        if k is None:  # (the machine holds its records: their ids stay theirs)
+            m.records.append(rec)
+            k = m.record_id[id(rec)] = len(m.records) - 1
+        ids.append(k)
+    m.deferred.setdefault((space, width), []).append((addr.a, active, rows_present, vs, ids))
 
 
 def _count_deferred(m: Machine) -> None:
     """Requests, lanes and sectors (global) or wavefronts (shared) of every recorded execution: one
     model call per (space, width) for the whole run (the models work row by row: the same figures
-    as one call per execution); per record the sums and the figure of each execution (``per_call``)."""
+    as one call per execution); per record the sums, summed per record in numpy, and the figure of
+    each execution (``per_call``, of the first variant's records: only the base trial reads it)."""
+    big = np.iinfo(np.int64).max
     for (space, width), calls in m.deferred.items():
         e = len(calls)
         present = np.concatenate([c[2] for c in calls])
         a = np.concatenate([c[0] for c in calls]).reshape(-1, WARP)[present]
         act = np.concatenate([c[1] for c in calls]).reshape(-1, WARP)[present]
         key = (np.repeat(np.arange(e) * m.V, len(m.row_variant)) + np.tile(m.row_variant, e))[present]
-        count = np.bincount(key, minlength=e * m.V).reshape(e, m.V).tolist()
-        lanes = np.bincount(key, weights=act.sum(axis=1), minlength=e * m.V).reshape(e, m.V).tolist()
-        num_cv = ideal_cv = None
-        strides = _lane_strides(a, act, key, e * m.V) if space == "global" else None
+        count = np.bincount(key, minlength=e * m.V)
+        lanes = np.bincount(key, weights=act.sum(axis=1), minlength=e * m.V)
+        # the (execution, variant) pairs that hold a record, in execution order, and their records
+        flat = np.concatenate([np.asarray(c[3], dtype=np.int64) + k * m.V for k, c in enumerate(calls)])
+        rid = np.concatenate([np.asarray(c[4], dtype=np.int64) for c in calls])
+        uniq, inv = np.unique(rid, return_inverse=True)
+        n = count[flat]
+        req_r = np.bincount(inv, weights=n, minlength=len(uniq))
+        lanes_r = np.bincount(inv, weights=lanes[flat], minlength=len(uniq))
+        lo_r, hi_r = np.full(len(uniq), big), np.full(len(uniq), -big)
+        if space == "global":
+            lo, hi = (x[flat] for x in _lane_strides(a, act, key, e * m.V))
+            ok = lo <= hi  # some neighbouring lanes both active
+            np.minimum.at(lo_r, inv[ok], lo[ok])
+            np.maximum.at(hi_r, inv[ok], hi[ok])
+        num_r = ideal_r = None
         if space in ("global", "shared"):
             if space == "global":
                 num, ideal = M.global_sectors(a, act, width, distinct_ideal=True)
             else:
                 _ways, num, ideal = M.shared_wavefronts(a, act, width)
-            num_cv = np.bincount(key, weights=num, minlength=e * m.V).reshape(e, m.V).tolist()
-            ideal_cv = np.bincount(key, weights=ideal, minlength=e * m.V).reshape(e, m.V).tolist()
-        for c, (_a, _act, _present, recs) in enumerate(calls):
-            for v, rec in recs:
-                n = count[c][v]
-                rec.requests += n
-                rec.lanes += int(lanes[c][v])
-                lo, hi = (int(strides[0][c * m.V + v]), int(strides[1][c * m.V + v])) if strides else (1, 0)
-                if lo <= hi:  # some neighbouring lanes both active
-                    rec.stride_lo = lo if rec.stride_lo is None else min(rec.stride_lo, lo)
-                    rec.stride_hi = hi if rec.stride_hi is None else max(rec.stride_hi, hi)
-                if num_cv is None or ideal_cv is None:
-                    continue
-                total = num_cv[c][v]
+            total = np.bincount(key, weights=num, minlength=e * m.V)[flat]
+            num_r = np.bincount(inv, weights=total, minlength=len(uniq)).tolist()
+            ideal_r = np.bincount(inv, weights=np.bincount(key, weights=ideal, minlength=e * m.V)[flat],
+                                  minlength=len(uniq)).tolist()
+            first = flat % m.V == 0
+            for r, t, k in zip(rid[first].tolist(), total[first].tolist(), n[first].tolist()):
+                m.records[r].per_call.append(round(t / k, 4))
+        for j, (r, q, ln, lo1, hi1) in enumerate(zip(uniq.tolist(), req_r.tolist(), lanes_r.tolist(), lo_r.tolist(),
+                                                      hi_r.tolist())):
+            rec = m.records[r]
+            rec.requests += int(q)
+            rec.lanes += int(ln)
+            if lo1 <= hi1:
+                rec.stride_lo = lo1 if rec.stride_lo is None else min(rec.stride_lo, lo1)
+                rec.stride_hi = hi1 if rec.stride_hi is None else max(rec.stride_hi, hi1)
+            if num_r is not None and ideal_r is not None:
                 if space == "global":
-                    rec.sectors += total
-                    rec.ideal += ideal_cv[c][v]
+                    rec.sectors += num_r[j]
+                    rec.ideal += ideal_r[j]
                 else:
-                    rec.wavefronts += total
-                    rec.ideal_wavefronts += ideal_cv[c][v]
-                rec.per_call.append(round(total / n, 4))
+                    rec.wavefronts += num_r[j]
+                    rec.ideal_wavefronts += ideal_r[j]
     m.deferred.clear()
 
 

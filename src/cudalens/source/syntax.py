@@ -142,22 +142,19 @@ def nodes_of(node: Node | None, *types: str) -> list[Node]:
 
 
 @functools.lru_cache(maxsize=32)
-def _query(types: tuple[str, ...]) -> Any:
-    from tree_sitter import Query
+def _query(types: tuple[str, ...]) -> tuple[Any, Any]:  # (a query capturing every node of those types, QueryCursor)
+    from tree_sitter import Query, QueryCursor
 
-    return Query(_parser().language, " ".join(f"({t}) @n" for t in types))
+    return Query(_parser().language, " ".join(f"({t}) @n" for t in types)), QueryCursor
 
 
 def find_all(node: Node | None, *types: str) -> list[Node]:
-    """The named nodes of the given types under ``node`` (itself included), in source order
-    (preorder), as :func:`nodes_of` gives them, found by a tree-sitter query: the walk runs in C,
-    and no index of the whole tree is built (a launch-table pass over many files)."""
+    """The named nodes of the given types under ``node`` (itself included), in source order, as :func:`nodes_of`
+    gives them, found by a tree-sitter query: the walk runs in C, and no index of the tree is built."""
     if node is None:
         return []
-    from tree_sitter import QueryCursor
-
-    got = QueryCursor(_query(tuple(types))).captures(node).get("n", [])
-    s, e = node.start_byte, node.end_byte
+    (query, cursor), s, e = _query(tuple(types)), node.start_byte, node.end_byte
+    got = cursor(query).captures(node).get("n", [])
     return sorted((n for n in got if n.start_byte >= s and n.end_byte <= e), key=lambda n: (n.start_byte, -n.end_byte))
 
 
