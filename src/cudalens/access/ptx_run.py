@@ -98,8 +98,9 @@ def _count_deferred(m: Machine) -> None:
     for (space, width), calls in m.deferred.items():
         e = len(calls)
         present = np.concatenate([c[2] for c in calls])
-        a = np.concatenate([c[0] for c in calls]).reshape(-1, WARP)[present]
-        act = np.concatenate([c[1] for c in calls]).reshape(-1, WARP)[present]
+        a_all = np.concatenate([c[0] for c in calls]).reshape(-1, WARP)
+        act_all = np.concatenate([c[1] for c in calls]).reshape(-1, WARP)
+        a, act = a_all[present], act_all[present]
         key = (np.repeat(np.arange(e) * m.V, len(m.row_variant)) + np.tile(m.row_variant, e))[present]
         count = np.bincount(key, minlength=e * m.V)
         lanes = np.bincount(key, weights=act.sum(axis=1), minlength=e * m.V)
@@ -118,10 +119,7 @@ def _count_deferred(m: Machine) -> None:
             np.maximum.at(hi_r, inv[ok], hi[ok])
         num_r = ideal_r = None
         if space in ("global", "shared"):
-            if space == "global":
-                num, ideal = M.global_sectors(a, act, width, distinct_ideal=True)
-            else:
-                _ways, num, ideal = M.shared_wavefronts(a, act, width)
+            num, ideal = M.rows_once(M.warp_model(space, width), a_all, act_all, present, m.V, len(m.row_variant) // m.V)
             total = np.bincount(key, weights=num, minlength=e * m.V)[flat]
             num_r = np.bincount(inv, weights=total, minlength=len(uniq)).tolist()
             ideal_r = np.bincount(inv, weights=np.bincount(key, weights=ideal, minlength=e * m.V)[flat],
