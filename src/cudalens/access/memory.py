@@ -167,9 +167,9 @@ def rows_once(model: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]],
     if variants <= 1:
         return model(addr[present], active[present])
     shape = (-1, variants, rows)
-    act, p = active.reshape(*shape, 32), present.reshape(shape)
-    a = np.where(act, addr.reshape(*shape, 32), 0)
-    same = (act == act[:, :1]).all(axis=(2, 3)) & (a == a[:, :1]).all(axis=(2, 3)) & (p == p[:, :1]).all(axis=2)
+    p = present.reshape(shape)
+    a = np.where(active, addr, _SENTINEL).reshape(*shape, 32)  # inactive lanes: no address an access has
+    same = (p == p[:, :1]).all(axis=2) & (a == a[:, :1]).all(axis=(2, 3))
     same[:, 0] = False
     need = p & ~same[:, :, None]
     got = model(addr[need.ravel()], active[need.ravel()])

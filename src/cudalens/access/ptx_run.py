@@ -63,17 +63,19 @@ def _synthetic(m: Machine, addr: np.ndarray, typ: str) -> np.ndarray:
 
 def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active: np.ndarray, present: np.ndarray,
             width: int, extra_taint: tuple[int, str] = (0, "")) -> None:
-    """One execution of a memory instruction: its records (per variant with a warp at it) and their
-    taint now; its requests, lanes and sectors (wavefronts) at the end of the run
-    (:func:`_count_deferred`, for all executions at once)."""
+    """One execution of a memory instruction: its records (per variant with a warp at it) and their taint now;
+    its requests, lanes and sectors (wavefronts) at the end of the run (:func:`_count_deferred`, all at once)."""
     rows_present = np.logical_or.reduce(present.reshape(-1, WARP), axis=1)
     variants = rows_present.reshape(m.V, -1).any(axis=1)  # rows are variant-major
     if not variants.any():
         for mem in m.mem_v:
             mem.setdefault(ins.index, MemRecord(ins.index, space, op, width))
         return
-    vs = np.nonzero(variants)[0].tolist()
-    ids = []
+    known = m.record_sets.get((ins.index, variants.tobytes()))
+    if known is not None and addr.taint <= 0 and extra_taint[0] <= 0:  # its records made: no taint to raise
+        m.deferred.setdefault((space, width), []).append((addr.a, active, rows_present, *known))
+        return
+    vs, ids = np.nonzero(variants)[0].tolist(), []
     for v in vs:
         rec = m.mem_v[v].get(ins.index)
         if rec is None:
@@ -86,14 +88,14 @@ def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active
             m.records.append(rec)
             k = m.record_id[id(rec)] = len(m.records) - 1
         ids.append(k)
+    m.record_sets[(ins.index, variants.tobytes())] = (vs, ids)
     m.deferred.setdefault((space, width), []).append((addr.a, active, rows_present, vs, ids))
 
 
 def _count_deferred(m: Machine) -> None:
-    """Requests, lanes and sectors (global) or wavefronts (shared) of every recorded execution: one
-    model call per (space, width) for the whole run (the models work row by row: the same figures
-    as one call per execution); per record the sums, summed per record in numpy, and the figure of
-    each execution (``per_call``, of the first variant's records: only the base trial reads it)."""
+    """Requests, lanes and sectors (global) or wavefronts (shared) of every recorded execution: one model call
+    per (space, width) for the whole run (the models work row by row: the same figures as one call per
+    execution); per record the sums, and each execution's figure (``per_call``, first variant: the base trial)."""
     big = np.iinfo(np.int64).max
     for (space, width), calls in m.deferred.items():
         e = len(calls)
