@@ -5,12 +5,14 @@
 # Samples/ and Common/, sources only) and thrust/ (NVIDIA/thrust examples), as check_speed.py --prepare
 # exports them. Each set runs on its own two cores (taskset), the three at once: nvcc alone, check -j 1
 # cold, check -j 2 cold and warm, as on an idle 2-core machine. Beside them, on the remaining cores, a
-# warm check of an unchanged 200-unit tree. Thrust is limited to its first THRUST_UNITS units (its
-# templates take nvcc seconds each: the run must end within the lease's 10 minutes).
+# warm check of an unchanged 200-unit tree. Thrust and cuda-samples are limited to their first
+# THRUST_UNITS / SAMPLES_UNITS units (the run must end within the lease's 10 minutes; Thrust's templates
+# take nvcc seconds each).
 set -u
 OUT=${1:?usage: check_speed_acceptance.sh OUTDIR [SOURCES]}
 SRC=${2:-.carry/speed}
-THRUST_UNITS=${THRUST_UNITS:-14}
+THRUST_UNITS=${THRUST_UNITS:-12}
+SAMPLES_UNITS=${SAMPLES_UNITS:-60}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 { nproc; nvcc --version; python3 --version; uptime; } > "$OUT/machine.txt" 2>&1
@@ -25,7 +27,7 @@ run() {  # cores name args...
   echo "$name exit $? $(date -u +%T)" >> "$OUT/done.txt"
 }
 run 0,1 llmc --set llmc -j 2 &
-run 2,3 samples --set samples -j 2 &
+run 2,3 samples --set samples --limit "$SAMPLES_UNITS" -j 2 &
 run 4,5 thrust --set thrust --limit "$THRUST_UNITS" -j 2 &
 run 6-15 tree200 --tree 200 -j 10 &
 wait
