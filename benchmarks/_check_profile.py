@@ -56,15 +56,16 @@ def profile_units(files: list[Path], includes: list[str], cc: str) -> dict:
 def _profile(files: list[Path], includes: list[str], cc: str) -> dict:
     with tempfile.TemporaryDirectory(prefix="check-profile-") as tmp:
         os.environ["CUDALENS_CACHE_DIR"] = tmp  # cold: nothing compiled yet
-        from cudalens.cli._build import make_build, make_project
+        from cudalens.api.analysis import load_project_of
+        from cudalens.cli._build import make_build
         from cudalens.pipeline.analysis import Analysis
         from cudalens.pipeline.batch import _launch_table
         from cudalens.pipeline.isolated import _Pickler
         from cudalens.pipeline.stages import analyze_file
 
         paths = [str(f) for f in files]
-        project = make_project(paths, paths)
-        build = make_build(paths, tuple(includes), (), None, True, False, project)
+        project = load_project_of(paths, paths)
+        build = make_build(paths, tuple(includes), (), None, True, False)
         prof = cProfile.Profile()
         t0 = time.perf_counter()
         prof.enable()

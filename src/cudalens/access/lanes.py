@@ -44,14 +44,17 @@ def _cdiv(a: Any, b: Any) -> Any:
     return np.where((np.asarray(a) >= 0) == (np.asarray(b) >= 0), q, -q)
 
 
-def evaluate(e: E.Expr, values: Mapping[str, Any], _depth: int = 0,
-             _memo: dict[str, Any] | None = None) -> Any:
+def evaluate(e: E.Expr, values: Mapping[str, Any]) -> Any:
     """Evaluate ``e`` over numpy arrays (or scalars); raises :class:`~cudalens.source.expr.Unknown`.
 
-    A name bound to an expression (a macro, a loop start) is evaluated once per call and reused
-    (``_memo``): a chain of macros each using the next twice stays linear, not exponential."""
-    if _memo is None:
-        _memo = {}
+    A name bound to an expression (a macro, a loop start) is evaluated once per call and reused: a
+    chain of macros each using the next twice stays linear, not exponential. Numpy's floating-point
+    warnings are off for the whole evaluation (set once, not per operator)."""
+    with np.errstate(all="ignore"):
+        return _evaluate(e, values, 0, {})
+
+
+def _evaluate(e: E.Expr, values: Mapping[str, Any], _depth: int, _memo: dict[str, Any]) -> Any:
     tag = e[0]
     if tag == "n":
         return e[1]
@@ -64,7 +67,7 @@ def evaluate(e: E.Expr, values: Mapping[str, Any], _depth: int = 0,
                 raise E.Unknown("recursive definition")
             if e[1] not in _memo:
                 try:
-                    _memo[e[1]] = evaluate(v, values, _depth + 1, _memo)
+                    _memo[e[1]] = _evaluate(v, values, _depth + 1, _memo)
                 except E.Unknown as exc:
                     _memo[e[1]] = exc
             got = _memo[e[1]]
@@ -76,44 +79,43 @@ def evaluate(e: E.Expr, values: Mapping[str, Any], _depth: int = 0,
         return v
     if tag == "b":
         op = e[1]
-        a = evaluate(e[2], values, _depth, _memo)
-        b = evaluate(e[3], values, _depth, _memo)
-        with np.errstate(all="ignore"):
-            if op == "+":
-                return a + b
-            if op == "-":
-                return a - b
-            if op == "*":
-                return a * b
-            if op == "/":
-                return _cdiv(a, b)
-            if op == "%":
-                return a - _cdiv(a, b) * b
-            if op in ("<<", ">>", "&", "|", "^"):
-                if np.asarray(a).dtype.kind == "f" or np.asarray(b).dtype.kind == "f":
-                    raise E.Unknown("bit operation on a float")
-                ai, bi = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
-                return {"<<": np.left_shift, ">>": np.right_shift, "&": np.bitwise_and, "|": np.bitwise_or,
-                        "^": np.bitwise_xor}[op](ai, bi)
-            if op == "<":
-                return np.asarray(a < b, dtype=np.int64)
-            if op == ">":
-                return np.asarray(a > b, dtype=np.int64)
-            if op == "<=":
-                return np.asarray(a <= b, dtype=np.int64)
-            if op == ">=":
-                return np.asarray(a >= b, dtype=np.int64)
-            if op == "==":
-                return np.asarray(a == b, dtype=np.int64)
-            if op == "!=":
-                return np.asarray(a != b, dtype=np.int64)
-            if op == "&&":
-                return np.asarray((np.asarray(a) != 0) & (np.asarray(b) != 0), dtype=np.int64)
-            if op == "||":
-                return np.asarray((np.asarray(a) != 0) | (np.asarray(b) != 0), dtype=np.int64)
+        a = _evaluate(e[2], values, _depth, _memo)
+        b = _evaluate(e[3], values, _depth, _memo)
+        if op == "+":
+            return a + b
+        if op == "-":
+            return a - b
+        if op == "*":
+            return a * b
+        if op == "/":
+            return _cdiv(a, b)
+        if op == "%":
+            return a - _cdiv(a, b) * b
+        if op in ("<<", ">>", "&", "|", "^"):
+            if np.asarray(a).dtype.kind == "f" or np.asarray(b).dtype.kind == "f":
+                raise E.Unknown("bit operation on a float")
+            ai, bi = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+            return {"<<": np.left_shift, ">>": np.right_shift, "&": np.bitwise_and, "|": np.bitwise_or,
+                    "^": np.bitwise_xor}[op](ai, bi)
+        if op == "<":
+            return np.asarray(a < b, dtype=np.int64)
+        if op == ">":
+            return np.asarray(a > b, dtype=np.int64)
+        if op == "<=":
+            return np.asarray(a <= b, dtype=np.int64)
+        if op == ">=":
+            return np.asarray(a >= b, dtype=np.int64)
+        if op == "==":
+            return np.asarray(a == b, dtype=np.int64)
+        if op == "!=":
+            return np.asarray(a != b, dtype=np.int64)
+        if op == "&&":
+            return np.asarray((np.asarray(a) != 0) & (np.asarray(b) != 0), dtype=np.int64)
+        if op == "||":
+            return np.asarray((np.asarray(a) != 0) | (np.asarray(b) != 0), dtype=np.int64)
         raise E.Unknown(f"operator {op}")
     if tag == "u":
-        v = evaluate(e[2], values, _depth, _memo)
+        v = _evaluate(e[2], values, _depth, _memo)
         if e[1] == "-":
             return -v
         if e[1] == "!":
@@ -122,12 +124,12 @@ def evaluate(e: E.Expr, values: Mapping[str, Any], _depth: int = 0,
             return np.invert(np.asarray(v, dtype=np.int64))
         raise E.Unknown("unary")
     if tag == "t":
-        c = evaluate(e[1], values, _depth, _memo)
-        a = evaluate(e[2], values, _depth, _memo)
-        b = evaluate(e[3], values, _depth, _memo)
+        c = _evaluate(e[1], values, _depth, _memo)
+        a = _evaluate(e[2], values, _depth, _memo)
+        b = _evaluate(e[3], values, _depth, _memo)
         return np.where(np.asarray(c) != 0, a, b)
     if tag == "f":
-        args = [evaluate(a, values, _depth, _memo) for a in e[2]]
+        args = [_evaluate(a, values, _depth, _memo) for a in e[2]]
         name = e[1]
         if name in ("min", "umin", "llmin") and len(args) == 2:
             return np.minimum(args[0], args[1])

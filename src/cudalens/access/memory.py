@@ -32,6 +32,8 @@ Constant memory: a warp's request is serialized into one access per distinct add
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 SECTOR = 32
@@ -155,3 +157,36 @@ def block_shifts(addr: np.ndarray, active: np.ndarray, variants: int, blocks: in
     d = np.where(on[:, 0, :] & on[:, 1, :], (lanes[:, 1, :] - lanes[:, 0, :]) % 32, 0).astype(np.int64)
     return [int(g) for g in np.gcd(np.gcd.reduce(d, axis=1), 32)]
 
+
+def warp_model(space: str, width: int) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]]:
+    """(addresses, active) -> (figure, ideal) per warp: sectors of a global access (the ideal with
+    lanes reading one address counted once), wavefronts of a shared one."""
+    if space == "global":
+        return lambda a, act: global_sectors(a, act, width, distinct_ideal=True)
+    return lambda a, act: shared_wavefronts(a, act, width)[1:]
+
+
+def rows_once(model: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]], addr: np.ndarray,
+              active: np.ndarray, present: np.ndarray, variants: int, rows: int) -> tuple[np.ndarray, ...]:
+    """``model(addr[present], active[present])`` for a row-wise model (its figures of a warp depend on
+    that warp's row alone: :func:`global_sectors`, :func:`shared_wavefronts`), computed once for the
+    rows trials share. ``addr``/``active``: (executions x ``variants`` x ``rows``, 32), variant-major
+    within an execution (the lane machine's layout); ``present``: the rows to give figures for. A
+    variant whose rows all equal the first variant's in the same execution (the same rows present,
+    the same lanes active at the same addresses: a trial that does not change this access) takes
+    the first variant's figures instead of being modelled again."""
+    if variants <= 1:
+        return model(addr[present], active[present])
+    shape = (-1, variants, rows)
+    p = present.reshape(shape)
+    a = np.where(active, addr, _SENTINEL).reshape(*shape, 32)  # inactive lanes: no address an access has
+    same = (p == p[:, :1]).all(axis=2) & (a == a[:, :1]).all(axis=(2, 3))
+    same[:, 0] = False
+    need = p & ~same[:, :, None]
+    got = model(addr[need.ravel()], active[need.ravel()])
+    out = []
+    for x in got:
+        full = np.zeros(p.shape, dtype=x.dtype)
+        full[need] = x
+        out.append(np.where(same[:, :, None], full[:, :1], full)[p])
+    return tuple(out)

@@ -34,11 +34,12 @@ Facts are frozen; :func:`evaluate` is pure (numpy work only).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Mapping
 
 from cudalens.access.ptx_control import control_and_sides, deciding, varying_cut_loop
 from cudalens.access.ptx_exec import Launch
+from cudalens.access.ptx_figures import QUANTITIES, KernelEvaluation, LinePrediction
 from cudalens.access.ptx_merges import shared_merges
 from cudalens.access.ptx_predicated import predicated_figures
 from cudalens.access.ptx_run import run_variants
@@ -56,80 +57,6 @@ _SEED_NAMES = {0: "zero", 1: "synthetic 1", 2: "synthetic 2"}
 #: a second run with every loop whole may take this many times the first run's steps
 WHOLE_LOOPS_BUDGET = 3
 BRANCH_QUANTITY = "branch divergent share"  # warp executions of the line's branches whose lanes split
-LAYER = "compiled-ptx"
-QUANTITIES = {("global", "load"): "global load sectors/request", ("global", "store"): "global store sectors/request",
-              ("shared", "load"): "shared load wavefronts/request",
-              ("shared", "store"): "shared store wavefronts/request"}
-
-
-@dataclass(frozen=True)
-class LinePrediction:
-    kernel: str
-    file: str
-    line: int
-    quantity: str
-    value: float | None  # None: see ``reason`` (or the range)
-    low: float | None = None
-    high: float | None = None
-    condition: str = ""  # for a range: which values give which
-    reason: str = ""  # why null
-    instructions: int = 0
-    requests: int = 0  # warp requests in the evaluated blocks
-    ideal: float | None = None  # ideal sectors (wavefronts) per request
-    threads_per_request: float | None = None
-    iteration_invariant: bool | None = None
-    width: int | None = None  # bytes per lane (the widest instruction of the line)
-    layer: str = LAYER
-    # shared lines: Nsight Compute's "L1 Conflicts Shared N-Way" as it prints it (per instruction the
-    # whole part of its wavefronts per execution, averaged over the line's executions); for a range
-    # (``value`` None, ``low``/``high`` set) its low and high
-    nway: float | None = None
-    nway_low: float | None = None
-    nway_high: float | None = None
-    # shared lines: the N-way where ptxas predicated the line's instructions (a branch side without a
-    # loop): warps that reach the branch with no lane on the side execute them too, with no wavefront,
-    # and Nsight Compute averages over those executions as well (ptx_predicated); None: as ``nway``
-    nway_predicated: float | None = None
-    # shared lines, likewise: the wavefronts per request over those executions too (None: as ``value``)
-    value_predicated: float | None = None
-    # (lowest, highest) of ``value_predicated`` / ``nway_predicated`` over the parameter trials where they
-    # differ (how many warps have no lane on depends on a parameter nobody gave); the single figure is None then
-    value_predicated_range: tuple[float, float] | None = None
-    nway_predicated_range: tuple[float, float] | None = None
-    # (file, line) of the calls the line's instructions were inlined into (ptxas may place their SASS there)
-    call_sites: tuple[tuple[str, int], ...] = ()
-    # per call site: (file, line, lowest, highest figure of one instruction, lowest, highest N-way)
-    site_bounds: tuple[tuple[str, int, float, float, float | None, float | None], ...] = ()
-    # global lines: the address distance (bytes) between neighbouring active lanes, the same in every
-    # request of the base trial (None: not one distance); and in each parameter trial (PLAUSIBLE order)
-    lane_stride: int | None = None
-    lane_strides: tuple[int | None, ...] = ()
-    # bytes per lane the line's instructions of this quantity move, summed (pieces of one struct add up)
-    bytes_per_lane: int | None = None
-    # per parameter trial (PLAUSIBLE order; empty when no parameter was tried): (figure, ideal, active
-    # lanes per request), so a reader can tell full warps (32 lanes) from edge warps of a bounds guard
-    trials: tuple[tuple[float | None, float | None, float | None], ...] = ()
-    # a line whose executions differ (a loop's iterations): the lowest and highest figure of one
-    # execution (``value`` is the weighted figure over all of them); None when they are all the same
-    iter_low: float | None = None
-    iter_high: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
-
-
-@dataclass(frozen=True)
-class KernelEvaluation:
-    kernel: str
-    block: tuple[int, int, int]
-    grid: tuple[int, int, int]
-    blocks_evaluated: int
-    predictions: tuple[LinePrediction, ...]
-    complete: bool
-    notes: tuple[str, ...] = ()
-    loops: tuple[dict, ...] = field(default=())  # {"line", "iterations", "cut"}
-
-
 def _line_groups(module: PtxModule, fn: Function, res) -> dict[tuple[str, int, str], list]:
     groups: dict[tuple[str, int, str], list] = {}
     for idx, rec in res.mem.items():
@@ -170,9 +97,25 @@ def _site_bounds(module: PtxModule, fn: Function, recs: list, glob: bool) -> tup
                  for (f, ln), vs in sorted(per.items()))
 
 
-def _values(module: PtxModule, fn: Function, res, cd, light: bool = False) -> dict[tuple[str, int, str], dict[str, Any]]:
+def _memory_lines(module: PtxModule, fn: Function) -> list[tuple[int, tuple[str, int, str]]]:
+    """(instruction, its (file, line, quantity)) of every global or shared load and store with a line
+    (worked out once per kernel: every trial's figures look for the ones it did not reach)."""
+    out = []
+    for ins in fn.instructions:
+        if ins.loc is None or ins.base not in ("ld", "st", "ldu"):
+            continue
+        space = next((s for s in ("global", "shared") if s in ins.parts), None)
+        q = QUANTITIES.get((space, "store" if ins.base == "st" else "load"))
+        if q is not None:
+            out.append((ins.index, (module.files.get(ins.loc.file, ""), ins.loc.line, q)))
+    return out
+
+
+def _values(module: PtxModule, fn: Function, res, cd, light: bool = False,
+            lines: list[tuple[int, tuple[str, int, str]]] | None = None) -> dict[tuple[str, int, str], dict[str, Any]]:
     """Per (file, line, quantity): the figure of one run and what it depends on. ``light``: only
-    ``value``, ``nway`` and ``ideal`` (all a trial other than the base one is compared on)."""
+    ``value``, ``nway`` and ``ideal`` (all a trial other than the base one is compared on).
+    ``lines``: :func:`_memory_lines` of ``fn``, when already worked out."""
     ctl = {} if light else _taint_from_control(fn, res, cd)
     out: dict[tuple[str, int, str], dict[str, Any]] = {}
     gates: dict[int, tuple[int, int, str]] = {}  # instruction -> the worst loaded-value branch deciding it
@@ -181,20 +124,15 @@ def _values(module: PtxModule, fn: Function, res, cd, light: bool = False) -> di
             for i in cd.get(bidx, ()):
                 if i not in gates or (br.taint, bidx) > gates[i][:2]:
                     gates[i] = (br.taint, bidx, br.why)
-    for ins in fn.instructions:  # memory instructions no evaluated warp reached
-        if ins.index in res.mem or ins.loc is None or ins.base not in ("ld", "st", "ldu"):
+    for index, key in _memory_lines(module, fn) if lines is None else lines:  # what no evaluated warp reached
+        if index in res.mem:
             continue
-        space = next((s for s in ("global", "shared") if s in ins.parts), None)
-        q = QUANTITIES.get((space, "store" if ins.base == "st" else "load"))
-        if q is not None and light:
-            out[(module.files.get(ins.loc.file, ""), ins.loc.line, q)] = {"value": None}
-        elif q is not None:
-            out[(module.files.get(ins.loc.file, ""), ins.loc.line, q)] = {"value": None, "reason": _unreached(
-                fn, res, gates, ins.index), "taint": 0, "req": 0}
+        out[key] = {"value": None} if light else {"value": None, "reason": _unreached(fn, res, gates, index),
+                                                   "taint": 0, "req": 0}
     for key, recs in _line_groups(module, fn, res).items():
         req = sum(r.requests for r in recs)
         taint, why = 0, ""
-        for r in recs:
+        for r in () if light else recs:  # (a light figure is compared on its numbers alone)
             for t, w in (ctl.get(r.index, (0, "")), (r.taint, r.why)):  # running under the branch first
                 if t > taint:
                     taint, why = t, w
@@ -278,6 +216,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     tried = (PLAUSIBLE + SMALL if any(fn.params[k].name in at_address for k in scalars) else PLAUSIBLE) if scalars \
         else (None,)
     trials = [{**params, **{k: v for k in scalars}} for v in tried]
+    lines = _memory_lines(module, fn)
 
     def batch(seeds_values: list[tuple[int, dict]], has_base: bool, cap: int, whole: bool, budget: int) -> list:
         """Run the trials in one machine; with ``has_base`` the first is the base trial, whose
@@ -285,7 +224,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
         variants = tuple((sd, {k: v for k, v in vals.items() if v is not None}) for sd, vals in seeds_values)
         results = run_variants(module, fn, Launch(grid, block, blocks, variants[0][1], variants[0][0], cap,
                                                   budget, merged, variants, dead, needed, control, sides, whole))
-        return [(sd, vals, res, _values(module, fn, res, cd, light=not (has_base and k == 0)))
+        return [(sd, vals, res, _values(module, fn, res, cd, not (has_base and k == 0), lines))
                 for k, ((sd, vals), res) in enumerate(zip(seeds_values, results))]
 
     def all_runs(cap: int, whole: bool = False, budget: int = max_steps) -> list:

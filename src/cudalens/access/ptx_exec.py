@@ -358,8 +358,12 @@ class Machine:
         self.calls = 0
         self.indirect: list[str] = []
         # executions of memory accesses whose requests, lanes and sectors (wavefronts) are counted at
-        # the end of the run, by (space, width): (addresses, active lanes, rows present, (variant, record))
-        self.deferred: dict[tuple[str, int], list[tuple[np.ndarray, np.ndarray, np.ndarray, list]]] = {}
+        # the end of the run, by (space, width): (addresses, active lanes, rows present, variants, their
+        # records' positions in ``records``)
+        self.deferred: dict[tuple[str, int], list[tuple[np.ndarray, np.ndarray, np.ndarray, list, list]]] = {}
+        self.records: list[MemRecord] = []  # every record an execution was deferred for
+        self.record_id: dict[int, int] = {}  # id(record) -> its position in ``records``
+        self.record_sets: dict[tuple[int, bytes], tuple[list, list]] = {}  # (instruction, variants) -> (them, ids)
         self._imms: dict[tuple[str, bool], Val] = {}  # immediates, read-only arrays made once
         self._full: tuple[np.ndarray | None, bool] = (None, False)  # the last mask checked, and whether all lanes
 

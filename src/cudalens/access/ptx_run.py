@@ -8,13 +8,12 @@ the end of a run, for all executions together."""
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 
-from cudalens.access import memory as M
 from cudalens.access.ptx_alu import alu
 from cudalens.access.ptx_control import control_and_sides, deciding
+from cudalens.access.ptx_counts import count_deferred
 from cudalens.access.ptx_exec import (
     NOOPS,
     SHARED_BASE,
@@ -64,87 +63,33 @@ def _synthetic(m: Machine, addr: np.ndarray, typ: str) -> np.ndarray:
 
 def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active: np.ndarray, present: np.ndarray,
             width: int, extra_taint: tuple[int, str] = (0, "")) -> None:
-    """One execution of a memory instruction: its records (per variant with a warp at it) and their
-    taint now; its requests, lanes and sectors (wavefronts) at the end of the run
-    (:func:`_count_deferred`, for all executions at once)."""
+    """One execution of a memory instruction: its records (per variant with a warp at it) and their taint now;
+    its requests, lanes and sectors (wavefronts) at the end of the run (:func:`cudalens.access.ptx_counts.count_deferred`, all at once)."""
     rows_present = np.logical_or.reduce(present.reshape(-1, WARP), axis=1)
     variants = rows_present.reshape(m.V, -1).any(axis=1)  # rows are variant-major
     if not variants.any():
         for mem in m.mem_v:
             mem.setdefault(ins.index, MemRecord(ins.index, space, op, width))
         return
-    recs: list[tuple[int, MemRecord]] = []
-    for v in np.nonzero(variants)[0].tolist():
+    known = m.record_sets.get((ins.index, variants.tobytes()))
+    if known is not None and addr.taint <= 0 and extra_taint[0] <= 0:  # its records made: no taint to raise
+        m.deferred.setdefault((space, width), []).append((addr.a, active, rows_present, *known))
+        return
+    vs, ids = np.nonzero(variants)[0].tolist(), []
+    for v in vs:
         rec = m.mem_v[v].get(ins.index)
         if rec is None:
             rec = m.mem_v[v][ins.index] = MemRecord(ins.index, space, op, width)
         for t, w in ((addr.taint, addr.why), extra_taint):
             if t > rec.taint:
                 rec.taint, rec.why = t, w
-        recs.append((v, rec))
-    m.deferred.setdefault((space, width), []).append((addr.a, active, rows_present, recs))
-
-
-def _count_deferred(m: Machine) -> None:
-    """Requests, lanes and sectors (global) or wavefronts (shared) of every recorded execution: one
-    model call per (space, width) for the whole run (the models work row by row: the same figures
-    as one call per execution); per record the sums and the figure of each execution (``per_call``)."""
-    for (space, width), calls in m.deferred.items():
-        e = len(calls)
-        present = np.concatenate([c[2] for c in calls])
-        a = np.concatenate([c[0] for c in calls]).reshape(-1, WARP)[present]
-        act = np.concatenate([c[1] for c in calls]).reshape(-1, WARP)[present]
-        key = (np.repeat(np.arange(e) * m.V, len(m.row_variant)) + np.tile(m.row_variant, e))[present]
-        count = np.bincount(key, minlength=e * m.V).reshape(e, m.V).tolist()
-        lanes = np.bincount(key, weights=act.sum(axis=1), minlength=e * m.V).reshape(e, m.V).tolist()
-        num_cv = ideal_cv = None
-        strides = _lane_strides(a, act, key, e * m.V) if space == "global" else None
-        nb = len(m.launch.blocks)
-        shifts = [M.block_shifts(c[0], c[1], m.V, nb) for c in calls] if space == "global" and nb > 1 else None
-        if space in ("global", "shared"):
-            if space == "global":
-                num, ideal = M.global_sectors(a, act, width, distinct_ideal=True)
-            else:
-                _ways, num, ideal = M.shared_wavefronts(a, act, width)
-            num_cv = np.bincount(key, weights=num, minlength=e * m.V).reshape(e, m.V).tolist()
-            ideal_cv = np.bincount(key, weights=ideal, minlength=e * m.V).reshape(e, m.V).tolist()
-        for c, (_a, _act, _present, recs) in enumerate(calls):
-            for v, rec in recs:
-                n = count[c][v]
-                rec.requests += n
-                rec.lanes += int(lanes[c][v])
-                lo, hi = (int(strides[0][c * m.V + v]), int(strides[1][c * m.V + v])) if strides else (1, 0)
-                if lo <= hi:  # some neighbouring lanes both active
-                    rec.stride_lo = lo if rec.stride_lo is None else min(rec.stride_lo, lo)
-                    rec.stride_hi = hi if rec.stride_hi is None else max(rec.stride_hi, hi)
-                if shifts is not None:
-                    rec.block_shift = math.gcd(rec.block_shift, int(shifts[c][v]))
-                if num_cv is None or ideal_cv is None:
-                    continue
-                total = num_cv[c][v]
-                if space == "global":
-                    rec.sectors += total
-                    rec.ideal += ideal_cv[c][v]
-                else:
-                    rec.wavefronts += total
-                    rec.ideal_wavefronts += ideal_cv[c][v]
-                rec.per_call.append(round(total / n, 4))
-    m.deferred.clear()
-
-
-def _lane_strides(a: np.ndarray, act: np.ndarray, key: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per key (execution x variant): the least and greatest address distance between neighbouring
-    lanes that are both active, over its rows (least > greatest: no such pair)."""
-    big = np.iinfo(np.int64).max
-    d = a[:, 1:] - a[:, :-1]
-    pair = act[:, 1:] & act[:, :-1]
-    lo_row = np.where(pair, d, big).min(axis=1)
-    hi_row = np.where(pair, d, -big).max(axis=1)
-    has = lo_row <= hi_row
-    lo, hi = np.full(n, big), np.full(n, -big)
-    np.minimum.at(lo, key[has], lo_row[has])
-    np.maximum.at(hi, key[has], hi_row[has])
-    return lo, hi
+        k = m.record_id.get(id(rec))
+        if k is None:  # (the machine holds its records: their ids stay theirs)
+            m.records.append(rec)
+            k = m.record_id[id(rec)] = len(m.records) - 1
+        ids.append(k)
+    m.record_sets[(ins.index, variants.tobytes())] = (vs, ids)
+    m.deferred.setdefault((space, width), []).append((addr.a, active, rows_present, vs, ids))
 
 
 def _count_branches(m: Machine, runs: list[tuple[int, np.ndarray, np.ndarray, int, str]]) -> None:
@@ -477,7 +422,7 @@ def _run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRe
                         counts[other] = 0
         send(target, taken)
         send(k + 1, fall)
-    _count_deferred(m)
+    count_deferred(m)
     _count_branches(m, branch_runs)
     count_skipped(fn, m.mem_v, m.row_variant, branch_runs, launch.sides or {})
     return [RunResult(mem, br, back_taken, truncated, steps, complete, m.unmodelled, m.calls,

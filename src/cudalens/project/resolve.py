@@ -319,8 +319,8 @@ def _rebind(r: ResolvedLaunch, k: Kernel, m: SourceModel, root: str | None, call
 def _relevant(project: Any, paths: list[str]) -> list[str]:
     """The files whose launches can reach the analysed ``paths``: those paths, what they include,
     what includes them, and the files of their folders (separate compilation)."""
-    given = {os.path.realpath(p) for p in paths}
-    folders = {os.path.dirname(p) for p in given}
+    given = list(dict.fromkeys(os.path.realpath(p) for p in paths))  # in the order given: the table's
+    folders = {os.path.dirname(p) for p in given}  # first definitions (and so its figures) follow it, never a hash
     out = set(given)
     for p in given:
         out |= _closure(p, project.includes)
@@ -347,7 +347,8 @@ def resolve_project(project: Any, build: Any = None, extra: Iterable[str] = ()) 
             continue  # (the files relevant to analysed ones are all read: they may call a launching wrapper)
         try:
             predefined = tuple(build.header_macros(f).items()) if build is not None else ()
-            models.append(parse_file(f, predefined, forced=build.forced_macros(f) if build is not None else ()))
+            models.append(parse_file(f, predefined, forced=build.forced_macros(f) if build is not None else (),
+                                     signatures_only=True))
         except Exception:  # noqa: BLE001 - a file the front end rejects has no launches to give
             continue
     return resolve_models(models, project.root, project.includes)

@@ -65,15 +65,16 @@ def _host_bodies(model: SourceModel) -> Iterator[tuple[Any, Any]]:
     """(function, body) of every host function of ``model``, class members included."""
     from cudalens.source.declarations import qualifiers
 
-    for fn in _iter(model.tree.root_node):
-        if fn.type != "function_definition":
-            continue
+    for fn in syn.find_all(model.tree.root_node, "function_definition"):
         quals = qualifiers(fn)
         if "__global__" in quals or ("__device__" in quals and "__host__" not in quals):
             continue
         body = fn.child_by_field_name("body")
         if body is not None:
             yield fn, body
+
+
+_SITE_TYPES = ("call_expression", "assignment_expression")  # the node types _is_site accepts
 
 
 def _is_site(n: Any) -> bool:
@@ -100,7 +101,7 @@ def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | N
     out: dict[tuple[Any, ...], ResolvedLaunch] = {}
     later: dict[tuple[Any, ...], ResolvedLaunch] = {}  # launches a run with the program's defaults skips
     for fn, body in _host_bodies(model):
-        nodes = [n for n in _iter(body) if _is_site(n)]
+        nodes = [n for n in syn.find_all(body, *_SITE_TYPES) if _is_site(n)]
         if not nodes:
             continue
         name_ = syn.function_name(fn) or ""
@@ -144,35 +145,46 @@ def _targets(node: Any, model: SourceModel, kernels: Mapping[str, Kernel]) -> tu
     return found, ("dispatch table" if table or node.type == "subscript_expression" else "function pointer")
 
 
-#: (id(model), name) -> (the model, held so that its id stays its own; what _assigned found)
-_ASSIGNED: dict[tuple[int, str], tuple[SourceModel, tuple[tuple[str, ...], bool]]] = {}
+#: id(model) -> (the model, held so that its id stays its own; name -> what _assigned finds for it)
+_ASSIGNED: dict[int, tuple[SourceModel, dict[str, tuple[tuple[str, ...], bool]]]] = {}
 
 
 def _assigned(model: SourceModel, name: str) -> tuple[tuple[str, ...], bool]:
     """(the identifiers of every value ``name`` is initialised or assigned with in ``model``, in order;
-    whether ``name`` is an array): a walk of the whole file, done once per model and name (every launch
-    through ``name``, and every definition a launch is matched to, asks again)."""
-    got = _ASSIGNED.get((id(model), name))
-    if got is not None and got[0] is model:
-        return got[1]
-    if len(_ASSIGNED) > 4096:
-        _ASSIGNED.clear()
-    found: list[str] = []
-    table = False
-    for x in _iter(model.tree.root_node):
-        value = None
-        if x.type == "init_declarator" and _declarator_name(x.child_by_field_name("declarator")) == name:
-            value = x.child_by_field_name("value")
-            table = table or "[" in _text(x.child_by_field_name("declarator"))
-        elif x.type == "assignment_expression":
+    whether ``name`` is an array): one search of the whole file per model, for every name at once
+    (every launch through a name, and every definition a launch is matched to, asks again)."""
+    got = _ASSIGNED.get(id(model))
+    if got is None or got[0] is not model:
+        if len(_ASSIGNED) > 256:
+            _ASSIGNED.clear()
+        got = _ASSIGNED[id(model)] = (model, _assignments(model))
+    return got[1].get(name, ((), False))
+
+
+def _assignments(model: SourceModel) -> dict[str, tuple[tuple[str, ...], bool]]:
+    found: dict[str, list[str]] = {}
+    table: dict[str, bool] = {}
+    for x in syn.find_all(model.tree.root_node, "init_declarator", "assignment_expression"):
+        value: Any = None
+        names: tuple[str, ...] = ()
+        if x.type == "init_declarator":
+            nm = _declarator_name(x.child_by_field_name("declarator"))
+            if nm is not None:
+                value, names = x.child_by_field_name("value"), (nm,)
+                table[nm] = table.get(nm, False) or "[" in _text(x.child_by_field_name("declarator"))
+        else:
             left = x.child_by_field_name("left")
-            if left is not None and (_text(left) == name or _text(left).startswith(name + "[")):
+            if left is not None:  # `name = ...` and `name[i] = ...` (the name before the first bracket)
+                lt = _text(left)
+                names = (lt, lt.partition("[")[0]) if "[" in lt else (lt,)
                 value = x.child_by_field_name("right")
-                table = table or left.type == "subscript_expression"
+                for nm in names:
+                    table[nm] = table.get(nm, False) or left.type == "subscript_expression"
         if value is not None:
-            found += [_text(y) for y in _iter(value) if y.type == "identifier"]
-    _ASSIGNED[(id(model), name)] = (model, (tuple(found), table))
-    return tuple(found), table
+            ids = [_text(y) for y in syn.find_all(value, "identifier")]
+            for nm in dict.fromkeys(names):
+                found.setdefault(nm, []).extend(ids)
+    return {nm: (tuple(found.get(nm, ())), t) for nm, t in table.items()}
 
 
 def _declarator_name(d: Any) -> str | None:
@@ -272,8 +284,8 @@ def _driver_or_graph(call: Any, api: str, args: list[Any], env: Any, model: Sour
             return None
         name = _text(args[0]).strip()
         kname = None
-        for x in _iter(model.tree.root_node):
-            if x.type == "call_expression" and syn.call_name(x) == "cuModuleGetFunction":
+        for x in syn.find_all(model.tree.root_node, "call_expression"):
+            if syn.call_name(x) == "cuModuleGetFunction":
                 a = _args(x)
                 if len(a) >= 3 and _text(a[0]).replace(" ", "") == f"&{name}" and a[2].type == "string_literal":
                     kname = _text(a[2]).strip('"')
@@ -305,8 +317,8 @@ def _members(node: Any, base: str) -> dict[str, Any]:
     while fn is not None and fn.type != "function_definition":
         fn = fn.parent
     out: dict[str, Any] = {}
-    for x in _iter(fn) if fn is not None else ():
-        if x.type != "assignment_expression" or _text(x.child_by_field_name("operator")) != "=":
+    for x in syn.find_all(fn, "assignment_expression"):
+        if _text(x.child_by_field_name("operator")) != "=":
             continue
         left = _text(x.child_by_field_name("left")).replace(" ", "")
         if left.startswith(base + "."):
@@ -375,8 +387,8 @@ def _config_member(call: Any, config: Any, member: str) -> Any:
     while fn is not None and fn.type != "function_definition":
         fn = fn.parent
     found = None
-    for x in _iter(fn) if fn is not None else ():
-        if x.type == "assignment_expression" and x.start_byte < call.start_byte:
+    for x in syn.find_all(fn, "assignment_expression"):
+        if x.start_byte < call.start_byte:
             left = x.child_by_field_name("left")
             if left is not None and _text(left).replace(" ", "") in (f"{name}.{member}", f"{name}->{member}"):
                 found = x.child_by_field_name("right")
@@ -389,8 +401,8 @@ def _arg_array(call: Any, node: Any) -> list[Any] | None:
     fn = call
     while fn is not None and fn.type != "function_definition":
         fn = fn.parent
-    for x in _iter(fn) if fn is not None else ():
-        if x.type == "init_declarator" and _declarator_name(x.child_by_field_name("declarator")) == name:
+    for x in syn.find_all(fn, "init_declarator"):
+        if _declarator_name(x.child_by_field_name("declarator")) == name:
             value = x.child_by_field_name("value")
             if value is not None and value.type == "initializer_list":
                 out = []

@@ -54,15 +54,19 @@ text_of = E.node_text
 
 
 def parse_file(path: str | Path, predefined: tuple[tuple[str, str], ...] = (),
-               budget: Budget | None = None, forced: tuple[tuple[str, str], ...] = ()) -> SourceModel:
+               budget: Budget | None = None, forced: tuple[tuple[str, str], ...] = (),
+               signatures_only: bool = False) -> SourceModel:
     """Read and parse a file; a file that is not CUDA C++ raises InputError naming it.
 
     ``predefined``: (name, macro text) pairs the file sees before its own ``#define``s, e.g. the
     macros of the project headers it includes (:meth:`cudalens.project.BuildContext.header_macros`).
     ``forced``: macros the build defines (``-D``), which win over the file's own ``#define``
-    (the ``#ifndef BLOCK`` default a Makefile's ``-DBLOCK=32`` replaces)."""
+    (the ``#ifndef BLOCK`` default a Makefile's ``-DBLOCK=32`` replaces).
+    ``signatures_only``: the kernels' names, parameters and template parameters, not their bodies'
+    accesses, loops and branches, and no host calls or launch sites (the project's launch table reads
+    the tree itself: it needs no more, and parses every file of the project)."""
     p = Path(path)
-    return _parse(read_source(p), str(p), predefined, budget, forced)
+    return _parse(read_source(p), str(p), predefined, budget, forced, signatures_only)
 
 
 def read_source(p: Path) -> bytes:
@@ -131,14 +135,15 @@ def parse_source(text: str, path: str = "<string>") -> SourceModel:
 
 
 def _parse(data: bytes, path: str, predefined: tuple[tuple[str, str], ...] = (),
-           budget: Budget | None = None, forced: tuple[tuple[str, str], ...] = ()) -> SourceModel:
+           budget: Budget | None = None, forced: tuple[tuple[str, str], ...] = (),
+           signatures_only: bool = False) -> SourceModel:
     tree = parse_tree(_spaced_chevrons(data))
     ok, why = looks_like_c(data, tree)
     if not ok:
         raise InputError(f"{path}: not a CUDA C++ source file ({why})")
     text = data.decode("utf-8", "replace")
     try:
-        return _build(text, path, tree, predefined, budget or Budget(), forced)
+        return _build(text, path, tree, predefined, budget or Budget(), forced, signatures_only)
     except RecursionError:
         return SourceModel(path, text, (), (), {}, (), (), ("unmodelled: nesting too deep",), tree)
 
@@ -161,7 +166,8 @@ def _spaced_chevrons(data: bytes) -> bytes:
 
 
 def _build(text: str, path: str, tree: Any, predefined: tuple[tuple[str, str], ...] = (),
-           budget: Budget | None = None, forced: tuple[tuple[str, str], ...] = ()) -> SourceModel:
+           budget: Budget | None = None, forced: tuple[tuple[str, str], ...] = (),
+           signatures_only: bool = False) -> SourceModel:
     root = tree.root_node
     problems: list[str] = []
     kernels_deep: list[Kernel] = []
@@ -187,6 +193,8 @@ def _build(text: str, path: str, tree: Any, predefined: tuple[tuple[str, str], .
                                            problems=((f"kernel {name}: unmodelled: nesting too deep (more than "
                                                       f"{MAX_NESTING} levels at line {too_deep[id(f[0])]})"),)))
         functions = kept
+    if signatures_only:
+        return _signatures(text, path, tree, defines, functions, kernels_deep, problems)
     scope = FileScope.build(root, defines, functions)
     scope.budget = budget
 
@@ -230,6 +238,24 @@ def _build(text: str, path: str, tree: Any, predefined: tuple[tuple[str, str], .
         problems=tuple(problems),
         tree=tree,
     )
+
+
+def _signatures(text: str, path: str, tree: Any, defines: dict[str, str], functions: list, deep: list[Kernel],
+                problems: list[str]) -> SourceModel:
+    """The model :func:`_build` makes with ``signatures_only``: each kernel as :func:`_kernel` would
+    name it (its parameters, template parameters and lines), without walking its body."""
+    kernels = list(deep)
+    for fn, quals, is_template, tparams in functions:
+        name = syn.function_name(fn) or None
+        if name is not None and "__global__" in quals:
+            try:
+                kparams = params(fn)
+            except Exception:  # noqa: BLE001 - as _build keeps a kernel it cannot model
+                kparams = ()
+            kernels.append(Kernel(name, path, line_of(fn), end_line_of(fn), kparams, is_template, None, node=fn,
+                                  template_params=tparams))
+    return SourceModel(path=path, text=text, kernels=tuple(sorted(kernels, key=lambda k: k.line)), device_functions=(),
+                       defines=defines, host_calls=(), launch_sites=(), problems=tuple(problems), tree=tree)
 
 
 def _defines(root: Any) -> dict[str, str]:

@@ -141,6 +141,23 @@ def nodes_of(node: Node | None, *types: str) -> list[Node]:
     return [idx.nodes[p] for p in positions]
 
 
+@functools.lru_cache(maxsize=32)
+def _query(types: tuple[str, ...]) -> tuple[Any, Any]:  # (a query capturing every node of those types, QueryCursor)
+    from tree_sitter import Query, QueryCursor
+
+    return Query(_parser().language, " ".join(f"({t}) @n" for t in types)), QueryCursor
+
+
+def find_all(node: Node | None, *types: str) -> list[Node]:
+    """The named nodes of the given types under ``node`` (itself included), in source order, as :func:`nodes_of`
+    gives them, found by a tree-sitter query: the walk runs in C, and no index of the tree is built."""
+    if node is None:
+        return []
+    (query, cursor), s, e = _query(tuple(types)), node.start_byte, node.end_byte
+    got = cursor(query).captures(node).get("n", [])
+    return sorted((n for n in got if n.start_byte >= s and n.end_byte <= e), key=lambda n: (n.start_byte, -n.end_byte))
+
+
 def strip_parens(node: Node | None) -> Node | None:
     """The expression inside any number of parentheses."""
     while node is not None and node.type == "parenthesized_expression":

@@ -1,0 +1,91 @@
+"""The counts a run keeps per memory record, worked out once at the end of the run for all its
+executions together (cudalens.access.ptx_run defers them): requests, lanes, lane strides, the
+block-to-block address shift (global), and sectors or wavefronts with their ideal, one model call
+per (space, width)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from cudalens.access import memory as M
+from cudalens.access.ptx_exec import WARP, Machine
+
+
+def count_deferred(m: Machine) -> None:
+    """Requests, lanes and sectors (global) or wavefronts (shared) of every recorded execution: one model call
+    per (space, width) for the whole run (the models work row by row: the same figures as one call per
+    execution); per record the sums, and each execution's figure (``per_call``, first variant: the base trial)."""
+    big = np.iinfo(np.int64).max
+    for (space, width), calls in m.deferred.items():
+        e = len(calls)
+        present = np.concatenate([c[2] for c in calls])
+        a_all = np.concatenate([c[0] for c in calls]).reshape(-1, WARP)
+        act_all = np.concatenate([c[1] for c in calls]).reshape(-1, WARP)
+        a, act = a_all[present], act_all[present]
+        key = (np.repeat(np.arange(e) * m.V, len(m.row_variant)) + np.tile(m.row_variant, e))[present]
+        count = np.bincount(key, minlength=e * m.V)
+        lanes = np.bincount(key, weights=act.sum(axis=1), minlength=e * m.V)
+        # the (execution, variant) pairs that hold a record, in execution order, and their records
+        flat = np.concatenate([np.asarray(c[3], dtype=np.int64) + k * m.V for k, c in enumerate(calls)])
+        rid = np.concatenate([np.asarray(c[4], dtype=np.int64) for c in calls])
+        uniq, inv = np.unique(rid, return_inverse=True)
+        n = count[flat]
+        req_r = np.bincount(inv, weights=n, minlength=len(uniq))
+        lanes_r = np.bincount(inv, weights=lanes[flat], minlength=len(uniq))
+        lo_r, hi_r = np.full(len(uniq), big), np.full(len(uniq), -big)
+        if space == "global":
+            lo, hi = (x[flat] for x in _lane_strides(a, act, key, e * m.V))
+            ok = lo <= hi  # some neighbouring lanes both active
+            np.minimum.at(lo_r, inv[ok], lo[ok])
+            np.maximum.at(hi_r, inv[ok], hi[ok])
+        shift_r = None
+        nb = len(m.launch.blocks)
+        if space == "global" and nb > 1:  # per record: the gcd of its executions' block-to-block shifts
+            shifts = np.array([M.block_shifts(c[0], c[1], m.V, nb) for c in calls], dtype=np.int64).ravel()
+            shift_r = np.zeros(len(uniq), dtype=np.int64)
+            np.gcd.at(shift_r, inv, shifts[flat])
+        num_r = ideal_r = None
+        if space in ("global", "shared"):
+            num, ideal = M.rows_once(M.warp_model(space, width), a_all, act_all, present, m.V, len(m.row_variant) // m.V)
+            total = np.bincount(key, weights=num, minlength=e * m.V)[flat]
+            num_r = np.bincount(inv, weights=total, minlength=len(uniq)).tolist()
+            ideal_r = np.bincount(inv, weights=np.bincount(key, weights=ideal, minlength=e * m.V)[flat],
+                                  minlength=len(uniq)).tolist()
+            first = flat % m.V == 0
+            for r, t, k in zip(rid[first].tolist(), total[first].tolist(), n[first].tolist()):
+                m.records[r].per_call.append(round(t / k, 4))
+        for j, (r, q, ln, lo1, hi1) in enumerate(zip(uniq.tolist(), req_r.tolist(), lanes_r.tolist(), lo_r.tolist(),
+                                                      hi_r.tolist())):
+            rec = m.records[r]
+            rec.requests += int(q)
+            rec.lanes += int(ln)
+            if lo1 <= hi1:
+                rec.stride_lo = lo1 if rec.stride_lo is None else min(rec.stride_lo, lo1)
+                rec.stride_hi = hi1 if rec.stride_hi is None else max(rec.stride_hi, hi1)
+            if shift_r is not None:
+                rec.block_shift = math.gcd(rec.block_shift, int(shift_r[j]))
+            if num_r is not None and ideal_r is not None:
+                if space == "global":
+                    rec.sectors += num_r[j]
+                    rec.ideal += ideal_r[j]
+                else:
+                    rec.wavefronts += num_r[j]
+                    rec.ideal_wavefronts += ideal_r[j]
+    m.deferred.clear()
+
+
+def _lane_strides(a: np.ndarray, act: np.ndarray, key: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per key (execution x variant): the least and greatest address distance between neighbouring
+    lanes that are both active, over its rows (least > greatest: no such pair)."""
+    big = np.iinfo(np.int64).max
+    d = a[:, 1:] - a[:, :-1]
+    pair = act[:, 1:] & act[:, :-1]
+    lo_row = np.where(pair, d, big).min(axis=1)
+    hi_row = np.where(pair, d, -big).max(axis=1)
+    has = lo_row <= hi_row
+    lo, hi = np.full(n, big), np.full(n, -big)
+    np.minimum.at(lo, key[has], lo_row[has])
+    np.maximum.at(hi, key[has], hi_row[has])
+    return lo, hi
