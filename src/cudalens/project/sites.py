@@ -56,7 +56,9 @@ def _scope(model: SourceModel) -> Any:
     return FileScope.build(root, dict(model.defines), list(_functions(root))), list(_functions(root))
 
 
-Callers = Mapping[str, list[tuple[Any, ...]]]  # host function -> the values each call passes, by position
+#: host function -> the values each call passes, by position, then its explicit template arguments
+#: (a number, or the text of a type whose size is known: ``reduce<float>(...)`` gives ``("float",)``)
+Callers = Mapping[str, list[tuple[tuple[Any, ...], tuple[Any, ...]]]]
 _MAYBE = ("<<", "cudaLaunch", "cuLaunchKernel", ".func")
 
 
@@ -98,12 +100,13 @@ def launchers(model: SourceModel) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def call_values(model: SourceModel, wanted: Mapping[str, tuple[str, ...]]) -> dict[str, list[tuple[Any, ...]]]:
-    """The values each call in ``model``'s host code of a function in ``wanted`` passes."""
+def call_values(model: SourceModel, wanted: Mapping[str, tuple[str, ...]]) -> dict[str, list[tuple[tuple[Any, ...], tuple[Any, ...]]]]:
+    """The values each call in ``model``'s host code of a function in ``wanted`` passes (arguments,
+    explicit template arguments)."""
     if model.tree is None or not any(name in model.text for name in wanted):
         return {}
     scope, functions = _scope(model)
-    out: dict[str, list[tuple[Any, ...]]] = {}
+    out: dict[str, list[tuple[tuple[Any, ...], tuple[Any, ...]]]] = {}
     for fn, quals, _t, _tp in functions:
         body = fn.child_by_field_name("body")
         if body is None or "__global__" in quals:
@@ -113,17 +116,47 @@ def call_values(model: SourceModel, wanted: Mapping[str, tuple[str, ...]]) -> di
             if call.type == "call_expression" and not syn.is_launch(call) and syn.call_name(call) in wanted:
                 env = env or HostEnv(scope, body)
                 out.setdefault(syn.call_name(call), []).append(
-                    tuple(_scalar(env, a, _line(call)) for a in _args(call)))
+                    (tuple(_scalar(env, a, _line(call)) for a in _args(call)), _template_values(env, call)))
     return out
 
 
-def _seed(env: Any, names: tuple[str, ...], calls: list[tuple[Any, ...]]) -> None:
+def _template_values(env: Any, call: Any) -> tuple[Any, ...]:
+    """The explicit template arguments of ``call`` (``f<float, 4>(...)``): a number, the text of a
+    type whose size is known, else None."""
+    from cudalens.source.types import element_bytes
+
+    fn = call.child_by_field_name("function")
+    while fn is not None and fn.type == "qualified_identifier":
+        fn = fn.child_by_field_name("name")
+    targs = fn.child_by_field_name("arguments") if fn is not None and fn.type == "template_function" else None
+    out: list[Any] = []
+    for item in targs.named_children if targs is not None else ():
+        if item.type == "comment":
+            continue
+        v = _scalar(env, item, _line(call))
+        out.append(v if v is not None else _text(item).strip() if element_bytes(_text(item)) is not None else None)
+    return tuple(out)
+
+
+def _seed(env: Any, names: tuple[str, ...], tparams: tuple[str, ...],
+          calls: list[tuple[tuple[Any, ...], tuple[Any, ...]]]) -> None:
+    """Seed ``env`` with the first known value the ``calls`` pass each parameter (``names``) and
+    template parameter (``tparams``; a type argument gives ``sizeof(T)``)."""
+    from cudalens.source.types import element_bytes
+
     values: dict[str, int | float] = {}
     inputs: dict[str, str] = {}
-    for i, name in enumerate(names):
-        known = [c[i] for c in calls if i < len(c) and c[i] is not None]
-        if name and known:
+    for which, pnames in ((0, names), (1, tparams)):
+        for i, name in enumerate(pnames):
+            known = [c[which][i] for c in calls if i < len(c[which]) and c[which][i] is not None]
+            if not (name and known):
+                continue
             v = known[0]
+            if isinstance(v, str):
+                size = element_bytes(v)
+                if size is not None:
+                    values[f"sizeof({name})"] = size
+                continue
             values[name] = v.lo if isinstance(v, ValueRange) else v
             if isinstance(v, ValueRange):
                 inputs[name] = v.condition.split(";")[0].removeprefix("from ")
@@ -136,7 +169,7 @@ def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | N
     """Every launch in ``model``'s host code of a kernel among ``kernels`` (by name), resolved;
     ``callers``: the values the calls of each launching host function pass (:func:`call_values`),
     which its parameters take."""
-    from cudalens.source.declarations import params
+    from cudalens.source.declarations import params, template_params
 
     if model.tree is None or not kernels or not any(m in model.text for m in _MAYBE):
         return []
@@ -152,7 +185,9 @@ def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | N
                 env = HostEnv(scope, body)
                 name_ = syn.function_name(fn) or ""
                 if callers and callers.get(name_):
-                    _seed(env, tuple(p.name for p in params(fn)), callers[name_])
+                    tparams = template_params(fn.parent) if fn.parent is not None and \
+                        fn.parent.type == "template_declaration" else ()
+                    _seed(env, tuple(p.name for p in params(fn)), tparams, callers[name_])
             api = syn.call_name(node) if node.type == "call_expression" else ".func"
             for r in _site(node, api, env, model, kernels, f"{where}:{_line(node)}"):
                 out.setdefault((r.kernel, r.site), r)  # a member of a local class is walked twice
