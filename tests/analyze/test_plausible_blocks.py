@@ -34,19 +34,19 @@ def test_the_plausible_blocks_are_declared_once_and_2d_kernels_take_2d_ones(tmp_
     fa, _found = _run(tmp_path)
     kernels = {k.name: k for k in fa.model.kernels}
     assert plausible_blocks(kernels["tail"]) == PLAUSIBLE_BLOCKS[1] and len(PLAUSIBLE_BLOCKS[1]) >= 3
-    assert plausible_blocks(kernels["tile"]) == PLAUSIBLE_BLOCKS[2] == ((16, 16, 1), (32, 8, 1))
-    assert kernels["tile"].launch.block == (16, 16, 1) and kernels["tail"].launch.block == (256, 1, 1)
+    assert plausible_blocks(kernels["tile"]) == PLAUSIBLE_BLOCKS[2] == ((32, 8, 1), (16, 16, 1))
+    assert kernels["tile"].launch.block == (32, 8, 1) and kernels["tail"].launch.block == (256, 1, 1)
     assert kernels["cols"].launch.origin == "assumed"
-    assert "each plausible block (256 threads, 128 threads, 512 threads)" in kernels["cols"].launch.assumption
-    assert "(16x16 threads, 32x8 threads)" in kernels["tile"].launch.assumption
+    assert kernels["cols"].launch.assumption == ("256 threads, no launch found; findings hold for blocks of "
+                                                 "256, 128, 512 threads")
+    assert kernels["tile"].launch.assumption.endswith("blocks of 32x8, 16x16 threads")
 
 
 def test_a_finding_is_reported_only_where_it_holds_under_each_block(tmp_path):
     fa, found = _run(tmp_path)
     # the store walks 64 elements whatever the block: reported, with the assumption
     g3 = found[("G3", "cols")]
-    assert g3.message.endswith("(no launch found: holds under each plausible block (256 threads, 128 threads, "
-                               "512 threads))")
+    assert g3.message.endswith("(no launch found; holds for blocks of 256, 128, 512 threads)")
     assert any(e.fact == "assumption" and "no launch found" in str(e.value) for e in g3.evidence)
     # t >= 200 splits a warp of a 256- or 512-thread block, none of a 128-thread one: not reported
     assert ("D1", "tail") not in found

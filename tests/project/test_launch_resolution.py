@@ -138,8 +138,8 @@ def test_no_launch_is_an_assumption_and_user_values_name_a_kernel(tmp_path):
     write(tmp_path, {"k.cu": COPY + COPY.replace("copy", "transpose")})
     launch, table, k = resolved(tmp_path, "copy", "k.cu")
     assert launch.origin == "assumed" and launch.block == (256, 1, 1)
-    assert launch.describe() == ("assumed: 256 threads, no launch found; findings are those that hold under each "
-                                 "plausible block (256 threads, 128 threads, 512 threads)")
+    assert launch.describe() == ("assumed: 256 threads, no launch found; findings hold for blocks of "
+                                 "256, 128, 512 threads")
     blocks = parse_blocks(("transpose=32,8", "64"))
     assert blocks == {"transpose": (32, 8, 1), None: (64, 1, 1)}
     model = parse_file(tmp_path / "k.cu")
@@ -175,7 +175,7 @@ def test_check_reports_the_launch_in_json_and_text(tmp_path, capsys):
     assert main(["check", str(tmp_path), "--no-compile"]) in (0, 1)
     out = capsys.readouterr().out
     assert "kernel copy: launch: main.cu:3 (block 16x1x1)" in out
-    assert "kernel lonely: assumed: 256 threads, no launch found; findings are those that hold" in out
+    assert "kernel lonely: assumed: 256 threads, no launch found; findings hold for blocks of" in out
 
 
 def test_same_kernel_name_in_two_programs_joins_each_to_its_own(tmp_path):

@@ -4,10 +4,10 @@ plausible block.
 A kernel no launch site reaches (a library whose launches are made from Python, a kernel only a
 test calls) is evaluated under the first of its plausible blocks
 (:data:`cudalens.project.resolve.PLAUSIBLE_BLOCKS`, declared there only: 256, 128 and 512 threads;
-16x16 and 32x8 for a kernel that reads threadIdx.y). :func:`hold_for_every_block` evaluates it
+32x8 and 16x16 for a kernel that reads threadIdx.y). :func:`hold_for_every_block` evaluates it
 again under each other one (the source model, the compiled access model on the same PTX, the
-rules) and keeps a finding of such a kernel only where the same rule fires at the same line under
-each; the finding says so. What holds under one block only is named in a note.
+rules) and keeps a finding of such a kernel only where the same rule (or one saying the same of the
+access: G1 and SH3 for G3) fires at the same line under each; the finding says so. What holds under one block only is named in a note.
 """
 
 from __future__ import annotations
@@ -46,8 +46,13 @@ def other_blocks(kernels: Sequence[Kernel], block: Any) -> list[dict[str | None,
     return [{**base, **{name: s[min(i, len(s) - 1)] for name, s in shapes.items()}} for i in range(1, n)]
 
 
+#: rules that say one thing of an access under different blocks: its global requests waste sectors
+#: (a strided access under 32x8 is a strided one with two rows per warp under 16x16: G3, then G1)
+_SAME = {"G1": "G3", "SH3": "G3"}
+
+
 def _key(f: Finding) -> tuple[str, str, str, int | None]:
-    return (f.rule, f.kernel or "", f.file, f.line)
+    return (_SAME.get(f.rule, f.rule), f.kernel or "", f.file, f.line)
 
 
 def hold_for_every_block(findings: Sequence[Finding], model: SourceModel, block: Any,
@@ -59,9 +64,9 @@ def hold_for_every_block(findings: Sequence[Finding], model: SourceModel, block:
     if not kernels or isinstance(block, tuple):
         return list(findings), []
     names = {k.name for k in kernels}
-    from cudalens.project.resolve import plausible_blocks, shape_text
+    from cudalens.project.resolve import plausible_blocks, shapes_text
 
-    shown = {k.name: ", ".join(shape_text(b) for b in plausible_blocks(k)) for k in kernels}
+    shown = {k.name: shapes_text(plausible_blocks(k)) for k in kernels}
     held = {_key(f) for f in findings if f.kernel in names}
     for other in other_blocks(kernels, block):
         held &= {_key(f) for f in evaluate(other) if f.kernel in names}
@@ -71,7 +76,7 @@ def hold_for_every_block(findings: Sequence[Finding], model: SourceModel, block:
         if f.kernel not in names or f.advisory:
             out.append(f)
         elif _key(f) in held:
-            said = f"no launch found: holds under each plausible block ({shown[f.kernel]})"
+            said = f"no launch found; holds for blocks of {shown[f.kernel]}"
             out.append(dataclasses.replace(f, message=f"{f.message} ({said})",
                                            evidence=(*f.evidence, Evidence(Layer.MODEL, "assumption", said))))
         else:

@@ -32,7 +32,7 @@ DEFAULT_GRID: Dim3 = (2, 1, 1)
 #: a finding is reported only where it holds under each (pipeline.plausible).
 PLAUSIBLE_BLOCKS: Mapping[int, tuple[Dim3, ...]] = MappingProxyType({
     1: (DEFAULT_BLOCK, (128, 1, 1), (512, 1, 1)),
-    2: ((16, 16, 1), (32, 8, 1)),
+    2: ((32, 8, 1), (16, 16, 1)),
 })
 _TWO_D = re.compile(r"\b(?:threadIdx|blockDim)\s*\.\s*y\b")
 MAX_BLOCK_THREADS = 1024
@@ -79,9 +79,10 @@ def plausible_blocks(kernel: Kernel) -> tuple[Dim3, ...]:
     return PLAUSIBLE_BLOCKS[2 if _TWO_D.search(text) else 1]
 
 
-def shape_text(d: Dim3) -> str:
-    """``256 threads``, ``16x16 threads``."""
-    return f"{d[0]} threads" if d[1] == d[2] == 1 else "x".join(str(x) for x in (d if d[2] > 1 else d[:2])) + " threads"
+def shapes_text(shapes: Iterable[Dim3]) -> str:
+    """``256, 128, 512 threads``; ``32x8, 16x16 threads``."""
+    return ", ".join(str(d[0]) if d[1] == d[2] == 1 else "x".join(str(x) for x in (d if d[2] > 1 else d[:2]))
+                     for d in shapes) + " threads"
 
 
 def _threads(d: Any) -> int:
@@ -114,8 +115,8 @@ class LaunchTable:
         if chosen is None:
             shapes = plausible_blocks(kernel)
             launch = ResolvedLaunch(kernel.name, "assumed", block=shapes[0], grid=None,
-                                    assumption=f"{shape_text(shapes[0])}, no launch found; findings are those that "
-                                               f"hold under each plausible block ({', '.join(shape_text(b) for b in shapes)})")
+                                    assumption=f"{shapes_text(shapes[:1])}, no launch found; findings hold for "
+                                               f"blocks of {shapes_text(shapes)}")
         else:
             blk = chosen.block if chosen.block is not None and 0 < _threads(chosen.block) <= MAX_BLOCK_THREADS else None
             if blk is None:
