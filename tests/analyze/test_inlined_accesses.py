@@ -80,3 +80,13 @@ def test_the_kernel_own_lines_and_toolkit_headers_give_none_a_coalesced_line_no_
     model = SourceModel(str(unit), unit.read_text(), (fill_kernel(kernel, [_Eval(coalesced)]),), (), {}, (), ())
     assert list(strided_global_access(RuleContext(source=model, rule="G3"))) == []
     assert inlined_accesses(kernel, [_Eval(toolkit)]) == ()
+
+
+def test_a_helper_above_the_kernel_in_its_own_file_keeps_the_kernel_file(tmp_path):
+    unit = tmp_path / "halve.cu"
+    unit.write_text("__device__ inline float first(const float *p, int i) {\n  return p[2 * i];\n}\n"
+                    "__global__ void halve(float *o, const float *in) {\n  int i = threadIdx.x;\n"
+                    "  o[i] = first(in, i);\n}\n")
+    kernel = Kernel("halve", str(unit), 4, 7, (), False, None)
+    (a,) = inlined_accesses(kernel, [_Eval(_pred(unit, 2, ((str(unit), 6),)))])
+    assert (a.file, a.line, a.array, a.pattern) == (None, 2, "p", "strided-2") and "file" not in a.to_dict()
