@@ -24,7 +24,7 @@ from pathlib import Path
 PARTS = (
     ("waiting for nvcc (subprocess)", ("subprocess.py", "method 'poll'", "waitpid", "select.poll", "method 'read' of '_io.FileIO'")),
     ("PTX parse", ("cudalens/compiled/ptx",)),
-    ("lane machine (compiled access model)", ("cudalens/access/ptx_", "cudalens/pipeline/compiled_access", "cudalens/pipeline/model_workers")),
+    ("lane machine (compiled access model)", ("cudalens/access/ptx_", "cudalens/evidence/compiled_access", "cudalens/evidence/model_workers")),
     ("numpy (mostly the lane machine)", ("numpy",)),
     ("parsing (tree-sitter front end)", ("tree_sitter", "cudalens/source/parse", "cudalens/source/syntax", "cudalens/source/declarations")),
     ("source model", ("cudalens/source/", "cudalens/access/", "cudalens/expressions")),

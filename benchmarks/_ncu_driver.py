@@ -13,7 +13,8 @@ import sys
 
 import numpy as np
 
-from cudalens.measure import cuda_util as cu
+from cudalens.compiled.runtime_compile import compile_kernel
+from cudalens.hardware import cuda_driver as cu
 from cudalens.measure.argspec import materialize, parse_args
 from cudalens.measure.devargs import ArgSets
 from cudalens.measure.harness import L2Flush
@@ -30,7 +31,7 @@ def main(plan_path: str) -> int:
         for cfg in plan["configs"]:
             name = cfg["kernel"]
             if name not in kernels:
-                kernels[name] = cu.compile_kernel(src, name, ctx.cc, options=())
+                kernels[name] = compile_kernel(src, name, ctx.cc, options=())
             sets = ArgSets(cu, [materialize(spec, rng) for spec in parse_args(cfg["args"])], 1)
             packed = sets.packed[0]
             for _ in range(plan["launches"]):

@@ -108,7 +108,7 @@ def predictions(file: str, kname: str, ints: dict, block: tuple) -> dict:
     """Per (space, op): one figure when every access agrees; for shared loads the compiler vectorized
     (LDS.64/128 on the line) the compiled figure, and when a kernel's shared loads differ but sit in
     one loop nest, their mean weighted by requests; else "mixed"."""
-    from cudalens.pipeline.join import compiled_shared_loads  # noqa: PLC0415
+    from cudalens.evidence.join import compiled_shared_loads  # noqa: PLC0415
 
     m = analyze_model(parse_file(EX / file), block=block, defines=ints)
     k = next(k for k in m.kernels if k.name == kname)

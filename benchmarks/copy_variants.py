@@ -14,7 +14,8 @@ import os
 import statistics
 import sys
 
-from cudalens.measure import cuda_util as cu
+from cudalens.compiled.runtime_compile import compile_kernel
+from cudalens.hardware import cuda_driver as cu
 
 SRC = r"""
 extern "C" __global__ void persist1(const int4* __restrict__ s, int4* __restrict__ d, unsigned long long n) {
@@ -81,7 +82,7 @@ def main() -> int:
         t = timed(lambda: cu.check(drv.cuMemcpyDtoDAsync(dst.handle, src.handle, nbytes, stream.handle), "memcpy"))
         results["cuMemcpyDtoDAsync"] = {"median_ms": statistics.median(t)}
         for name in ("persist1", "persist4", "flat1", "flat2", "flat4"):
-            k = cu.compile_kernel(SRC, name, ctx.cc, options=())
+            k = compile_kernel(SRC, name, ctx.cc, options=())
             for block in (256, 512):
                 if name.startswith("persist"):
                     for waves in (1, 2, 4):

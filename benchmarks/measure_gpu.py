@@ -38,10 +38,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 KERNELS = os.path.join(HERE, "measure_kernels.cu")
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "src"))
 
-from cudalens.measure import cuda_util as cu  # noqa: E402
+from cudalens.compiled.runtime_compile import compile_kernel  # noqa: E402
+from cudalens.errors import InputError  # noqa: E402
+from cudalens.hardware import cuda_driver as cu  # noqa: E402
 from cudalens.measure.argspec import materialize, parse_args  # noqa: E402
 from cudalens.measure.harness import _StreamRef, bench, bench_kernel, device_info  # noqa: E402
-from cudalens.errors import InputError  # noqa: E402
 from cudalens.measure.isolate import run_isolated  # noqa: E402
 from cudalens.profile.ncu import parse_csv  # noqa: E402
 
@@ -69,7 +70,7 @@ class Prepared:
     def __init__(self, ctx, cfg, kernels):
         name = cfg["kernel"]
         if name not in kernels:
-            kernels[name] = cu.compile_kernel(open(KERNELS).read(), name, ctx.cc, options=())
+            kernels[name] = compile_kernel(open(KERNELS).read(), name, ctx.cc, options=())
         self.kernel, self.grid, self.block = kernels[name], tuple(cfg["grid"]), tuple(cfg["block"])
         self.bufs, self.packed = [], []
         rng = np.random.default_rng(0)

@@ -61,11 +61,15 @@ def rel_source(measured: str) -> str | None:
     return None
 
 
-def analyze(unit: Path, flags: list[str], page: Path, extra_inc: list[str], out: Path) -> dict[str, Any]:
+def analyze(unit: Path, flags: list[str], page: Path, extra_inc: list[str], out: Path,
+            launch_page: Path | None = None) -> dict[str, Any]:
     """``cudalens analyze`` on one unit as a user runs it: -I folders as -I, every other build flag
-    through --nvcc-flag; no --block, no --define."""
+    through --nvcc-flag; no --block, no --define. ``launch_page``: the reports' details pages (the
+    launch each kernel's counters measured), given as a second --counters."""
     args = [sys.executable, "-m", "cudalens", "analyze", unit.name, "--counters", str(page), "--format", "json",
             "-o", str(out)]
+    if launch_page is not None:
+        args += ["--counters", str(launch_page)]
     for f in flags:
         if f.startswith("-I"):
             args += ["-I", f[2:]]
@@ -99,7 +103,7 @@ def launch_origin(kernel: dict[str, Any], sites: dict[str, Any]) -> tuple[str, s
 
 
 def launch_sites(unit: Path, flags: list[str]) -> dict[str, Any]:
-    """Today's launch rule (pipeline.compiled_access._launch): the first launch site of each kernel
+    """Today's launch rule (evidence.compiled_access._launch): the first launch site of each kernel
     in the analyzed file."""
     from cudalens.source.parse import parse_file
 
@@ -120,6 +124,12 @@ def program_rows(prog: dict[str, Any], run_dir: Path, src: Path, work: Path, ext
     counters = line_counters(parse_source_csv(text)) if text.strip() else {}
     page = work / f"{prog['project']}__{prog['name']}.csv"
     page.write_text(text)
+    # the details pages of the same reports, in the same order (the first launch of a kernel wins in both)
+    launch_csvs = [r["launch_csv"] for r in prog.get("profiled", []) if r.get("csv") and r.get("launch_csv")
+                   and (run_dir / r["launch_csv"]).exists()]
+    launch_page = work / f"{prog['project']}__{prog['name']}__launch.csv" if launch_csvs else None
+    if launch_page is not None:
+        launch_page.write_text("".join((run_dir / c).read_text(errors="replace") + "\n" for c in launch_csvs))
     measured_kernels = sorted({k for (k, *_rest) in counters})
     # every measured row, as check_lines lists them with no prediction at all
     base = [c for k in measured_kernels for c in check_lines((), counters, k) if c.measured is not None]
@@ -128,7 +138,7 @@ def program_rows(prog: dict[str, Any], run_dir: Path, src: Path, work: Path, ext
     for u in prog["units"]:
         unit = src / prog["dir"] / u["file"]
         res = analyze(unit, u["flags"], page, extra_inc if prog["project"] == "llm.c" else [],
-                      work / f"{prog['name']}__{Path(u['file']).stem}.json")
+                      work / f"{prog['name']}__{Path(u['file']).stem}.json", launch_page)
         d = res.pop("json", None)
         entry = dict(res, unit=f"{prog['dir']}/{u['file']}", flags=u["flags"])
         if d is not None:
@@ -164,7 +174,8 @@ def program_rows(prog: dict[str, Any], run_dir: Path, src: Path, work: Path, ext
             if base_name not in kernels:
                 why = "kernel not among the analyzed units' kernels (defined in a file the unit includes, or not found)"
             elif Path(b.file).name not in analyzed:
-                why = "line of a file the analyzed unit includes (only the analyzed file's lines are compared)"
+                why = ("line of a file the analyzed unit includes, with no comparison from the analysis (no "
+                       "prediction of the kernel names that file)")
             elif kernels[base_name].get("compile_error"):
                 why = ("the unit did not compile for the analysis (source-only: no line figures): "
                        + kernels[base_name]["compile_error"][-90:])
@@ -190,6 +201,10 @@ def stats(rows: list[dict]) -> dict[str, Any]:
             "predicted_share": round(len(pred) / len(rows), 4) if rows else None,
             "agree_share": round(len(agree) / len(pred), 4) if pred else None,
             "as_range": sum(r["predicted"] is None for r in pred),
+            # rows whose kernel's profiled launch (details page) is not among the launches the tool found
+            "profiled_launch_not_found": sum("not among the launches cudalens found" in (r["reason"] or "")
+                                             for r in rows),
+            "under_profiled_launch": sum("evaluated under the profiled launch" in (r["reason"] or "") for r in rows),
             "null_reasons": dict(collections.Counter(r["reason"].split(" at line")[0][:110] for r in nulls).most_common())}
 
 

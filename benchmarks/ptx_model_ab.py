@@ -28,7 +28,7 @@ sys.path.insert(0, tree + "/src")
 import cudalens
 assert cudalens.__file__.startswith(tree), cudalens.__file__
 from cudalens.access.model import analyze_model
-from cudalens.pipeline.compiled_access import compiled_access
+from cudalens.evidence.compiled_access import compiled_access
 from cudalens.pipeline.defines import compiler_defines
 from cudalens.source.limits import Budget
 from cudalens.source.parse import parse_file

@@ -4,10 +4,10 @@ Usage: python3 benchmarks/ptx_model_speed.py ROOT OUT.json [--limit N] [--repeat
   ROOT: the real-world build (benchmarks/realworld_build.py: PTX of every TU, plan.json).
 
 For each public TU, what ``cudalens analyze`` runs after nvcc, timed: the compiled access layer
-(``cudalens.pipeline.compiled_access.compiled_access``) on the PTX that compile kept, for the
+(``cudalens.evidence.compiled_access.compiled_access``) on the PTX that compile kept, for the
 kernels the file defines (the source model from the front end says which; instantiations of
 library templates such as Thrust's are not the file's), with the launch the file gives, on this
-machine's cores: one forked worker (``cudalens.pipeline.model_workers``) beside this process, as
+machine's cores: one forked worker (``cudalens.evidence.model_workers``) beside this process, as
 analyze does (``--serial``: this process alone). Wall seconds, the least of ``--repeat`` runs (the
 machine is shared; the least is the run least disturbed), and this process's CPU seconds. The
 front end (the source model) and nvcc are not counted: they run with or without the compiled model.
@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 
 from cudalens.access.model import analyze_model
-from cudalens.pipeline.compiled_access import compiled_access
+from cudalens.evidence.compiled_access import compiled_access
 from cudalens.pipeline.defines import compiler_defines
-from cudalens.pipeline.model_workers import model_worker
+from cudalens.evidence.model_workers import model_worker
 from cudalens.source.limits import Budget
 from cudalens.source.parse import parse_file
 

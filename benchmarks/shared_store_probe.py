@@ -56,14 +56,15 @@ def available(ncu: str) -> set[str]:
 
 
 def driver_registers() -> dict[str, int]:
-    from cudalens.measure import cuda_util as cu
+    from cudalens.compiled.runtime_compile import compile_kernel
+    from cudalens.hardware import cuda_driver as cu
 
     out = {}
     with cu.device_context(0) as ctx:
         drv = cu._driver()
         for name in [*PROBES, "empty_kernel"]:
             src = open(KERNELS).read() if name != "empty_kernel" else open(os.path.join(HERE, "measure_kernels.cu")).read()
-            k = cu.compile_kernel(src, name, ctx.cc, options=())
+            k = compile_kernel(src, name, ctx.cc, options=())
             attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS
             out[name] = int(cu.check(drv.cuFuncGetAttribute(attr, k.function), "cuFuncGetAttribute"))
             k.unload()

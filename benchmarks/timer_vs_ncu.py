@@ -106,7 +106,7 @@ def fit(pairs: list[tuple[float, float]]) -> dict:
 def main(out_dir: str) -> int:
     from measure_gpu import run_ncu
 
-    from cudalens.measure import cuda_util as cu
+    from cudalens.hardware import cuda_driver as cu
 
     os.makedirs(out_dir, exist_ok=True)
     sm = cu.device_attribute(cu.cu_device(0), "MULTIPROCESSOR_COUNT")

@@ -82,8 +82,9 @@ def run_harness(out_dir: str, cfg_path: str) -> dict:
 
 
 def main(out_dir: str) -> int:
-    from cudalens.measure import cuda_util as cu
     from measure_gpu import run_ncu
+
+    from cudalens.hardware import cuda_driver as cu
 
     os.makedirs(out_dir, exist_ok=True)
     sm = cu.device_attribute(cu.cu_device(0), "MULTIPROCESSOR_COUNT")

@@ -200,7 +200,7 @@ def _access_value(a: Mapping[str, Any]) -> float | None:
 
 def _access_and_load(a: Mapping[str, Any]) -> tuple[Any, Any]:
     """The Access (and CompiledLoad, or None) of an access in this script's kernel form."""
-    from cudalens.pipeline.join import CompiledLoad
+    from cudalens.evidence.join import CompiledLoad
     from cudalens.source.model import Access
 
     access = Access(a.get("line") or 0, a.get("array") or "", a.get("space") or "", a.get("op") or "",
@@ -217,7 +217,7 @@ def _access_and_load(a: Mapping[str, Any]) -> tuple[Any, Any]:
 
 def kernel_record(kernel: Mapping[str, Any]) -> Any:
     """The pipeline's KernelRecord (what cudalens.guided reads) of a kernel in this script's form."""
-    from cudalens.pipeline.join import KernelRecord
+    from cudalens.evidence.join import KernelRecord
     from cudalens.source.model import Branch, Kernel
 
     pairs = [_access_and_load(a) for a in kernel.get("accesses", [])]
@@ -457,7 +457,7 @@ def render_summary(doc: Mapping[str, Any]) -> str:
 def _analysis(plan: FilePlan, cc: str):
     """(kernel dicts for the comparison, FileAnalysis with the findings) for one lab file."""
     from cudalens.access.model import analyze_model
-    from cudalens.pipeline.join import add_branch_sass, annotate_compiled_loads
+    from cudalens.evidence.join import add_branch_sass, annotate_compiled_loads
     from cudalens.pipeline.stages import analyze_file
     from cudalens.compiled.launch import occupancy
     from cudalens.labs.runner import kernel_path

@@ -8,10 +8,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import adversaries as A  # noqa: E402
 import cuda.bench as cb  # noqa: E402
 
-import adversaries as A  # noqa: E402
-from cudalens.measure import cuda_util as cu  # noqa: E402
+from cudalens.hardware import cuda_driver as cu  # noqa: E402
 
 
 def main() -> int:

@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from cudalens.measure import cuda_util as cu
+from cudalens.hardware import cuda_driver as cu
 from cudalens.measure.argspec import materialize, parse_args
 from cudalens.measure.devargs import ArgSets
 from cudalens.measure.harness import L2Flush, _load

@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from cudalens.measure import cuda_util as cu
+from cudalens.hardware import cuda_driver as cu
 from cudalens.measure.kernels import compile_named
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
-from cudalens.measure import cuda_util as cu  # noqa: E402
+from cudalens.hardware import cuda_driver as cu  # noqa: E402
 from cudalens.measure.argspec import parse_args  # noqa: E402
 from cudalens.measure.harness import bench, bench_kernel  # noqa: E402
 from cudalens.measure.kernels import BuildContext, compile_named  # noqa: E402

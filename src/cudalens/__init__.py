@@ -32,13 +32,13 @@ if TYPE_CHECKING:  # the names as type checkers see them; at run time they load 
         profile,
         tune,
     )
-    from cudalens.pipeline.evidence import RunSpec
+    from cudalens.pipeline.measured import RunSpec
 
 #: public name -> the module that defines it; loaded when first used, so ``import cudalens`` (and
 #: every command, which reads ``__version__``) pays nothing for the API (RunSpec: numpy, tree-sitter)
 _LAZY = {**{name: "cudalens.api" for name in ("Bench", "Occupancy", "Profile", "Report", "Tune", "analyze", "bench",
                                               "check", "occupancy", "profile", "tune")},
-         "RunSpec": "cudalens.pipeline.evidence"}
+         "RunSpec": "cudalens.pipeline.measured"}
 _API_NAMED = ("occupancy", "profile", "tune")
 
 

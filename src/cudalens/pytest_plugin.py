@@ -62,7 +62,7 @@ class _Runner:
 
     def available(self) -> str | None:
         try:
-            from cudalens.measure.cuda_util import device_count  # noqa: PLC0415
+            from cudalens.hardware.cuda_driver import device_count  # noqa: PLC0415
 
             return None if device_count() > 0 else "no NVIDIA GPU present"
         except Exception as exc:  # noqa: BLE001 - NoDeviceError, missing driver library

@@ -65,9 +65,14 @@ def test_several_launches_use_the_first_and_say_so():
     assert "line 6" in note and "7" in note  # the first launch and the one that disagrees
 
 
+def test_a_counted_loop_gives_each_value_and_the_first_is_evaluated():
+    a = store("int main() { for (int s = 1; s < 8; s *= 2) k<<<1, 32>>>(0, s); }")
+    assert a.lane_stride == 1 and a.sectors_per_request == sectors(1)
+    (note,) = [s for s in a.assumptions if "launch" in s]
+    assert note.startswith("n = 1 as passed by the launch at line 5") and "also passes 2, 4" in note
+
+
 def test_values_that_change_at_run_time_are_not_followed():
-    loop = "int main() { for (int s = 1; s < 8; s *= 2) k<<<1, 32>>>(0, s); }"
-    assert store(loop).pattern == "parameter-dependent"
     runtime = "#include <cstdlib>\nint main(int c, char **v) { int s = atoi(v[1]); k<<<1, 32>>>(0, s); }"
     assert store(runtime).pattern == "parameter-dependent"
     twice = "int main() { int s = 1; s = 2; k<<<1, 32>>>(0, s); }"  # two definitions: not followed

@@ -1,4 +1,4 @@
-"""The compiled model on two processes (cudalens.pipeline.model_workers): the same evaluations as
+"""The compiled model on two processes (cudalens.evidence.model_workers): the same evaluations as
 one process, and a worker that breaks leaves its kernels to this process."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cudalens.compiled.ptx import PtxSource
-from cudalens.pipeline import model_workers as W
+from cudalens.evidence import model_workers as W
 
 PATTERNS = Path(__file__).parent / "ptx" / "realworld_patterns.cu"
 

@@ -31,7 +31,7 @@ RUN_STRIDE2 = "copy_stride2 --grid 65536 --block 256 --arg float32[2^24]:zeros -
 
 def _gpu() -> bool:
     try:
-        from cudalens.measure.cuda_util import device_count
+        from cudalens.hardware.cuda_driver import device_count
 
         return device_count() > 0
     except Exception:  # noqa: BLE001 - no driver, no device
@@ -286,7 +286,7 @@ def test_bad_run_or_counters_usage_is_one_line_and_exit_2(capsys, args, words):
 
 @pytest.mark.skipif("_gpu()", reason="checks the no-GPU path; a GPU is present")
 def test_profiled_driver_program_runs_and_reports_no_gpu(tmp_path):
-    from cudalens.pipeline.evidence import driver_argv
+    from cudalens.pipeline.measured import driver_argv
 
     req = tmp_path / "request.json"
     req.write_text(json.dumps({"source": 'extern "C" __global__ void k(float* x) { x[threadIdx.x] = 1; }',

@@ -246,7 +246,7 @@ def test_counters_run_checks_the_run_kernel_at_the_run_launch(toolchain_ok, tmp_
 
 
 def test_source_page_launch_names_the_analyzed_file(tmp_path):
-    from cudalens.pipeline.evidence import launch_source
+    from cudalens.pipeline.measured import launch_source
 
     f = tmp_path / "k.cu"
     f.write_text(TRANSPOSE)

@@ -1,10 +1,10 @@
-"""The compiled figures' lane stride (pipeline.compiled_figures.fill_access): a global access with
+"""The compiled figures' lane stride (evidence.compiled_figures.fill_access): a global access with
 excess sectors whose neighbouring lanes keep one stride of more than an element in every parameter
 trial is ``strided-k`` (G3's case); anything else keeps the pattern its figures give (G1's)."""
 
 from __future__ import annotations
 
-from cudalens.pipeline.compiled_figures import LineFigure, fill_access
+from cudalens.evidence.compiled_figures import LineFigure, fill_access
 from cudalens.source.model import Access
 
 QUANTITY = "global store sectors/request"

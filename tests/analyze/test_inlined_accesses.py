@@ -1,12 +1,12 @@
-"""Accesses of __device__ functions inlined into a kernel (pipeline.inlined_accesses): the compiled
+"""Accesses of __device__ functions inlined into a kernel (evidence.inlined_accesses): the compiled
 model's lines of a helper (in a header or above the kernel) become access records of the kernel at
 the helper's line, with the compiled figures, so the rules report them there."""
 
 from __future__ import annotations
 
 from cudalens.access.ptx_eval import LinePrediction
-from cudalens.pipeline.compiled_figures import fill_kernel
-from cudalens.pipeline.inlined_accesses import inlined_accesses
+from cudalens.evidence.compiled_figures import fill_kernel
+from cudalens.evidence.inlined_accesses import inlined_accesses
 from cudalens.rules.context import RuleContext
 from cudalens.rules.global_memory.g3_strided_global_access import strided_global_access
 from cudalens.source.model import Kernel, Param, SourceModel

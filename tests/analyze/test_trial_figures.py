@@ -1,11 +1,11 @@
-"""Figures that vary with parameters nobody gave (pipeline.compiled_figures._from_trials): reported
+"""Figures that vary with parameters nobody gave (evidence.compiled_figures._from_trials): reported
 where the variation hides no finding (every full warp agrees, or every trial is a finding), never
 otherwise; the trials' values are named with their parameter, never printed as the figure."""
 
 from __future__ import annotations
 
 from cudalens.access.ptx_eval import PLAUSIBLE, LinePrediction
-from cudalens.pipeline.compiled_figures import fill_access, line_figures
+from cudalens.evidence.compiled_figures import fill_access, line_figures
 from cudalens.source.model import Access
 
 Q = "global load sectors/request"

@@ -69,3 +69,13 @@ def test_a_module_of_some_kernels_holds_the_device_functions_and_the_same_record
         "ld.param.u64", "mov.u32", "cvt.u64.u32", "add.s64", "st.global.u32", "ret"]
     assert src.module(["first"]).function("first") is first  # parsed once
     assert parse_ptx(PTX, lambda name: name == "second").functions == part.functions
+
+
+def test_a_file_path_holding_a_double_slash_is_kept():
+    # nvcc from the wheels names its headers "<root>/bin/..//include/...": the "//" is no comment
+    text = ('.version 8.0\n.target sm_90\n.address_size 64\n'
+            '\t.file\t1 "/src/k.cu"\n'
+            '\t.file\t2 "/venv/nvidia/cu13/bin/..//include/sm_32_intrinsics.hpp"\n'
+            '\t.file\t3 "/src/h.cuh" // a real comment\n')
+    files = parse_ptx(text).files
+    assert files == {1: "/src/k.cu", 2: "/venv/nvidia/cu13/bin/..//include/sm_32_intrinsics.hpp", 3: "/src/h.cuh"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from cudalens.pipeline.join import CompiledLoad, KernelRecord
+from cudalens.evidence.join import CompiledLoad, KernelRecord
 from cudalens.profile.ncu import LegacyMetrics
 from cudalens.source.model import Access, Branch, Kernel
 

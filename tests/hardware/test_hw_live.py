@@ -10,7 +10,6 @@ from cudalens.hardware import live
 from cudalens.hardware.fakes import FakeCuda, FakeNvml, NotSupported
 from cudalens.hardware.theory import memory_bandwidth, pcie_bandwidth
 
-
 _REAL_QUERY = live.query_device
 
 
@@ -140,7 +139,7 @@ def test_device_without_gpu_is_one_line_exit_2(capsys, monkeypatch):
 
 
 def test_device_real_query_without_driver_is_one_line_exit_2(capsys):
-    from cudalens.measure import cuda_util
+    from cudalens.hardware import cuda_driver as cuda_util
 
     try:
         if cuda_util.device_count() > 0:

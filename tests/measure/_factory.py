@@ -26,7 +26,7 @@ def fake_result(median_s: float, *, n: int = 50, noise: float = 0.002, seed: int
 def has_gpu() -> bool:
     """True when the CUDA driver loads and reports a device (same question as tests/conftest.py)."""
     try:
-        from cudalens.measure.cuda_util import device_count
+        from cudalens.hardware.cuda_driver import device_count
 
         return device_count() > 0
     except Exception:  # noqa: BLE001

@@ -7,10 +7,10 @@ import pytest
 
 from cudalens.cli import main
 from cudalens.errors import InputError, NoDeviceError
+from cudalens.hardware import cuda_driver as cuda_util
 from cudalens.hardware import live
 from cudalens.hardware.fakes import FakeCuda, FakeNvml
 from cudalens.measure import bandwidth as bw
-from cudalens.measure import cuda_util
 
 _REAL_QUERY = live.query_device
 
@@ -215,16 +215,18 @@ def test_check_returns_values_and_raises_with_the_name():
 
 
 def test_copy_kernel_compiles_with_nvcc():
-    if cuda_util.find_nvcc() is None:
+    from cudalens.compiled import runtime_compile
+
+    if runtime_compile.find_nvcc() is None:
         pytest.skip("no nvcc here")
-    cubin, nvcc = cuda_util._nvcc_cubin(bw.COPY_KERNEL_SOURCE, "cudalens_copy", "sm_90", ["-O3"])
+    cubin, nvcc = runtime_compile._nvcc_cubin(bw.COPY_KERNEL_SOURCE, "cudalens_copy", "sm_90", ["-O3"])
     assert cubin[:4] == b"\x7fELF" and b"cudalens_copy" in cubin
 
 
 def test_nvcc_takes_over_when_nvrtc_cannot_compile_the_file(monkeypatch):
     """A whole program with host headers: NVRTC fails to compile it, nvcc is asked next."""
+    from cudalens.compiled import runtime_compile as cu
     from cudalens.errors import ToolchainError
-    from cudalens.measure import cuda_util as cu
 
     def nvrtc(*_a):
         raise ToolchainError('NVRTC could not compile k: could not open source file "cstdio"')

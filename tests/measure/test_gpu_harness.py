@@ -128,7 +128,8 @@ def test_an_access_policy_window_set_by_the_work_is_reported_hot_and_removed_col
     Hot mode leaves it in place and says so (suspect); cold mode removes it before every sample and
     resets persisting lines (suspect, with the count). The window is set through cuda.bindings as a
     user would; the stream is ours so that nothing else sees it."""
-    from cudalens.measure import cuda_util as cu
+    from cudalens.compiled.runtime_compile import compile_kernel
+    from cudalens.hardware import cuda_driver as cu
     from cudalens.measure.harness import bench
 
     n = 1 << 22
@@ -137,7 +138,7 @@ def test_an_access_policy_window_set_by_the_work_is_reported_hot_and_removed_col
         if cu.device_attribute(cu.cu_device(0), "MAX_PERSISTING_L2_CACHE_SIZE") <= 0:
             pytest.skip("this device has no persisting L2")
         with open(KERNELS) as fh:
-            kernel = cu.compile_kernel(fh.read(), "copy_f4", ctx.cc)
+            kernel = compile_kernel(fh.read(), "copy_f4", ctx.cc)
         src, dst, stream = cu.DeviceBuffer(4 * n), cu.DeviceBuffer(4 * n), cu.Stream()
         attr = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW
 

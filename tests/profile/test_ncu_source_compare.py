@@ -86,3 +86,85 @@ def test_part_of_a_helper_placed_at_its_call_gives_the_range_of_its_instructions
     assert call.reason.startswith("ptxas placed part of the inlined code of h.cuh:44 here")
     outside = {**counters, ("k", "k.cu", 121, "shared", "load"): _counter(121, "shared", "load", 6.0)}
     assert next(c for c in check_lines([helper], outside, "k") if c.line == 121).agree is False
+
+
+def test_a_helper_inlined_at_several_calls_gives_each_call_its_own_range():
+    # the comparator inlined at two calls (lines 68 and 78): its figure averages both, so it is not
+    # a candidate for either call as a whole; the part ptxas placed at one call lies between the
+    # figures of that call's instructions (site_bounds), read through ``spread``
+    helper = _pred(44, "shared load wavefronts/request", file="h.cuh", value=1.5, nway=1.5, requests=20,
+                   call_sites=(("k.cu", 68), ("k.cu", 78)),
+                   site_bounds=(("k.cu", 68, 1.0, 1.0, 1.0, 1.0), ("k.cu", 78, 2.0, 2.0, 2.0, 2.0)))
+    counters = {("k", "k.cu", 68, "shared", "load"): _counter(68, "shared", "load", 1.0),
+                ("k", "k.cu", 78, "shared", "load"): _counter(78, "shared", "load", 2.0)}
+    without = check_lines([], counters, "k")
+    assert all(c.predicted is None and c.low is None for c in without)
+    rows = {c.line: c for c in check_lines([], counters, "k", spread=[helper])}
+    assert (rows[68].low, rows[68].high, rows[68].agree) == (1.0, 1.0, True)
+    assert (rows[78].low, rows[78].high, rows[78].agree) == (2.0, 2.0, True)
+    far = {**counters, ("k", "k.cu", 68, "shared", "load"): _counter(68, "shared", "load", 3.0)}
+    assert next(c for c in check_lines([], far, "k", spread=[helper]) if c.line == 68).agree is False
+
+
+def test_part_of_a_data_dependent_helper_placed_at_its_call_keeps_its_range():
+    # a comparator's swap runs under a branch on the loaded keys: its own figure is a range, and so
+    # is the part ptxas placed at the call (its evaluated instructions alone would say 1..2)
+    swap = _pred(46, "shared store wavefronts/request", file="h.cuh", value=None, low=0.0, high=1.6, nway_low=0.0,
+                 nway_high=1.6, requests=10, reason="data-dependent: a range, as it runs under a branch (line 44)",
+                 call_sites=(("k.cu", 132),), site_bounds=(("k.cu", 132, 1.0, 2.0, 1.0, 2.0),))
+    counters = {("k", "k.cu", 132, "shared", "store"): _counter(132, "shared", "store", 0.0),
+                ("k", "h.cuh", 46, "shared", "store"): _counter(46, "shared", "store", 0.8, file="h.cuh")}
+    call = next(c for c in check_lines([swap], counters, "k") if c.line == 132)
+    assert (call.low, call.high, call.agree) == (0.0, 2.0, True) and "data-dependent ranges" in call.reason
+
+
+def test_a_ratio_to_the_ideal_is_not_made_from_a_helper_of_several_calls():
+    # __stcs inlined at three calls: a predicated store (one lane) is compared as sectors over ideal
+    # sectors, but the helper's ideal averages its calls, so the part placed at one call gets no ratio
+    stcs = _pred(495, "global store sectors/request", file="sm_32_intrinsics.hpp", value=3.0, ideal=3.0,
+                 requests=30, call_sites=(("k.cu", 204), ("k.cu", 216), ("k.cu", 226)),
+                 site_bounds=(("k.cu", 204, 1.0, 1.0, None, None), ("k.cu", 216, 1.0, 1.0, None, None),
+                              ("k.cu", 226, 4.0, 4.0, None, None)))
+    pred_store = LineCounter("k", "k.cu", 204, "global", "store", executed=64.0, instructions=1,
+                             sectors_per_request=0.5, ideal_sectors_per_request=0.5, nway=None, threads=0.5,
+                             predicated=True, sectors_per_ideal=1.0)
+    plain = _counter(226, "global", "store", 4.0)
+    rows = {c.line: c for c in check_lines([], {("k", "k.cu", 204, "global", "store"): pred_store,
+                                                 ("k", "k.cu", 226, "global", "store"): plain}, "k", spread=[stcs])}
+    assert rows[204].quantity.endswith("sectors/ideal") and rows[204].predicted is None and rows[204].low is None
+    assert rows[204].reason.startswith("no ratio to the ideal sectors")
+    assert (rows[226].low, rows[226].high, rows[226].agree) == (4.0, 4.0, True)
+
+
+def test_part_of_a_helper_whose_figure_varies_with_parameters_is_not_established():
+    # the instructions' figures at the call are those of one parameter trial, not of the launch
+    conv = _pred(112, "global load sectors/request", file="cuda_bf16.hpp", value=None, low=8.0, high=32.0,
+                 requests=10, reason="varies with parameters nobody gave", call_sites=(("k.cu", 134),),
+                 site_bounds=(("k.cu", 134, 11.3, 28.6, None, None),))
+    counters = {("k", "k.cu", 134, "global", "load"): _counter(134, "global", "load", 32.0),
+                ("k", "cuda_bf16.hpp", 112, "global", "load"): _counter(112, "global", "load", 20.0,
+                                                                       file="cuda_bf16.hpp")}
+    call = next(c for c in check_lines([conv], counters, "k") if c.line == 134)
+    assert call.predicted is None and call.low is None and call.agree is None
+    assert "varies with parameters nobody gave" in call.reason
+
+
+def test_a_load_of_an_atomic_compare_and_swap_loop_says_so():
+    # llm.c's atomicAdd(&shared_float[i], x) on the H100: LDS, FADD, ATOMS.CAST.SPIN, retry; the PTX
+    # has only the atomic, which the model does not evaluate (rows in the shape of the real page)
+    from cudalens.profile.ncu_source import line_counters, parse_source_csv
+
+    header = '"Line No","Source","Address","Source","Instructions Executed","Address Space","L1 Conflicts Shared N-Way"'
+    page = "\n".join(['"File Path","/p/k.cu"', '"Function Name","_Z1kPf"', header,
+                      '"241","  atomicAdd(&s[i], x);","","","","",""',
+                      '"","","0x0100","LDS R10, [R17]","4096","Shared","1"',
+                      '"","","0x0110","FADD R11, R20, R10","4096","-","0"',
+                      '"","","0x0120","ATOMS.CAST.SPIN R11, [R17], R10, R11","4096","Shared","2"',
+                      '"242","  s[i] = 0;","","","","",""',
+                      '"","","0x0130","LDS R12, [R18]","4096","Shared","1"'])
+    counters = line_counters(parse_source_csv(page))
+    assert counters[("_Z1kPf", "/p/k.cu", 241, "shared", "load")].atomic
+    assert not counters[("_Z1kPf", "/p/k.cu", 242, "shared", "load")].atomic
+    rows = {c.line: c for c in check_lines([], counters, "_Z1kPf")}
+    assert "expanded an atomic" in rows[241].reason and rows[241].predicted is None
+    assert rows[242].reason.startswith("not a data dependence: no PTX instruction")

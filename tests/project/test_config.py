@@ -61,3 +61,35 @@ def test_context_orders_sources_and_reads_header_macros(tmp_path):
     assert "SQUARE" not in macros and macros["FROM_CONFIG"] == "3"
     with pytest.raises(InputError, match="-I nowhere: no such directory"):
         build_context([str(src / "k.cu")], include_dirs=["nowhere"])
+
+
+KERNEL = "__global__ void k(float *a) { a[threadIdx.x * 2] = 1.0f; }\n"
+
+
+def test_the_configuration_is_read_once_per_run(tmp_path, monkeypatch):
+    """analyze reads [tool.cudalens] once and hands it to the triage options, the target and the build
+    context (each read it again before: three reads per run)."""
+    import cudalens.project.config as config
+    from cudalens.api import analyze
+
+    (tmp_path / "pyproject.toml").write_text('[tool.cudalens]\nignore = ["E6"]\ndefines = {TILE = 16}\n')
+    (tmp_path / "k.cu").write_text(KERNEL)
+    reads: list[str] = []
+    real = config._read
+    monkeypatch.setattr(config, "_read", lambda path: reads.append(str(path)) or real(path))
+    report = analyze(tmp_path / "k.cu", compile=False, cache=None)
+    assert reads == [str(tmp_path / "pyproject.toml")]
+    assert report.findings and not any(f.rule == "E6" for f in report.findings)  # the one read is used
+
+
+def test_no_config_leaves_out_every_key(tmp_path, monkeypatch, capsys):
+    """--no-config ignores the configuration's triage keys too (an unknown rule in select was an error)."""
+    from cudalens.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.cudalens]\nselect = ["Q7"]\n')
+    (tmp_path / "k.cu").write_text(KERNEL)
+    assert main(["check", "k.cu", "--no-compile"]) == 2
+    assert "[tool.cudalens] select: unknown rule or chapter 'Q7'" in capsys.readouterr().err
+    assert main(["check", "k.cu", "--no-compile", "--no-config"]) in (0, 1)
+    assert "Q7" not in capsys.readouterr().err

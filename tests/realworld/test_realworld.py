@@ -147,4 +147,5 @@ def test_dim3_set_member_by_member_is_not_a_1x1x1_launch(tmp_path):
                    "void go(float *a) {\n  dim3 grid;\n  dim3 block;\n  block.x = 128;\n  grid.x = 100;\n"
                    "  k<<<grid, block>>>(a);\n  dim3 g2(4), b2(256);\n  k<<<g2, b2>>>(a);\n}\n")
     sites = parse_file(str(src)).launch_sites
-    assert [(s.block_dims, s.grid_dims) for s in sites] == [(None, None), ((256, 1, 1), (4, 1, 1))]
+    # members set once each: the values they are set to (not dim3's default 1x1x1)
+    assert [(s.block_dims, s.grid_dims) for s in sites] == [((128, 1, 1), (100, 1, 1)), ((256, 1, 1), (4, 1, 1))]

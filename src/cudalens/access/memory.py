@@ -142,3 +142,15 @@ def lane_stride(index: np.ndarray, active: np.ndarray) -> int | None:
             if len(strides) > 1:
                 return None
     return strides.pop() if len(strides) == 1 else None
+
+
+def block_shifts(addr: np.ndarray, active: np.ndarray, variants: int, blocks: int) -> list[int]:
+    """Per variant of one execution (lanes variant-major, then blocks, each block's lanes alike):
+    the gcd of 32 and the address distances (mod 32 bytes) between each lane of the second block
+    and the same lane of the first where both are active; 32 when whole sectors apart (or never
+    both active)."""
+    lanes = addr.reshape(variants, blocks, -1)
+    on = active.reshape(variants, blocks, -1)
+    d = np.where(on[:, 0, :] & on[:, 1, :], (lanes[:, 1, :] - lanes[:, 0, :]) % 32, 0).astype(np.int64)
+    return [int(g) for g in np.gcd(np.gcd.reduce(d, axis=1), 32)]
+

@@ -139,7 +139,8 @@ def analyze_model(model: SourceModel, block: UserBlock = None,
     for k in model.kernels:
         try:
             budget.check()
-            k = dataclasses.replace(k, launch=table.resolve(k, block, defines))
+            k = dataclasses.replace(k, launch=table.resolve(k, block, defines),
+                                    launches=table.distinct(k, block, defines))
             kernels.append(_analyze_kernel(k, with_type_args(k, kernel_defines(defines, k.name)), macros, budget))
         except BudgetExceeded as exc:
             kernels.append(dataclasses.replace(k, problems=k.problems + (

@@ -34,7 +34,7 @@ Facts are frozen; :func:`evaluate` is pure (numpy work only).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from cudalens.access.ptx_control import control_and_sides, deciding
@@ -49,6 +49,8 @@ PLAUSIBLE = (256, 1000, 4096)
 SMALL = (16, 17, 32, 33, 100)
 #: trial seeds for loaded values: two synthetic values per address, then zero-filled memory
 SEEDS = (1, 2, 0)
+#: lanes (threads of the emulated blocks, over every trial) the blocks of an alignment period may take
+LANE_BUDGET = 1 << 16
 _SEED_NAMES = {0: "zero", 1: "synthetic 1", 2: "synthetic 2"}
 BRANCH_QUANTITY = "branch divergent share"  # warp executions of the line's branches whose lanes split
 LAYER = "compiled-ptx"
@@ -255,6 +257,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
               **(shared_merges(fn, sass_sts, "st") if sass_sts else {})}
     params = dict(params or {})
     scalars = [k for k, p in enumerate(fn.params) if k not in params and not _is_pointer_param(fn, k)]
+    chosen = blocks is not None
     blocks = blocks or tuple(b for b in ((0, 0, 0), (1, 0, 0)) if b[0] < grid[0])
     cd, sides = control_and_sides(fn)
     control = deciding(fn, cd)
@@ -284,6 +287,16 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
         runs = runs[:len(trials)]  # the seeds changed nothing the figures depend on
     elif not seeded and uniform_loads:
         runs += batch([(seed, trials[0]) for seed in SEEDS[1:]], False)  # loaded values: the other seeds
+    period = 1 if chosen else _alignment_period(runs)
+    if period > len(blocks) and grid[0] > len(blocks):
+        n = max(2, min(period, grid[0], LANE_BUDGET // (-(-block[0] * block[1] * block[2] // 32) * 32 * len(runs))))
+        if n > len(blocks):
+            again = evaluate(module, fn, block, grid, params, tuple((b, 0, 0) for b in range(n)), loop_cap, max_steps,
+                             sass_lds, sass_sts)
+            part = "" if n >= period else f" (the first {n}: a lane budget)"
+            return replace(again, notes=(*again.notes, f"blocks 0..{n - 1} evaluated{part}: a global address moves by "
+                                         f"a part of a 32-byte sector from one block to the next, so the sector "
+                                         f"alignment repeats every {period} blocks"))
     base = runs[0]
     preds = [_decide(fn, key, v, base, runs, scalars, tried) for key, v in sorted(base[3].items())]
     res = base[2]
@@ -302,6 +315,13 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     if res.calls:
         notes.append(f"{res.calls} call(s) to functions not inlined: their results are treated as per-lane data")
     return KernelEvaluation(fn.name, block, grid, len(blocks), tuple(preds), res.complete, tuple(notes), loops)
+
+
+def _alignment_period(runs: list) -> int:
+    """The number of consecutive blocks along x over which every global access's sector alignment
+    repeats (ptx_exec.MemRecord.block_shift: an address that moves by 4 bytes a block comes back
+    to the same alignment after 8 blocks), over every trial; 1 when no access moves so."""
+    return max((32 // rec.block_shift for r in runs for rec in r[2].mem.values() if rec.space == "global"), default=1)
 
 
 def _null_reason(why: str) -> str:

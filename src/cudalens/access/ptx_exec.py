@@ -113,6 +113,10 @@ class MemRecord:
     # lanes over all its requests (equal: one lane stride); None: no two neighbouring lanes active
     stride_lo: int | None = None
     stride_hi: int | None = None
+    # global accesses: the gcd of 32 and every distance mod 32 (bytes) between a lane's address in the
+    # second emulated block and in the first (32: the blocks' addresses differ by whole sectors, or
+    # one block only); 32 // it blocks make the period of the sector alignment along blockIdx.x
+    block_shift: int = 32
 
 
 @dataclass

@@ -8,6 +8,7 @@ the end of a run, for all executions together."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -98,6 +99,8 @@ def _count_deferred(m: Machine) -> None:
         lanes = np.bincount(key, weights=act.sum(axis=1), minlength=e * m.V).reshape(e, m.V).tolist()
         num_cv = ideal_cv = None
         strides = _lane_strides(a, act, key, e * m.V) if space == "global" else None
+        nb = len(m.launch.blocks)
+        shifts = [M.block_shifts(c[0], c[1], m.V, nb) for c in calls] if space == "global" and nb > 1 else None
         if space in ("global", "shared"):
             if space == "global":
                 num, ideal = M.global_sectors(a, act, width, distinct_ideal=True)
@@ -114,6 +117,8 @@ def _count_deferred(m: Machine) -> None:
                 if lo <= hi:  # some neighbouring lanes both active
                     rec.stride_lo = lo if rec.stride_lo is None else min(rec.stride_lo, lo)
                     rec.stride_hi = hi if rec.stride_hi is None else max(rec.stride_hi, hi)
+                if shifts is not None:
+                    rec.block_shift = math.gcd(rec.block_shift, int(shifts[c][v]))
                 if num_cv is None or ideal_cv is None:
                     continue
                 total = num_cv[c][v]

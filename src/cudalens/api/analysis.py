@@ -47,8 +47,9 @@ class Report:
 
     @property
     def notes(self) -> tuple[str, ...]:
-        """What could not be measured or read (no GPU, no ncu, ...), one line each."""
-        return tuple(self.evidence.notes) if self.evidence is not None else ()
+        """What limited the analysis as a whole (the project's launch resolution stopped) and what
+        could not be measured or read (no GPU, no ncu, ...), one line each."""
+        return (*getattr(self.analysis, "notes", ()), *(self.evidence.notes if self.evidence is not None else ()))
 
     def at_or_above(self, priority: str | Priority) -> list[Finding]:
         """The findings at ``priority`` or above ("high", "medium", ...)."""
@@ -162,7 +163,7 @@ def analyze(paths: PathLike | Iterable[PathLike], *, cc: str | None = None,
     from cudalens.pipeline import PROFILE_RUN, gather_evidence
     from cudalens.pipeline import analyze as run_pipeline
     from cudalens.project import build_context
-    from cudalens.project.config import load_config
+    from cudalens.project.config import Config, load_config
     from cudalens.triage import triage_analysis
     from cudalens.triage.options import build_options
     from cudalens.triage.options import write_baseline as save_baseline
@@ -172,7 +173,8 @@ def analyze(paths: PathLike | Iterable[PathLike], *, cc: str | None = None,
         raise InputError("counters='run' profiles the measured launch: give run=, or a counters CSV file")
     defs, blk = _defines(defines), _block(block)
     insts = check_instantiations(tuple(instantiate))
-    options = build_options(files, tuple(select), tuple(ignore), baseline, min_impact, min_priority)
+    config = load_config(files) if use_config else Config()  # read once: triage, target and build take it
+    options = build_options(config, tuple(select), tuple(ignore), baseline, min_impact, min_priority)
     if write_baseline:
         from cudalens.textio import refuse_clobber
 
@@ -180,9 +182,7 @@ def analyze(paths: PathLike | Iterable[PathLike], *, cc: str | None = None,
             refuse_clobber(write_baseline, files, "--write-baseline")
         except ValueError as exc:
             raise InputError(str(exc)) from None
-    config = load_config(files) if use_config else None
-    config_cc = config.cc() if config is not None else None
-    target = resolve_target(cc, config_cc)
+    target = resolve_target(cc, config.cc())
     if project is None:
         project = load_project_of(files, files)
     if project is not None:  # kernels in an included .cu (or header) are evaluated with the unit
@@ -191,7 +191,7 @@ def analyze(paths: PathLike | Iterable[PathLike], *, cc: str | None = None,
                                               if f not in given)]))
     build = build_context(files, include_dirs=list(include_dirs), nvcc_flags=list(nvcc_flags),
                           compile_commands=compile_commands, use_config=use_config, trust_flags=trust_flags,
-                          project=project)
+                          project=project, config=config)
     raw = run_pipeline(files, block=blk, defines=defs, cc=target.cc, compile=compile, build=build, binary=binary,
                        instantiate=insts, jobs=jobs, keep_going=keep_going, progress=progress,
                        file_limits=file_limits, project=project, cache=cache)
@@ -200,11 +200,11 @@ def analyze(paths: PathLike | Iterable[PathLike], *, cc: str | None = None,
                                                              min_priority=None))
         save_baseline(write_baseline, chosen.findings, {fa.model.path: fa.model.text for fa in raw.files})
     result, triaged = triage_analysis(raw, options)
-    warnings = (config_warnings(config) if config is not None else []) + suppression_warnings(raw)
+    warnings = config_warnings(config) + suppression_warnings(raw)
     evidence = None
     if run is not None or counters:
         if run is not None:  # the measured launch is built as the analysis was
-            from cudalens.pipeline.evidence import _file_of
+            from cudalens.pipeline.measured import _file_of
 
             origin = _file_of(result, run.kernel).model.path
             run = dataclasses.replace(run, options=build.nvcc_flags(origin))

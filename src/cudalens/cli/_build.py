@@ -43,11 +43,12 @@ def make_build(paths: Iterable[str], include_dirs: Iterable[str] = (), nvcc_flag
 
     from cudalens.api.analysis import config_warnings
     from cudalens.project import build_context
-    from cudalens.project.config import load_config
+    from cudalens.project.config import Config, load_config
 
     paths = list(paths)
-    if not no_config:
-        for warning in config_warnings(load_config(paths or ["."])):
-            click.echo(f"cudalens: warning: {warning}", err=True)
+    config = Config() if no_config else load_config(paths or ["."])
+    for warning in config_warnings(config):
+        click.echo(f"cudalens: warning: {warning}", err=True)
     return build_context(paths, include_dirs=list(include_dirs), nvcc_flags=list(nvcc_flags),
-                         compile_commands=compile_commands, use_config=not no_config, trust_flags=trust_flags)
+                         compile_commands=compile_commands, use_config=not no_config, trust_flags=trust_flags,
+                         config=config)

@@ -31,10 +31,11 @@ show_source_option = click.option(
          "as ruff and clang-tidy print them.")
 
 
-def report_console(file: Any = None) -> Any:
+def report_console(file: Any = None, terminal: bool = False) -> Any:
     """A rich console for a report: the terminal's width on a TTY; piped or written to a file, no
     width limit (a value is never cut or wrapped at 80 columns) and no colour codes. Text from files
-    and names (terminal escapes, bidirectional overrides) is shown inert."""
+    and names (terminal escapes, bidirectional overrides) is shown inert. ``terminal``: ``file`` stands
+    for a TTY (the report is rendered elsewhere and printed there)."""
     import sys
 
     from rich.console import Console
@@ -61,6 +62,10 @@ def report_console(file: Any = None) -> Any:
     stream = file if file is not None else sys.stdout
     if file is None and stream.isatty():
         return SafeConsole()
+    if terminal:  # a report rendered (in a worker) for the terminal: its width and colours
+        import shutil
+
+        return SafeConsole(file=stream, force_terminal=True, width=shutil.get_terminal_size().columns)
     return SafeConsole(file=stream, width=100_000, soft_wrap=True, force_terminal=False, color_system=None)
 
 

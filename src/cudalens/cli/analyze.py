@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import shlex
+import sys
 from typing import Any
 
 import click
 
-from cudalens.cli._common import _default, cc_option, echo_json, report_console, show_source_option
+from cudalens.cli._common import _default, cc_option, report_console, show_source_option
 from cudalens.errors import InputError
 from cudalens.findings import Priority
 from cudalens.textio import printable
@@ -25,6 +26,10 @@ COUNTERS_HELP = """Nsight Compute counters to check the predictions against. Alo
 source page (a -lineinfo build: every prediction is checked against its own line's instructions).
 With a file (--counters FILE.csv): import a CSV saved earlier, e.g. on another machine, with `ncu
 --csv --page raw` (kernel counters) or `ncu --csv --page source --print-source cuda,sass` (per line).
+Give --counters again with `ncu --csv --page details` of the same report (or append that page to the
+source page's file): the launch each kernel's counters measured (block, grid) is read from it, and its
+lines are compared with the evaluation under that launch when cudalens found it (a loop over block
+sizes launches a kernel several ways), else each line says the measured launch was not found.
 When ncu is missing or not allowed, a note says why and the static report is still produced. Put a bare --counters after
 the files (or write --counters=run): before them it would take the first file as its CSV."""
 
@@ -98,7 +103,7 @@ def register(group: click.Group) -> None:
                   help="A built executable, object or library: are its SASS and PTX right for --cc (rule Y3)?")
     @click.option("--run", "run", default=None, metavar="\"KERNEL --grid G --block B --arg ...\"", help=RUN_HELP)
     @click.option("--counters", "counters", is_flag=False, flag_value="run", default=None, metavar="[FILE.csv]",
-                  help=COUNTERS_HELP)
+                  multiple=True, help=COUNTERS_HELP)
     @click.option("--format", "fmt", type=click.Choice(["text", "concise", "github", "json", "html", "sarif"]),
                   default="text", show_default=True,
                   help="Output format (concise: path:line:col: RULE [priority] message; github: workflow annotations).")
@@ -126,9 +131,11 @@ def register(group: click.Group) -> None:
         from cudalens.api import analyze
         from cudalens.pipeline import PROFILE_RUN
 
-        if counters and counters.endswith((".cu", ".cuh")):
-            raise InputError(f"--counters {counters}: a CSV is expected; put a bare --counters after the files "
+        bad = next((c for c in counters if c.endswith((".cu", ".cuh"))), None)
+        if bad:
+            raise InputError(f"--counters {bad}: a CSV is expected; put a bare --counters after the files "
                              "or write --counters=run")
+        counters = (counters[0] if PROFILE_RUN in counters else tuple(counters)) if counters else None
         run_spec = _parse_run(ctx, run) if run else None
         if counters == PROFILE_RUN and run_spec is None:
             raise InputError("--counters without a file profiles the --run launch: give --run, or --counters FILE.csv")
@@ -137,24 +144,37 @@ def register(group: click.Group) -> None:
         from cudalens.pipeline.isolated import FileLimits
 
         refuse_clobber_all(list(files), output, write_baseline)
+        limits = FileLimits()
         report = analyze(list(files), cc=cc, defines=list(defines), block=tuple(block), compile=not no_compile,
                          include_dirs=include_dirs, nvcc_flags=nvcc_flags, compile_commands=compile_commands,
                          use_config=not no_config, trust_flags=trust_flags, select=select, ignore=ignore,
                          baseline=baseline, min_priority=min_priority, min_impact=min_impact,
                          write_baseline=write_baseline, instantiate=instantiate, binary=binary, run=run_spec,
-                         counters=counters, file_limits=FileLimits(), cache=result_cache(no_cache))
+                         counters=counters, file_limits=limits, cache=result_cache(no_cache))
         for line in (*(f"warning: {w}" for w in report.warnings), *report.notes):
             click.echo(printable(f"cudalens: {line}"), err=True)
         result = report.analysis
-        merged = report.guided() if (report.evidence is not None or fmt != "json") else None
         from cudalens.triage import Triaged
 
         triaged = Triaged((), dict(report.suppressed))
         if triaged.suppressed_total:
             click.echo(f"cudalens: {triaged.summary()}", err=True)
-        _emit(result, merged, fmt, output, dict(triaged.suppressed), show_source)
-        findings = merged["findings"] if merged is not None else None
-        if fail_on and _fails(result, findings, Priority.parse(fail_on)):
+        terminal = output is None and sys.stdout.isatty()
+
+        def rendered() -> tuple[str, bool]:  # the report and whether it reaches --fail-on
+            merged = report.guided() if (report.evidence is not None or fmt != "json") else None
+            text = _render(result, merged, fmt, output is not None, terminal, dict(triaged.suppressed), show_source)
+            findings = merged["findings"] if merged is not None else None
+            return text, bool(fail_on) and _fails(result, findings, Priority.parse(fail_on))
+
+        from cudalens.cli.check import bounded_render
+
+        text, failing = bounded_render(rendered, limits)
+        if output:
+            _write(output, text)
+        elif text.strip():
+            click.echo(text, nl=not text.endswith("\n"))
+        if failing:
             return 1
         return 1 if strict and result.source_only else 0
 
@@ -165,18 +185,16 @@ def _fails(result: Any, merged_findings: list[dict] | None, threshold: Priority)
     return any(Priority.parse(f["priority"]).rank <= threshold.rank for f in merged_findings)
 
 
-def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | None,
-          suppressed: dict[str, int] | None = None, show_source: bool = False) -> None:
+def _render(result: Any, merged: dict[str, Any] | None, fmt: str, to_file: bool, terminal: bool,
+            suppressed: dict[str, int] | None = None, show_source: bool = False) -> str:
+    """The report in ``fmt``, as written to a file (``to_file``) or standard output (``terminal``:
+    a TTY's width and colours)."""
     from cudalens.report.frames import SourceText, with_frames
 
     source = SourceText({fa.model.path: fa.model.text for fa in result.files}) if show_source else None
     if fmt == "json":
         data = merged if merged is not None else {**result.to_dict(), "suppressed": dict(suppressed or {})}
-        if output is None:
-            echo_json(data)
-        else:
-            _write(output, json.dumps(data, indent=2, default=_default) + "\n")
-        return
+        return json.dumps(data, indent=2, default=_default) + "\n"
     assert merged is not None
     if fmt in ("concise", "github"):
         from cudalens.report.concise import concise_lines, failure_github_lines, failure_lines, github_lines
@@ -188,15 +206,11 @@ def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | No
             from cudalens.report.concise import by_place
 
             lines = with_frames(lines, by_place(ranked), source)
-        text = "\n".join([*failed, *lines])
-        _write(output, text + "\n") if output else (click.echo(text) if text else None)
-        return
+        return "\n".join([*failed, *lines]) + "\n"
     if fmt == "html":
         from cudalens.report.html import render_html
 
-        text = render_html(merged)
-        _write(output, text) if output else click.echo(text)
-        return
+        return render_html(merged)
     if fmt == "sarif":
         from cudalens.guided.inputs import finding_from_dict
         from cudalens.report.sarif import to_sarif
@@ -204,26 +218,19 @@ def _emit(result: Any, merged: dict[str, Any] | None, fmt: str, output: str | No
         from cudalens.rules.registry import rules_reading
 
         log = to_sarif([finding_from_dict(f) for f in merged["findings"]], rules_reading(ANALYSIS_LAYERS),
-                       failures=result.source_only)
+                       failures=result.source_only, notes=result.notes)
         log["runs"][0].setdefault("properties", {})["suppressed"] = dict(merged.get("suppressed") or {})
-        text = json.dumps(log, indent=2)
-        _write(output, text + "\n") if output else click.echo(text)
-        return
+        return json.dumps(log, indent=2) + "\n"
+
+    import io
 
     from cudalens.report.terminal import render_analysis, render_guided
 
-    if output is None:
-        console = report_console()
-        render_analysis(result, console, findings=_ranked(merged), source=source)
-        render_guided(merged, console, notes=False)  # the notes went to stderr
-        return
-    import io
-
     buf = io.StringIO()
-    console = report_console(buf)
+    console = report_console(buf, terminal=terminal)
     render_analysis(result, console, findings=_ranked(merged), source=source)
-    render_guided(merged, console)
-    _write(output, buf.getvalue())
+    render_guided(merged, console, notes=to_file)  # on standard output, the notes went to stderr
+    return buf.getvalue()
 
 
 def _ranked(merged: dict[str, Any]) -> list[Any]:

@@ -106,7 +106,9 @@ def register(group: click.Group) -> None:
                   help="Files compiled at the same time (default: every core).")
     @click.option("--deadline", "deadline", type=click.FloatRange(1, 86400), default=None, metavar="SECONDS",
                   help="Hard limit on each file's analysis (parse, compile, models, rules), in a worker that is "
-                       "stopped there; the file is reported in one line and the others finish. [default: 60]")
+                       "stopped there; the file is reported in one line and the others finish. The project's launch "
+                       "resolution (past it: each file with its own launches, said in one line) and the report's "
+                       "rendering run under the same limits. [default: 60]")
     @click.option("--memory-cap", "memory_cap", type=click.IntRange(64, 1 << 20), default=None, metavar="MB",
                   help="Memory each file's worker (and the compiler it runs) may add before it is stopped. [default: 4096]")
     @click.option("--strict", is_flag=True, help="Exit 1 when a file was analysed source-only (it did not compile).")
@@ -130,17 +132,19 @@ def register(group: click.Group) -> None:
         from cudalens.triage import Triaged
 
         refuse_clobber_all(collect_paths(list(paths), tuple(exclude)), output, write_baseline)
+        limits = _limits(deadline, memory_cap)
         with _progress() as progress:
             report = check(list(paths), exclude=exclude, jobs=jobs, cc=cc, defines=list(defines),
                            compile=not no_compile, include_dirs=include_dirs, nvcc_flags=nvcc_flags,
                            compile_commands=compile_commands, use_config=not no_config, trust_flags=trust_flags,
                            select=select, ignore=ignore, baseline=baseline, min_priority=min_priority,
                            min_impact=min_impact, write_baseline=write_baseline, instantiate=instantiate,
-                           progress=progress, file_limits=_limits(deadline, memory_cap), cache=result_cache(no_cache))
+                           progress=progress, file_limits=limits, cache=result_cache(no_cache))
         result, triaged = report.analysis, Triaged((), dict(report.suppressed))
-        for warning in report.warnings:
-            click.echo(printable(f"cudalens: warning: {warning}"), err=True)
-        text = render(result, triaged, "statistics" if statistics else fmt, show_all, show_source)
+        for line in (*(f"warning: {w}" for w in report.warnings), *report.notes):
+            click.echo(printable(f"cudalens: {line}"), err=True)
+        text = bounded_render(lambda: render(result, triaged, "statistics" if statistics else fmt, show_all,
+                                             show_source), limits)
         if output:
             from cudalens.textio import write_atomic
 
@@ -161,6 +165,22 @@ def register(group: click.Group) -> None:
         if result.failed:
             return 2
         return 1 if fails(result.findings, fail_on) or (strict and broken) else 0
+
+
+def bounded_render(fn, limits):
+    """``fn()`` (the report's text) in a worker under the deadline and memory cap a file has
+    (pipeline.isolated); past either, one line and exit 2, and nothing is written."""
+    from cudalens.errors import CudalensError
+    from cudalens.pipeline.isolated import Stopped, mark, run_one
+
+    def rendering():
+        mark("render")
+        return fn()
+
+    try:
+        return run_one(rendering, "the report", limits)
+    except Stopped as exc:
+        raise CudalensError(f"{exc}; no report written") from None
 
 
 def _limits(deadline: float | None, memory_cap: int | None):
@@ -223,7 +243,7 @@ def render(result, triaged, fmt: str, show_all: bool = True, show_source: bool =
         from cudalens.rules.layers import STATIC_LAYERS
         from cudalens.rules.registry import rules_reading
 
-        log = to_sarif(result.findings, rules_reading(STATIC_LAYERS), failures=result.source_only)
+        log = to_sarif(result.findings, rules_reading(STATIC_LAYERS), failures=result.source_only, notes=result.notes)
         log["runs"][0].setdefault("properties", {})["suppressed"] = dict(triaged.suppressed)
         return json.dumps(log, indent=2)
     if fmt in ("concise", "github"):

@@ -144,7 +144,7 @@ class CompileResult:
     flags: tuple[str, ...] = ()
     deps: tuple[str, ...] = ()  # every file the preprocessor read (nvcc -MD), real paths
     # the PTX of the same compile (nvcc --keep): what ptxas assembled into the cubin above, read by
-    # the compiled access model (cudalens.pipeline.compiled_access); "" when not kept
+    # the compiled access model (cudalens.evidence.compiled_access); "" when not kept
     ptx: str = field(default="", repr=False, compare=False)
 
     @property

@@ -164,7 +164,7 @@ class PtxSource:
         while i < n:
             line = lines[i].split("//", 1)[0]
             s = line.strip()
-            fm = _FILE_RE.match(line)
+            fm = _FILE_RE.match(lines[i])  # before the comment cut: a path may hold "//" (nvcc's "bin/..//include")
             if fm:
                 self.files[int(fm.group(1))] = fm.group(2)
                 i += 1
@@ -332,8 +332,8 @@ def _instruction(stmt: str, index: int, loc: Loc | None) -> Instruction:
 def is_system_file(path: str) -> bool:
     """A header of the CUDA toolkit or the C++ library (not the user's code)."""
     p = path.replace("\\", "/")
-    return any(m in p for m in ("/nvidia/cu1", "/cuda/include/", "/cuda-", "/include/crt/", "/cccl/", "/usr/include/",
-                                "/usr/lib/gcc", "/targets/x86_64-linux/include"))
+    return any(m in p for m in ("/nvidia/cu1", "/cuda/include/", "/include/crt/", "/cccl/", "/usr/include/",
+                                "/usr/lib/gcc", "/targets/x86_64-linux/include")) or re.search(r"/cuda-\d", p) is not None
 
 
 def user_location(loc: Loc | None, files: Mapping[int, str]) -> tuple[str, int] | None:

@@ -47,7 +47,7 @@ from cudalens.rules.layers import ChecksLayer
 from cudalens.rules.registry import run_layer
 
 if TYPE_CHECKING:
-    from cudalens.pipeline.join import CompiledLoad, KernelRecord
+    from cudalens.evidence.join import CompiledLoad, KernelRecord
     from cudalens.source.model import Access
 
 #: Threshold (percent) between "no divergence" and "divergence" for branch efficiency.
@@ -94,7 +94,7 @@ def shared_wavefronts_prediction(a: Access, load: CompiledLoad | None = None) ->
     """Predicted wavefronts per request of one shared access.
 
     The model's ``wavefronts_per_request``, at the compiled width where the compiler vectorized
-    the load (``load``, the record's :class:`~cudalens.pipeline.join.CompiledLoad` of the access).
+    the load (``load``, the record's :class:`~cudalens.evidence.join.CompiledLoad` of the access).
     Without it, the bank-conflict ways: for 4-byte words one warp is served at once, so ways are
     wavefronts; for wider words how the warp is split depends on the width and pattern
     (access/memory.py), so the figure is not established from ways alone: None.

@@ -1,6 +1,6 @@
 """Merge the analysis's records with counters and measurements: the guided report.
 
-``merge_guided`` takes the pipeline's kernel records (:class:`~cudalens.pipeline.join.KernelRecord`:
+``merge_guided`` takes the pipeline's kernel records (:class:`~cudalens.evidence.join.KernelRecord`:
 the source model's accesses and branches with the compiled facts joined to them) and the findings,
 and returns the keys the guided report adds to the ``cudalens/analysis-1`` JSON:
 
@@ -27,8 +27,8 @@ from cudalens.guided.speed_of_light import speed_of_light
 from cudalens.profile.ncu import LaunchCounters, LegacyMetrics
 
 if TYPE_CHECKING:
+    from cudalens.evidence.join import KernelRecord
     from cudalens.guided.rank import KernelLoad
-    from cudalens.pipeline.join import KernelRecord
 
 SECTOR_BYTES = 32
 

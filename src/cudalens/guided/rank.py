@@ -43,7 +43,7 @@ from cudalens.profile.ncu import LegacyMetrics
 from cudalens.rules.registry import load_all
 
 if TYPE_CHECKING:
-    from cudalens.pipeline.join import KernelRecord
+    from cudalens.evidence.join import KernelRecord
 
 #: Below this share of both ceilings a kernel counts as latency-bound.
 LATENCY_BOUND_UTILIZATION = 0.6

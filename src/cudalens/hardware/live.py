@@ -180,7 +180,7 @@ class CudaSource:
     """Attribute queries through the CUDA driver API (cuda.bindings) for device ``index``."""
 
     def __init__(self, index: int) -> None:
-        from cudalens.measure import cuda_util  # noqa: PLC0415
+        from cudalens.hardware import cuda_driver as cuda_util  # noqa: PLC0415
 
         self._u = cuda_util
         self.device = cuda_util.cu_device(index)  # NoDeviceError / InputError

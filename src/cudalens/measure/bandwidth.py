@@ -274,7 +274,7 @@ class CudaCopier:
         import numpy as np  # noqa: PLC0415
         from cuda.bindings import driver  # noqa: PLC0415
 
-        from cudalens.measure import cuda_util as cu  # noqa: PLC0415
+        from cudalens.hardware import cuda_driver as cu  # noqa: PLC0415
 
         self._cu, self._drv, self._np = cu, driver, np
         self._stack = contextlib.ExitStack()
@@ -310,8 +310,9 @@ class CudaCopier:
         self._stack.close()
 
     def _setup_kernel(self) -> None:
-        cu = self._cu
-        self.kernel = cu.compile_kernel(COPY_KERNEL_SOURCE, "cudalens_copy", self.ctx.cc)
+        from cudalens.compiled.runtime_compile import compile_kernel  # noqa: PLC0415
+
+        self.kernel = compile_kernel(COPY_KERNEL_SOURCE, "cudalens_copy", self.ctx.cc)
         self.kernel_info = {"name": self.kernel.name, "compiler": self.kernel.compiler,
                             "block": self.BLOCK, "grid": "ceil(bytes / 16 / block), at least 1",
                             "source": "cudalens.measure.bandwidth.COPY_KERNEL_SOURCE"}

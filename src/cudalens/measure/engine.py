@@ -87,7 +87,9 @@ extern "C" __global__ void cudalens_block_stream(volatile int* release, volatile
 @functools.lru_cache(maxsize=8)
 def _internal_cubin(source: str, name: str, cc: tuple[int, int]) -> bytes:
     """The harness's own kernels compiled once per process (a pure function of its arguments)."""
-    return _cu().compile_cubin(source, name, cc, options=())[0]
+    from cudalens.compiled.runtime_compile import compile_cubin  # noqa: PLC0415
+
+    return compile_cubin(source, name, cc, options=())[0]
 
 
 def _internal_kernel(source: str, name: str, cc: tuple[int, int]) -> Any:
@@ -100,7 +102,7 @@ def _internal_kernel(source: str, name: str, cc: tuple[int, int]) -> Any:
 
 def _cu():
     try:
-        from cudalens.measure import cuda_util  # noqa: PLC0415
+        from cudalens.hardware import cuda_driver as cuda_util  # noqa: PLC0415
     except ImportError as exc:  # pragma: no cover - the shared helper is part of the package
         raise NoDeviceError(f"GPU helpers unavailable ({exc})") from None
     return cuda_util

@@ -35,7 +35,7 @@ from typing import Any, Protocol, Sequence
 
 def cuda_bus_id(index: int) -> str:
     """PCI bus id of CUDA device ``index`` as the driver writes it (e.g. ``0000:3B:00.0``)."""
-    from cudalens.measure import cuda_util as cu  # noqa: PLC0415
+    from cudalens.hardware import cuda_driver as cu  # noqa: PLC0415
 
     raw = cu.check(cu._driver().cuDeviceGetPCIBusId(32, cu.cu_device(index)), "cuDeviceGetPCIBusId")
     raw = raw.split(b"\0", 1)[0] if isinstance(raw, bytes) else raw

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cudalens.compiled.model import CompileResult
+from cudalens.evidence.join import KernelRecord
 from cudalens.findings import Finding, Priority, sort_findings
 from cudalens.pipeline.compile_failure import CompileFailure
-from cudalens.pipeline.join import KernelRecord
 from cudalens.source.model import SourceModel
 
 SCHEMA = "cudalens/analysis-1"
@@ -46,6 +46,7 @@ class Analysis:
     block: Any = None  # --block: (x, y, z) for every kernel, or {kernel (None: the others): (x, y, z)}
     defines: dict[str, Any] = field(default_factory=dict)
     failed: tuple[tuple[str, str], ...] = ()  # (path, one-line reason) of files that could not be analyzed
+    notes: tuple[str, ...] = ()  # one line per limit the analysis as a whole met (the launch resolution stopped)
 
     @property
     def source_only(self) -> list[CompileFailure]:
@@ -74,6 +75,7 @@ class Analysis:
                       for fa in self.files],
             "source_only": len(self.source_only),
             "failed": [{"path": p, "error": e} for p, e in self.failed],
+            "notes": list(self.notes),
             "kernels": kernels,
             "findings": [_finding_dict(f, self.launches()) for f in self.findings],
         }

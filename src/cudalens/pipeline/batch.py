@@ -45,11 +45,14 @@ def analyze_files(paths: list[str], *, block: Any, defines: Mapping[str, Any], c
                   compile: bool, build: Any, jobs: int = 1, keep_going: bool = False,
                   progress: Progress | None = None, instantiate: tuple[str, ...] = (),
                   file_limits: Any = None, project: Any = None,
-                  cache: Any = None) -> tuple[list[Any], list[tuple[str, str]]]:
-    """(FileAnalysis per analysable file, [(path, reason)] of the others). ``instantiate``: template
-    kernels each compiled unit instantiates; one the compiler rejects is an InputError naming it.
+                  cache: Any = None) -> tuple[list[Any], list[tuple[str, str]], tuple[str, ...]]:
+    """(FileAnalysis per analysable file, [(path, reason)] of the others, one line for each limit the
+    analysis as a whole met: the project's launch resolution stopped, see :func:`_bounded_launch_table`).
+    ``instantiate``: template kernels each compiled unit instantiates; one the compiler rejects is an
+    InputError naming it.
     ``file_limits``: a :class:`cudalens.pipeline.isolated.FileLimits`: each file's whole analysis in a
-    worker process stopped at its deadline or memory cap (see :func:`_analyze_isolated`).
+    worker process stopped at its deadline or memory cap (see :func:`_analyze_isolated`); the
+    project's launch resolution runs in one under the same limits.
     ``project``: the :class:`cudalens.project.tree.Project` the files belong to: its launches
     (every file of it) give each kernel its launch, and a ``.cu`` another of its units includes is
     compiled through that unit. Without it, the project of the first file is used for the launches.
@@ -61,7 +64,12 @@ def analyze_files(paths: list[str], *, block: Any, defines: Mapping[str, Any], c
     if refused and not keep_going:
         raise InputError(next(iter(refused.values())))
     readable = [p for p in dict.fromkeys(paths) if p not in refused]
-    table = _launch_table(readable, project, build, cache)
+    if file_limits is not None:
+        table = _bounded_launch_table(readable, project, build, cache, file_limits)
+    else:
+        table = _launch_table(readable, project, build, cache)
+    if table.partial:  # analysed with their own launches: neither read from nor stored in the cache
+        cache = None
     cached, keys = _consult(cache, readable, block, defines, cc, compile, build, project, table, instantiate)
     if file_limits is not None:
         done_, failed_ = _analyze_isolated(readable, block=block, defines=defines, cc=cc, compile=compile,
@@ -78,7 +86,8 @@ def analyze_files(paths: list[str], *, block: Any, defines: Mapping[str, Any], c
 
         fill(cache, done_, keys, cached, project)
     reasons = {**refused, **dict(failed_)}
-    return done_, [(p, reasons[p]) for p in dict.fromkeys(paths) if p in reasons]
+    return done_, [(p, reasons[p]) for p in dict.fromkeys(paths) if p in reasons], \
+        ((table.partial,) if table.partial else ())
 
 
 def _analyze_in_process(paths: list[str], *, block: tuple[int, int, int] | None, defines: Mapping[str, Any],
@@ -107,7 +116,7 @@ def _analyze_in_process(paths: list[str], *, block: tuple[int, int, int] | None,
     included = {p: project.includers(p) if project is not None and not is_header(p) else () for p in order}
     defined = {p: _kernel_names(source_text(p)) for p in order}
     futures: dict[str, Future] = {}
-    from cudalens.pipeline.model_workers import model_worker
+    from cudalens.evidence.model_workers import model_worker
 
     worker = model_worker() if compile and set(order) - set(cached) else None  # forked before the compile threads exist
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="cudalens-compile") if compile else None
@@ -170,8 +179,8 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
     unit_results: dict[str, Any] = {}
 
     def one(p: str) -> Any:
+        from cudalens.evidence.model_workers import model_worker
         from cudalens.pipeline.defines import compiler_defines
-        from cudalens.pipeline.model_workers import model_worker
         from cudalens.pipeline.stages import analyze_file
         from cudalens.source.parse import parse_file
 
@@ -258,7 +267,7 @@ def _compile_header(header: str, units: list[str], futures: dict[str, Future], c
             return compiled, [f"compiled through {unit}, which includes it", *notes]
     # not among the given files: a unit of compile_commands.json that includes it (its include
     # graph read from the sources with its own include folders)
-    kernels = set(re.findall(r"__global__[^;{(]*?\b([A-Za-z_]\w*)\s*\(", source_text(real)))
+    kernels = _kernel_names(source_text(real))
     candidates = [u for u in (build.commands if build is not None else {}) if real in build.project_includes(u)]
     # first the units that name one of the header's kernels (they instantiate its templates)
     candidates.sort(key=lambda u: not any(k in source_text(u) for k in kernels))
@@ -288,8 +297,29 @@ def _consult(cache: Any, paths: list[str], block: Any, defines: Mapping[str, Any
                    kernels={p: _kernel_names(source_text(p)) for p in paths})
 
 
+_GLOBAL_OR_END = re.compile(r"__global__|[;{(]")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_WORD = re.compile(r"\w*")
+
+
 def _kernel_names(text: str) -> frozenset[str]:
-    return frozenset(re.findall(r"__global__[^;{(]*?\b([A-Za-z_]\w*)\s*\(", text))
+    """The names ``__global__`` declares: the word before the first ``(`` that follows it (with no
+    ``;`` or ``{`` between). One pass over the text: the regex it replaces backtracked in cubic time
+    (``__global__ x `` repeated over 100 kB took 100 s, in the parent, outside any deadline)."""
+    out: set[str] = set()
+    start = -1  # the end of the first ``__global__`` not yet closed by ``;``, ``{`` or ``(``
+    for m in _GLOBAL_OR_END.finditer(text):
+        if m.group() == "__global__":
+            start = m.end() if start < 0 else start
+            continue
+        if m.group() == "(" and start >= 0:
+            head = text[start:m.start()].rstrip()
+            word = _WORD.match(head[::-1])
+            name = word.group()[::-1] if word is not None else ""
+            if len(name) < len(head) and _NAME.fullmatch(name):  # a word apart from ``__global__``
+                out.add(name)
+        start = -1
+    return frozenset(out)
 
 
 def _launch_table(paths: list[str], project: Any, build: Any, cache: Any = None) -> Any:
@@ -305,6 +335,34 @@ def _launch_table(paths: list[str], project: Any, build: Any, cache: Any = None)
 
         return launch_table(cache, paths, project, build, lambda: resolve_project(project, build, extra=paths))
     return resolve_project(project, build, extra=paths)
+
+
+#: what the launch table's worker is called in the line that says it stopped
+RESOLUTION = "the project's launch resolution"
+
+
+def _bounded_launch_table(paths: list[str], project: Any, build: Any, cache: Any, limits: Any) -> Any:
+    """:func:`_launch_table` in a worker under ``limits`` (pipeline.isolated: killed at the deadline or
+    the memory cap, as each file's analysis is). Stopped or failed, the table is empty and says why
+    (``LaunchTable.partial``): each file is then analysed with the launches in its own file only, and
+    every launch it reports carries that line in its notes."""
+    from types import MappingProxyType
+
+    from cudalens.pipeline.isolated import Stopped, mark, run_one
+    from cudalens.project.resolve import LaunchTable
+
+    def resolve() -> tuple[dict[Any, Any], str | None]:
+        mark("resolve")
+        table = _launch_table(paths, project, build, cache)
+        return dict(table.sites), table.root  # (a MappingProxyType does not pickle)
+
+    try:
+        sites, root = run_one(resolve, RESOLUTION, limits)
+    except Exception as exc:  # noqa: BLE001 - whatever stopped it, the files are analysed, and the report says why
+        why = str(exc) if isinstance(exc, Stopped) else f"{RESOLUTION} failed ({what_failed(exc)})"
+        return LaunchTable(root=getattr(project, "root", None),
+                           partial=f"{why}; each file is analysed with the launches in its own file only")
+    return LaunchTable(MappingProxyType(sites), root)
 
 
 def _instantiations(paths: list[str], instantiate: tuple[str, ...]) -> dict[str, tuple[str, ...]]:

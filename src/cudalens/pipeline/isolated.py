@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from cudalens.errors import CudalensError
+
 #: the defaults of ``check`` and ``analyze``
 DEFAULT_DEADLINE_S = 60.0
 DEFAULT_MEMORY_MB = 4096
@@ -98,8 +100,18 @@ def _child(fn: Callable[[str], Any], item: str, out: str, stage: str, memory_mb:
     return 0
 
 
-class Stopped(Exception):
+class Stopped(CudalensError):
     """A file's worker stopped at a limit or died: ``str()`` is the one line that says so."""
+
+
+def run_one(fn: Callable[[], Any], what: str, limits: FileLimits) -> Any:
+    """``fn()`` in one worker under ``limits`` (the project's launch table, the report's rendering);
+    its value, or the exception it raised; :class:`Stopped` (``what: stopped in the STAGE stage at
+    ...``) raised at the deadline or the memory cap."""
+    got = run_limited([what], lambda _what: fn(), limits)[what]
+    if isinstance(got, BaseException):
+        raise got
+    return got
 
 
 def run_limited(items: Iterable[str], fn: Callable[[str], Any], limits: FileLimits, jobs: int = 1,

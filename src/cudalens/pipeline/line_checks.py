@@ -7,6 +7,10 @@ space, op) and compares them with the compiled access model's per-line predictio
 check is run for an analysis, from an imported CSV or from a launch profiled by ``--counters=run``,
 and each disagreement becomes one V1 finding naming the line.
 
+The lines compared are those of each analyzed file and, for an imported page, those of the
+project's headers its kernels inline (``_header_checks``: per kernel, the header line's figure over
+that kernel's instructions of the line, as the kernel's page sums them), reported with the header.
+
 For a profiled ``--run`` launch the compiled model is evaluated again at that launch's block, grid
 and scalar arguments, so prediction and counters describe the same launch. For an imported CSV
 the analysis' own evaluations are used (its launch: the launch site, ``--block``, ``--define``).
@@ -14,8 +18,9 @@ the analysis' own evaluations are used (its launch: the launch site, ``--block``
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,12 +73,16 @@ def _evaluations(fa: Any, run: Any = None) -> list[Any]:
     return out
 
 
-def check_analysis(analysis: Any, csv_text: str, *, run: Any = None, source: str = "") -> LineEvidence:
+def check_analysis(analysis: Any, csv_text: str, *, run: Any = None, source: str = "",
+                   launches: Mapping[str, Any] | None = None) -> LineEvidence:
     """Per-line checks of every analyzed kernel found in the source page ``csv_text``.
 
     ``run``: the RunSpec of a profiled launch (then the page comes from a build of the analyzed
     file's text by another name: its lines are the analyzed file's; the model is evaluated at the
-    run's launch). InputError when ``csv_text`` is not a source page.
+    run's launch). ``launches``: the launch each profiled kernel measured, by kernel name (an ncu
+    details page: cudalens.profile.ncu_launch), for an imported page: each kernel's lines are
+    compared with its evaluation under that launch where the tool found it, else said so
+    (:mod:`cudalens.evidence.profiled_launch`). InputError when ``csv_text`` is not a source page.
     """
     from cudalens.profile.ncu_source import check_lines, line_counters, parse_source_csv
 
@@ -82,6 +91,7 @@ def check_analysis(analysis: Any, csv_text: str, *, run: Any = None, source: str
     checks: list[Any] = []
     notes: list[str] = []
     kernels_measured = {k[0] for k in counters}
+    headers: list[Any] = []  # checks of lines in the headers the kernels inline
     for fa in analysis.files:
         path = fa.model.path
         if run is not None:  # the profiled build named the file otherwise; same text, same lines
@@ -91,22 +101,59 @@ def check_analysis(analysis: Any, csv_text: str, *, run: Any = None, source: str
         else:
             mine = {(k, path, ln, s, o): c for (k, f, ln, s, o), c in counters.items() if _same_file(f, path, analysis)}
         by_kernel: dict[str, list[Any]] = {}
-        for e in _evaluations(fa, run):
-            by_kernel.setdefault(e.kernel, []).extend(p for p in e.predictions
-                                                      if _real(p.file) == _real(path) or (run is None and _one_call(p, path)))
-        for kernel, preds in sorted(by_kernel.items()):
+        evals = _evaluations(fa, run)
+        prefix: dict[str, str] = {}
+        if run is None and launches:
+            from cudalens.evidence.profiled_launch import evaluations
+
+            evals, prefix, launch_notes = evaluations(fa, evals, launches)
+            notes.extend(launch_notes)
+        for e in evals:
+            by_kernel.setdefault(e.kernel, []).extend(e.predictions)
+        for kernel, every in sorted(by_kernel.items()):
             if kernel not in kernels_measured:
                 continue
+            preds = [p for p in every if _real(p.file) == _real(path) or (run is None and _one_call(p, path))]
             counts = mine
             if run is None:  # the lines of headers the kernel inlines too: ptxas may place their SASS
                 counts = {**_header_counters(counters, kernel, path, preds, analysis), **mine}  # at the call
-            preds = [_at(p, path) for p in preds]
-            checks.extend(check_lines(preds, counts, kernel, files=[path]))
+            kept = {id(p) for p in preds}
+            spread = [_at(p, path) for p in every if run is None and id(p) not in kept]  # per call only
+            said = prefix.get(kernel, "")
+
+            def told(found: Any, said: str = said) -> list[Any]:  # the profiled launch's note, where one is due
+                return [dataclasses.replace(c, reason=(said + c.reason).rstrip("; ")) if said else c for c in found]
+
+            checks.extend(told(check_lines([_at(p, path) for p in preds], counts, kernel, files=[path], spread=spread)))
+            if run is None:
+                headers.extend(told(_header_checks(counters, kernel, path, every, mine, analysis)))
+    done = {(c.kernel, _real(c.file), c.line, c.quantity) for c in checks}
+    for c in headers:  # once each; a file analysed itself is checked as such
+        key = (c.kernel, _real(c.file), c.line, c.quantity)
+        if key not in done:
+            done.add(key)
+            checks.append(c)
     if not checks:
         names = ", ".join(sorted(kernels_measured)) or "none"
         notes.append(f"line counters{' from ' + source if source else ''}: no analyzed kernel's lines among "
                      f"the profiled ones (kernels: {names})")
     return LineEvidence(tuple(checks), tuple(v1_findings(checks)), tuple(notes))
+
+
+def _header_checks(counters: Any, kernel: str, path: str, preds: Sequence[Any], mine: Any,
+                   analysis: Any) -> list[Any]:
+    """``kernel``'s measured lines of the project's headers it inlines (files its predictions name,
+    outside the toolkit's): the kernel's source page sums, per header line, the SASS of every
+    instance inlined into this kernel, and the model's figure for that line averages the same
+    instances' PTX instructions (by their ``.loc``, whatever the call). Each check names the header."""
+    from cudalens.compiled.ptx import is_system_file
+    from cudalens.profile.ncu_source import check_lines
+
+    headers = {p.file for p in preds if p.file and _real(p.file) != _real(path) and not is_system_file(p.file)}
+    if not headers:
+        return []
+    counts = {**_header_counters(counters, kernel, path, preds, analysis), **mine}
+    return check_lines([_at(p, path) for p in preds], counts, kernel, files=sorted(headers))
 
 
 def _one_call(p: Any, path: str) -> bool:
@@ -145,8 +192,6 @@ def _same_file(measured: str, path: str, analysis: Any) -> bool:
 def _at(p: Any, path: str) -> Any:
     """``p`` with the analyzed file named as ``path``: its own file when it is that file, and the
     calls it was inlined into (the compiler names files by their full path)."""
-    import dataclasses
-
     here = _real(p.file) == _real(path)
     sites = tuple((path if _real(f) == _real(path) else f, ln) for f, ln in getattr(p, "call_sites", ()))
     bounds = tuple((path if _real(b[0]) == _real(path) else b[0], *b[1:]) for b in getattr(p, "site_bounds", ()))

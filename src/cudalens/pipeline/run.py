@@ -32,13 +32,13 @@ def analyze(paths: list[str], *, block: Any = None, defines: Mapping[str, Any] |
     ``cache``: a :class:`~cudalens.pipeline.result_cache.ResultCache` (unchanged files read from it)."""
     if not paths:
         raise InputError("no file given")
-    files, failed = analyze_files(list(paths), block=block, defines=dict(defines or {}), cc=cc, compile=compile,
+    files, failed, notes = analyze_files(list(paths), block=block, defines=dict(defines or {}), cc=cc, compile=compile,
                                   build=build, jobs=jobs, keep_going=keep_going, progress=progress,
                                   instantiate=tuple(instantiate), file_limits=file_limits, project=project,
                                   cache=cache)
     if binary is not None and files:
         files[0] = binary_findings(files[0], binary, cc)
-    return Analysis(tuple(files), cc, block, dict(defines or {}), tuple(failed))
+    return Analysis(tuple(files), cc, block, dict(defines or {}), tuple(failed), notes)
 
 
 def binary_findings(fa: FileAnalysis, binary: str | Path, cc: str) -> FileAnalysis:

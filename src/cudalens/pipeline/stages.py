@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 from cudalens.access.model import analyze_model
 from cudalens.errors import what_failed
+from cudalens.evidence.join import join, joined_model
 from cudalens.findings import sort_findings
 from cudalens.hardware.table import limits
 from cudalens.pipeline.analysis import FileAnalysis
@@ -21,7 +22,6 @@ from cudalens.pipeline.compile_step import forced_macros
 from cudalens.pipeline.confirm import confirm_source_findings
 from cudalens.pipeline.defines import compiler_defines
 from cudalens.pipeline.isolated import mark
-from cudalens.pipeline.join import join, joined_model
 from cudalens.pipeline.plausible import assumed_kernels, assumed_kernels_under, hold_for_every_block
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import run_rules
@@ -39,7 +39,7 @@ def analyze_file(path: str | Path, *, block: Any = None,
     the project headers the file includes reach the source model). ``compiled_outcome``: the
     (result, notes) of :func:`_compile` when the caller compiled the file already.
     ``instantiate``: template kernels to instantiate in the compiled unit (``gemm<128,128,8>``).
-    ``worker``: a second process for the compiled access model (pipeline.model_workers).
+    ``worker``: a second process for the compiled access model (evidence.model_workers).
     ``launches``: the project's :class:`~cudalens.project.resolve.LaunchTable` (default: this
     file's own launches). ``elsewhere``: kernels another analysed file defines (a ``.cu`` this unit
     includes): their compiled facts are reported with that file, once."""
@@ -49,6 +49,8 @@ def analyze_file(path: str | Path, *, block: Any = None,
     budget = Budget()  # one time and memory budget for the file's front end and models
     mark("parse")
     parsed = parse_file(path, predefined, budget, forced_macros(build, path))
+    if launches is not None and launches.partial:  # the project's resolution stopped: this file's own
+        launches = launches.own_file(parsed)
     mark("model")
     model = analyze_model(parsed, block=block, defines=defines, budget=budget, launches=launches)
     notes: list[str] = []
@@ -70,7 +72,7 @@ def analyze_file(path: str | Path, *, block: Any = None,
     evals: dict[str, Any] = {}
     if compiled is not None:  # the access model on the compiled PTX; the source model stays the fallback
         mark("compiled model")
-        from cudalens.pipeline.compiled_access import compiled_access, sass_shared_widths
+        from cudalens.evidence.compiled_access import compiled_access, sass_shared_widths
 
         flags = tuple(build.nvcc_flags(str(path))) if build is not None else ()
         evals, access_notes = compiled_access(str(path), model, cc, compiler_defines(model, defines), flags,
@@ -108,7 +110,7 @@ def _findings_under(block: Any, path: str | Path, parsed: Any, defines: dict[str
     model = dataclasses.replace(model, kernels=tuple(assumed_kernels_under(model, block)))
     evals: dict[str, Any] = {}
     if compiled is not None:
-        from cudalens.pipeline.compiled_access import compiled_access, sass_shared_widths
+        from cudalens.evidence.compiled_access import compiled_access, sass_shared_widths
 
         flags = tuple(build.nvcc_flags(str(path))) if build is not None else ()
         evals, _notes = compiled_access(str(path), model, cc, compiler_defines(model, defines), flags,

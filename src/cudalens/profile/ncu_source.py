@@ -79,6 +79,9 @@ def parse_source_csv(text: str) -> tuple[SassRow, ...]:
         if not row or (row[0].startswith("#") and len(row) == 1):
             continue
         head = row[0].strip()
+        if "Block Size" in row and "Grid Size" in row and "Metric Name" in row:  # a details page (ncu_launch)
+            kernel = header = line = None
+            continue
         if head in ("Kernel Name", "Function Name") and len(row) >= 2:
             kernel, header, line = row[1], None, None
             continue
@@ -125,6 +128,16 @@ def sass_class(row: SassRow) -> tuple[str, str] | None:
     return None
 
 
+def _atomic_space(row: SassRow) -> str:
+    """The space (shared, global) of an atomic or reduction SASS instruction; "" for others."""
+    op = row.opcode.split(".")[0]
+    if op == "ATOMS":
+        return "shared"
+    if op in ("ATOMG", "RED", "REDG") or (op == "ATOM" and row.space == "Global"):
+        return "global"
+    return "shared" if op == "ATOM" and row.space == "Shared" else ""
+
+
 @dataclass(frozen=True)
 class LineCounter:
     kernel: str
@@ -140,12 +153,15 @@ class LineCounter:
     threads: float | None
     predicated: bool = False  # some SASS instruction of the class on the line carries a predicate (@P)
     sectors_per_ideal: float | None = None  # global: sectors over ideal sectors (ratio of sums)
+    atomic: bool = False  # the line also holds an atomic of the space (ptxas may expand one into a load + CAS loop)
 
 
 def line_counters(rows: Iterable[SassRow]) -> dict[tuple[str, str, int, str, str], LineCounter]:
     """Per (kernel, file, line, space, op): the line's memory instructions' counters summed."""
     acc: dict[tuple[str, str, int, str, str], dict[str, Any]] = {}
     seen: set[tuple[str, str]] = set()
+    rows = tuple(rows)
+    atomics = {(r.kernel, r.file or "", r.line, _atomic_space(r)) for r in rows if _atomic_space(r)}
     for r in rows:
         cls = sass_class(r)
         if cls is None or r.line is None or (r.kernel, r.address) in seen:
@@ -169,7 +185,8 @@ def line_counters(rows: Iterable[SassRow]) -> dict[tuple[str, str, int, str, str
                                ideal_sectors_per_request=round(a["ideal"] / ex, 4) if ex and glob else None,
                                nway=round(a["nway"] / ex, 4) if ex and not glob else None,
                                threads=round(a["thr"] / ex, 3) if ex else None, predicated=a["pred"],
-                               sectors_per_ideal=round(a["sec"] / a["ideal"], 4) if glob and a["ideal"] else None)
+                               sectors_per_ideal=round(a["sec"] / a["ideal"], 4) if glob and a["ideal"] else None,
+                               atomic=key[:4] in atomics)
     return out
 
 
@@ -248,7 +265,7 @@ def _combine(cands: list[Any]) -> Any:
 
 
 def _placed_here(by_key: Mapping[tuple[str, int, str, str], Any], has_sass: set, missing: set, file: str, line: int,
-                 space: str, op: str, unit: str) -> tuple[Any, str]:
+                 space: str, op: str, unit: str, spread: Iterable[Any] = ()) -> tuple[Any, str]:
     """The prediction to compare with a measured line that has no PTX instruction of its class, and
     how it was found. Its SASS comes from PTX accesses of the class that have no SASS of the class on
     their own line (or no line at all: ``.loc`` line 0), which ptxas placed elsewhere:
@@ -257,7 +274,8 @@ def _placed_here(by_key: Mapping[tuple[str, int, str, str], Any], has_sass: set,
     2. else the unplaced accesses no other such line calls: combined when this is the only measured
        line of the class without PTX, else their figure when they all give the same one;
     3. else, where inlined helper lines called from here have SASS of their own and ptxas placed
-       only part of them here, the range of their instructions' figures (:func:`_part_placed`).
+       only part of them here, the range of their instructions' figures (:func:`_part_placed`;
+       ``spread``: helper lines inlined at several calls, used only there, per call).
     """
     orphans = {key: p for key, p in by_key.items() if key[2:] == (space, op) and key not in has_sass}
     sited = [p for p in orphans.values() if (file, line) in getattr(p, "call_sites", ())]
@@ -266,34 +284,49 @@ def _placed_here(by_key: Mapping[tuple[str, int, str, str], Any], has_sass: set,
     same = {(f, ln) for (f, ln, s, o) in missing if (s, o) == (space, op)}
     free = [p for p in orphans.values() if not any(site in same for site in getattr(p, "call_sites", ()))]
     if not free:
-        return _part_placed(by_key, file, line, space, op)
+        return _part_placed(by_key, file, line, space, op, spread)
     where = ", ".join(f"{Path(p.file).name}:{p.line}" for p in free[:4]) + (" ..." if len(free) > 4 else "")
     if len(same) == 1:
         return _combine(free), f"ptxas placed here the SASS of the PTX at {where}: "
     if len({_compared(p, unit) for p in free}) == 1:
         return free[0], f"ptxas placed here SASS of the PTX at {where}, which all give this figure: "
-    return _part_placed(by_key, file, line, space, op)
+    return _part_placed(by_key, file, line, space, op, spread)
 
 
 def _part_placed(by_key: Mapping[tuple[str, int, str, str], Any], file: str, line: int, space: str,
-                 op: str) -> tuple[Any, str]:
+                 op: str, spread: Iterable[Any] = ()) -> tuple[Any, str]:
     """An inlined helper whose lines have SASS of their own, and part of it placed at this call:
     the range between the lowest and the highest figure of one of its instructions called from
-    here (the measured line averages some of them); when the helper's figure is null, its reason."""
-    cands = [(p, b) for (f, ln, s, o), p in by_key.items() if (s, o) == (space, op)
+    here (the measured line averages some of them), widened by the helper's own range where that is
+    data-dependent; when the helper's figure is null, or varies with the parameters (the instructions'
+    figures are one trial's), its reason."""
+    preds = [*by_key.items(), *(((p.file, p.line, *p.quantity.split()[:2]), p) for p in spread)]
+    cands = [(p, b) for (f, ln, s, o), p in preds if (s, o) == (space, op)
              for b in getattr(p, "site_bounds", ()) if (b[0], b[1]) == (file, line)]
     if not cands:
         return None, ""
     nulls = [p for p, _b in cands if p.value is None and p.low is None]
     if nulls:  # what the helper's figure depends on, the part placed here depends on too
         return _combine(nulls), f"ptxas placed part of the inlined code of {Path(nulls[0].file).name}:{nulls[0].line} here: "
+    varying = [p for p, _b in cands if p.value is None and p.reason.startswith("varies with parameters")]
+    if varying:  # the instructions' figures are those of one trial, not of the launch measured
+        v = varying[0]
+        return replace(v, value=None, low=None, high=None, nway=None, nway_low=None, nway_high=None,
+                       nway_predicated=None, reason=f"ptxas placed part of the inlined code of {Path(v.file).name}:"
+                       f"{v.line} here, whose figure varies with parameters nobody gave: not established"), ""
     lo, hi = min(b[2] for _p, b in cands), max(b[3] for _p, b in cands)
-    ways = [b for _p, b in cands if b[4] is not None]
+    ways = [(b[4], b[5]) for _p, b in cands if b[4] is not None]
+    ranged = {id(p): p for p, _b in cands if p.value is None}.values()  # a data-dependent helper figure:
+    for p in ranged:  # the part placed here may lie anywhere in its range too
+        lo, hi = min(lo, p.low), max(hi, p.high)
+        ways += [(p.nway_low, p.nway_high)] if getattr(p, "nway_low", None) is not None else []
     where = ", ".join(sorted({f"{Path(p.file).name}:{p.line}" for p, _b in cands}))
     reason = (f"ptxas placed part of the inlined code of {where} here: the figure lies between those "
-              f"instructions' figures")
-    return replace(cands[0][0], value=None, low=lo, high=hi, nway=None,
-                   nway_low=min((b[4] for b in ways), default=None), nway_high=max((b[5] for b in ways), default=None),
+              f"instructions' figures" + (" and their data-dependent ranges" if ranged else ""))
+    several = {id(p) for p in spread} & {id(p) for p, _b in cands}  # its ideal averages all its calls
+    return replace(cands[0][0], value=None, low=lo, high=hi, nway=None, nway_predicated=None,
+                   ideal=None if several else cands[0][0].ideal,
+                   nway_low=min((w[0] for w in ways), default=None), nway_high=max((w[1] for w in ways), default=None),
                    reason=reason), ""
 
 
@@ -321,14 +354,16 @@ def _compared(p: Any, unit: str, predicated: bool = False) -> tuple[float | None
 
 
 def check_lines(predictions: Iterable[Any], counters: Mapping[tuple[str, str, int, str, str], LineCounter],
-                kernel: str, files: Iterable[str] | None = None) -> list[LineCheck]:
+                kernel: str, files: Iterable[str] | None = None, spread: Iterable[Any] = ()) -> list[LineCheck]:
     """Every measured (line, space, op) of ``kernel`` next to the model's prediction for it.
 
     ``predictions``: :class:`cudalens.access.ptx_eval.LinePrediction` records of the kernel. A
     measured line without a prediction is reported with ``predicted=None`` and the reason. ``files``:
     the source files of the kernel's translation unit (kernels of the same name in other units are
-    left out).
+    left out). ``spread``: predictions of helper lines inlined at several calls, whose figure stands
+    for no one call: used only for the part of one call that ptxas placed at the call's line.
     """
+    spread = tuple(spread)
     wanted = set(files) if files is not None else None
     by_key: dict[tuple[str, int, str, str], Any] = {}
     for p in predictions:
@@ -350,7 +385,12 @@ def check_lines(predictions: Iterable[Any], counters: Mapping[tuple[str, str, in
             continue
         note = ""
         if p is None:
-            p, note = _placed_here(by_key, has_sass, missing, file, line, space, op, unit)
+            p, note = _placed_here(by_key, has_sass, missing, file, line, space, op, unit, spread)
+        if p is None and c.atomic and op == "load":
+            out.append(LineCheck(k, file, line, q, None, meas, None, "", "not a data dependence: ptxas expanded an atomic "
+                                 "on this line into a load and a compare-and-swap loop; the model does not evaluate "
+                                 "atomics", c.executed))
+            continue
         if p is None:
             out.append(LineCheck(k, file, line, q, None, meas, None, "", "not a data dependence: no PTX instruction of "
                                  "this class on this line of the kernel (ptxas placed SASS here that the PTX has "
@@ -363,8 +403,10 @@ def check_lines(predictions: Iterable[Any], counters: Mapping[tuple[str, str, in
             out.append(LineCheck(k, file, line, q, None, meas, ok, p.layer, note + p.reason, c.executed, low, high))
             continue
         if pred is None:
-            out.append(LineCheck(k, file, line, q, None, meas, None, p.layer, note + (p.reason or "not established"),
-                                 c.executed))
+            why = p.reason or "not established"
+            if unit == "sectors/ideal" and not p.ideal and p.low is not None:  # a part of a helper of several calls
+                why = f"no ratio to the ideal sectors of this call's instructions ({why}, per request)"
+            out.append(LineCheck(k, file, line, q, None, meas, None, p.layer, note + why, c.executed))
             continue
         out.append(LineCheck(k, file, line, q, pred, meas, agrees(pred, meas), p.layer, note.rstrip(": "), c.executed))
     return out

@@ -174,16 +174,19 @@ class BuildContext:
 
 def build_context(paths: Iterable[str | Path] = (), *, include_dirs: Iterable[str] = (), defines: Iterable[str] = (),
                   nvcc_flags: Iterable[str] = (), compile_commands: str | None = None,
-                  use_config: bool = True, trust_flags: bool = False, project: Any = None) -> BuildContext:
+                  use_config: bool = True, trust_flags: bool = False, project: Any = None,
+                  config: Config | None = None) -> BuildContext:
     """The context for analysing ``paths``: the configuration found from the first of them, then
     the compile commands, then the command line's values. Flags from the configuration, the
     command line and the options files they name go through the allow-list of
     :mod:`cudalens.project.flags` (InputError naming their source), unless ``trust_flags``;
-    compile_commands entries are checked when their file is compiled."""
+    compile_commands entries are checked when their file is compiled. ``config``: the configuration
+    when the caller loaded it already (read once per run)."""
     from cudalens.project.flags import check_flags
 
     first = next(iter(paths), ".")
-    config = find_config(first) if use_config else Config()
+    if config is None:
+        config = find_config(first) if use_config else Config()
     dirs = [*config.include_dirs()]
     for d in include_dirs:
         if not os.path.isdir(d):

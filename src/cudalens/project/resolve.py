@@ -1,9 +1,14 @@
 """The one launch resolution: every launch site of the project joined to its kernel across files,
 and the launch each kernel is evaluated under (:meth:`LaunchTable.resolve`).
 
-Representative launch (the rule, said in the notes when a kernel has several): the first site
-whose block is known and fits a block (at most 1024 threads), the kernel's own file first, then the
-other files in path order, each by line. Each scalar or template parameter takes the first value a
+Distinct launches (:meth:`LaunchTable.distinct`): a site inside host loops gives one launch per
+iteration (a loop over ``block_sizes[]``, a counted loop, a loop stepping values in its update
+clause), and a site in a wrapper one per distinct tuple of values its callers pass, up the chain
+to ``main`` (cudalens.project.chains), in program order (calls under an ``if`` on the command line
+after the others). Representative launch (the rule, said in the notes when a kernel has several):
+the first launch whose block is known and fits a block (at most 1024 threads), the kernel's own
+file first, then the other files in path order, each by line (a sweep's first size: what a
+profiler's first launch measures). Each scalar or template parameter takes the first value a
 site passes, in the same order; sites that pass another value are named. A kernel with no site is
 evaluated under the plausible blocks of :data:`PLAUSIBLE_BLOCKS` (``origin="assumed"``; the first gives
 its figures, and pipeline.plausible keeps the findings that hold under each). ``--block`` (for all kernels, or for one:
@@ -96,6 +101,13 @@ class LaunchTable:
     # (kernel name, real path of its definition) -> its launch sites
     sites: Mapping[tuple[str, str], tuple[ResolvedLaunch, ...]] = field(default_factory=lambda: MappingProxyType({}))
     root: str | None = None
+    # why the table holds one file's launches, not the project's (its resolution stopped at a limit):
+    # every launch it resolves carries this line in its notes
+    partial: str | None = None
+
+    def own_file(self, model: SourceModel) -> LaunchTable:
+        """For a partial table: the launches in ``model``'s own file, still saying why."""
+        return dataclasses.replace(resolve_models([model], self.root), partial=self.partial)
 
     def _site_file(self, r: ResolvedLaunch) -> str:
         path = (r.site or "").rsplit(":", 1)[0]
@@ -121,22 +133,51 @@ class LaunchTable:
             blk = chosen.block if chosen.block is not None and 0 < _threads(chosen.block) <= MAX_BLOCK_THREADS else None
             if blk is None:
                 notes.append(f"block at {chosen.site} not derivable ({_threads(DEFAULT_BLOCK)} threads assumed)")
-            others = sorted({f"{s.block} at {s.site}" for s in sites if s.block not in (None, chosen.block)})
+            others: dict[str, list[str]] = {}
+            for s in sites:
+                if s.block not in (None, chosen.block) and str(s.block) not in others.get(s.site or "?", []):
+                    others.setdefault(s.site or "?", []).append(str(s.block))
             if others:
-                notes.append("also launched with block " + "; ".join(others[:4]) +
-                             " (evaluated under the first launch whose block is known)")
+                notes.append("also launched with block " + "; ".join(
+                    f"{', '.join(b)} at {site}" for site, b in list(others.items())[:4]) +
+                    " (evaluated under the first launch whose block is known)")
             params, pnotes = self._params(kernel, chosen, sites)
             launch = ResolvedLaunch(kernel.name, "launch", chosen.site, blk or DEFAULT_BLOCK, chosen.grid,
                                     chosen.dynamic_smem, params, chosen.template_args, None, chosen.via,
                                     (*chosen.notes, *notes, *pnotes))
         own = user_block(block, kernel.name)
-        given = {n: v for n, v in kernel_defines(defines or {}, kernel.name).items()
-                 if isinstance(v, (int, float)) and (n in kernel.template_params or
-                                                     any(p.name == n and not p.is_pointer for p in kernel.params))}
+        given = self._given(kernel, defines)
         params = tuple((n, v) for n, v in launch.params if n not in given) + tuple(given.items())
         return ResolvedLaunch(kernel.name, "user" if own is not None else launch.origin, launch.site,
                               own or launch.block, launch.grid, launch.dynamic_smem, params, launch.template_args,
-                              launch.assumption if own is None else None, launch.via, launch.notes)
+                              launch.assumption if own is None else None, launch.via,
+                              (*launch.notes, *((self.partial,) if self.partial else ())))
+
+    def distinct(self, kernel: Kernel, block: UserBlock = None,
+                 defines: Mapping[str, Any] | None = None) -> tuple[ResolvedLaunch, ...]:
+        """Every distinct launch of ``kernel`` (block, grid, shared bytes, values passed): the
+        representative (:meth:`resolve`) first, then each other site's launch whose block is known,
+        in the order of :meth:`launches` (a site in a loop over block sizes gives one per size).
+        Only the representative where ``--block`` names the block or no launch was found."""
+        first = self.resolve(kernel, block, defines)
+        if first.origin != "launch":
+            return (first,)
+        given = self._given(kernel, defines)
+        out = {_key(first): first}
+        for s in self.launches(kernel):
+            if s.block is None or not 0 < _threads(s.block) <= MAX_BLOCK_THREADS:
+                continue
+            params = tuple((n, v) for n, v in s.params if n not in given) + tuple(given.items())
+            r = dataclasses.replace(s, params=params)
+            out.setdefault(_key(r), r)
+        return tuple(out.values())
+
+    @staticmethod
+    def _given(kernel: Kernel, defines: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The ``--define`` values of ``kernel``'s scalar and template parameters."""
+        return {n: v for n, v in kernel_defines(defines or {}, kernel.name).items()
+                if isinstance(v, (int, float)) and (n in kernel.template_params or
+                                                    any(p.name == n and not p.is_pointer for p in kernel.params))}
 
     def _params(self, kernel: Kernel, chosen: ResolvedLaunch,
                 sites: tuple[ResolvedLaunch, ...]) -> tuple[tuple[tuple[str, Any], ...], list[str]]:
@@ -153,12 +194,22 @@ class LaunchTable:
             out.append((name, v))
             shown = f"{v.lo:g} ({v.condition})" if isinstance(v, ValueRange) else f"{v:g}"
             note = f"{name} = {shown} as passed by the launch at {_where(site)}"
-            differ = [_where(s) for s, w in passed if w != v]
+            differ: dict[str, list[str]] = {}
+            for s, w in passed:
+                if w != v:
+                    text = "an underivable value" if w is None else f"{number(w):g}"
+                    if text not in differ.setdefault(_where(s), []):
+                        differ[_where(s)].append(text)
             if differ:
-                note += (f"; the launch{'es' if len(differ) > 1 else ''} at {', '.join(differ)} "
-                         f"pass{'' if len(differ) > 1 else 'es'} another or an underivable value (not modelled)")
+                note += "; " + "; ".join(f"the launch at {where} {'also ' if where == _where(site) else ''}passes "
+                                         f"{', '.join(vals)}" for where, vals in differ.items()) + \
+                    " (the first is evaluated)"
             notes.append(note)
         return tuple(out), notes
+
+
+def _key(r: ResolvedLaunch) -> tuple[Any, ...]:
+    return (r.block, r.grid, r.dynamic_smem, tuple(sorted(r.params, key=lambda p: p[0])))
 
 
 def _where(site: str | None) -> str:
@@ -179,11 +230,14 @@ def _closure(start: str, includes: Mapping[str, tuple[str, ...]]) -> set[str]:
 
 def _visible(site_file: str, name: str, defs: list[Kernel], includes: Mapping[str, tuple[str, ...]]) -> list[Kernel]:
     """The definitions of kernel ``name`` a launch in ``site_file`` can mean: the only one, else
-    those in the same file, in a file it includes, in a file that shares with it a header declaring
-    the kernel, or (separate compilation) in its folder."""
+    those in the same file or in a file it includes, else those in a file that shares with it a
+    header declaring the kernel, or (separate compilation) in its folder."""
     if len(defs) == 1:
         return defs
     mine = _closure(site_file, includes)
+    own = [k for k in defs if os.path.realpath(k.file) == site_file or os.path.realpath(k.file) in mine]
+    if own:  # the unit's own definition (or one it includes) is the one its launch means
+        return own
     out = []
     for k in defs:
         d = os.path.realpath(k.file)
@@ -198,21 +252,15 @@ def resolve_models(models: Iterable[SourceModel], root: str | None = None,
                    includes: Mapping[str, tuple[str, ...]] | None = None) -> LaunchTable:
     """The table of every launch in ``models`` of every kernel they define, each site joined to the
     definitions visible from its file (:func:`_visible`; ``includes``: the project's include graph)."""
-    from cudalens.project.sites import call_values, launchers, model_sites
+    from cudalens.project.sites import model_sites
 
     models = list(models)
     defs: dict[str, list[Kernel]] = {}
     for m in models:
         for k in m.kernels:
             defs.setdefault(k.name, []).append(k)
-    wrappers: dict[str, tuple[str, ...]] = {}
-    callers: dict[str, list[tuple[Any, ...]]] = {}
-    try:  # host functions that launch, and the values their callers pass them
-        for m in models:
-            wrappers.update({n: p for n, p in launchers(m).items() if n and n != "main"})
-        for m in models if wrappers else ():
-            for n, calls in call_values(m, wrappers).items():
-                callers.setdefault(n, []).extend(calls)
+    try:  # host functions that launch (directly or through other wrappers), and the values their callers pass
+        callers = _callers(models)
     except Exception:  # noqa: BLE001 - without callers a wrapper's parameters stay unknown
         callers = {}
     sites: dict[tuple[str, str], list[ResolvedLaunch]] = {}
@@ -222,21 +270,73 @@ def resolve_models(models: Iterable[SourceModel], root: str | None = None,
             found = model_sites(m, {n: ks[0] for n, ks in defs.items()}, root, callers)
         except Exception:  # noqa: BLE001 - one unreadable file keeps the others' launches
             continue
+        memo: dict[tuple[str, str], list[ResolvedLaunch]] = {}
         for r in found:
             for k in _visible(here, r.kernel, defs[r.kernel], includes or {}):
-                mine = r if k is defs[r.kernel][0] else _rebind(r, k, m)
+                mine = r if k is defs[r.kernel][0] else _rebind(r, k, m, root, callers, memo)
                 if mine is not None:
                     sites.setdefault((r.kernel, os.path.realpath(k.file)), []).append(mine)
     return LaunchTable(MappingProxyType({k: tuple(v) for k, v in sites.items()}), root)
 
 
-def _rebind(r: ResolvedLaunch, k: Kernel, m: SourceModel) -> ResolvedLaunch | None:
-    """``r`` for another definition of the same name (its own parameter names)."""
+#: wrapper levels followed from a launch up to the calls that give its values (main -> dispatch -> launcher)
+WRAPPER_DEPTH = 4
+
+
+def _callers(models: list[SourceModel]) -> dict[tuple[str, str], list[tuple[tuple[Any, ...], bool]]]:
+    """Per host function (its file's path, its name) that launches a kernel, directly or by calling such a function (``main``
+    calls ``softmax_forward(k, ..., block_size)``, which calls ``softmax_forward1(..., block_size)``,
+    which launches): the argument tuples its calls pass, each calling function evaluated once per
+    tuple its own callers pass (:func:`cudalens.project.sites.call_values`), to :data:`WRAPPER_DEPTH`
+    levels."""
+    from cudalens.project.chains import call_values, host_calls, ordered
+
+    calls = [host_calls(m) for m in models]
+    wrappers = {n: p for c in calls for n, (p, _called, launches) in c.items() if launches and n and n != "main"}
+    if not wrappers:
+        return {}
+    for _ in range(WRAPPER_DEPTH):
+        grew = {n: p for c in calls for n, (p, called, _l) in c.items()
+                if n and n != "main" and n not in wrappers and called & wrappers.keys()}
+        if not grew:
+            break
+        wrappers.update(grew)
+    # one round gives every call's values; more only where a wrapper calls a wrapper (its seeds change)
+    nested = any(n in wrappers and called & wrappers.keys() for c in calls for n, (_p, called, _l) in c.items())
+    # a call in a file that defines the function means that one; else every other definition
+    defined: dict[str, list[str]] = {}
+    for m, c in zip(models, calls):
+        for n in c:
+            defined.setdefault(n, []).append(m.path)
+    callers: dict[tuple[str, str], list[tuple[tuple[Any, ...], bool]]] = {}
+    for _ in range(WRAPPER_DEPTH):
+        new: dict[tuple[str, str], list[tuple[tuple[Any, ...], bool]]] = {}
+        for m, c in zip(models, calls):
+            for n, got in call_values(m, wrappers, callers).items():
+                for target in ([m.path] if n in c else defined.get(n, [])):
+                    new.setdefault((target, n), []).extend(got)
+        new = {n: ordered(v) for n, v in new.items()}
+        if new == callers:
+            break
+        callers = new
+        if not nested:
+            break
+    return callers
+
+
+def _rebind(r: ResolvedLaunch, k: Kernel, m: SourceModel, root: str | None, callers: Any,
+            memo: dict[tuple[str, str], list[ResolvedLaunch]]) -> ResolvedLaunch | None:
+    """``r`` for another definition of the same name (its own parameter names), with the same
+    block and grid (a site in a loop has one launch per iteration); ``memo``: the sites of ``m``
+    for ``k`` alone, by (kernel, file), kept by the caller for the model's other launches."""
     from cudalens.project.sites import model_sites
 
-    for other in model_sites(m, {k.name: k}, None):
-        if other.site and r.site and other.site.rsplit(":", 1)[1] == r.site.rsplit(":", 1)[1]:
-            return dataclasses.replace(other, site=r.site)
+    key = (k.name, k.file)
+    if key not in memo:
+        memo[key] = model_sites(m, {k.name: k}, root, callers)
+    for other in memo[key]:
+        if other.site == r.site and (other.block, other.grid) == (r.block, r.grid):
+            return other
     return None
 
 
@@ -259,7 +359,7 @@ def resolve_project(project: Any, build: Any = None, extra: Iterable[str] = ()) 
     """The launch table of ``project`` (a :class:`cudalens.project.tree.Project`) for the analysed
     files ``extra`` (every project file when none is given): every file whose launches can reach
     them (:func:`_relevant`) parsed with the macros its build and its headers give it."""
-    from cudalens.project.sites import launchers
+    from cudalens.project.chains import host_calls
     from cudalens.source.parse import parse_file
 
     models = []
@@ -281,7 +381,8 @@ def resolve_project(project: Any, build: Any = None, extra: Iterable[str] = ()) 
             later.append(f)  # (the files relevant to analysed ones are all read: they may call a launching wrapper)
             continue
         parse(f)
-    names = {n for m in models for n in launchers(m) if n and n != "main"} if later else set()
+    names = {n for m in models for n, (_p, _c, launches) in host_calls(m).items()
+             if launches and n and n != "main"} if later else set()
     for f in later:  # files without a kernel or a launch that call a launching wrapper
         if names and any(n in source_text(f) for n in names):
             parse(f)

@@ -19,13 +19,13 @@ become a :class:`~cudalens.project.launches.ValueRange` with the condition.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from cudalens.project.launches import Dim3, ResolvedLaunch, ValueRange
 from cudalens.source import syntax as syn
-from cudalens.source.host import HostEnv
 from cudalens.source.model import Kernel, SourceModel
 
 _LAUNCH_APIS = {"cudaLaunchKernel": "cudaLaunchKernel", "cudaLaunchCooperativeKernel": "cudaLaunchCooperativeKernel",
@@ -56,9 +56,8 @@ def _scope(model: SourceModel) -> Any:
     return FileScope.build(root, dict(model.defines), list(_functions(root))), list(_functions(root))
 
 
-#: host function -> the values each call passes, by position, then its explicit template arguments
-#: (a number, or the text of a type whose size is known: ``reduce<float>(...)`` gives ``("float",)``)
-Callers = Mapping[str, list[tuple[tuple[Any, ...], tuple[Any, ...]]]]
+# (file, host function) -> the values each call passes, by position, and whether the call is optional
+Callers = Mapping[tuple[str, str], list[tuple[tuple[Any, ...], bool]]]
 _MAYBE = ("<<", "cudaLaunch", "cuLaunchKernel", ".func")
 
 
@@ -86,112 +85,38 @@ def _is_site(n: Any) -> bool:
     return False
 
 
-def launchers(model: SourceModel) -> dict[str, tuple[str, ...]]:
-    """Host functions of ``model`` that launch a kernel: name -> their parameter names (a
-    wrapper ``run_pick(..., int fields)`` whose callers give the values its launch passes on)."""
-    from cudalens.source.declarations import params
-
-    if model.tree is None or not any(m in model.text for m in _MAYBE):
-        return {}
-    out = {}
-    for fn, body in _host_bodies(model):
-        if any(_is_site(c) for c in _iter(body)):
-            out[syn.function_name(fn) or ""] = tuple(p.name for p in params(fn))
-    return out
-
-
-def call_values(model: SourceModel, wanted: Mapping[str, tuple[str, ...]]) -> dict[str, list[tuple[tuple[Any, ...], tuple[Any, ...]]]]:
-    """The values each call in ``model``'s host code of a function in ``wanted`` passes (arguments,
-    explicit template arguments)."""
-    if model.tree is None or not any(name in model.text for name in wanted):
-        return {}
-    scope, functions = _scope(model)
-    out: dict[str, list[tuple[tuple[Any, ...], tuple[Any, ...]]]] = {}
-    for fn, quals, _t, _tp in functions:
-        body = fn.child_by_field_name("body")
-        if body is None or "__global__" in quals:
-            continue
-        env = None
-        for call in _iter(body):
-            if call.type == "call_expression" and not syn.is_launch(call) and syn.call_name(call) in wanted:
-                env = env or HostEnv(scope, body)
-                out.setdefault(syn.call_name(call), []).append(
-                    (tuple(_scalar(env, a, _line(call)) for a in _args(call)), _template_values(env, call)))
-    return out
-
-
-def _template_values(env: Any, call: Any) -> tuple[Any, ...]:
-    """The explicit template arguments of ``call`` (``f<float, 4>(...)``): a number, the text of a
-    type whose size is known, else None."""
-    from cudalens.source.types import element_bytes
-
-    fn = call.child_by_field_name("function")
-    while fn is not None and fn.type == "qualified_identifier":
-        fn = fn.child_by_field_name("name")
-    targs = fn.child_by_field_name("arguments") if fn is not None and fn.type == "template_function" else None
-    out: list[Any] = []
-    for item in targs.named_children if targs is not None else ():
-        if item.type == "comment":
-            continue
-        v = _scalar(env, item, _line(call))
-        out.append(v if v is not None else _text(item).strip() if element_bytes(_text(item)) is not None else None)
-    return tuple(out)
-
-
-def _seed(env: Any, names: tuple[str, ...], tparams: tuple[str, ...],
-          calls: list[tuple[tuple[Any, ...], tuple[Any, ...]]]) -> None:
-    """Seed ``env`` with the first known value the ``calls`` pass each parameter (``names``) and
-    template parameter (``tparams``; a type argument gives ``sizeof(T)``)."""
-    from cudalens.source.types import element_bytes
-
-    values: dict[str, int | float] = {}
-    inputs: dict[str, str] = {}
-    for which, pnames in ((0, names), (1, tparams)):
-        for i, name in enumerate(pnames):
-            known = [c[which][i] for c in calls if i < len(c[which]) and c[which][i] is not None]
-            if not (name and known):
-                continue
-            v = known[0]
-            if isinstance(v, str):
-                size = element_bytes(v)
-                if size is not None:
-                    values[f"sizeof({name})"] = size
-                continue
-            values[name] = v.lo if isinstance(v, ValueRange) else v
-            if isinstance(v, ValueRange):
-                inputs[name] = v.condition.split(";")[0].removeprefix("from ")
-    if values:
-        env.seed(values, inputs)
-
-
 def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | None = None,
                 callers: Callers | None = None) -> list[ResolvedLaunch]:
     """Every launch in ``model``'s host code of a kernel among ``kernels`` (by name), resolved;
     ``callers``: the values the calls of each launching host function pass (:func:`call_values`),
     which its parameters take."""
-    from cudalens.source.declarations import params, template_params
+    from cudalens.project.chains import _envs, _iterations, _optional, _template_params
+    from cudalens.source.declarations import params
 
     if model.tree is None or not kernels or not any(m in model.text for m in _MAYBE):
         return []
     scope, _functions = _scope(model)
     where = os.path.relpath(model.path, root) if root and os.path.isabs(model.path) else model.path
-    out: dict[tuple[str, str | None], ResolvedLaunch] = {}
+    out: dict[tuple[Any, ...], ResolvedLaunch] = {}
+    later: dict[tuple[Any, ...], ResolvedLaunch] = {}  # launches a run with the program's defaults skips
     for fn, body in _host_bodies(model):
-        env = None
-        for node in _iter(body):
-            if not _is_site(node):
-                continue
-            if env is None:
-                env = HostEnv(scope, body)
-                name_ = syn.function_name(fn) or ""
-                if callers and callers.get(name_):
-                    tparams = template_params(fn.parent) if fn.parent is not None and \
-                        fn.parent.type == "template_declaration" else ()
-                    _seed(env, tuple(p.name for p in params(fn)), tparams, callers[name_])
-            api = syn.call_name(node) if node.type == "call_expression" else ".func"
-            for r in _site(node, api, env, model, kernels, f"{where}:{_line(node)}"):
-                out.setdefault((r.kernel, r.site), r)  # a member of a local class is walked twice
-    return list(out.values())
+        nodes = [n for n in _iter(body) if _is_site(n)]
+        if not nodes:
+            continue
+        name_ = syn.function_name(fn) or ""
+        for env, optional in _envs(scope, body, tuple(p.name for p in params(fn)),
+                                   (callers or {}).get((model.path, name_)), _template_params(fn)):
+            for node in nodes:
+                api = syn.call_name(node) if node.type == "call_expression" else ".func"
+                opt = optional or _optional(node, env)
+                for e, note in _iterations(env, node):
+                    for r in _site(node, api, e, model, kernels, f"{where}:{_line(node)}"):
+                        if note:
+                            r = dataclasses.replace(r, notes=(*r.notes, note))
+                        # a member of a local class is walked twice; one site, one entry per distinct launch
+                        (later if opt else out).setdefault((r.kernel, r.site, r.block, r.grid, r.dynamic_smem,
+                                                            r.params), r)
+    return [*out.values(), *(r for k, r in later.items() if k not in out)]
 
 
 def _targets(node: Any, model: SourceModel, kernels: Mapping[str, Kernel]) -> tuple[list[tuple[str, Any]], str]:

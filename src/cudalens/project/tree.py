@@ -10,7 +10,8 @@ be one program: the analysed file's own folder is used instead.
 Build flags (:func:`build_flags`): a compilation database found automatically
 (``compile_commands.json`` or ``build/compile_commands.json`` under the root, or ``-p DIR`` as
 clang-tidy has it); otherwise the ``-D``, ``-I`` and ``-arch`` values written in the root's
-Makefile or CMakeLists.txt, with make/CMake variables substituted where they are set to plain text
+Makefile (in the recipes of the target make builds by default: :mod:`cudalens.project.makefile`)
+or CMakeLists.txt, with make/CMake variables substituted where they are set to plain text
 (``BLOCK_SIZE ?= 16`` ... ``-DBLOCK_SIZE=$(BLOCK_SIZE)``). Neither make nor cmake is ever run.
 """
 
@@ -24,7 +25,8 @@ from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 
-from cudalens.errors import InputError
+from cudalens.project.makefile import default_build_text, substitute
+from cudalens.source.parse import source_text  # noqa: F401 - the guarded reader, re-exported here
 
 SOURCE_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c")
 HEADER_SUFFIXES = (".cuh", ".h", ".hpp", ".hh", ".hxx", ".inl", ".inc")
@@ -128,19 +130,6 @@ def _walk(folder: Path):
                 yield os.path.join(dirpath, f)
 
 
-def source_text(path: str | Path) -> str:
-    """The text of a regular source file of at most the size limit; "" for anything else (a FIFO
-    or device named like a source would block the whole project's resolution)."""
-    from cudalens.source.parse import read_source, source_problem
-
-    if source_problem(path) is not None:
-        return ""
-    try:
-        return read_source(Path(path)).decode("utf-8", errors="replace")
-    except (OSError, InputError):
-        return ""
-
-
 def by_name(files: list[str] | tuple[str, ...]) -> dict[str, list[str]]:
     """``files`` indexed by base name (for :func:`repo_header`)."""
     out: dict[str, list[str]] = {}
@@ -208,33 +197,21 @@ def build_flags(root: str | Path, build_dir: str | None = None) -> BuildFlags:
     return BuildFlags()
 
 
-_MAKE_VAR = re.compile(r"^[ \t]*(?:export[ \t]+|override[ \t]+)?([A-Za-z_]\w*)[ \t]*[:?+]?=[ \t]*(.*?)[ \t]*$",
-                       re.MULTILINE)
 _CMAKE_SET = re.compile(r"\bset\s*\(\s*([A-Za-z_]\w*)\s+\"?([^\s\")]+)\"?[^)]*\)", re.IGNORECASE)
 _CMAKE_DEFS = re.compile(r"\b(?:add_compile_definitions|target_compile_definitions)\s*\(([^)]*)\)", re.IGNORECASE)
 _CMAKE_INCS = re.compile(r"\b(?:include_directories|target_include_directories)\s*\(([^)]*)\)", re.IGNORECASE)
 _CMAKE_ARCH = re.compile(r"CUDA_ARCHITECTURES\s+\"?(\d+)")
 
 
-def _substitute(text: str, variables: Mapping[str, str]) -> str:
-    for _ in range(4):  # nested variables, a few levels
-        new = re.sub(r"\$[({]([A-Za-z_]\w*)[)}]", lambda m: variables.get(m.group(1), m.group(0)), text)
-        if new == text:
-            break
-        text = new
-    return text
-
-
 def _from_build_text(text: str, root: Path, kind: str) -> BuildFlags:
-    text = re.sub(r"\\\r?\n", " ", re.sub(r"#[^\n]*", "", text))
-    variables: dict[str, str] = {}
-    if kind == "Makefile":
-        for m in _MAKE_VAR.finditer(text):
-            variables.setdefault(m.group(1), m.group(2))
+    if kind == "Makefile":  # the recipes of the target make builds by default
+        text = default_build_text(text)
     else:
+        text = re.sub(r"\\\r?\n", " ", re.sub(r"#[^\n]*", "", text))
+        variables: dict[str, str] = {}
         for m in _CMAKE_SET.finditer(text):
             variables.setdefault(m.group(1), m.group(2))
-    text = _substitute(text, variables)
+        text = substitute(text, variables)
     defines: list[str] = []
     incs: list[str] = []
     arch = None

@@ -83,12 +83,14 @@ def _uri(path: str, root: str) -> str:
 
 
 def to_sarif(findings: Iterable[Finding], rules: dict[str, Any], root: str | None = None,
-             failures: Iterable[Any] = ()) -> dict[str, Any]:
+             failures: Iterable[Any] = (), notes: Iterable[str] = ()) -> dict[str, Any]:
     """Build one SARIF log (a dict ready for json.dump) with one run of cudalens.
 
     ``root``: the directory URIs are relative to (default :func:`repository_root` of the working
     directory). ``failures``: files analysed source-only (``CompileFailure``), one ``warning``
-    result each at the compiler's first error (rule ``compile-error``)."""
+    result each at the compiler's first error (rule ``compile-error``). ``notes``: what limited the
+    analysis as a whole (the project's launch resolution stopped), one ``toolExecutionNotifications``
+    entry each."""
     from cudalens.triage import SourceLines, locate_column
     from cudalens.triage.baseline import fingerprint
 
@@ -132,6 +134,8 @@ def to_sarif(findings: Iterable[Finding], rules: dict[str, Any], root: str | Non
     failed = [_failure_result(f, root, len(used)) for f in failures]
     results += failed
     descriptors = [*(_rule_descriptor(r, rules.get(r)) for r in used), *([COMPILE_RULE] if failed else [])]
+    told = [{"level": "warning", "message": {"text": n}} for n in notes]
+    invocations = [{"executionSuccessful": True, "toolExecutionNotifications": told}] if told else []
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -147,6 +151,7 @@ def to_sarif(findings: Iterable[Finding], rules: dict[str, Any], root: str | Non
                 "originalUriBaseIds": {"%SRCROOT%": {"description": {
                     "text": "the repository root (or working directory) cudalens ran in"}}},
                 "results": results,
+                **({"invocations": invocations} if invocations else {}),
             }
         ],
     }

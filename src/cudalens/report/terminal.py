@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from cudalens.evidence.join import KernelRecord
 from cudalens.findings import Finding
-from cudalens.pipeline.join import KernelRecord
 from cudalens.textio import printable
 
 _COLORS = {"high": "bold red", "medium": "yellow", "medium-low": "cyan", "low": "blue", "info": "dim"}

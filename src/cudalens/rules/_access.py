@@ -26,7 +26,7 @@ def accesses(ctx: RuleContext, space: str) -> Iterator[tuple[Kernel, Access]]:
 
 def figures_layer(a: Access) -> Layer:
     """The layer that gave ``a``'s figures: the access model on the source, or on the compiled code
-    where the source model had none (the join fills those: pipeline.compiled_figures)."""
+    where the source model had none (the join fills those: evidence.compiled_figures)."""
     return Layer.MODEL if a.figures_from == "source" else Layer.COMPILED
 
 

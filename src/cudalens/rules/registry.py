@@ -71,6 +71,7 @@ class RuleSpec:
     one_per: tuple[str, ...] = ()  # keep one finding per kernel and value of these evidence facts
     kernel_wide: tuple[Check, ...] = ()  # detectors whose findings speak for their whole kernel
     requires: tuple[frozenset[str], ...] = ()  # per detector of ``checks``: the layers it reads
+    spoken_for_by: tuple[str, ...] = ()  # static items naming the same problem as a measured finding
 
     def check(self, ctx: RuleContext) -> list[Finding]:
         """Run every detector of this item, without resolving overlaps with other rules."""
@@ -87,7 +88,8 @@ def rule(id: str, *, name: str, layers: str, advisory: bool = False, impact: str
          measured: Measured | None = None, confirmed_by: Confirmation | None = None,
          verified_by: str | None = None, supersedes: tuple[str, ...] = (), carries_priority: bool = False,
          one_per: tuple[str, ...] = (), kernel_wide: bool = False,
-         requires: tuple[str, ...] = ("source",)) -> Callable[[Check], Check]:
+         requires: tuple[str, ...] = ("source",),
+         spoken_for_by: tuple[str, ...] = ()) -> Callable[[Check], Check]:
     """Register ``check`` as a detector of catalog item ``id`` (priority and section: the catalog's).
 
     One item may have several detectors, one per evidence layer (I6 from the source's calls and
@@ -99,6 +101,10 @@ def rule(id: str, *, name: str, layers: str, advisory: bool = False, impact: str
     it runs only when all of them are present, as Nsight Compute's ``require_metrics`` does. A
     detector of a measured layer (a trace, counters, checks) documents itself in one paragraph:
     the rule's page (the first detector's, with the four sections) stays the one page.
+
+    ``spoken_for_by``: static findings of these items name the same problem as this item's
+    measured findings, so a measured finding is dropped where the model already reported one of
+    them (or this item) for the kernel: the cross-check then speaks for it.
     """
     item = ITEMS.get(id)
     if item is None:
@@ -122,7 +128,8 @@ def rule(id: str, *, name: str, layers: str, advisory: bool = False, impact: str
         wide = (check,) if kernel_wide else ()
         first = RULES.get(id)
         if first is not None and not static:  # a measured layer's detector: the page and layers stay
-            RULES[id] = dataclasses.replace(first, checks=first.checks + (check,), requires=first.requires + (needs,))
+            RULES[id] = dataclasses.replace(first, checks=first.checks + (check,), requires=first.requires + (needs,),
+                                            spoken_for_by=first.spoken_for_by + tuple(spoken_for_by))
         elif first is not None:
             merged = sorted(set(first.layers.split()) | set(layers.split()), key="SCMRPL".find)
             RULES[id] = dataclasses.replace(first, layers=" ".join(merged), checks=first.checks + (check,),
@@ -131,7 +138,7 @@ def rule(id: str, *, name: str, layers: str, advisory: bool = False, impact: str
         else:
             RULES[id] = RuleSpec(id, name, item.priority, item.section, layers, (check,), doc, advisory, impact,
                                  measured, confirmed_by, verified_by, tuple(supersedes), carries_priority,
-                                 tuple(one_per), wide, (needs,))
+                                 tuple(one_per), wide, (needs,), tuple(spoken_for_by))
         return check
 
     return decorate

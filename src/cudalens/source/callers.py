@@ -53,13 +53,12 @@ def _siblings(path: str) -> list[str]:
 
 
 def _read(path: str) -> bytes | None:
-    try:
-        if os.path.getsize(path) > MAX_BYTES:
-            return None
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError:
-        return None
+    """The bytes of a source of at most MAX_BYTES, through the one guarded reader (a FIFO or device
+    named like a header is never opened); None for anything else."""
+    from cudalens.source.parse import source_text
+
+    data = source_text(path).encode()
+    return data if data and len(data) <= MAX_BYTES else None
 
 
 def _following_statement(node: syn.Node) -> syn.Node | None:

@@ -36,6 +36,9 @@ BUILTINS = frozenset(
 
 #: calls the evaluator understands (all pure functions of integers)
 PURE_CALLS = frozenset({"min", "max", "abs", "umin", "umax", "llmin", "llmax", "__mul24", "__umul24"})
+#: host helpers that divide rounding up, by the names real code gives them (a grid of ``ceil_div(n, block)``)
+CEIL_DIV_CALLS = frozenset({"ceil_div", "CEIL_DIV", "ceilDiv", "ceildiv", "cdiv", "div_up", "DIV_UP", "divUp",
+                            "iDivUp", "DivUp", "div_round_up", "DIV_ROUND_UP"})
 
 _BINARY = frozenset({"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "<", ">", "<=", ">=", "==", "!=", "&&", "||"})
 
@@ -446,6 +449,8 @@ def eval_scalar(e: Expr, values: Mapping[str, Any], _depth: int = 0) -> Any:
             return apply_unary("-", args[0]) if args[0] < 0 else args[0]
         if name in ("__mul24", "__umul24") and len(args) == 2:
             return apply_binary("*", args[0], args[1])
+        if name in CEIL_DIV_CALLS and len(args) == 2 and all(isinstance(a, int) for a in args) and args[1] > 0:
+            return -(-args[0] // args[1])
         raise Unknown(f"call {name}")
     raise Unknown(e[1] if len(e) > 1 else "unknown")
 

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Iterable
 from typing import Any
 
 from cudalens.source import expr as E
+from cudalens.source.host_loops import exit_loop, run_exit
 from cudalens.source.scope import FileScope, _declarator_name, _iter, _line, _parse_value_text, _text
 
 _MAX_DIM = 2**31 - 1
@@ -53,6 +55,35 @@ def _argv_names(body: Any) -> set[str]:
     return names
 
 
+def _within(node: Any, parents: set[Any]) -> bool:
+    cur = node
+    while cur is not None:
+        if cur in parents:
+            return True
+        cur = cur.parent
+    return False
+
+
+def _guard(value: Any) -> tuple[Any, bool] | None:
+    """(condition, on the `then` side) of the innermost ``if`` around a definition's value, within
+    its function (a loop between them: None, the loop's own rules apply)."""
+    cur = value
+    while cur is not None and cur.parent is not None:
+        parent = cur.parent
+        if parent.type in ("function_definition", "for_statement", "while_statement", "do_statement"):
+            return None
+        if parent.type == "if_statement":
+            cond = parent.child_by_field_name("condition")
+            if cond is not None and cond.type == "condition_clause":
+                cond = cond.child_by_field_name("value") or (cond.named_children[0] if cond.named_children else None)
+            then = parent.child_by_field_name("consequence")
+            if cond is None or cur == parent.child_by_field_name("condition"):
+                return None
+            return cond, then is not None and cur == then
+        cur = parent
+    return None
+
+
 class HostEnv:
     """Constant integers and ``dim3`` locals of one host function, to size launch configurations."""
 
@@ -64,18 +95,39 @@ class HostEnv:
         # assignments (n *= 2), ++/--, a taken address (scanf("%d", &n)), or more than one definition.
         self.unsettled: set[str] = set()
         self.assigned_members: set[str] = set()  # `grid.x = ...` after `dim3 grid;`: the declaration is not the value
+        self.members: list[tuple[int, str, str, Any]] = []  # (line, dim3 name, x/y/z, value) of those assignments
         self._evaluated: list[tuple[int, str, int | float | None]] | None = None
         # Names set from the program's input (argv): name -> "argv[1]". Their value is the
         # program's default where it has one (`argc > 1 ? atoi(argv[1]) : 1024`, or `int n = 1024;`
         # then `if (argc > 1) n = atoi(argv[1]);`); :meth:`inputs` names what a value depends on.
         self.tainted: dict[str, str] = {}
         self._argv = _argv_names(body)
+        # a definition inside an `if` (by its value node's id): the condition, and whether it is the `then` side
+        self.guards: dict[int, tuple[Any, bool]] = {}
+        self.fixed_values: dict[str, int | float] = {}  # one iteration of the loops around a launch (fixed())
+        self.since = 0
+        # loops whose stepped names' values after them follow from those before (host_loops.exit_loop):
+        # their update clauses do not unsettle those names; a definition at the loop's end gives them
+        steps: set[Any] = set()
+        exits: list[tuple[int, str, Any]] = []
         for n in _iter(body):
+            if n.type == "for_statement":
+                names = exit_loop(n)
+                if names:
+                    steps.add(n.child_by_field_name("update"))
+                    exits += [(int(n.end_point[0]) + 1, name, ("loop", n)) for name in names]
+        self.exits = {name for _ln, name, _v in exits}
+        for n in _iter(body):
+            if n.type in ("update_expression", "assignment_expression") and _within(n, steps):
+                continue
             if n.type == "assignment_expression":
                 left = n.child_by_field_name("left")
                 base = left.child_by_field_name("argument") if left is not None and left.type == "field_expression" else None
                 if base is not None and base.type == "identifier":
                     self.assigned_members.add(_text(base))
+                    field = left.child_by_field_name("field") if left is not None else None
+                    if field is not None and _text(n.child_by_field_name("operator")) == "=":
+                        self.members.append((_line(n), _text(base), _text(field), n.child_by_field_name("right")))
             if n.type == "update_expression":
                 arg = n.child_by_field_name("argument")
                 if arg is not None and arg.type == "identifier":
@@ -104,6 +156,7 @@ class HostEnv:
                 left = n.child_by_field_name("left")
                 if left is not None and left.type == "identifier":
                     self._define(_line(n), _text(left), n.child_by_field_name("right"))
+        self.ints += exits
         self._spread_taint()
 
     def _argv_ref(self, node: Any) -> str | None:
@@ -123,6 +176,9 @@ class HostEnv:
         ref = self._argv_ref(value)
         if ref is None:
             self.ints.append((line, name, value))
+            guard = _guard(value)
+            if guard is not None:
+                self.guards[id(value)] = guard
             return
         self.tainted[name] = ref
         if value is not None and value.type == "conditional_expression":  # argc > 1 ? atoi(argv[1]) : 1024
@@ -137,7 +193,7 @@ class HostEnv:
         for _ in range(8):
             grew = False
             for _ln, name, node in self.ints:
-                if name in self.tainted or node is None:
+                if name in self.tainted or node is None or isinstance(node, tuple):
                     continue
                 ref = next((self.tainted[_text(x)] for x in _iter(node)
                             if x.type == "identifier" and _text(x) in self.tainted), None)
@@ -175,14 +231,31 @@ class HostEnv:
         """
         names = {_text(x) for x in _iter(node) if x.type == "identifier"}
         defs: dict[str, int] = {}
-        for _ln, name, _v in self.ints:
+        inside: dict[str, int] = {}  # in one loop iteration (fixed): the definitions inside the loop
+        fixed = self.fixed_values
+        for ln, name, v in self.ints:
+            if isinstance(v, tuple):  # a loop's exit value: it follows from the definition before the loop
+                continue
             defs[name] = defs.get(name, 0) + 1
-        if any(name in self.unsettled or defs.get(name, 0) > 1 for name in names):
+            if fixed and self.since <= ln <= line:
+                inside[name] = inside.get(name, 0) + 1
+        if any(name not in fixed and (name in self.unsettled or inside.get(name, defs.get(name, 0)) > 1)
+               for name in names):
             return None
         v = self.scope.const_value(node, self._values_before(line))
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             return None
         return v
+
+    def fixed(self, values: dict[str, int | float], since: int) -> HostEnv:
+        """A copy for one iteration of the loops around a launch (:func:`cudalens.source.host_loops.
+        loop_choices`): ``values`` hold wherever their names are defined, and host variables defined
+        once inside the loop (from line ``since``) are followed even where defined elsewhere too."""
+        out = copy.copy(self)
+        out.fixed_values = dict(values)
+        out.since = since
+        out._evaluated = None
+        return out
 
     def seed(self, values: dict[str, int | float], inputs: dict[str, str] | None = None) -> None:
         """Values of the function's parameters, as its callers pass them (``inputs``: those a
@@ -208,11 +281,38 @@ class HostEnv:
         launch reads a prefix, so a host function with thousands of assignments stays linear."""
         if self._evaluated is None:
             vals: dict[str, Any] = dict(getattr(self, "seeded", {}))
-            out = []
-            for ln, name, node in sorted(self.ints, key=lambda x: x[0]):
+            out: list[tuple[int, str, int | float | None]] = []
+            exits: dict[int, dict[str, int | float] | None] = {}
+            pending = dict(self.fixed_values)  # one loop iteration's values: they hold from the loop on
+            for ln, name, node in [*sorted(self.ints, key=lambda x: x[0]), (1 << 62, "", None)]:
+                if pending and ln >= self.since:
+                    vals.update(pending)
+                    out += [(self.since, n, v) for n, v in pending.items()]
+                    pending = {}
                 if node is None:
                     continue
-                v = self.scope.const_value(node, vals)
+                if isinstance(node, tuple):  # ("loop", for_statement): its stepped names after it
+                    if id(node[1]) not in exits:  # every stepped name from the values before the loop
+                        exits[id(node[1])] = run_exit(node[1], self.scope, vals)
+                    after = exits[id(node[1])]
+                    v = after.get(name) if after is not None else None
+                    if v is None:
+                        vals.pop(name, None)
+                    else:
+                        vals[name] = v
+                    out.append((ln, name, v))
+                    continue
+                guard = self.guards.get(id(node))
+                if guard is not None and not (name in self.fixed_values and ln >= self.since):
+                    cond = self.scope.const_value(guard[0], vals)
+                    if cond is not None and bool(cond) != guard[1]:
+                        continue  # not taken with the values known here
+                    if cond is None:  # taken or not: the value after it is not known
+                        vals.pop(name, None)
+                        out.append((ln, name, None))
+                        continue
+                v = self.fixed_values[name] if name in self.fixed_values and ln >= self.since else \
+                    self.scope.const_value(node, vals)
                 if v is None:
                     vals.pop(name, None)
                 else:
@@ -263,6 +363,22 @@ class HostEnv:
 
         return _dim3(dim(t) for t in texts[:3])
 
+    def _by_members(self, name: str, decl: tuple[int, str, Any], line: int) -> tuple[int, int, int] | None:
+        """A ``dim3`` declared without a value and set member by member before ``line`` (``threads.x
+        = NUMBER_THREADS; threads.y = 1;``), each member set at most once; None otherwise."""
+        if decl[2] != (1, 1, 1):
+            return None
+        dims = {"x": 1, "y": 1, "z": 1}
+        sets = [(ln, f, v) for ln, n, f, v in self.members if n == name and decl[0] <= ln <= line]
+        if any(f not in dims for _ln, f, _v in sets) or len({f for _ln, f, _v in sets}) < len(sets):
+            return None
+        for ln, f, v in sets:
+            got = _launch_dim(self.scope.const_value(v, self._values_before(ln)))
+            if got is None:
+                return None
+            dims[f] = got
+        return (dims["x"], dims["y"], dims["z"])
+
     def dims(self, node: Any, line: int) -> tuple[int, int, int] | None:
         """The (x, y, z) of a launch configuration argument, or None if not derivable."""
         vals = self._values_before(line)
@@ -270,7 +386,7 @@ class HostEnv:
             name = _text(node)
             found = [x for x in self.dim3s if x[1] == name and x[0] <= line]
             if found and name in self.assigned_members:
-                return None  # members set one by one (`blockDim.x = 128;`): not followed here
+                return self._by_members(name, found[-1], line)
             if found:
                 ln, _n, spec = found[-1]
                 if isinstance(spec, tuple) and spec and spec[0] == "pending":

@@ -42,7 +42,7 @@ class Loop:
     start: str | None  # expression text
     condition: str | None
     step: str | None
-    # trips per entry the compiled code ran (pipeline.compiled_figures), when known; None otherwise
+    # trips per entry the compiled code ran (evidence.compiled_figures), when known; None otherwise
     compiled_trips: float | None = None
 
 
@@ -98,9 +98,9 @@ class Access:
     mask_expr: Any = field(default=None, compare=False, repr=False)  # conditions guarding it, None: always
     loop_context: tuple[Any, ...] = field(default=(), compare=False, repr=False)  # (symbol, start, step, line)
     # which layer gave the figures above: "source" (this model) or "compiled-ptx" (the warp access
-    # model on the compiled code, where this model had none: pipeline.compiled_figures)
+    # model on the compiled code, where this model had none: evidence.compiled_figures)
     figures_from: str = "source"
-    # figures that hold over trials of parameters nobody gave (pipeline.compiled_figures): the lane
+    # figures that hold over trials of parameters nobody gave (evidence.compiled_figures): the lane
     # stride named by its parameter ("= height elements (height = 256..4096 tried)"), the low end of
     # a sectors range whose every value is a finding (``sectors_per_request`` is the high end), and
     # notes every message about the figures carries (edge warps of a bounds guard, ...)
@@ -111,7 +111,7 @@ class Access:
     # over its iterations (shared: conflict ways; the figures above are then the loop-weighted ones)
     iteration_range: tuple[float, float] | None = None
     # the file of ``line`` when it is not the kernel's: a __device__ function of a header inlined into
-    # the kernel (pipeline.inlined_accesses); None: the kernel's own file
+    # the kernel (evidence.inlined_accesses); None: the kernel's own file
     file: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -197,6 +197,9 @@ class Kernel:
     problems: tuple[str, ...] = ()  # what the front end or the access model could not model here
     # the launch the models evaluated it under (cudalens.project.launches.ResolvedLaunch), set by the access model
     launch: Any = field(default=None, compare=False)
+    # every distinct launch the project makes of it, the representative (``launch``) first
+    # (LaunchTable.distinct); a profiled launch among them is evaluated when counters are compared
+    launches: tuple[Any, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)

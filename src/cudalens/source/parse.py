@@ -106,6 +106,18 @@ def source_problem(path: str | Path) -> str | None:
     return None
 
 
+def source_text(path: str | Path) -> str:
+    """The text of a regular source file of at most the size limit; "" for anything else (a FIFO
+    or device named like a source would block whoever reads it). The one guarded reader of source
+    text (the project model, the launch resolution, the batch scheduler, the caches, rule Y1's callers)."""
+    if source_problem(path) is not None:
+        return ""
+    try:
+        return read_source(Path(path)).decode("utf-8", errors="replace")
+    except (OSError, InputError):
+        return ""
+
+
 def _mode(p: Path) -> int:
     try:
         return os.stat(p).st_mode

@@ -120,11 +120,14 @@ class FileScope:
     def expr(self, node: Any) -> E.Expr:
         return E.from_node(node, self.resolve_const, on_call=self._pure_call)
 
-    def _pure_call(self, node: Any) -> E.Expr:
+    def _pure_call(self, node: Any, resolve: Any = None) -> E.Expr:
         name = _text(node.child_by_field_name("function"))
         args = node.child_by_field_name("arguments")
-        if name in E.PURE_CALLS and args is not None:
-            return ("f", name, tuple(self.expr(a) for a in args.named_children))
+        if (name in E.PURE_CALLS or name in E.CEIL_DIV_CALLS) and args is not None:
+            if resolve is None:
+                return ("f", name, tuple(self.expr(a) for a in args.named_children))
+            return ("f", name, tuple(E.from_node(a, resolve, on_call=lambda n: self._pure_call(n, resolve))
+                                     for a in args.named_children))
         return E.unknown(f"call {name}")
 
     def macro_values(self, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -145,7 +148,7 @@ class FileScope:
                     return E.num(extra[name]) if name.startswith("sizeof(") else ("v", name)
                 return self.resolve_const(name)
 
-            return E.eval_scalar(E.from_node(node, resolve, on_call=self._pure_call), vals)
+            return E.eval_scalar(E.from_node(node, resolve, on_call=lambda n: self._pure_call(n, resolve)), vals)
         except (E.Unknown, RecursionError):
             return None
 

@@ -25,7 +25,7 @@ from typing import Any
 from cudalens.findings import Finding
 from cudalens.rules.context import RuleContext
 from cudalens.rules.layers import KernelCounters, TracedKernel
-from cudalens.rules.registry import run_layer
+from cudalens.rules.registry import load_all, run_layer
 from cudalens.trace.assess import KernelSummary
 
 _KERNEL_DECL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?"
@@ -162,22 +162,21 @@ def static_findings(src: KernelSource, k: KernelSummary, cc: str, workdir: str,
     return mine, entry, notes
 
 
-_SAME_PROBLEM = {"G1": {"G1", "G2", "G3", "SH3"}, "SH1": {"SH1"}, "D1": {"D1"}, "E1": {"E1"}}
-
-
 def place_counter_findings(found: list[Finding], static: list[Finding], entry: dict[str, Any] | None,
                            src: KernelSource) -> list[Finding]:
     """Counter findings of a kernel with source: dropped where a static finding names the same problem
     (the cross-check speaks for it), else placed on the source: a global-memory finding on the first
     global access the model could not call coalesced, the others on the kernel's declaration."""
     have = {f.rule for f in static}
+    rules = load_all()
     out = []
     decl = (entry or {}).get("line") or src.first_line
     for f in found:
-        if have & _SAME_PROBLEM.get(f.rule, {f.rule}):
+        spec = rules.get(f.rule)
+        if have & {f.rule, *(spec.spoken_for_by if spec else ())}:
             continue
         line = decl
-        if f.rule == "G1":
+        if spec is not None and spec.measured == "coalescing":
             for a in (entry or {}).get("accesses", []):
                 if a.get("space") == "global" and a.get("pattern") not in ("coalesced", "broadcast"):
                     line = a.get("line") or decl
@@ -196,4 +195,6 @@ def place_on_measured_lines(found: list[Finding], lines: list[dict[str, Any]]) -
                  None)
     if worst is None:
         return found
-    return [dataclasses.replace(f, file=worst["file"], line=worst["line"]) if f.rule == "G1" else f for f in found]
+    rules = load_all()
+    return [dataclasses.replace(f, file=worst["file"], line=worst["line"])
+            if f.rule in rules and rules[f.rule].measured == "coalescing" else f for f in found]

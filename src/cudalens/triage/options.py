@@ -16,14 +16,6 @@ CONFIG_KEYS = ("select", "ignore", "min-priority", "min-impact", "baseline")
 FAIL_ON = ("high", "medium", "medium-low", "low", "info")
 
 
-def _config(paths: Iterable[str]) -> Mapping[str, Any]:
-    """The ``[tool.cudalens]`` table that applies to ``paths`` ({} when there is none), with
-    ``__file__`` naming the file it came from (discovery: :mod:`cudalens.project.config`)."""
-    from cudalens.project.config import load_config
-
-    return load_config(list(paths) or ["."]).raw
-
-
 def _listed(value: Any, origin: str) -> list[str]:
     if value is None:
         return []
@@ -34,15 +26,16 @@ def _listed(value: Any, origin: str) -> list[str]:
     raise InputError(f"{origin}: expected a list of rule ids or chapter prefixes, got {value!r}")
 
 
-def build_options(paths: Iterable[str], select: tuple[str, ...], ignore: tuple[str, ...], baseline: str | None,
+def build_options(config: Any, select: tuple[str, ...], ignore: tuple[str, ...], baseline: str | None,
                   min_impact: float | None, min_priority: str | None = None) -> Any:
-    """TriageOptions from the command line, with the config's values where an option is not given."""
+    """TriageOptions from the command line, with the values of ``config`` (a
+    :class:`cudalens.project.config.Config`, loaded once per run) where an option is not given."""
     from cudalens.rules.registry import load_all
     from cudalens.triage import TriageOptions
     from cudalens.triage.baseline import load_baseline
     from cudalens.triage.select import validate
 
-    cfg = _config(paths)
+    cfg = config.raw
     where = cfg.get("__file__", "pyproject.toml")
     known = set(load_all())
     try:

@@ -151,7 +151,7 @@ class GpuRunner:
     """Measures configurations on GPU ``device`` through the harness (see the module docstring)."""
 
     def __init__(self, spec: RunnerSpec, device: int = 0) -> None:
-        from cudalens.measure import cuda_util as cu
+        from cudalens.hardware import cuda_driver as cu
         from cudalens.measure.argspec import materialize, parse_args
         from cudalens.measure.harness import device_info
 

@@ -93,7 +93,8 @@ def _num(v: float | None) -> str:
     return "n/a" if v is None else f"{v:.1f}"
 
 
-@rule("G1", name="uncoalesced-global-access", layers="P", requires=("counters",))
+@rule("G1", name="uncoalesced-global-access", layers="P", requires=("counters",),
+      spoken_for_by=("G2", "G3", "SH3"))
 def low_global_efficiency(ctx: RuleContext) -> Iterator[Finding]:
     """Global load or store efficiency under 60 % in a profiled launch (Nsight Compute)."""
     assert ctx.counters is not None

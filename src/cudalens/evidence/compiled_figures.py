@@ -2,7 +2,7 @@
 
 The source access model gives no sectors per request (or no bank-conflict ways) for an access
 whose stride is a kernel parameter, whose element width is a template parameter, whose index was
-loaded from memory, ... The warp access model on the compiled PTX (pipeline.compiled_access) often
+loaded from memory, ... The warp access model on the compiled PTX (evidence.compiled_access) often
 has the number for that line. :func:`fill_from_compiled` writes it into the source model's
 ``Access`` (``figures_from="compiled-ptx"``, with the condition as an assumption), so every rule
 (G1/G2 coalescing, G3 strides, SH1 bank conflicts, ...) reads one set of figures and says, through its
@@ -290,7 +290,7 @@ def fill_kernel(k: Kernel, evals: Sequence[Any]) -> Kernel:
         if filled is not a:
             taken.add(key)
         accesses.append(filled)
-    from cudalens.pipeline.inlined_accesses import inlined_accesses
+    from cudalens.evidence.inlined_accesses import inlined_accesses
 
     accesses.extend(inlined_accesses(k, evals))
     trips = compiled_trips(k, evals)

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 from cudalens.access.ptx_eval import KernelEvaluation
 from cudalens.compiled.names import base_name_from_mangled
 from cudalens.errors import what_failed
-from cudalens.pipeline.model_workers import Job, evaluate_jobs
+from cudalens.evidence.model_workers import Job, evaluate_jobs
 from cudalens.source.model import Kernel, SourceModel
 
 

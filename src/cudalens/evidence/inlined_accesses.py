@@ -6,7 +6,7 @@ gets no access record. The compiled model sees the helper's instructions inlined
 each at the helper's file and line, with the call sites they were inlined into. For each such
 line that no source record covers, :func:`inlined_accesses` makes an access record of the kernel
 at the helper's line (``Access.file`` names the helper's file when it is not the kernel's),
-filled with the compiled figures (:func:`cudalens.pipeline.compiled_figures.fill_access`): the
+filled with the compiled figures (:func:`cudalens.evidence.compiled_figures.fill_access`): the
 rules then report it there, for the kernel that calls it, saying where it was inlined.
 """
 
@@ -60,7 +60,7 @@ def inlined_accesses(k: Kernel, evals: Sequence[Any]) -> tuple[Access, ...]:
     compiled code inlined into it (outside the kernel's own lines), each with the compiled figures;
     lines whose figures the compiled model does not give are left out."""
     from cudalens.compiled.toolchain import is_toolchain_file
-    from cudalens.pipeline.compiled_figures import fill_access, line_figures
+    from cudalens.evidence.compiled_figures import fill_access, line_figures
 
     own = os.path.realpath(k.file)
     wanted: dict[tuple[str, int, str], list[tuple[str, int]]] = {}

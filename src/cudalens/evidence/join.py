@@ -4,7 +4,7 @@
 compiled) and decides, once, what the two say together: which branches the compiler predicated,
 which branch instructions the model cannot see, the width at which the compiler issued shared
 loads, the resources and SASS counts, the theoretical occupancy at the launch, and, where the
-source access model has no figure, the compiled access model's (pipeline.compiled_figures: the
+source access model has no figure, the compiled access model's (evidence.compiled_figures: the
 records' kernels carry them, so the rules read them). Reports, the guided analysis and the JSON
 read these records; none of them recomputes a fact.
 """
@@ -41,7 +41,7 @@ class KernelRecord:
     resources: Mapping[str, Any] | None = None
     sass: Mapping[str, int] | None = None
     occupancy: Mapping[str, Any] | None = None  # at the launch: see occupancy_at_launch
-    # the warp access model on the compiled PTX, one entry per instantiation (pipeline.compiled_access);
+    # the warp access model on the compiled PTX, one entry per instantiation (evidence.compiled_access);
     # empty when the file did not compile: the source model's accesses are then the only layer
     compiled_access: tuple[Any, ...] = ()
 
@@ -60,6 +60,8 @@ class KernelRecord:
         entry: dict[str, Any] = {"name": k.name, "file": k.file, "line": k.line,
                                  "block": list(k.block_dims) if k.block_dims else None,
                                  "launch": k.launch.to_dict() if k.launch is not None else None,
+                                 # every distinct launch the project makes (the representative first)
+                                 "launches": [r.to_dict() for r in k.launches],
                                  "accesses": accesses, "branches": branches}
         if self.compiled is not None:
             if self.unmodelled_branch_lines is not None:
@@ -69,7 +71,7 @@ class KernelRecord:
             entry["occupancy"] = self.occupancy
         entry["access_layer"] = "compiled-ptx" if self.compiled_access else "source"
         if self.compiled_access:
-            from cudalens.pipeline.compiled_access import evaluation_dicts
+            from cudalens.evidence.compiled_access import evaluation_dicts
 
             entry["compiled_access"] = evaluation_dicts(self.compiled_access)
         return entry
@@ -95,9 +97,9 @@ def join_kernel(k: Kernel, ck: CompiledKernel | None, model: SourceModel, cc: st
                 evals: tuple[Any, ...] = ()) -> KernelRecord:
     """The record of kernel ``k`` (and its compiled kernel ``ck``, when there is one); ``evals``:
     the compiled access model's evaluations of its instantiations, which fill the source model's
-    missing figures (:func:`cudalens.pipeline.compiled_figures.fill_kernel`)."""
+    missing figures (:func:`cudalens.evidence.compiled_figures.fill_kernel`)."""
     if evals:
-        from cudalens.pipeline.compiled_figures import fill_kernel
+        from cudalens.evidence.compiled_figures import fill_kernel
 
         k = fill_kernel(k, evals)
     if ck is None:

@@ -96,14 +96,16 @@ def _one_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def gather_evidence(analysis: Analysis, *, run: RunSpec | None = None, counters: str | None = None,
+def gather_evidence(analysis: Analysis, *, run: RunSpec | None = None, counters: str | Sequence[str] | None = None,
                     ncu_timeout_s: float = 300.0) -> Evidence:
     """Measure ``run`` (isolated, with its timeout) and read counters, noting what could not be had.
 
     ``counters``: None, a path to a CSV saved by ``ncu --csv --page raw`` or by ``ncu --csv --page
     source --print-source cuda,sass`` (per-instruction counters of a ``-lineinfo`` build: every
     compiled-model prediction is checked against its own line's instructions; read here, an
-    unreadable file is the user's error and raises InputError), or :data:`PROFILE_RUN` to profile
+    unreadable file is the user's error and raises InputError), several paths (source pages, and
+    ``ncu --csv --page details`` pages naming the launch each kernel's counters measured, which the
+    line check then compares with the evaluation under that launch), or :data:`PROFILE_RUN` to profile
     the ``run`` launch under ncu (``-k regex:^KERNEL$ --launch-count 1``): its kernel counters and
     its source page. No GPU, no ncu, no permission or a failing kernel are not errors: each
     becomes one line in ``notes``.
@@ -116,7 +118,11 @@ def gather_evidence(analysis: Analysis, *, run: RunSpec | None = None, counters:
     source_name = None
     request = None
     lines = None
-    page = _source_page(counters) if counters not in (None, PROFILE_RUN) else None
+    files = _counter_files(counters)
+    named = ", ".join(files) if files else None
+    if not files and counters != PROFILE_RUN:
+        counters = None  # an empty list of files: no counters
+    page, profiled, raw = _pages(files) if files else (None, {}, [])
     if run is not None:
         fa = _file_of(analysis, run.kernel)
         request = run.request(fa.model.text, fa.model.path, compiler_defines(fa.model, analysis.defines))
@@ -131,32 +137,55 @@ def gather_evidence(analysis: Analysis, *, run: RunSpec | None = None, counters:
     elif counters is not None and page is not None:
         from cudalens.pipeline.line_checks import check_analysis
 
-        lines = check_analysis(analysis, page, source=counters)
-        source_name = counters
+        lines = check_analysis(analysis, page, source=named or "", launches=profiled)
+        source_name = named
         notes.extend(lines.notes)
+    elif counters is not None and files and not raw:
+        source_name = named
+        notes.append(f"counters: {named} name the profiled launches (details page) but hold no source page "
+                     "(ncu --csv --page source --print-source cuda,sass): no line to compare")
     elif counters is not None:
         from cudalens.profile.ncu import parse_csv_file
 
-        launches = parse_csv_file(counters)
-        source_name = counters
+        launches = parse_csv_file(raw[0] if raw else files[0])
+        source_name = named
         names = {lc.base_name for lc in launches}
         analyzed = {k.name for fa in analysis.files for k in fa.model.kernels}
         if not names & analyzed:
-            notes.append(f"counters: {counters} holds no launch of an analyzed kernel "
+            notes.append(f"counters: {named} holds no launch of an analyzed kernel "
                          f"(it has {', '.join(sorted(names)) or 'none'})")
     return Evidence(measurement, tuple(launches) if launches is not None else None, source_name, tuple(notes), lines)
 
 
-def _source_page(path: str) -> str | None:
-    """The text of ``path`` when it is an ncu source page, else None (InputError: unreadable)."""
-    from cudalens.pipeline.line_checks import is_source_page
+def _counter_files(counters: str | Sequence[str] | None) -> tuple[str, ...]:
+    """The CSV files ``counters`` names (none for ``None`` or :data:`PROFILE_RUN`)."""
+    if counters is None or counters == PROFILE_RUN:
+        return ()
+    return (counters,) if isinstance(counters, str) else tuple(counters)
 
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise InputError(f"--counters {path}: cannot read ({exc.strerror})") from None
-    return text if is_source_page(text) else None
+
+def _pages(paths: tuple[str, ...]) -> tuple[str | None, dict[str, Any], list[str]]:
+    """(the ncu source pages among ``paths`` joined, None when there is none; the launch each
+    profiled kernel measured, from the details pages among them, by kernel name; the other files,
+    read as raw pages). A file may hold a source and a details page (InputError: unreadable)."""
+    from cudalens.pipeline.line_checks import is_source_page
+    from cudalens.profile.ncu_launch import by_kernel, parse_launches
+
+    pages, raw = [], []
+    launches: list[Any] = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        except OSError as exc:
+            raise InputError(f"--counters {path}: cannot read ({exc.strerror})") from None
+        found = parse_launches(text)
+        launches.extend(found)
+        if is_source_page(text):
+            pages.append(text)
+        elif not found:
+            raw.append(path)
+    return ("\n".join(pages) if pages else None), by_kernel(tuple(launches)), raw
 
 
 def _measure(request: dict[str, Any], timeout_s: float) -> tuple[Any | None, str | None]:
@@ -173,7 +202,7 @@ def _measure(request: dict[str, Any], timeout_s: float) -> tuple[Any | None, str
 
 
 #: The program ncu profiles: this interpreter, launching the kernel once (see :func:`launch_main`).
-_DRIVER = ("import sys; sys.path.insert(0, {src!r}); from cudalens.pipeline.evidence import launch_main; "
+_DRIVER = ("import sys; sys.path.insert(0, {src!r}); from cudalens.pipeline.measured import launch_main; "
            "sys.exit(launch_main(sys.argv[1:]))")
 
 
@@ -236,7 +265,7 @@ def launch_once(request: Mapping[str, Any]) -> None:
     """
     import numpy as np
 
-    from cudalens.measure import cuda_util as cu
+    from cudalens.hardware import cuda_driver as cu
     from cudalens.measure.argspec import materialize, parse_args
 
     rng = np.random.default_rng(0)
