@@ -25,11 +25,16 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
 _FINDING_LINE = re.compile(r"^\s+(?:\S+\s+)?(high|medium|medium-low|low|info)\s+[A-Z]+\d+\s+line \d+:")
 
 
+# the blocks a kernel with no launch is evaluated under, said as such (pipeline.plausible): block sizes,
+# not a parameter's trials
+_BLOCKS_SAID = re.compile(r"\(no launch found; holds for blocks of [\dx, ]+ threads\)")
+
+
 def trial_facts(lines: list[str], params: set[str]) -> list[str]:
     """The lines that print a trial value without naming a parameter and that it was tried."""
     bad = []
     for line in lines:
-        if {float(x) for x in _NUMBER.findall(line)} & TRIALS:
+        if {float(x) for x in _NUMBER.findall(_BLOCKS_SAID.sub("", line))} & TRIALS:
             named = any(re.search(rf"\b{re.escape(p)} = ", line) for p in params)
             if not (named and "tried" in line):
                 bad.append(line)
@@ -61,6 +66,9 @@ def test_the_checker_catches_a_trial_printed_as_a_fact():
                         "sectors per request instead of 4"], params)
     assert not trial_facts(["lane stride = height elements (height = 256..4096 tried): 32 sectors"], params)
     assert trial_facts(["lane stride 2048 elements (tried)"], params)  # tried, but no parameter named
+    said = " (no launch found; holds for blocks of 256, 128, 512 threads)"
+    assert not trial_facts(["global load of in[i * 4] has lane stride 4 elements" + said], params)
+    assert trial_facts(["global load of in[t * height] has lane stride 256 elements" + said], params)
 
 
 def test_no_printed_figure_is_a_trial_value_without_its_parameter(reports):

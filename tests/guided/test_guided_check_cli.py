@@ -20,13 +20,12 @@ def _run(capsys, *argv):
 
 @pytest.fixture(scope="module")
 def examples_json():
-    """The JSON of `cudalens check examples --no-compile`, computed once (triaged as check does:
-    one finding per rule, kernel and line)."""
-    from cudalens.pipeline import analyze
-    from cudalens.project.paths import cuda_files
-    from cudalens.triage import triage_analysis
+    """The JSON of `cudalens check examples --no-compile`, computed once through the library's check
+    (the project form: a header found in the repository, launches from every file; triaged as check
+    does: one finding per rule, kernel and line)."""
+    from cudalens.api import check
 
-    return triage_analysis(analyze(cuda_files(str(EXAMPLES)), compile=False))[0].to_dict()
+    return check(str(EXAMPLES), compile=False, jobs=1).analysis.to_dict()
 
 
 def test_finds_every_cuda_file_sorted_and_skips_hidden(tmp_path):

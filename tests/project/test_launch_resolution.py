@@ -138,7 +138,8 @@ def test_no_launch_is_an_assumption_and_user_values_name_a_kernel(tmp_path):
     write(tmp_path, {"k.cu": COPY + COPY.replace("copy", "transpose")})
     launch, table, k = resolved(tmp_path, "copy", "k.cu")
     assert launch.origin == "assumed" and launch.block == (256, 1, 1)
-    assert launch.describe() == "assumed: 256 threads, no launch found"
+    assert launch.describe() == ("assumed: 256 threads, no launch found; findings hold for blocks of "
+                                 "256, 128, 512 threads")
     blocks = parse_blocks(("transpose=32,8", "64"))
     assert blocks == {"transpose": (32, 8, 1), None: (64, 1, 1)}
     model = parse_file(tmp_path / "k.cu")
@@ -174,7 +175,7 @@ def test_check_reports_the_launch_in_json_and_text(tmp_path, capsys):
     assert main(["check", str(tmp_path), "--no-compile"]) in (0, 1)
     out = capsys.readouterr().out
     assert "kernel copy: launch: main.cu:3 (block 16x1x1)" in out
-    assert "kernel lonely: assumed: 256 threads, no launch found" in out
+    assert "kernel lonely: assumed: 256 threads, no launch found; findings hold for blocks of" in out
 
 
 def test_same_kernel_name_in_two_programs_joins_each_to_its_own(tmp_path):
@@ -222,3 +223,50 @@ def test_driver_api_graph_nodes_and_class_members(tmp_path):
     member, _t, _k = resolved(tmp_path, "member_k", "k.cu")
     line = (tmp_path / "k.cu").read_text().splitlines().index("  void run() { member_k<<<2, 160>>>(0, 0, 1); }") + 1
     assert member.block == (160, 1, 1) and member.site == f"k.cu:{line}"
+
+
+def test_a_template_wrapper_passes_its_type_argument_to_sizeof(tmp_path):
+    """cuda-samples' reduce<T>(size, threads, ...): the dynamic shared memory `threads * sizeof(T)` is
+    worked out with T bound by the caller's `reduce<double>(...)` and threads by its argument."""
+    write(tmp_path, {
+        "k.cu": COPY + "template <class T>\nvoid reduce(int threads, T *d) {\n  int smem = threads * sizeof(T);\n"
+                       "  copy<<<1, threads, smem>>>(0, 0, 1);\n}\n"
+                       "template void reduce<double>(int threads, double *d);\n",
+        "main.cpp": "template <class T> void reduce(int threads, T *d);\n"
+                    "int main() { reduce<double>(128, (double *)0); }\n"})
+    launch, _t, _k = resolved(tmp_path, "copy", "k.cu")
+    assert launch.block == (128, 1, 1) and launch.dynamic_smem == 128 * 8
+
+
+def test_sizeof_of_an_unbound_name_stays_unknown():
+    from cudalens.source.parse import parse_source
+    from cudalens.source.scope import FileScope
+
+    m = parse_source("void f() { int a = 4 * sizeof(T); int b = 2 * sizeof(float4); int c = sizeof(x); }\n", "h.cu")
+    scope = FileScope.build(m.tree.root_node, {}, [])
+    values = [d.child_by_field_name("value") for d in _iter_nodes(m.tree.root_node) if d.type == "init_declarator"]
+    assert [scope.const_value(v) for v in values] == [None, 32, None]
+    assert scope.const_value(values[0], {"sizeof(T)": 2}) == 8
+    assert scope.const_value(values[2], {"x": 3}) is None  # a variable's size is not its value
+
+
+def _iter_nodes(node):
+    yield node
+    for c in node.named_children:
+        yield from _iter_nodes(c)
+
+
+def test_a_header_only_a_subfolder_makefile_names_is_found_in_the_repository(tmp_path):
+    """cuda-samples: Samples/x/x.cu includes "helper.h" of Common/, named only by the sample's own
+    Makefile (-I../../Common). The block built from its macros is worked out, and the include graph
+    has the edge."""
+    write(tmp_path, {
+        "Common/helper.h": "#pragma once\n#define TILE 32\n#define ROWS 8\n",
+        "Samples/x/x.cu": '#include "helper.h"\n' + COPY + "int main() { dim3 b(TILE, ROWS); copy<<<1, b>>>(0, 0, 1); }\n",
+        "Samples/x/Makefile": "INCLUDES := -I../../Common\n",
+        "Other/helper.h": "#define TILE 4\n"})  # farther from the sample: not the one used
+    launch, _t, _k = resolved(tmp_path, "copy", "Samples/x/x.cu")
+    assert launch.block == (32, 8, 1)
+    project = load_project(tmp_path, named=True)
+    unit = str((tmp_path / "Samples/x/x.cu").resolve())
+    assert project.includes[unit] == (str((tmp_path / "Common/helper.h").resolve()),)

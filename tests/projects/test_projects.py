@@ -97,14 +97,7 @@ def toolchain():
 
 #: projects whose labels the tool does not meet yet, each with what is missing (strict: a project that
 #: starts meeting its labels fails here until it is taken off this list)
-NOT_YET = {
-    "09_shared_wrapper_reduction": "the block and dynamic shared memory passed from the .cpp through the "
-                                   "reduce<T> template wrapper are not resolved; SH1 on reduce_strided is missed",
-    "22_device_fn_in_header": "a strided load inside a __device__ helper of an included header gets no access "
-                              "record for the kernel (no figure, no finding at the header's line)",
-    "34_include_found_in_repo": "the block built from the macros of a header under the repository's Common/ "
-                                "is not worked out",
-}
+NOT_YET: dict[str, str] = {}
 
 
 @pytest.mark.slow

@@ -14,7 +14,8 @@ Choices (documented for users in ``cudalens analyze --help`` and the README):
 - **The launch.** Each kernel is evaluated under the launch the project's launch table gives it
   (:mod:`cudalens.project.resolve`: the block, grid and the scalar and template parameter values
   its launch passes, found across the project's files), listed in ``assumptions``. A ``--define``
-  of the same name wins. Without a launch, 256 threads are assumed and the kernel says so.
+  of the same name wins. Without a launch, the plausible blocks of
+  :data:`cudalens.project.resolve.PLAUSIBLE_BLOCKS` are assumed (the first gives the figures) and the kernel says so.
 - **Unknown integers.** A kernel parameter, template parameter or ``gridDim`` component that no
   ``--define`` or launch site gives is tried at two large values, both multiples of 64 (2048 and
   3136). When the verdict is the same for both it is reported, with the assumption listed; when it

@@ -290,6 +290,9 @@ def fill_kernel(k: Kernel, evals: Sequence[Any]) -> Kernel:
         if filled is not a:
             taken.add(key)
         accesses.append(filled)
+    from cudalens.evidence.inlined_accesses import inlined_accesses
+
+    accesses.extend(inlined_accesses(k, evals))
     trips = compiled_trips(k, evals)
     loops: tuple[Loop, ...] = tuple(dataclasses.replace(lp, compiled_trips=trips[lp.line]) if lp.line in trips else lp
                                     for lp in k.loops)

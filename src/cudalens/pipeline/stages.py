@@ -22,6 +22,7 @@ from cudalens.pipeline.compile_step import forced_macros
 from cudalens.pipeline.confirm import confirm_source_findings
 from cudalens.pipeline.defines import compiler_defines
 from cudalens.pipeline.isolated import mark
+from cudalens.pipeline.plausible import assumed_kernels, assumed_kernels_under, hold_for_every_block
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import run_rules
 from cudalens.source.limits import Budget
@@ -84,6 +85,10 @@ def analyze_file(path: str | Path, *, block: Any = None,
     ctx = RuleContext(source=model, cc=cc, compiled=mine, callers=_launchers_callers(str(path), model, build))
     mark("rules")
     findings, problems = run_rules(ctx)
+    if assumed_kernels(model):  # no launch found: keep what holds under each plausible block
+        findings, held_notes = hold_for_every_block(findings, model, block, lambda other: _findings_under(
+            other, path, parsed, defines, launches, compiled, mine, cc, build, worker, ctx.callers))
+        notes.extend(held_notes)
     if compiled is not None:
         try:
             findings = list(confirm_source_findings(findings, compiled))
@@ -93,6 +98,25 @@ def analyze_file(path: str | Path, *, block: Any = None,
     mark("report")
     findings = estimate(findings, model, dict(compiled.kernels) if compiled is not None else None, cc)
     return FileAnalysis(model, compiled, tuple(sort_findings(findings)), tuple(notes), kernels, failure)
+
+
+def _findings_under(block: Any, path: str | Path, parsed: Any, defines: dict[str, Any], launches: Any,
+                    compiled: Any, mine: Any, cc: str, build: Any, worker: Any, callers: Any) -> list[Any]:
+    """The findings of the file's kernels with no launch, evaluated again under ``block`` (a
+    ``--block`` mapping naming them): source model, compiled access model on the same PTX, rules."""
+    import dataclasses
+
+    model = analyze_model(parsed, block=block, defines=defines, budget=Budget(), launches=launches)
+    model = dataclasses.replace(model, kernels=tuple(assumed_kernels_under(model, block)))
+    evals: dict[str, Any] = {}
+    if compiled is not None:
+        from cudalens.evidence.compiled_access import compiled_access, sass_shared_widths
+
+        flags = tuple(build.nvcc_flags(str(path))) if build is not None else ()
+        evals, _notes = compiled_access(str(path), model, cc, compiler_defines(model, defines), flags,
+                                        sass_shared_widths(compiled), ptx=getattr(compiled, "ptx", ""), worker=worker)
+    model = joined_model(model, join(model, compiled.kernels if compiled is not None else None, cc, evals))
+    return run_rules(RuleContext(source=model, cc=cc, compiled=mine, callers=callers))[0]
 
 
 def _launchers_callers(path: str, model: Any, build: Any = None) -> Any:

@@ -58,12 +58,12 @@ def call_values(model: SourceModel, wanted: Mapping[str, tuple[str, ...]],
         if not calls:
             continue
         mine = (callers or {}).get((model.path, syn.function_name(fn)))
-        for env, optional in _envs(scope, body, tuple(p.name for p in params(fn)), mine):
+        for env, optional in _envs(scope, body, tuple(p.name for p in params(fn)), mine, _tp):
             for call in calls:
                 opt = optional or _optional(call, env)
                 for e, _note in _iterations(env, call):
                     out.setdefault(syn.call_name(call), []).append(
-                        (tuple(_scalar(e, a, _line(call)) for a in _args(call)), opt))
+                        (tuple(_scalar(e, a, _line(call)) for a in _args(call)) + _template_values(e, call), opt))
     return {n: ordered(v)[:MAX_CALLS] for n, v in out.items()}
 
 
@@ -97,27 +97,72 @@ def _optional(node: Any, env: Any) -> bool:
     return False
 
 
-def _envs(scope: Any, body: Any, names: tuple[str, ...], calls: list[CallValues] | None) -> list[tuple[Any, bool]]:
+def _envs(scope: Any, body: Any, names: tuple[str, ...], calls: list[CallValues] | None,
+          tparams: tuple[str, ...] = ()) -> list[tuple[Any, bool]]:
     """The host environments of a function, each with whether it is optional: one per distinct
     tuple its callers pass (at most :data:`MAX_SEEDS`, non-optional first), else one with its
-    parameters unknown."""
+    parameters unknown. ``tparams``: the function's template parameters, which the explicit
+    template arguments of its calls give (:class:`TemplateArgs`)."""
     if not calls:
         return [(HostEnv(scope, body), False)]
     out = []
     for call, optional in ordered(calls)[:MAX_SEEDS]:
         env = HostEnv(scope, body)
-        _seed(env, names, [call])
+        _seed(env, names, [call], tparams)
         out.append((env, optional))
     return out
 
 
-def _seed(env: Any, names: tuple[str, ...], calls: list[tuple[Any, ...]]) -> None:
+class TemplateArgs(tuple):
+    """The explicit template arguments of a call (``reduce<float>(...)``), the last item of its values:
+    a number, the text of a type whose size is known (``"float"``: ``sizeof(T)`` = 4), else None."""
+
+
+def _template_values(env: Any, call: Any) -> tuple[Any, ...]:
+    """``(TemplateArgs(...),)`` for a call with explicit template arguments, else ``()``."""
+    from cudalens.source.types import element_bytes
+
+    fn = call.child_by_field_name("function")
+    while fn is not None and fn.type == "qualified_identifier":
+        fn = fn.child_by_field_name("name")
+    targs = fn.child_by_field_name("arguments") if fn is not None and fn.type == "template_function" else None
+    if targs is None:
+        return ()
+    out: list[Any] = []
+    for item in targs.named_children:
+        if item.type == "comment":
+            continue
+        v = _scalar(env, item, _line(call))
+        out.append(v if v is not None else _text(item).strip() if element_bytes(_text(item)) is not None else None)
+    return (TemplateArgs(out),)
+
+
+def _template_params(fn: Any) -> tuple[str, ...]:
+    """The template parameter names of host function ``fn`` (``template <class T> void reduce(...)``)."""
+    from cudalens.source.declarations import template_params
+
+    return template_params(fn.parent) if fn.parent is not None and fn.parent.type == "template_declaration" else ()
+
+
+def _seed(env: Any, names: tuple[str, ...], calls: list[tuple[Any, ...]], tparams: tuple[str, ...] = ()) -> None:
+    """Seed ``env`` with the first known value the ``calls`` pass each parameter (``names``) and
+    template parameter (``tparams``; a type argument gives ``sizeof(T)``)."""
+    from cudalens.source.types import element_bytes
+
     values: dict[str, int | float] = {}
     inputs: dict[str, str] = {}
-    for i, name in enumerate(names):
-        known = [c[i] for c in calls if i < len(c) and c[i] is not None]
-        if name and known:
+    split = [(c[:-1], c[-1]) if c and isinstance(c[-1], TemplateArgs) else (c, ()) for c in calls]
+    for which, pnames in ((0, names), (1, tparams)):
+        for i, name in enumerate(pnames):
+            known = [c[which][i] for c in split if i < len(c[which]) and c[which][i] is not None]
+            if not (name and known):
+                continue
             v = known[0]
+            if isinstance(v, str):  # a type: its size
+                size = element_bytes(v)
+                if size is not None:
+                    values[f"sizeof({name})"] = size
+                continue
             values[name] = v.lo if isinstance(v, ValueRange) else v
             if isinstance(v, ValueRange):
                 inputs[name] = v.condition.split(";")[0].removeprefix("from ")

@@ -18,6 +18,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -47,6 +48,21 @@ class BuildContext:
     config: Config = field(default_factory=Config)
     #: --trust-project-flags: flags from the repository may name programs (see project.flags)
     trusted: bool = False
+    #: the project's root: a quoted include no folder holds is looked up among its files
+    repo_root: str | None = None
+
+    @cached_property
+    def _repo_index(self) -> dict[str, list[str]]:
+        from cudalens.project.tree import MAX_FILES, _walk, by_name
+
+        if self.repo_root is None:
+            return {}
+        files: list[str] = []
+        for f in _walk(Path(self.repo_root)):
+            files.append(os.path.realpath(f))
+            if len(files) >= MAX_FILES:
+                break
+        return by_name(files)
 
     def entry(self, path: str | Path) -> Entry | None:
         """The compile_commands entry of ``path``, if it has one."""
@@ -118,6 +134,7 @@ class BuildContext:
         #pragma once)."""
         from cudalens.compiled.toolchain import is_toolchain_file
         from cudalens.errors import InputError
+        from cudalens.project.tree import repo_header
         from cudalens.source.parse import read_source
 
         dirs = [Path(d) for d in self.search_dirs(path)]
@@ -137,15 +154,17 @@ class BuildContext:
                     out.append((str(cur), text[pos:m.start()]))
                 pos = m.end()
                 kind, rel = m.group(1), m.group(2)
-                for d in ([cur.parent] if kind == '"' else []) + dirs:
-                    cand = d / rel
-                    if cand.is_file():
-                        real = str(cand.resolve())
-                        if real not in seen and not is_toolchain_file(real) and len(seen) < 500:
-                            seen.add(real)
-                            order.append(real)
-                            visit(Path(real), True)
-                        break
+                cands = [d / rel for d in ([cur.parent] if kind == '"' else []) + dirs]
+                hit = next((c for c in cands if c.is_file()), None)
+                if hit is None and kind == '"' and self.repo_root is not None:
+                    other = repo_header(rel, cur, self._repo_index)
+                    hit = Path(other) if other is not None else None
+                if hit is not None:
+                    real = str(hit.resolve())
+                    if real not in seen and not is_toolchain_file(real) and len(seen) < 500:
+                        seen.add(real)
+                        order.append(real)
+                        visit(Path(real), True)
             if record:
                 out.append((str(cur), text[pos:]))
 
@@ -190,6 +209,7 @@ def build_context(paths: Iterable[str | Path] = (), *, include_dirs: Iterable[st
                             base=str(config.root)),
                *check_flags(nvcc_flags, "--nvcc-flag", trusted=trust_flags)),
         trusted=trust_flags,
+        repo_root=str(project.root) if project is not None else None,
         commands=MappingProxyType(commands),
         compile_commands=cc_file,
         config=config,

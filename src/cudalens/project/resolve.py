@@ -10,7 +10,8 @@ the first launch whose block is known and fits a block (at most 1024 threads), t
 file first, then the other files in path order, each by line (a sweep's first size: what a
 profiler's first launch measures). Each scalar or template parameter takes the first value a
 site passes, in the same order; sites that pass another value are named. A kernel with no site is
-evaluated at 256 threads (``origin="assumed"``). ``--block`` (for all kernels, or for one:
+evaluated under the plausible blocks of :data:`PLAUSIBLE_BLOCKS` (``origin="assumed"``; the first gives
+its figures, and pipeline.plausible keeps the findings that hold under each). ``--block`` (for all kernels, or for one:
 ``transpose=32,8``) replaces the block (``origin="user"``); ``--define KERNEL:NAME=VALUE`` sets one
 kernel's parameter.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -30,6 +32,14 @@ from cudalens.source.model import Kernel, SourceModel
 
 DEFAULT_BLOCK: Dim3 = (256, 1, 1)
 DEFAULT_GRID: Dim3 = (2, 1, 1)
+#: Where no launch exists (issue #26), the blocks a kernel is evaluated under, declared here only: a
+#: kernel that reads threadIdx.y or blockDim.y takes the 2-D ones. The first gives the figures shown;
+#: a finding is reported only where it holds under each (pipeline.plausible).
+PLAUSIBLE_BLOCKS: Mapping[int, tuple[Dim3, ...]] = MappingProxyType({
+    1: (DEFAULT_BLOCK, (128, 1, 1), (512, 1, 1)),
+    2: ((32, 8, 1), (16, 16, 1)),
+})
+_TWO_D = re.compile(r"\b(?:threadIdx|blockDim)\s*\.\s*y\b")
 MAX_BLOCK_THREADS = 1024
 #: ``--block``: one block for every kernel, or per kernel name (None: every other kernel)
 UserBlock = Union[Dim3, Mapping[Union[str, None], Dim3], None]
@@ -68,6 +78,18 @@ def with_type_args(k: Kernel, defines: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def plausible_blocks(kernel: Kernel) -> tuple[Dim3, ...]:
+    """The blocks a kernel with no launch is evaluated under (:data:`PLAUSIBLE_BLOCKS`)."""
+    text = kernel.node.text.decode("utf-8", "replace") if kernel.node is not None and kernel.node.text else ""
+    return PLAUSIBLE_BLOCKS[2 if _TWO_D.search(text) else 1]
+
+
+def shapes_text(shapes: Iterable[Dim3]) -> str:
+    """``256, 128, 512 threads``; ``32x8, 16x16 threads``."""
+    return ", ".join(str(d[0]) if d[1] == d[2] == 1 else "x".join(str(x) for x in (d if d[2] > 1 else d[:2]))
+                     for d in shapes) + " threads"
+
+
 def _threads(d: Any) -> int:
     return d[0] * d[1] * d[2] if isinstance(d, tuple) else 0
 
@@ -103,8 +125,10 @@ class LaunchTable:
                       sites[0] if sites else None)
         notes: list[str] = []
         if chosen is None:
-            launch = ResolvedLaunch(kernel.name, "assumed", block=DEFAULT_BLOCK, grid=None,
-                                    assumption=f"{_threads(DEFAULT_BLOCK)} threads, no launch found")
+            shapes = plausible_blocks(kernel)
+            launch = ResolvedLaunch(kernel.name, "assumed", block=shapes[0], grid=None,
+                                    assumption=f"{shapes_text(shapes[:1])}, no launch found; findings hold for "
+                                               f"blocks of {shapes_text(shapes)}")
         else:
             blk = chosen.block if chosen.block is not None and 0 < _threads(chosen.block) <= MAX_BLOCK_THREADS else None
             if blk is None:
@@ -335,20 +359,32 @@ def resolve_project(project: Any, build: Any = None, extra: Iterable[str] = ()) 
     """The launch table of ``project`` (a :class:`cudalens.project.tree.Project`) for the analysed
     files ``extra`` (every project file when none is given): every file whose launches can reach
     them (:func:`_relevant`) parsed with the macros its build and its headers give it."""
+    from cudalens.project.chains import host_calls
     from cudalens.source.parse import parse_file
 
     models = []
     extra = list(extra)
-    for f in (_relevant(project, extra) if extra else project.files):
-        text = source_text(f)
-        if not text:
-            continue
-        if not (extra or "__global__" in text or "<<" in text or "cudaLaunch" in text):
-            continue  # (the files relevant to analysed ones are all read: they may call a launching wrapper)
+    later: list[str] = []
+
+    def parse(f: str) -> None:
         try:
             predefined = tuple(build.header_macros(f).items()) if build is not None else ()
             models.append(parse_file(f, predefined, forced=build.forced_macros(f) if build is not None else (),
                                      signatures_only=True))
         except Exception:  # noqa: BLE001 - a file the front end rejects has no launches to give
+            pass
+
+    for f in (_relevant(project, extra) if extra else project.files):
+        text = source_text(f)
+        if not text:
             continue
+        if not (extra or "__global__" in text or "<<" in text or "cudaLaunch" in text):
+            later.append(f)  # (the files relevant to analysed ones are all read: they may call a launching wrapper)
+            continue
+        parse(f)
+    names = {n for m in models for n, (_p, _c, launches) in host_calls(m).items()
+             if launches and n and n != "main"} if later else set()
+    for f in later:  # files without a kernel or a launch that call a launching wrapper
+        if names and any(n in source_text(f) for n in names):
+            parse(f)
     return resolve_models(models, project.root, project.includes)

@@ -91,7 +91,7 @@ def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | N
     """Every launch in ``model``'s host code of a kernel among ``kernels`` (by name), resolved;
     ``callers``: the values the calls of each launching host function pass (:func:`call_values`),
     which its parameters take."""
-    from cudalens.project.chains import _envs, _iterations, _optional
+    from cudalens.project.chains import _envs, _iterations, _optional, _template_params
     from cudalens.source.declarations import params
 
     if model.tree is None or not kernels or not any(m in model.text for m in _MAYBE):
@@ -106,7 +106,7 @@ def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | N
             continue
         name_ = syn.function_name(fn) or ""
         for env, optional in _envs(scope, body, tuple(p.name for p in params(fn)),
-                                   (callers or {}).get((model.path, name_))):
+                                   (callers or {}).get((model.path, name_)), _template_params(fn)):
             for node in nodes:
                 api = syn.call_name(node) if node.type == "call_expression" else ".func"
                 opt = optional or _optional(node, env)

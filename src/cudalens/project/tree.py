@@ -130,13 +130,42 @@ def _walk(folder: Path):
                 yield os.path.join(dirpath, f)
 
 
+def by_name(files: list[str] | tuple[str, ...]) -> dict[str, list[str]]:
+    """``files`` indexed by base name (for :func:`repo_header`)."""
+    out: dict[str, list[str]] = {}
+    for f in files:
+        out.setdefault(os.path.basename(f), []).append(f)
+    return out
+
+
+def repo_header(rel: str, including: str | Path, index: Mapping[str, list[str]]) -> str | None:
+    """The project file a quoted ``#include "rel"`` of ``including`` means when no include folder
+    holds it (cuda-samples' ``Common/helper_cuda.h``, named only by a sample's own Makefile): of the
+    files of ``index`` (:func:`by_name`) whose path ends with ``rel``, the nearest to ``including``;
+    None when none does. The compile looks the folder up the same way and names it in a note."""
+    parts = Path(rel).parts
+    if not parts or os.path.isabs(rel) or ".." in parts:
+        return None
+    start = os.path.dirname(os.path.realpath(including))
+    found = [f for f in index.get(parts[-1], ()) if Path(f).parts[-len(parts):] == parts]
+
+    def distance(f: str) -> tuple[int, str]:
+        d = os.path.dirname(f)
+        common = os.path.commonpath([d, start])
+        return (len(Path(d).relative_to(common).parts) + len(Path(start).relative_to(common).parts), f)
+
+    return min(found, key=distance) if found else None
+
+
 def load_project(start: str | Path, named: bool = False, build_dir: str | None = None) -> Project:
-    """The project holding ``start``: its files, include graph and build flags."""
+    """The project holding ``start``: its files, include graph and build flags. A quoted include
+    that no include folder holds is looked up among the project's files (:func:`repo_header`)."""
     root = find_root(start, named)
     files = tuple(os.path.realpath(f) for f in list(_walk(root))[:MAX_FILES])
     flags = build_flags(root, build_dir)
     dirs = [Path(d) for d in flags.include_dirs]
     known = set(files)
+    index = by_name(files)
     includes: dict[str, tuple[str, ...]] = {}
     for f in files:
         found = []
@@ -146,6 +175,10 @@ def load_project(start: str | Path, named: bool = False, build_dir: str | None =
                 if cand in known:
                     found.append(cand)
                     break
+            else:
+                other = repo_header(rel, f, index)
+                if other is not None:
+                    found.append(other)
         includes[f] = tuple(dict.fromkeys(found))
     return Project(str(root), files, MappingProxyType(includes), flags)
 

@@ -3,6 +3,7 @@ for a guided report, the first things to do, the speed of light and predicted ve
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from rich.console import Console
@@ -123,7 +124,8 @@ def _access_table(k: Any) -> Table:
     for col in ("line", "access", "space", "op", "B/thread", "sectors/req", "ideal", "bank ways", "pattern"):
         t.add_column(col, justify="right" if col not in ("access", "space", "op", "pattern") else "left")
     for a in k.accesses:
-        t.add_row(str(a.line), Text(f"{a.array}[{a.index}]"), a.space, a.op, _fmt(a.bytes_per_thread),
+        where = f"{os.path.basename(a.file)}:{a.line}" if getattr(a, "file", None) else str(a.line)
+        t.add_row(where, Text(f"{a.array}[{a.index}]"), a.space, a.op, _fmt(a.bytes_per_thread),
                   f"{_fmt(a.sectors_low)}-{_fmt(a.sectors_per_request)}" if getattr(a, "sectors_low", None) is not None
                   else _fmt(a.sectors_per_request), _fmt(a.ideal_sectors_per_request),
                   _fmt(a.bank_conflict_ways if a.space == "shared" else a.distinct_addresses), a.pattern or "-")

@@ -18,7 +18,7 @@ def accesses(ctx: RuleContext, space: str) -> Iterator[tuple[Kernel, Access]]:
     for k in kernels(ctx):
         seen = set()
         for a in k.accesses:
-            key = (a.line, a.array, a.op, a.index)
+            key = (a.file, a.line, a.array, a.op, a.index)
             if a.space == space and key not in seen:
                 seen.add(key)
                 yield k, a

@@ -284,7 +284,17 @@ def from_node(node: Any, resolve: Resolver, on_subscript: Callable[[Any], Expr] 
         from cudalens.source.types import element_bytes
 
         ty = node.child_by_field_name("type")
-        size = element_bytes(ty.text.decode("utf-8", "replace")) if ty is not None and ty.text is not None else None
+        if ty is None:  # `sizeof(T)` of a bare name parses as the size of a parenthesized value
+            ty = node.child_by_field_name("value")
+            if ty is not None and ty.type == "parenthesized_expression" and ty.named_child_count == 1:
+                ty = ty.named_children[0] if ty.named_children[0].type == "identifier" else None
+            else:
+                ty = None
+        name = " ".join(ty.text.decode("utf-8", "replace").split()) if ty is not None and ty.text is not None else ""
+        size = element_bytes(name) if name else None
+        if size is None and name.isidentifier():  # sizeof(T): a size the resolver knows (a template's type)
+            known = resolve(f"sizeof({name})")
+            return known if known[0] == "n" else unknown("sizeof")
         return ("n", size) if size is not None else unknown("sizeof")
     return unknown(t)
 

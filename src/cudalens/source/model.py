@@ -110,9 +110,13 @@ class Access:
     # compiled run of a loop whose executions differ: the lowest and highest figure of one execution
     # over its iterations (shared: conflict ways; the figures above are then the loop-weighted ones)
     iteration_range: tuple[float, float] | None = None
+    # the file of ``line`` when it is not the kernel's: a __device__ function of a header inlined into
+    # the kernel (evidence.inlined_accesses); None: the kernel's own file
+    file: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            **({"file": self.file} if self.file else {}),
             "line": self.line,
             "array": self.array,
             "space": self.space,

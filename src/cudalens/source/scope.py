@@ -144,7 +144,9 @@ class FileScope:
                 vals.update(extra)
 
             def resolve(name: str) -> E.Expr:
-                return ("v", name) if extra and name in extra else self.resolve_const(name)
+                if extra and name in extra:  # (a template type's size, `sizeof(T)`, as a number)
+                    return E.num(extra[name]) if name.startswith("sizeof(") else ("v", name)
+                return self.resolve_const(name)
 
             return E.eval_scalar(E.from_node(node, resolve, on_call=lambda n: self._pure_call(n, resolve)), vals)
         except (E.Unknown, RecursionError):

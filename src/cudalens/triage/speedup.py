@@ -135,7 +135,8 @@ def kernel_time(k: Any, model: Any, runs: Mapping[int, float], compiled: Any = N
 
 
 def _accesses(k: Any, f: Finding, space: str) -> list[Any]:
-    return [a for a in k.accesses if a.line == f.line and a.space == space]
+    return [a for a in k.accesses if a.line == f.line and a.space == space
+            and (getattr(a, "file", None) or k.file) == (f.file or k.file)]  # (a header's inlined line: its file)
 
 
 def _loop_cycles(k: Any, loop_line: int, runs: Mapping[int, float], line_instr: Mapping[int, float],

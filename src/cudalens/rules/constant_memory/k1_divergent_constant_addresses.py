@@ -34,7 +34,7 @@ def divergent_constant_addresses(ctx: RuleContext) -> Iterator[Finding]:
                 f"constant read {a.array}[{a.index}] reads {d:g} distinct addresses per warp (serialized)",
                 "index __constant__ memory with warp-uniform values; use global/shared memory for per-thread tables",
                 kernel=k.name,
-                file=k.file,
+                file=a.file or k.file,
                 impact=share(1.0 - 1.0 / d),
                 impact_text="share of constant-cache cycles serialized",
                 evidence=[Evidence(Layer.MODEL, "distinct_addresses", d)],

@@ -48,7 +48,7 @@ def uncoalesced_global_access(ctx: RuleContext) -> Iterator[Finding]:
     structs: dict[tuple[str, str], list] = {}
     for k, a in accesses(ctx, "global"):
         if excess(a) and a.pattern in ("uncoalesced", "coalesced") and not a.covered_by_siblings:
-            if _struct_member(a, lines):
+            if a.file is None and _struct_member(a, lines):
                 structs.setdefault((k.name, a.array), []).append((k, a))
                 continue
             w = waste(a)
@@ -59,7 +59,7 @@ def uncoalesced_global_access(ctx: RuleContext) -> Iterator[Finding]:
                 "make threadIdx.x the fastest-varying part of the index so a warp reads one contiguous "
                 "span, or re-order through shared memory",
                 kernel=k.name,
-                file=k.file,
+                file=a.file or k.file,
                 impact=share(w),
                 impact_text="share of fetched bytes wasted",
                 evidence=sector_evidence(a, k),

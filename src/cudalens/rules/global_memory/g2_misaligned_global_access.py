@@ -41,7 +41,7 @@ def misaligned_global_access(ctx: RuleContext) -> Iterator[Finding]:
                 f"{sectors_text(a)} sectors per request instead of {a.ideal_sectors_per_request:g}{notes_text(a)}",
                 "align each warp's span to 32 bytes (pad offsets or row widths to a multiple of 32 bytes)",
                 kernel=k.name,
-                file=k.file,
+                file=a.file or k.file,
                 impact=share(waste(a)),
                 impact_text="share of fetched bytes wasted",
                 evidence=sector_evidence(a, k),

@@ -64,7 +64,7 @@ def strided_global_access(ctx: RuleContext) -> Iterator[Finding]:
                 swap_fix(k, a, ctx.source) or (
                     "let threadIdx.x index the contiguous dimension, or stage a tile in shared memory"),
                 kernel=k.name,
-                file=k.file,
+                file=a.file or k.file,
                 impact=share(waste(a)),
                 impact_text="share of fetched bytes wasted",
                 evidence=sector_evidence(a, k),

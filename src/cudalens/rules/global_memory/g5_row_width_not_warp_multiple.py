@@ -37,7 +37,7 @@ def row_width_not_warp_multiple(ctx: RuleContext) -> Iterator[Finding]:
                 "not a multiple of 128 bytes: rows after the first start misaligned",
                 "pad the row width to a multiple of 32 elements or allocate with cudaMallocPitch",
                 kernel=k.name,
-                file=k.file,
+                file=a.file or k.file,
                 impact=None,
                 impact_text=None,
                 evidence=sector_evidence(a, k) + [Evidence(Layer.MODEL, "row_pitch", pitch)],

@@ -52,7 +52,7 @@ def shared_bank_conflicts(ctx: RuleContext) -> Iterator[Finding]:
                 "pad the array's inner dimension by one element (e.g. [32][33]) or make threadIdx.x "
                 "index the inner dimension",
                 kernel=k.name,
-                file=k.file,
+                file=a.file or k.file,
                 impact=share(waste),
                 impact_text="share of shared-memory wavefronts lost to conflicts",
                 evidence=[
