@@ -75,6 +75,10 @@ def units(sources: Path, name: str, limit: int | None) -> list[Path]:
     return found[:limit] if limit else found
 
 
+#: the first failing plain nvcc of a run: its command and the end of its messages (why a set's nvcc column failed)
+NVCC_FAILURES: list[dict[str, str]] = []
+
+
 def nvcc_each(files: list[Path], includes: list[str], cc: str) -> tuple[float, int]:
     """Plain nvcc of each unit in turn (the compile check makes: one cubin with line info); (s, failures)."""
     arch = "sm_" + cc.replace(".", "")
@@ -84,8 +88,10 @@ def nvcc_each(files: list[Path], includes: list[str], cc: str) -> tuple[float, i
         for f in files:
             cmd = ["nvcc", f"-arch={arch}", "-cubin", "-lineinfo", *(f"-I{i}" for i in includes),
                    "-o", os.path.join(tmp, "out.cubin"), str(f)]
-            proc = subprocess.run(cmd, cwd=f.parent, capture_output=True, check=False)
+            proc = subprocess.run(cmd, cwd=f.parent, capture_output=True, text=True, check=False)
             failed += proc.returncode != 0
+            if proc.returncode != 0 and not NVCC_FAILURES:
+                NVCC_FAILURES.append({"command": " ".join(cmd), "stderr_tail": (proc.stderr or proc.stdout)[-800:]})
     return time.perf_counter() - t0, failed
 
 
@@ -124,7 +130,7 @@ def one_set(sources: Path, name: str, limit: int | None, jobs: int, cc: str, pro
     return {**extra,
         "repository": SETS[name]["repo"], "paths": SETS[name]["paths"], "units": len(files),
         "files": [str(f.relative_to(sources / name)) for f in files],
-        "nvcc_failed": nvcc_failed, "check_compile_errors": sum(1 for f in j1["files"] if f["compile_error"]),
+        "nvcc_failed": nvcc_failed, "nvcc_first_failure": NVCC_FAILURES[:1], "check_compile_errors": sum(1 for f in j1["files"] if f["compile_error"]),
         "check_not_analyzed": len(j1.get("failed", [])),
         "seconds": {"nvcc_each": round(nvcc_s, 2), "check_j1_cold": round(j1_s, 2),
                     f"check_j{jobs}_cold": round(jn_s, 2), f"check_j{jobs}_warm": round(warm_s, 2)},
