@@ -52,8 +52,18 @@ def _scope(model: SourceModel) -> Any:
     from cudalens.source.parse import _functions
     from cudalens.source.scope import FileScope
 
+    from cudalens.source.declarations import params
+    from cudalens.source.type_facts import header_facts
+
     root = model.tree.root_node
-    return FileScope.build(root, dict(model.defines), list(_functions(root))), list(_functions(root))
+    scope = FileScope.build(root, dict(model.defines), list(_functions(root)))
+    scope.facts = header_facts(model.path, root, set(model.defines))
+    for fn, quals, is_template, _tp in _functions(root):  # host functions a launch's values may call
+        name, body = syn.function_name(fn), fn.child_by_field_name("body")
+        if name and body is not None and not is_template and "__global__" not in quals and (
+                "__device__" not in quals or "__host__" in quals):
+            scope.host_fns[name] = (tuple(p.name for p in params(fn)), body)
+    return scope, list(_functions(root))
 
 
 # (file, host function) -> the values each call passes, by position, and whether the call is optional

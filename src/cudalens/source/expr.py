@@ -280,11 +280,19 @@ def from_node(node: Any, resolve: Resolver, on_subscript: Callable[[Any], Expr] 
         if on_call is not None:
             return bounded(on_call(node))
         return unknown("call")
+    if t == "qualified_identifier":  # Packed128<floatX>::size: a static member the resolver may know
+        return bounded(resolve("".join(node_text(node).split())))
     if t == "sizeof_expression":  # sizeof(float): the size of a type the front end knows
         from cudalens.source.types import element_bytes
 
-        ty = node.child_by_field_name("type")
-        size = element_bytes(ty.text.decode("utf-8", "replace")) if ty is not None and ty.text is not None else None
+        ty = node.child_by_field_name("type") or node.child_by_field_name("value")
+        name = node_text(ty).strip()
+        while name.startswith("(") and name.endswith(")"):
+            name = name[1:-1].strip()
+        size = element_bytes(name) if name else None
+        if size is None and name.replace("_", "a").isalnum():  # a typedef the resolver may know (floatX)
+            got = resolve(f"sizeof({name})")
+            size = got[1] if got[0] == "n" else None
         return ("n", size) if size is not None else unknown("sizeof")
     return unknown(t)
 
