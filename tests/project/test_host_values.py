@@ -167,3 +167,17 @@ def test_a_constant_another_file_defines_extern_reaches_the_callers_loop(tmp_pat
     models = [parse_file(tmp_path / "scan.cu"), parse_file(tmp_path / "main.cpp")]
     launches = resolve_models(models).distinct(models[0].kernels[0])
     assert "size" not in dict(launches[0].params)
+
+
+def test_a_host_ceil_div_the_interpreter_cannot_run_keeps_its_known_meaning(tmp_path: Path) -> None:
+    unit = tmp_path / "k.cu"
+    unit.write_text("""
+#include <cstdio>
+__global__ void k(float *o) { o[threadIdx.x] = 0; }
+int ceil_div(int a, int b) { printf("%d", b); return (a + b - 1) / b; }
+int pow2(int n) { assert(n > 0); int p = 1; for (int i = 0; i < 20 && p * 2 <= n; ++i) p *= 2; return p; }
+int main() { float *o; k<<<ceil_div(1000, 128), pow2(300)>>>(o); return 0; }
+""")
+    models = [parse_file(unit)]
+    (r,) = resolve_models(models).distinct(models[0].kernels[0])
+    assert (r.grid, r.block) == ((8, 1, 1), (256, 1, 1))

@@ -161,7 +161,9 @@ class FileScope:
         name = _text(node.child_by_field_name("function"))
         args = node.child_by_field_name("arguments")
         if name in self.host_fns and args is not None:
-            return self._host_call(name, args, resolve or self.resolve_const)
+            got = self._host_call(name, args, resolve or self.resolve_const)
+            if got[0] == "n" or not (name in E.PURE_CALLS or name in E.CEIL_DIV_CALLS):
+                return got
         if (name in E.PURE_CALLS or name in E.CEIL_DIV_CALLS) and args is not None:
             if resolve is None:
                 return ("f", name, tuple(self.expr(a) for a in args.named_children))
