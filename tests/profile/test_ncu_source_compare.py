@@ -168,3 +168,40 @@ def test_a_load_of_an_atomic_compare_and_swap_loop_says_so():
     rows = {c.line: c for c in check_lines([], counters, "_Z1kPf")}
     assert "expanded an atomic" in rows[241].reason and rows[241].predicted is None
     assert rows[242].reason.startswith("not a data dependence: no PTX instruction")
+
+
+def _cas_page(threads: str) -> str:
+    # llm.c layernorm_backward_kernel4 on the H100: the loop over i (BRA back to 0x0410) holds the LDS
+    # of line 419 and two ATOMG.E.CAS retry loops; contention splits the warps (2 lanes per execution)
+    header = ('"Line No","Source","Address","Source","Instructions Executed","Address Space",'
+              '"L1 Conflicts Shared N-Way","Avg. Predicated-On Threads Executed"')
+    return "\n".join([
+        '"File Path","/p/k.cu"', '"Function Name","_Z1kPf"', header,
+        '"300","  x = s[0];","","","","","",""',
+        '"","","0x0100","LDS R1, [R2]","4224","Shared","1","32"',
+        '"419","  a = s[i*2];","","","","","",""',
+        f'"","","0x0410","LDS.64 R14, [R2]","1385162","Shared","1","{threads}"',
+        '"437","  old = atomicCAS(p, c, n);","","","","","",""',
+        f'"","","0x0500","ATOMG.E.CAS.STRONG.GPU PT, R9, [R4], R8, R9","1385162","Global","0","{threads}"',
+        '"441","  while (old != c) ...","","","","","",""',
+        '"","","0x0580","@P0   BRA 0x0500","5405919","-","0","11"',
+        '"418","  for (...)","","","","","",""',
+        f'"","","0x06a0","@!P0  BRA 0x0410","1433284","-","0","{threads}"',
+    ])
+
+
+def test_a_line_in_a_loop_with_a_compare_and_swap_retry_run_by_few_lanes_is_null():
+    from cudalens.profile.ncu_source import line_counters, parse_source_csv
+
+    counters = line_counters(parse_source_csv(_cas_page("2")))
+    assert counters[("_Z1kPf", "/p/k.cu", 419, "shared", "load")].cas_loop
+    assert not counters[("_Z1kPf", "/p/k.cu", 300, "shared", "load")].cas_loop
+    preds = [LinePrediction(kernel="_Z1kPf", file="/p/k.cu", line=ln, quantity="shared load wavefronts/request",
+                            value=v, nway=v) for ln, v in ((419, 2.0), (300, 1.0))]
+    rows = {c.line: c for c in check_lines(preds, counters, "_Z1kPf")}
+    assert rows[419].predicted is None and rows[419].agree is None
+    assert "compare-and-swap retry" in rows[419].reason and "2 of 32 lanes" in rows[419].reason
+    assert rows[300].agree is True
+    # the same loop run by full warps (no contention): the prediction is compared
+    full = {c.line: c for c in check_lines(preds, line_counters(parse_source_csv(_cas_page("32"))), "_Z1kPf")}
+    assert full[419].predicted == 2.0 and full[419].agree is False

@@ -161,6 +161,32 @@ class LineCounter:
     atomic: bool = False  # the line also holds an atomic of the space (ptxas may expand one into a load + CAS loop)
     # shared: L1 Wavefronts Shared over the executions (ratio of sums; None where the export lacks the column)
     wavefronts_per_request: float | None = None
+    cas_loop: bool = False  # an instruction of the line lies in a loop (a backward branch) holding a compare-and-swap
+
+
+def _cas_loops(rows: tuple[SassRow, ...]) -> dict[str, list[tuple[int, int]]]:
+    """Per kernel, the address ranges of loops (a branch back to a lower address) that hold an
+    atomic compare-and-swap (``ATOMG.E.CAS``): a retry loop, whose trips depend on contention."""
+    def addr(a: str) -> int | None:
+        try:
+            return int(a, 16)
+        except ValueError:
+            return None
+
+    cas: dict[str, list[int]] = {}
+    for r in rows:
+        a = addr(r.address)
+        if a is not None and r.opcode.startswith("ATOM") and "CAS" in r.opcode.split("."):
+            cas.setdefault(r.kernel, []).append(a)
+    out: dict[str, list[tuple[int, int]]] = {}
+    for r in rows:
+        words = r.sass.split()
+        if r.kernel not in cas or "BRA" not in [w.split(".")[0] for w in words]:
+            continue
+        a, target = addr(r.address), addr(words[-1]) if words[-1].startswith("0x") else None
+        if a is not None and target is not None and target < a and any(target <= c <= a for c in cas[r.kernel]):
+            out.setdefault(r.kernel, []).append((target, a))
+    return out
 
 
 def line_counters(rows: Iterable[SassRow]) -> dict[tuple[str, str, int, str, str], LineCounter]:
@@ -169,6 +195,13 @@ def line_counters(rows: Iterable[SassRow]) -> dict[tuple[str, str, int, str, str
     seen: set[tuple[str, str]] = set()
     rows = tuple(rows)
     atomics = {(r.kernel, r.file or "", r.line, _atomic_space(r)) for r in rows if _atomic_space(r)}
+    loops = _cas_loops(rows)
+    in_loop: set[tuple[Any, ...]] = set()  # (kernel, file, line, space, op) of memory instructions in such loops
+    for r in rows:
+        at = int(r.address, 16) if r.kernel in loops and r.address.startswith("0x") else None
+        cls = sass_class(r)
+        if at is not None and cls is not None and any(lo <= at <= hi for lo, hi in loops[r.kernel]):
+            in_loop.add((r.kernel, r.file or "", r.line, *cls))
     for r in rows:
         cls = sass_class(r)
         if cls is None or r.line is None or (r.kernel, r.address) in seen:
@@ -196,7 +229,7 @@ def line_counters(rows: Iterable[SassRow]) -> dict[tuple[str, str, int, str, str
                                nway=round(a["nway"] / ex, 4) if ex and not glob else None,
                                threads=round(a["thr"] / ex, 3) if ex else None, predicated=a["pred"],
                                sectors_per_ideal=round(a["sec"] / a["ideal"], 4) if glob and a["ideal"] else None,
-                               atomic=key[:4] in atomics,
+                               atomic=key[:4] in atomics, cas_loop=key in in_loop,
                                wavefronts_per_request=round(a["wf"] / ex, 4) if ex and not glob and a["wf"] is not None
                                else None)
     return out
@@ -413,6 +446,12 @@ def check_lines(predictions: Iterable[Any], counters: Mapping[tuple[str, str, in
         if meas is None:
             out.append(LineCheck(k, file, line, q, None if p is None else p.value, None, None,
                                  "" if p is None else p.layer, why_not, c.executed))
+            continue
+        if c.cas_loop and c.threads is not None and c.threads < 16:
+            out.append(LineCheck(k, file, line, q, None, meas, None, "" if p is None else p.layer,
+                                 "data-dependent: ptxas placed this line in a loop with a compare-and-swap retry, and "
+                                 f"on average {c.threads:g} of 32 lanes ran each of its instructions (the warps split "
+                                 "as the retries contend), which the model does not predict", c.executed))
             continue
         note = ""
         if p is None:

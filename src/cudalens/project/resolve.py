@@ -252,9 +252,20 @@ def resolve_models(models: Iterable[SourceModel], root: str | None = None,
                    includes: Mapping[str, tuple[str, ...]] | None = None) -> LaunchTable:
     """The table of every launch in ``models`` of every kernel they define, each site joined to the
     definitions visible from its file (:func:`_visible`; ``includes``: the project's include graph)."""
-    from cudalens.project.sites import model_sites
+    from cudalens.project.sites import _SHARED, shared_constants
 
     models = list(models)
+    token = _SHARED.set(MappingProxyType(shared_constants(models)))
+    try:
+        return _resolve_models(models, root, includes)
+    finally:
+        _SHARED.reset(token)
+
+
+def _resolve_models(models: list[SourceModel], root: str | None,
+                    includes: Mapping[str, tuple[str, ...]] | None) -> LaunchTable:
+    from cudalens.project.sites import model_sites
+
     defs: dict[str, list[Kernel]] = {}
     for m in models:
         for k in m.kernels:

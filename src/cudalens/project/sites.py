@@ -22,6 +22,8 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
+from types import MappingProxyType
 from typing import Any
 
 from cudalens.project.launches import Dim3, ResolvedLaunch, ValueRange
@@ -49,11 +51,65 @@ def _line(n: Any) -> int:
 
 
 def _scope(model: SourceModel) -> Any:
+    from cudalens.source.declarations import params
     from cudalens.source.parse import _functions
     from cudalens.source.scope import FileScope
+    from cudalens.source.type_facts import header_facts
 
     root = model.tree.root_node
-    return FileScope.build(root, dict(model.defines), list(_functions(root))), list(_functions(root))
+    scope = FileScope.build(root, dict(model.defines), list(_functions(root)))
+    scope.facts = header_facts(model.path, root, set(model.defines))
+    for name, v in _SHARED.get().items():  # constants another file of the program defines with external linkage
+        if name not in scope.const_exprs and name not in scope.defines:
+            scope.const_exprs[name] = ("n", v)
+    for fn, quals, is_template, _tp in _functions(root):  # host functions a launch's values may call
+        name, body = syn.function_name(fn), fn.child_by_field_name("body")
+        if name and body is not None and not is_template and "__global__" not in quals and (
+                "__device__" not in quals or "__host__" in quals):
+            scope.host_fns[name] = (tuple(p.name for p in params(fn)), body)
+    return scope, list(_functions(root))
+
+
+#: constants of the program's files with external linkage (``extern "C" const uint MIN_SIZE = 4;``), by
+#: name, while :func:`cudalens.project.resolve.resolve_models` runs (:func:`shared_constants`)
+_SHARED: ContextVar[Mapping[str, int | float]] = ContextVar("cudalens_shared_constants", default=MappingProxyType({}))
+
+
+def shared_constants(models: list[SourceModel]) -> dict[str, int | float]:
+    """The integral constants the files of ``models`` define with external linkage (``extern``, or
+    inside ``extern "C" { }``), by value in their own file; a name two files give different values
+    is left out."""
+    from cudalens.source import expr as E
+    from cudalens.source.scope import _file_declarations
+
+    out: dict[str, int | float] = {}
+    clash: set[str] = set()
+    for m in models:
+        if m.tree is None or "extern" not in m.text:
+            continue
+        scope = None
+        for decl in _file_declarations(m.tree.root_node):
+            up = decl.parent.parent if decl.parent is not None and decl.parent.type == "declaration_list" else decl.parent
+            ext = (up is not None and up.type == "linkage_specification") or any(
+                c.type == "storage_class_specifier" and _text(c) == "extern" for c in decl.children)
+            if not ext:
+                continue
+            if scope is None:
+                scope = _scope(m)[0]
+            for d in decl.children_by_field_name("declarator"):
+                name = _text(d.child_by_field_name("declarator")) if d.type == "init_declarator" else ""
+                if name not in scope.const_exprs:
+                    continue
+                try:
+                    v = E.eval_scalar(scope.const_exprs[name], scope.macro_values())
+                except (E.Unknown, RecursionError):
+                    continue
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    continue
+                if name in out and out[name] != v:
+                    clash.add(name)
+                out[name] = v
+    return {k: v for k, v in out.items() if k not in clash}
 
 
 # (file, host function) -> the values each call passes, by position, and whether the call is optional

@@ -280,21 +280,19 @@ def from_node(node: Any, resolve: Resolver, on_subscript: Callable[[Any], Expr] 
         if on_call is not None:
             return bounded(on_call(node))
         return unknown("call")
+    if t == "qualified_identifier":  # Packed128<floatX>::size: a static member the resolver may know
+        return bounded(resolve("".join(node_text(node).split())))
     if t == "sizeof_expression":  # sizeof(float): the size of a type the front end knows
         from cudalens.source.types import element_bytes
 
-        ty = node.child_by_field_name("type")
-        if ty is None:  # `sizeof(T)` of a bare name parses as the size of a parenthesized value
-            ty = node.child_by_field_name("value")
-            if ty is not None and ty.type == "parenthesized_expression" and ty.named_child_count == 1:
-                ty = ty.named_children[0] if ty.named_children[0].type == "identifier" else None
-            else:
-                ty = None
-        name = " ".join(ty.text.decode("utf-8", "replace").split()) if ty is not None and ty.text is not None else ""
+        ty = node.child_by_field_name("type") or node.child_by_field_name("value")
+        name = node_text(ty).strip()
+        while name.startswith("(") and name.endswith(")"):
+            name = name[1:-1].strip()
         size = element_bytes(name) if name else None
-        if size is None and name.isidentifier():  # sizeof(T): a size the resolver knows (a template's type)
-            known = resolve(f"sizeof({name})")
-            return known if known[0] == "n" else unknown("sizeof")
+        if size is None and name.replace("_", "a").isalnum():  # a typedef the resolver may know (floatX)
+            got = resolve(f"sizeof({name})")
+            size = got[1] if got[0] == "n" else None
         return ("n", size) if size is not None else unknown("sizeof")
     return unknown(t)
 

@@ -4,6 +4,7 @@ expressions (:class:`FileScope`)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,6 +76,9 @@ class FileScope:
     helpers: dict[str, tuple[tuple[str, ...], Any]] = field(default_factory=dict)  # device fn -> (params, body)
     _define_cache: dict[str, E.Expr] = field(default_factory=dict)
     budget: Budget | None = None  # the file's time and memory budget (checked once per statement walked)
+    facts: Any = None  # typedefs and static members of the file and its headers (type_facts.TypeFacts), if read
+    host_fns: dict[str, tuple[tuple[str, ...], Any]] = field(default_factory=dict)  # small host functions run
+    _calls_deep: int = 0
 
     @classmethod
     def build(cls, root: Any, defines: dict[str, str], functions: list[tuple[Any, Any, bool, Any]]) -> "FileScope":
@@ -115,7 +119,40 @@ class FileScope:
             return self.const_exprs[name]
         if name in self.defines:
             return ("v", name)
+        if self.facts is not None:
+            got = self._type_fact(name)
+            if got is not None:
+                return got
         return E.unknown(f"name {name}")
+
+    def _type(self, name: str) -> str:
+        """A type name through the known typedefs (at most 8 deep)."""
+        for _ in range(8):
+            nxt = self.facts.typedefs.get(name) if self.facts is not None else None
+            if nxt is None:
+                break
+            name = nxt
+        return name
+
+    def _type_fact(self, name: str) -> E.Expr | None:
+        """``sizeof(floatX)`` through a typedef; ``S<args>::m`` / ``alias::m``, a static constant member."""
+        if name.startswith("sizeof(") and name.endswith(")"):
+            size = element_bytes(self._type(name[7:-1]))
+            return E.num(size) if size is not None else None
+        owner, sep, member = name.rpartition("::")
+        if not sep or not member.isidentifier():
+            return None
+        owner = self._type(owner)
+        base, lt, rest = owner.partition("<")
+        args = [a.strip() for a in rest.rstrip(">").split(",")] if lt else []
+        found = self.facts.statics.get((base.strip(), member))
+        if found is None or len(found[0]) != len(args):
+            return None
+        text = found[1]
+        for p, a in zip(found[0], args):
+            text = re.sub(rf"\b{re.escape(p)}\b", self._type(a), text)
+        e = _parse_value_text(text, self)
+        return None if E.unknowns(e) else e
 
     def expr(self, node: Any) -> E.Expr:
         return E.from_node(node, self.resolve_const, on_call=self._pure_call)
@@ -123,12 +160,36 @@ class FileScope:
     def _pure_call(self, node: Any, resolve: Any = None) -> E.Expr:
         name = _text(node.child_by_field_name("function"))
         args = node.child_by_field_name("arguments")
+        if name in self.host_fns and args is not None:
+            got = self._host_call(name, args, resolve or self.resolve_const)
+            if got[0] == "n" or not (name in E.PURE_CALLS or name in E.CEIL_DIV_CALLS):
+                return got
         if (name in E.PURE_CALLS or name in E.CEIL_DIV_CALLS) and args is not None:
             if resolve is None:
                 return ("f", name, tuple(self.expr(a) for a in args.named_children))
             return ("f", name, tuple(E.from_node(a, resolve, on_call=lambda n: self._pure_call(n, resolve))
                                      for a in args.named_children))
         return E.unknown(f"call {name}")
+
+    def _host_call(self, name: str, args: Any, resolve: Any) -> E.Expr:
+        """A call of a small host function of the file (:attr:`host_fns`) on known arguments, run."""
+        from cudalens.source.host_calls import MAX_DEPTH, run_call
+
+        if self._calls_deep >= MAX_DEPTH:
+            return E.unknown(f"call {name}")
+        values = self.macro_values()
+        try:
+            nums = [E.eval_scalar(E.from_node(a, resolve, on_call=lambda n: self._pure_call(n, resolve)), values)
+                    for a in args.named_children]
+        except (E.Unknown, RecursionError):
+            return E.unknown(f"call {name}")
+        params_, body = self.host_fns[name]
+        self._calls_deep += 1
+        try:
+            got = run_call(body, params_, nums, self.resolve_const, self._pure_call, values)
+        finally:
+            self._calls_deep -= 1
+        return E.num(got) if got is not None else E.unknown(f"call {name}")
 
     def macro_values(self, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         """Values for every macro symbol: the file's ``#define``s, overridden by ``overrides``."""
@@ -144,8 +205,9 @@ class FileScope:
                 vals.update(extra)
 
             def resolve(name: str) -> E.Expr:
-                if extra and name in extra:  # (a template type's size, `sizeof(T)`, as a number)
-                    return E.num(extra[name]) if name.startswith("sizeof(") else ("v", name)
+                if extra and name in extra:
+                    v = extra[name]
+                    return E.num(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else ("v", name)
                 return self.resolve_const(name)
 
             return E.eval_scalar(E.from_node(node, resolve, on_call=lambda n: self._pure_call(n, resolve)), vals)

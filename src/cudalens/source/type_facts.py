@@ -1,0 +1,162 @@
+"""Type facts host code sizes launches with: ``typedef``s (``typedef __nv_bfloat16 floatX;`` under the
+``#if defined(ENABLE_BF16)`` branch the file's macros select) and the ``static constexpr`` members of
+structs and struct templates (``Packed128<T>::size = sizeof(int4) / sizeof(T)``), read from a file and
+the project headers it includes with quotes (:func:`header_facts`)."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+_INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
+_MAX_HEADERS = 64
+
+
+def _text(n: Any) -> str:
+    return n.text.decode("utf-8", "replace") if n is not None and n.text is not None else ""
+
+
+@dataclass
+class TypeFacts:
+    """``typedefs``: name -> type text; ``statics``: (struct, member) -> (template parameters, value
+    text); names defined differently in branches the macros do not decide are left out (``unsure``)."""
+
+    typedefs: dict[str, str] = field(default_factory=dict)
+    statics: dict[tuple[str, str], tuple[tuple[str, ...], str]] = field(default_factory=dict)
+    unsure: set[str] = field(default_factory=set)
+
+    def add_typedef(self, name: str, type_text: str, sure: bool) -> None:
+        if not sure:
+            self.unsure.add(name)
+            self.typedefs.pop(name, None)
+        elif name not in self.unsure:
+            self.typedefs[name] = type_text
+
+
+def _condition(node: Any, defined: set[str]) -> bool | None:
+    """The value of a preprocessor condition made of ``defined(X)``, ``!``, ``&&``, ``||``; None otherwise."""
+    if node is None:
+        return None
+    if node.type == "preproc_defined":
+        ident = next((c for c in node.named_children if c.type == "identifier"), None)
+        return _text(ident) in defined if ident is not None else None
+    if node.type == "parenthesized_expression" and node.named_children:
+        return _condition(node.named_children[0], defined)
+    if node.type == "unary_expression" and _text(node.child_by_field_name("operator")) == "!":
+        v = _condition(node.child_by_field_name("argument"), defined)
+        return None if v is None else not v
+    if node.type == "binary_expression":
+        op = _text(node.child_by_field_name("operator"))
+        a = _condition(node.child_by_field_name("left"), defined)
+        b = _condition(node.child_by_field_name("right"), defined)
+        if op == "&&":
+            return False if a is False or b is False else (None if a is None or b is None else True)
+        if op == "||":
+            return True if a is True or b is True else (None if a is None or b is None else False)
+    return None
+
+
+def _walk(node: Any, defined: set[str], sure: bool, facts: TypeFacts) -> None:
+    for c in node.named_children:
+        t = c.type
+        if t in ("preproc_if", "preproc_ifdef", "preproc_elif"):
+            if t == "preproc_ifdef":
+                name = _text(c.child_by_field_name("name"))
+                cond: bool | None = (name in defined) != _text(c.children[0]).endswith("ifndef")
+            else:
+                cond = _condition(c.child_by_field_name("condition"), defined)
+            alt = c.child_by_field_name("alternative")
+            body = [x for x in c.named_children if x != alt and x != c.child_by_field_name("condition")
+                    and x != c.child_by_field_name("name")]
+            if cond is not False:
+                for x in body:
+                    _walk_one(x, defined, sure and cond is True, facts)
+            if alt is not None and cond is not True:
+                if alt.type == "preproc_else":
+                    _walk(alt, defined, sure and cond is False, facts)
+                else:
+                    _walk(_Wrap(alt), defined, sure and cond is False, facts)
+        else:
+            _walk_one(c, defined, sure, facts)
+
+
+class _Wrap:
+    """A node seen as the only child of a parent (an ``#elif`` walked as a nested ``#if``)."""
+
+    def __init__(self, node: Any) -> None:
+        self.named_children = [node]
+
+
+def _walk_one(c: Any, defined: set[str], sure: bool, facts: TypeFacts) -> None:
+    t = c.type
+    if t == "type_definition":
+        ty = c.child_by_field_name("type")
+        for d in c.children_by_field_name("declarator"):
+            if d.type == "type_identifier":
+                facts.add_typedef(_text(d), " ".join(_text(ty).split()), sure)
+    elif t == "template_declaration":
+        plist = c.child_by_field_name("parameters")
+        names = tuple(_text(x.named_children[-1]) for x in (plist.named_children if plist is not None else ())
+                      if x.named_children)
+        spec = next((x for x in c.named_children if x.type in ("struct_specifier", "class_specifier")), None)
+        if spec is not None:
+            _members(spec, names, sure, facts)
+    elif t in ("struct_specifier", "class_specifier"):
+        _members(c, (), sure, facts)
+    elif t == "declaration":
+        spec = c.child_by_field_name("type")
+        if spec is not None and spec.type in ("struct_specifier", "class_specifier"):
+            _members(spec, (), sure, facts)
+    elif t in ("preproc_if", "preproc_ifdef"):
+        _walk(_Wrap(c), defined, sure, facts)
+    elif t in ("namespace_definition", "linkage_specification", "declaration_list"):
+        _walk(c if t != "namespace_definition" else c.child_by_field_name("body") or c, defined, sure, facts)
+
+
+def _members(spec: Any, tparams: tuple[str, ...], sure: bool, facts: TypeFacts) -> None:
+    name = _text(spec.child_by_field_name("name"))
+    body = spec.child_by_field_name("body")
+    if not name or body is None:
+        return
+    for f in body.named_children:
+        if f.type != "field_declaration":
+            continue
+        words = {_text(x) for x in f.children if x.type in ("storage_class_specifier", "type_qualifier")}
+        value = f.child_by_field_name("default_value")
+        d = f.child_by_field_name("declarator")
+        if "static" in words and ("constexpr" in words or "const" in words) and value is not None and d is not None \
+                and d.type == "field_identifier":
+            key = (name, _text(d))
+            if sure:
+                facts.statics[key] = (tparams, _text(value))
+
+
+def header_facts(path: str, root: Any, defined: set[str]) -> TypeFacts:
+    """The type facts of the parsed file ``root`` (at ``path``) and of the headers it includes with
+    quotes, found next to the including file (each read once, at most 64), with the macros
+    ``defined`` deciding ``#if defined(...)`` branches."""
+    from cudalens.source.parse import parse_tree, read_source
+
+    facts = TypeFacts()
+    seen = {os.path.realpath(path)}
+    queue: list[tuple[str, Any]] = [(path, root)]
+    order: list[tuple[str, Any]] = []
+    while queue and len(seen) <= _MAX_HEADERS:
+        cur, tree_root = queue.pop(0)
+        if tree_root is None:
+            try:
+                tree_root = parse_tree(read_source(Path(cur))).root_node
+            except Exception:  # noqa: BLE001 - an unreadable header gives no facts
+                continue
+        order.append((cur, tree_root))
+        for m in _INCLUDE_RE.finditer(_text(tree_root)):
+            cand = os.path.realpath(os.path.join(os.path.dirname(cur), m.group(1)))
+            if cand not in seen and os.path.isfile(cand):
+                seen.add(cand)
+                queue.append((cand, None))
+    for _p, r in reversed(order):  # the headers first, then the file: a later definition wins
+        _walk(r, defined, True, facts)
+    return facts
