@@ -86,8 +86,8 @@ def nvcc_each(files: list[Path], includes: list[str], cc: str) -> tuple[float, i
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="check-speed-nvcc-") as tmp:
         for f in files:
-            cmd = ["nvcc", f"-arch={arch}", "-cubin", "-lineinfo", *(f"-I{i}" for i in includes),
-                   "-o", os.path.join(tmp, "out.cubin"), str(f)]
+            cmd = ["nvcc", f"-arch={arch}", "-cubin", "-lineinfo", *(f"-I{os.path.abspath(i)}" for i in includes),
+                   "-o", os.path.join(tmp, "out.cubin"), str(f.resolve())]  # absolute: it runs in the unit's folder
             proc = subprocess.run(cmd, cwd=f.parent, capture_output=True, text=True, check=False)
             failed += proc.returncode != 0
             if proc.returncode != 0 and not NVCC_FAILURES:
