@@ -142,7 +142,7 @@ def measure(name: str, path: str, extra: list[str]) -> dict:
     return {"unit": name, "seconds": round(time.monotonic() - t0, 1), "errors": [e for e in (err_q, err_a) if e],
             "source_only_files": int(m.group(1)) if m else 0, "files": files,
             # why files were analysed source-only (the compile failure lines of the default output)
-            "compile_errors": [ln.strip()[:240] for ln in quiet.splitlines() if "compile-error:" in ln][:5],
+            "compile_errors": [ln.strip()[:240] for ln in quiet.splitlines() if "analysed source-only," in ln][:5],
             "by_rule": {r: {"before": sum(b["by_rule"][r] for b in before.values()),
                             "after": sum(a["by_rule"][r] for a in after.values())}
                         for r in sorted({r for x in (*before.values(), *after.values()) for r in x["by_rule"]})}}
