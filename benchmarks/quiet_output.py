@@ -57,6 +57,8 @@ def units(samples: str | None, projects: str | None) -> list[tuple[str, str]]:
     if samples:
         base = os.path.join(samples, "Samples")
         for chapter in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+            if not os.path.isdir(os.path.join(base, chapter)):  # Samples/CMakeLists.txt
+                continue
             for sample in sorted(os.listdir(os.path.join(base, chapter))):
                 path = os.path.join(base, chapter, sample)
                 if os.path.isdir(path) and _has_sources(path):
