@@ -312,9 +312,11 @@ def _decide(fn: Function, key: tuple[str, int, str], v: dict[str, Any], base, ru
                   trials=tuple((x.get("value"), x.get("ideal"), x.get("threads")) for x in
                                (r[3].get(key, {}) for r in runs if r[0] == SEEDS[0])) if scalars else (),
                   iter_low=v.get("iter", (None, None))[0], iter_high=v.get("iter", (None, None))[1])
-    if v["value"] is None:  # no lane on in any evaluated warp: not reached, whatever ptxas predicated (the
-        # evaluated warps and trials do not say that the program's warps have no lane on there either)
-        return LinePrediction(value=None, reason=v["reason"], **common)
+    if v["value"] is None:  # no lane on in any evaluated warp: where ptxas predicated the line, ncu's N-way is
+        # 0 over those executions, but only with every parameter known: trial values that exclude every thread
+        # do not say that the program's warps have no lane on there
+        pred = {} if scalars else {"nway_predicated": v.get("nway_pred"), "value_predicated": v.get("value_pred")}
+        return LinePrediction(value=None, reason=v["reason"], **pred, **common)
     by_seed = {r[0]: r[3].get(key, {}) for r in runs if r[1] == base[1]}
     if v["taint"] >= 2 and v["why"].startswith("runs under a branch") and v.get("nway") is not None and by_seed:
         # a shared access whose lanes (not addresses) loaded data decide: its N-way from 0 (the data may
