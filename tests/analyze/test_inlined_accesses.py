@@ -5,7 +5,7 @@ the helper's line, with the compiled figures, so the rules report them there."""
 from __future__ import annotations
 
 from cudalens.access.ptx_eval import LinePrediction
-from cudalens.evidence.compiled_figures import fill_kernel
+from cudalens.evidence.fill import fill_kernel
 from cudalens.evidence.inlined_accesses import inlined_accesses
 from cudalens.rules.context import RuleContext
 from cudalens.rules.global_memory.g3_strided_global_access import strided_global_access

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from cudalens.project.host_code import _iter
 from cudalens.project.resolve import _relevant, resolve_models
-from cudalens.project.sites import _assigned, _iter
+from cudalens.project.sites import _assigned
 from cudalens.project.tree import Project
 from cudalens.source import syntax as syn
 from cudalens.source.parse import parse_file, parse_source

@@ -97,9 +97,9 @@ def join_kernel(k: Kernel, ck: CompiledKernel | None, model: SourceModel, cc: st
                 evals: tuple[Any, ...] = ()) -> KernelRecord:
     """The record of kernel ``k`` (and its compiled kernel ``ck``, when there is one); ``evals``:
     the compiled access model's evaluations of its instantiations, which fill the source model's
-    missing figures (:func:`cudalens.evidence.compiled_figures.fill_kernel`)."""
+    missing figures (:func:`cudalens.evidence.fill.fill_kernel`)."""
     if evals:
-        from cudalens.evidence.compiled_figures import fill_kernel
+        from cudalens.evidence.fill import fill_kernel
 
         k = fill_kernel(k, evals)
     if ck is None:

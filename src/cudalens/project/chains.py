@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from cudalens.project.host_code import Callers, _args, _host_bodies, _is_site, _iter, _line, _scalar, _scope, _text
 from cudalens.project.launches import ValueRange
-from cudalens.project.sites import Callers, _args, _host_bodies, _is_site, _iter, _line, _scalar, _scope, _text
 from cudalens.source import syntax as syn
 from cudalens.source.host import HostEnv
 from cudalens.source.model import SourceModel

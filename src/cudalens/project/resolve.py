@@ -252,7 +252,7 @@ def resolve_models(models: Iterable[SourceModel], root: str | None = None,
                    includes: Mapping[str, tuple[str, ...]] | None = None) -> LaunchTable:
     """The table of every launch in ``models`` of every kernel they define, each site joined to the
     definitions visible from its file (:func:`_visible`; ``includes``: the project's include graph)."""
-    from cudalens.project.sites import _SHARED, shared_constants
+    from cudalens.project.host_code import _SHARED, shared_constants
 
     models = list(models)
     token = _SHARED.set(MappingProxyType(shared_constants(models)))

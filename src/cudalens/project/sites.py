@@ -21,125 +21,30 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterator, Mapping
-from contextvars import ContextVar
-from types import MappingProxyType
+from collections.abc import Mapping
 from typing import Any
 
+from cudalens.project.host_code import (  # noqa: F401 - shared_constants, number_of: re-exported
+    _LAUNCH_APIS,
+    _MAYBE,
+    _SHARED,
+    _SITE_TYPES,
+    Callers,
+    _args,
+    _host_bodies,
+    _is_site,
+    _iter,
+    _line,
+    _macro,
+    _scalar,
+    _scope,
+    _text,
+    number_of,
+    shared_constants,
+)
 from cudalens.project.launches import Dim3, ResolvedLaunch, ValueRange
 from cudalens.source import syntax as syn
 from cudalens.source.model import Kernel, SourceModel
-
-_LAUNCH_APIS = {"cudaLaunchKernel": "cudaLaunchKernel", "cudaLaunchCooperativeKernel": "cudaLaunchCooperativeKernel",
-                "cudaLaunchKernelEx": "cudaLaunchKernelEx", "cudaLaunchKernelExC": "cudaLaunchKernelEx"}
-
-
-def _text(n: Any) -> str:
-    return n.text.decode("utf-8", "replace") if n is not None and n.text is not None else ""
-
-
-def _iter(node: Any) -> Iterator[Any]:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(n.named_children))
-
-
-def _line(n: Any) -> int:
-    return int(n.start_point[0]) + 1
-
-
-def _scope(model: SourceModel) -> Any:
-    from cudalens.source.declarations import params
-    from cudalens.source.parse import _functions
-    from cudalens.source.scope import FileScope
-    from cudalens.source.type_facts import header_facts
-
-    root = model.tree.root_node
-    scope = FileScope.build(root, dict(model.defines), list(_functions(root)))
-    scope.facts = header_facts(model.path, root, set(model.defines))
-    for name, v in _SHARED.get().items():  # constants another file of the program defines with external linkage
-        if name not in scope.const_exprs and name not in scope.defines:
-            scope.const_exprs[name] = ("n", v)
-    for fn, quals, is_template, _tp in _functions(root):  # host functions a launch's values may call
-        name, body = syn.function_name(fn), fn.child_by_field_name("body")
-        if name and body is not None and not is_template and "__global__" not in quals and (
-                "__device__" not in quals or "__host__" in quals):
-            scope.host_fns[name] = (tuple(p.name for p in params(fn)), body)
-    return scope, list(_functions(root))
-
-
-#: constants of the program's files with external linkage (``extern "C" const uint MIN_SIZE = 4;``), by
-#: name, while :func:`cudalens.project.resolve.resolve_models` runs (:func:`shared_constants`)
-_SHARED: ContextVar[Mapping[str, int | float]] = ContextVar("cudalens_shared_constants", default=MappingProxyType({}))
-
-
-def shared_constants(models: list[SourceModel]) -> dict[str, int | float]:
-    """The integral constants the files of ``models`` define with external linkage (``extern``, or
-    inside ``extern "C" { }``), by value in their own file; a name two files give different values
-    is left out."""
-    from cudalens.source import expr as E
-    from cudalens.source.scope import _file_declarations
-
-    out: dict[str, int | float] = {}
-    clash: set[str] = set()
-    for m in models:
-        if m.tree is None or "extern" not in m.text:
-            continue
-        scope = None
-        for decl in _file_declarations(m.tree.root_node):
-            up = decl.parent.parent if decl.parent is not None and decl.parent.type == "declaration_list" else decl.parent
-            ext = (up is not None and up.type == "linkage_specification") or any(
-                c.type == "storage_class_specifier" and _text(c) == "extern" for c in decl.children)
-            if not ext:
-                continue
-            if scope is None:
-                scope = _scope(m)[0]
-            for d in decl.children_by_field_name("declarator"):
-                name = _text(d.child_by_field_name("declarator")) if d.type == "init_declarator" else ""
-                if name not in scope.const_exprs:
-                    continue
-                try:
-                    v = E.eval_scalar(scope.const_exprs[name], scope.macro_values())
-                except (E.Unknown, RecursionError):
-                    continue
-                if isinstance(v, bool) or not isinstance(v, (int, float)):
-                    continue
-                if name in out and out[name] != v:
-                    clash.add(name)
-                out[name] = v
-    return {k: v for k, v in out.items() if k not in clash}
-
-
-# (file, host function) -> the values each call passes, by position, and whether the call is optional
-Callers = Mapping[tuple[str, str], list[tuple[tuple[Any, ...], bool]]]
-_MAYBE = ("<<", "cudaLaunch", "cuLaunchKernel", ".func")
-
-
-def _host_bodies(model: SourceModel) -> Iterator[tuple[Any, Any]]:
-    """(function, body) of every host function of ``model``, class members included."""
-    from cudalens.source.declarations import qualifiers
-
-    for fn in syn.find_all(model.tree.root_node, "function_definition"):
-        quals = qualifiers(fn)
-        if "__global__" in quals or ("__device__" in quals and "__host__" not in quals):
-            continue
-        body = fn.child_by_field_name("body")
-        if body is not None:
-            yield fn, body
-
-
-_SITE_TYPES = ("call_expression", "assignment_expression")  # the node types _is_site accepts
-
-
-def _is_site(n: Any) -> bool:
-    if n.type == "call_expression":
-        return syn.is_launch(n) or syn.call_name(n) in _LAUNCH_APIS or syn.call_name(n) == "cuLaunchKernel"
-    if n.type == "assignment_expression":  # a graph kernel node: `params.func = (void *)kernel;`
-        left = n.child_by_field_name("left")
-        return left is not None and left.type == "field_expression" and _text(left).endswith(".func")
-    return False
 
 
 def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | None = None,
@@ -249,11 +154,6 @@ def _declarator_name(d: Any) -> str | None:
             return _text(d)
         d = d.child_by_field_name("declarator")
     return None
-
-
-def _args(call: Any) -> list[Any]:
-    args = call.child_by_field_name("arguments")
-    return [a for a in args.named_children if a.type != "comment"] if args is not None else []
 
 
 def _site(call: Any, api: str, env: Any, model: SourceModel, kernels: Mapping[str, Kernel],
@@ -393,10 +293,6 @@ def _dim3_of(env: Any, nodes: list[Any], line: int) -> Dim3 | None:
     return (dims[0], dims[1], dims[2])
 
 
-def number_of(v: Any) -> int | float | None:
-    return v.lo if isinstance(v, ValueRange) else v
-
-
 def _dims(env: Any, node: Any, line: int) -> Dim3 | None:
     if node is None:
         return None
@@ -404,36 +300,6 @@ def _dims(env: Any, node: Any, line: int) -> Dim3 | None:
         return env.dims(node, line)
     except Exception:  # noqa: BLE001 - an unreadable value is an unknown one
         return None
-
-
-def _scalar(env: Any, node: Any, line: int) -> int | float | ValueRange | None:
-    if node is None:
-        return None
-    try:
-        v = env.value(node, line)
-        if v is None and node.type == "type_descriptor":  # `gemm<bm, 8>`: a template argument reads as a type
-            name = _text(node).strip()
-            before = env._values_before(line)
-            v = before.get(name) if name in before else _macro(env, name) if name.isidentifier() else None
-            v = v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
-    except Exception:  # noqa: BLE001
-        return None
-    if v is None:
-        return None
-    refs = env.inputs(node)
-    if refs:
-        return ValueRange(v, v, f"from {', '.join(refs)}; {v:g} with the program's defaults")
-    return v
-
-
-def _macro(env: Any, name: str) -> int | float | None:
-    from cudalens.source import expr as E
-
-    try:
-        v = E.eval_scalar(env.scope.resolve_const(name), env.scope.macro_values())
-    except (E.Unknown, RecursionError):
-        return None
-    return v if isinstance(v, (int, float)) else None
 
 
 def _config_member(call: Any, config: Any, member: str) -> Any:
