@@ -45,19 +45,19 @@ def accesses():
 def test_subscript_of_a_derived_pointer(accesses):
     st = accesses[(5, "a", "store")]
     assert st.index == "threadIdx.x" and st.lane_stride == 1
-    assert st.sectors_per_request == sectors(lambda b, l: b * N + l) == 4
+    assert st.sectors_per_request == sectors(lambda b, lane: b * N + lane) == 4
     ld = accesses[(5, "b", "load")]
-    assert ld.lane_stride == 2 and ld.sectors_per_request == sectors(lambda b, l: b * N + 2 * l) == 8
+    assert ld.lane_stride == 2 and ld.sectors_per_request == sectors(lambda b, lane: b * N + 2 * lane) == 8
 
 
 def test_dereference_of_parameter_and_derived_pointer(accesses):
     st = accesses[(6, "a", "store")]  # row + threadIdx.x + 1: one float off the sector boundary
     assert st.index == "threadIdx.x + 1"
-    assert st.sectors_per_request == sectors(lambda b, l: b * N + l + 1) == 5
+    assert st.sectors_per_request == sectors(lambda b, lane: b * N + lane + 1) == 5
     assert st.pattern == "misaligned"
     ld = accesses[(6, "b", "load")]
     assert ld.index == "threadIdx.x * 4" and ld.lane_stride == 4
-    assert ld.sectors_per_request == sectors(lambda b, l: 4 * l) == 16
+    assert ld.sectors_per_request == sectors(lambda b, lane: 4 * lane) == 16
 
 
 def test_bare_dereference_and_offsets(accesses):
@@ -65,7 +65,7 @@ def test_bare_dereference_and_offsets(accesses):
     assert st.index == "0" and st.pattern == "broadcast" and st.sectors_per_request == 1
     ld = accesses[(7, "b", "load")]  # brow + 8 + threadIdx.x: 8 floats = one sector in, aligned
     assert ld.index == "8 + threadIdx.x"
-    assert ld.sectors_per_request == sectors(lambda b, l: b * N + 8 + l) == 4
+    assert ld.sectors_per_request == sectors(lambda b, lane: b * N + 8 + lane) == 4
 
 
 def test_increment_through_a_dereference_loads_and_stores(accesses):

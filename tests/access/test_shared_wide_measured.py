@@ -49,9 +49,9 @@ def test_compiler_vectorized_broadcast_loads_are_predicted_from_the_sass():
     (2 x 1/4 + 1 x 1) / (1/4 + 1) = 1.2 for ab_tile_ab, whose other load `bs[q][threadIdx.x]` stays
     4 bytes wide."""
     from cudalens.access.model import analyze_model
-    from cudalens.evidence.join import compiled_shared_loads
     from cudalens.compiled import compile_file
     from cudalens.compiled.toolchain import discover
+    from cudalens.evidence.join import compiled_shared_loads
     from cudalens.source.parse import parse_file
 
     if "nvcc" not in discover().tools:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from cudalens.pipeline import analyze, analyze_file, compiler_defines, macro_names
 from cudalens.cli import main
+from cudalens.pipeline import analyze, analyze_file, compiler_defines, macro_names
 from cudalens.source.parse import parse_source
 
 KERNEL = """#include <cuda_runtime.h>

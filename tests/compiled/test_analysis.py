@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from cudalens.compiled import CompileError, compile_file
-from cudalens.pipeline.confirm import confirm_source_findings
 from cudalens.compiled.launch import occupancy, occupancy_block
 from cudalens.compiled.reports import parse_ptxas_verbose
 from cudalens.findings import Finding, Layer, Priority
+from cudalens.pipeline.confirm import confirm_source_findings
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "compiled"
 

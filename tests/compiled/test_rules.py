@@ -87,7 +87,7 @@ def test_l2_register_pressure(compiled):
     found = list(register_pressure(_ctx(bad, {"many_accumulators": {"block": 256}})))
     assert len(found) == 1
     regs = bad["many_accumulators"].resources.registers
-    assert f"-maxrregcount=" in found[0].fix and "__launch_bounds__(256," in found[0].fix
+    assert "-maxrregcount=" in found[0].fix and "__launch_bounds__(256," in found[0].fix
     assert found[0].evidence[2].value < regs
     good = compiled["regs24"].kernels  # 38 registers: 6 blocks, 75 %
     assert list(register_pressure(_ctx(good, {"many_accumulators": {"block": 256}}))) == []
@@ -116,8 +116,9 @@ def test_y3_fatbinary_targets():
 def test_y3_on_a_real_object(tmp_path, wheel_toolchain):
     import subprocess
 
-    from cudalens.compiled.fatbin import inspect_binary
     from tests.compiled.conftest import EXAMPLES
+
+    from cudalens.compiled.fatbin import inspect_binary
 
     obj = tmp_path / "m.o"
     subprocess.run([wheel_toolchain.get("nvcc").path, "-c", "-gencode", "arch=compute_80,code=sm_80",
@@ -136,9 +137,9 @@ def test_y3_reaches_analyze_through_binary(tmp_path, wheel_toolchain, capsys):
     import subprocess
 
     from click.testing import CliRunner
+    from tests.compiled.conftest import EXAMPLES
 
     from cudalens.cli import cli
-    from tests.compiled.conftest import EXAMPLES
 
     obj = tmp_path / "m.o"
     src = EXAMPLES / "double_literal.cu"

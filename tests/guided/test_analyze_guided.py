@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from cudalens.pipeline import Evidence, RunSpec, analyze, gather_evidence, guided_report
 from cudalens.errors import InputError
 from cudalens.findings import Priority
 from cudalens.guided.crosscheck import CrossCheck, disagreement_findings
+from cudalens.pipeline import Evidence, RunSpec, analyze, gather_evidence, guided_report
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import RULES, load_all
 
@@ -65,7 +65,7 @@ def test_run_request_carries_only_compiler_safe_defines(fixture_analysis):
 
 
 def test_evidence_is_frozen():
-    with pytest.raises(Exception):
+    with pytest.raises(AttributeError):  # dataclasses.FrozenInstanceError
         Evidence().notes = ("x",)  # type: ignore[misc]
 
 

@@ -1,7 +1,6 @@
 """Divergence classification with the compiled facts: predicated branches and library branches."""
 
 import pytest
-
 from _guided_synth import kernel
 
 from cudalens.guided.crosscheck import divergence_class
@@ -28,9 +27,9 @@ def test_branches_the_model_cannot_see_make_the_answer_unknown():
 
 
 def test_lab_kernels_compiled():
-    from cudalens.pipeline import analyze
     from cudalens.compiled.toolchain import discover
     from cudalens.labs.runner import kernel_path
+    from cudalens.pipeline import analyze
 
     if "nvcc" not in discover().tools:
         pytest.skip("no nvcc to compile with")

@@ -1,9 +1,15 @@
-from cudalens.pipeline import analyze
-from cudalens.findings import Layer, Priority
-from cudalens.guided.crosscheck import (BRANCH_UNIFORM_PCT, RATIO_ABS_TOL, RATIO_REL_TOL, cross_check,
-                                        disagreement_findings, ratio_agrees)
-
 from _guided_synth import access, kernel, metrics, report
+
+from cudalens.findings import Layer, Priority
+from cudalens.guided.crosscheck import (
+    BRANCH_UNIFORM_PCT,
+    RATIO_ABS_TOL,
+    RATIO_REL_TOL,
+    cross_check,
+    disagreement_findings,
+    ratio_agrees,
+)
+from cudalens.pipeline import analyze
 
 
 def _by(checks, kernel_name, quantity):

@@ -1,12 +1,11 @@
 import pytest
+from _guided_synth import metrics
 
-from cudalens.pipeline import analyze
 from cudalens.guided.inputs import Measurement
 from cudalens.guided.merge import SECTOR_BYTES, merge_guided
 from cudalens.measure.throughput import Ceilings
+from cudalens.pipeline import analyze
 from cudalens.profile.ncu import LaunchCounters
-
-from _guided_synth import metrics
 
 NEW_KEYS = {"counters", "cross_checks", "first_steps", "speed_of_light", "speed_of_light_details", "roofline"}
 

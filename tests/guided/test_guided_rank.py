@@ -1,9 +1,9 @@
+from _guided_synth import access, kernel, metrics, report
+
 from cudalens.findings import Evidence, Finding, Layer, Priority
 from cudalens.guided.inputs import Measurement
 from cudalens.guided.rank import LATENCY_BOUND_UTILIZATION, first_steps, kernel_loads, rank_findings
 from cudalens.measure.throughput import Ceilings
-
-from _guided_synth import access, kernel, metrics, report
 
 CEIL = Ceilings(theoretical_bandwidth_gbs=3000.0, theoretical_gflops=60000.0)
 

@@ -25,7 +25,7 @@ def _analyze(file):
     return _CACHE[file]
 
 
-@pytest.mark.parametrize("lab,pair", PAIRS, ids=[f"{l.name}:{p.rule}:{p.bad}" for l, p in PAIRS])
+@pytest.mark.parametrize("lab,pair", PAIRS, ids=[f"{lab.name}:{p.rule}:{p.bad}" for lab, p in PAIRS])
 def test_bad_flagged_good_clean(lab, pair):
     from cudalens.rules.registry import load_all
     if pair.rule not in load_all():

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from cudalens.cli import main
 from cudalens.errors import NoDeviceError
 from cudalens.labs import all_labs

@@ -13,7 +13,7 @@ from cudalens.labs.fake import H100_LIKE, FakeRunner
 from cudalens.labs.predict import offset_sectors, stride_sectors
 
 
-@pytest.mark.parametrize("lab", all_labs(), ids=lambda l: l.name)
+@pytest.mark.parametrize("lab", all_labs(), ids=lambda lab: lab.name)
 def test_lab_runs_on_fake_runner(lab, tmp_path):
     runner = FakeRunner()
     res = run_lab(lab, runner, quick=True)

@@ -19,7 +19,8 @@ def test_offset():
 
 
 def test_stride():
-    mk = lambda f: [{"stride_words": s, "bandwidth_GBps": f(s)} for s in (1, 2, 4, 32)]
+    def mk(f):
+        return [{"stride_words": s, "bandwidth_GBps": f(s)} for s in (1, 2, 4, 32)]
     v = M.verdict_stride(mk(lambda s: 800 / min(s, 8)), {})
     assert v.holds and v.ratios["stride2_over_stride1"] == pytest.approx(0.5)
     assert M.verdict_stride(mk(lambda s: 800 * (1 - 0.01 * s)), {}).holds is False
@@ -60,8 +61,9 @@ def test_divergence():
 
 
 def test_occupancy():
-    mk = lambda bws: [{"series": "dynamic shared memory", "occupancy": o, "bandwidth_GBps": b,
-                       "dynamic_smem_bytes": 0} for o, b in bws]
+    def mk(bws):
+        return [{"series": "dynamic shared memory", "occupancy": o, "bandwidth_GBps": b,
+                           "dynamic_smem_bytes": 0} for o, b in bws]
     v = E.verdict_occupancy(mk([(1.0, 3000), (0.5, 2950), (0.125, 1200)]), {})
     assert v.holds and v.ratios["occupancy_for_90pct"] == 0.5
     assert E.verdict_occupancy(mk([(1.0, 3000), (0.125, 2900)]), {}).holds is False

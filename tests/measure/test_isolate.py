@@ -1,6 +1,5 @@
 """Child supervision with fake workers: one that sleeps past the timeout, one that crashes."""
 
-import json
 import os
 import sys
 import time

@@ -2,7 +2,12 @@ import numpy as np
 import pytest
 
 from cudalens.measure.stats import (
-    bootstrap_median_ci, compare, fails_threshold, parse_percent, relative_stdev, summarize,
+    bootstrap_median_ci,
+    compare,
+    fails_threshold,
+    parse_percent,
+    relative_stdev,
+    summarize,
     verdict_from_intervals,
 )
 

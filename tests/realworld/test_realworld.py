@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from tests.realworld.evaluate import analyze_set, load_labels, score
 
 PRECISION, RECALL, FIRST_FIX, MIN_CASES = 0.95, 0.90, 0.90, 60

@@ -295,8 +295,12 @@ def _metrics(**values):
 
 
 def test_counter_findings_and_their_placement_on_the_source():
-    from cudalens.trace.kernels import counter_findings, place_counter_findings, place_on_measured_lines, \
-        sources_in_python
+    from cudalens.trace.kernels import (
+        counter_findings,
+        place_counter_findings,
+        place_on_measured_lines,
+        sources_in_python,
+    )
 
     trace = parse_file(str(CUPY))
     k = assess.app_facts(trace).kernels[0]

@@ -57,13 +57,13 @@ def run(*args: str, stdout_only: bool = False):
 
 def concise(*args: str) -> list[str]:
     _, out = run("check", *args, "--no-compile", "--format", "concise", "--select", "G", stdout_only=True)
-    return [l for l in out.splitlines() if l.startswith(("src/", "vendor/"))]
+    return [ln for ln in out.splitlines() if ln.startswith(("src/", "vendor/"))]
 
 
 def test_concise_lines_carry_path_line_column(project):
     lines = concise("src")
     assert "src/k.cu:3:74: G8 [high] scale[row] is read again" in "\n".join(lines)
-    assert any(l.startswith("src/k.cu:8:25: G3 [high] global load of in[2 * i]") for l in lines)
+    assert any(ln.startswith("src/k.cu:8:25: G3 [high] global load of in[2 * i]") for ln in lines)
 
 
 def test_suppression_comment_on_the_line_and_above(project):
@@ -77,13 +77,13 @@ def test_suppression_comment_on_the_line_and_above(project):
 
 def test_ignore_file_comment(project):
     (project / "src" / "k.cu").write_text("// cudalens: ignore-file[G3]\n" + KERNEL)
-    assert [l.split(": ")[1].split()[0] for l in concise("src")] == ["G8"]
+    assert [ln.split(": ")[1].split()[0] for ln in concise("src")] == ["G8"]
 
 
 def test_select_ignore_and_config_discovery(project):
-    assert {l.split(": ")[1].split()[0] for l in concise("src", "--ignore", "G8")} == {"G3"}
+    assert {ln.split(": ")[1].split()[0] for ln in concise("src", "--ignore", "G8")} == {"G3"}
     (project / "pyproject.toml").write_text('[tool.cudalens]\nignore = ["G3"]\n')
-    assert {l.split(": ")[1].split()[0] for l in concise("src")} == {"G8"}
+    assert {ln.split(": ")[1].split()[0] for ln in concise("src")} == {"G8"}
     (project / "pyproject.toml").write_text('[tool.cudalens]\nselect = ["Q7"]\n')
     code, out = run("check", "src", "--no-compile")
     assert code == 2 and "[tool.cudalens] select: unknown rule or chapter 'Q7'" in out
@@ -134,8 +134,8 @@ def test_check_takes_files_directories_and_exclude(project):
     (project / "vendor").mkdir()
     (project / "vendor" / "v.cu").write_text(KERNEL)
     both = concise("src/k.cu", "vendor")
-    assert {l.split(":")[0] for l in both} == {"src/k.cu", "vendor/v.cu"}
-    assert {l.split(":")[0] for l in concise("src", "vendor", "--exclude", "vendor")} == {"src/k.cu"}
+    assert {ln.split(":")[0] for ln in both} == {"src/k.cu", "vendor/v.cu"}
+    assert {ln.split(":")[0] for ln in concise("src", "vendor", "--exclude", "vendor")} == {"src/k.cu"}
     code, out = run("check", "nowhere.cu", "--no-compile")
     assert code == 2 and "nowhere.cu: no such file or directory" in out
 
@@ -146,7 +146,7 @@ def test_fail_on_info_and_min_impact(project):
     code, _ = run("check", "src", "--no-compile", "--select", "E6", "--fail-on", "low")
     assert code == 0
     low = concise("src", "--min-impact", "1000")
-    assert all(" G8 " in l for l in low)  # G8 has no cost estimate: kept; G3's score is below 1000
+    assert all(" G8 " in ln for ln in low)  # G8 has no cost estimate: kept; G3's score is below 1000
 
 
 def test_analyze_json_carries_the_impact_estimate(project):
@@ -163,4 +163,4 @@ def test_piped_text_never_cuts_a_value(project):
         "const float *in,", f"const float *{long_name},"))
     _, out = run("analyze", "src/k.cu", "--no-compile", "--select", "G3")
     assert f"{long_name}[2 * i]" in out  # in the finding line and in the access table, whole
-    assert max(len(l) for l in out.splitlines()) > 80
+    assert max(len(ln) for ln in out.splitlines()) > 80
