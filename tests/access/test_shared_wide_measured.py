@@ -1,6 +1,6 @@
 """The shared-memory wavefront model against the H100's counters for 4/8/16-byte loads by pattern.
 
-benchmarks/results/h100/shared_wide_probe.json was measured with benchmarks/shared_wide_probe.py
+benchmarks/results/h100/shared_wide_probe.json was measured with benchmarks/model/shared_wide_probe.py
 (one load instruction of the pattern's width per iteration, Nsight Compute 2025.3, driver 580.159.04):
 the model must reproduce every measured wavefronts-per-request figure."""
 
@@ -17,10 +17,10 @@ RESULT = Path(__file__).parents[2] / "benchmarks" / "results" / "h100" / "shared
 
 
 def _probe_module():
-    """benchmarks/shared_wide_probe.py, whose PATTERNS table names each probe kernel's pattern."""
+    """benchmarks/model/shared_wide_probe.py, whose PATTERNS table names each probe kernel's pattern."""
     import importlib.util
 
-    path = Path(__file__).parents[2] / "benchmarks" / "shared_wide_probe.py"
+    path = Path(__file__).parents[2] / "benchmarks" / "model" / "shared_wide_probe.py"
     spec = importlib.util.spec_from_file_location("shared_wide_probe", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -141,7 +141,7 @@ __global__ void k{i}(const float *a, float *b, int n, int s) {{
 def test_2000_line_file_is_analysed(tmp_path, capsys):
     """Front end + warp access model and the whole `analyze` on a generated 2,000-line file.
 
-    Its speed is a benchmark (`benchmarks/frontend_speed.py`, results under benchmarks/results/cpu/),
+    Its speed is a benchmark (`benchmarks/check/frontend_speed.py`, results under benchmarks/results/cpu/),
     not an assertion here: a timed unit test fails on a loaded machine and proves nothing on a fast one.
     """
     from cudalens.source.parse import parse_file
