@@ -4,6 +4,7 @@ device and date with a README per folder, no binary packages, README table cells
 from __future__ import annotations
 
 import re
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -62,6 +63,30 @@ def test_the_run_marker_pattern_catches_the_old_names(path: str) -> None:
                                   "h100/measure/cuda_bench_scale_16M.json", "h100/labs/async-copy.png"])
 def test_the_run_marker_pattern_passes_dated_names(path: str) -> None:
     assert not RUN_MARKER.search(path)
+
+
+def _expand(text: str) -> list[str]:
+    """``a_{x,y}.json`` -> ``a_x.json``, ``a_y.json``."""
+    m = re.search(r"\{([^{}]*)\}", text)
+    if not m:
+        return [text]
+    return [s for alt in m.group(1).split(",") for s in _expand(text[:m.start()] + alt + text[m.end():])]
+
+
+def test_results_readmes_name_files_that_are_committed() -> None:
+    """A results README quotes only committed files: every file name it gives in backquotes exists in the
+    tree (or inside a committed tarball beside the results)."""
+    names = {p.name for p in ROOT.rglob("*") if ".git" not in p.parts}
+    for archive in RESULTS.rglob("*.tgz"):
+        with tarfile.open(archive) as tar:
+            names |= {Path(m).name for m in tar.getnames()}
+    stale = []
+    for readme in RESULTS.rglob("README.md"):
+        text = readme.read_text(encoding="utf-8")
+        for token in re.findall(r"`([^`\s]+\.(?:json|txt|csv|tgz|gz|png|html|sarif|tsv|md))`", text):
+            stale += [f"{readme.relative_to(ROOT)}: {name}" for name in _expand(token)
+                      if "<" not in name and "*" not in name and Path(name).name not in names]
+    assert not stale, f"results READMEs name files that are not committed: {stale}"
 
 
 def test_no_binary_packages_in_the_tree() -> None:
