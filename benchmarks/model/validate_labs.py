@@ -52,9 +52,10 @@ if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
 from cudalens.findings import Finding, sort_findings  # noqa: E402
-from cudalens.guided.crosscheck import (CrossCheck, cross_check, divergence_class, ratio_agrees,  # noqa: E402
+from cudalens.guided.crosscheck import (CrossCheck, cross_check, divergence_class,  # noqa: E402
                                         shared_wavefronts_prediction)
 from cudalens.profile.ncu import LegacyMetrics  # noqa: E402
+from cudalens.quantities import BRANCH_EFFICIENCY, PER_REQUEST  # noqa: E402
 
 DRIVER = Path(__file__).resolve().parent / "_validate_driver.py"
 #: ncu's launch__registers_per_thread is never below 16 on the H100, whatever ptxas allocated (8-15
@@ -67,7 +68,7 @@ SCHEMA = "cudalens.validate-labs/1"
 #: Strict ("exact") agreement: per-request ratios, occupancy in percentage points.
 EXACT_RATIO_TOL = 0.02
 EXACT_OCCUPANCY_PP = 0.1
-BRANCH_UNIFORM_PCT = 99.0
+BRANCH_UNIFORM_PCT = BRANCH_EFFICIENCY.tolerance.threshold
 
 #: Labs with no device-kernel pair of the bad/good kind: host transfers, streams, allocation.
 SKIPPED_LABS = {5: "host transfer (pinned vs pageable)", 6: "host transfer (batching copies)",
@@ -186,12 +187,7 @@ def launch_args(params: Sequence[Any], values: Mapping[str, Any]) -> list[list]:
 
 # ---- predictions (pure over dicts) -------------------------------------------------------------
 
-_RATIO_FIELDS = {
-    ("global", "load"): ("global load sectors/request", "global_ld_sectors_per_request"),
-    ("global", "store"): ("global store sectors/request", "global_st_sectors_per_request"),
-    ("shared", "load"): ("shared load wavefronts/request", "shared_ld_wavefronts_per_request"),
-    ("shared", "store"): ("shared store wavefronts/request", "shared_st_wavefronts_per_request"),
-}
+
 def _access_value(a: Mapping[str, Any]) -> float | None:
     if a.get("space") == "global":
         return a.get("sectors_per_request")
@@ -286,13 +282,14 @@ def kernel_rows(file: str, labs: Sequence[int], kernel: Mapping[str, Any], metri
                      note="ncu returned no row for this kernel")]
     checks: dict[str, CrossCheck] = {c.quantity: c for c in cross_check([kernel_record(kernel)], {name: metrics})}
     rows = []
-    for (space, op), (quantity, attr) in _RATIO_FIELDS.items():
+    for (space, op), q in PER_REQUEST.items():
+        quantity, attr = q.name, q.counter
         predicted, how = ratio_prediction(kernel.get("accesses", []), space, op)
         measured = getattr(metrics, attr)
         if how == "no such access" and not measured:
             continue
-        c = checks.get(f"{space} {op} {quantity.split()[-1]}")
-        within = ratio_agrees(predicted, measured) if predicted is not None and measured is not None else None
+        c = checks.get(quantity)
+        within = q.tolerance.agrees(predicted, measured) if predicted is not None and measured is not None else None
         if c is not None and c.agree is not None:
             within = c.agree
         note = how
@@ -599,10 +596,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 notes.append(f"{plan.file}: the analyzer found no kernel {ln.kernel}")
                 continue
             if args.dry_run:
-                for (space, op), (quantity, _attr) in _RATIO_FIELDS.items():
+                for (space, op), q in PER_REQUEST.items():
                     p, how = ratio_prediction(k["accesses"], space, op)
                     if how != "no such access":
-                        rows.append(_row(plan.file, plan.labs, ln.kernel, quantity, p, None, None, "", note=how))
+                        rows.append(_row(plan.file, plan.labs, ln.kernel, q.name, p, None, None, "", note=how))
                 continue
             rows.extend(kernel_rows(plan.file, plan.labs, k, counters.get(ln.kernel), divergent.get(ln.kernel)))
         report = {"kernels": list(kernels.values())}
