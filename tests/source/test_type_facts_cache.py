@@ -59,6 +59,13 @@ def test_asked_again_the_headers_are_not_read_again(unit, header_parses):
     assert first.typedefs["floatX"] == "float" and first.statics[("Vec", "size")] == ((), "4")
 
 
+def test_a_header_two_units_include_is_parsed_once(unit, header_parses):
+    other = unit.parent / "other.cu"
+    other.write_text('#include "common.h"\n__global__ void j(floatX *o) { o[0] = 1; }\n')
+    assert _facts(unit).typedefs["floatX"] == _facts(other).typedefs["floatX"] == "float"
+    assert sum(p.startswith("#if defined(USE_HALF)") for p in header_parses) == 1
+
+
 def test_other_macros_are_another_answer(unit):
     assert _facts(unit).typedefs["floatX"] == "float"
     assert _facts(unit, {"USE_HALF"}).typedefs["floatX"] == "half"

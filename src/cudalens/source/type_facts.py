@@ -5,6 +5,7 @@ the project headers it includes with quotes (:func:`header_facts`)."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -186,10 +187,17 @@ def _stat(path: str) -> _Signature:
     return (st.st_mtime_ns, st.st_size) if os.path.isfile(path) else None
 
 
-def _read_facts(path: str, root: Any, defined: set[str]) -> tuple[TypeFacts, tuple[tuple[str, _Signature], ...]]:
-    """:func:`header_facts` read afresh, with the signature of every header looked for."""
+@functools.lru_cache(maxsize=_MAX_HEADERS)
+def _header_root(path: str, signature: _Signature) -> Any:
+    """The parsed header at ``path`` (real path) as it is at ``signature``: a header many units
+    include (llm.c's ``common.h``) is parsed once while it stays the same."""
     from cudalens.source.parse import parse_tree, read_source
 
+    return parse_tree(read_source(Path(path))).root_node
+
+
+def _read_facts(path: str, root: Any, defined: set[str]) -> tuple[TypeFacts, tuple[tuple[str, _Signature], ...]]:
+    """:func:`header_facts` read afresh, with the signature of every header looked for."""
     facts = _Collected()
     seen = {os.path.realpath(path)}
     looked: dict[str, _Signature] = {}
@@ -199,7 +207,7 @@ def _read_facts(path: str, root: Any, defined: set[str]) -> tuple[TypeFacts, tup
         cur, tree_root = queue.pop(0)
         if tree_root is None:
             try:
-                tree_root = parse_tree(read_source(Path(cur))).root_node
+                tree_root = _header_root(cur, looked[cur])
             except Exception:  # noqa: BLE001 - an unreadable header gives no facts
                 continue
         order.append((cur, tree_root))
