@@ -9,6 +9,7 @@ import functools
 import hashlib
 import os
 import re
+import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -184,7 +185,7 @@ def _stat(path: str) -> _Signature:
         st = os.stat(path)
     except OSError:
         return None
-    return (st.st_mtime_ns, st.st_size) if os.path.isfile(path) else None
+    return (st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
 
 
 @functools.lru_cache(maxsize=_MAX_HEADERS)
