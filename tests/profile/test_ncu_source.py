@@ -48,15 +48,11 @@ def test_per_line_counters(rows):
     assert sh.nway == 32.0
 
 
-def test_model_agrees_with_the_h100_per_line(rows):
+def test_model_agrees_with_the_h100_per_line(rows, nvcc_toolchain):
     from cudalens.access.ptx_eval import evaluate
     from cudalens.compiled.ptx import compile_ptx
-    from cudalens.compiled.toolchain import discover
 
-    tc = discover()
-    if "nvcc" not in tc.tools or tc.host_compiler is None:
-        pytest.skip("no nvcc (wheel) or host compiler")
-    module = compile_ptx(FEATURES, "9.0", toolchain=tc).module
+    module = compile_ptx(FEATURES, "9.0", toolchain=nvcc_toolchain).module
     counters = line_counters(rows)
     plan = json.loads(PLAN.read_text())
     checked = 0
