@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from cudalens.errors import InputError
 from cudalens.pipeline.report import Report
-from cudalens.report.frames import SourceText, with_frames
+from cudalens.report.frames import with_frames
 
 FORMATS = ("text", "concise", "github", "json", "html", "sarif", "statistics")
 
@@ -89,11 +90,16 @@ def _html(report: Report, style: Style) -> str:
     return render_html(report.guided_document(), title=title, source=source)
 
 
-def _frames(report: Report, style: Style) -> SourceText | None:
-    """Each analysed file's lines (the analysis' own text), for --show-source."""
+def _frames(report: Report, style: Style) -> Callable[[str], Sequence[str]] | None:
+    """Path -> its lines, for --show-source: the analysis' own text of each analysed file, else the
+    lines the report carries."""
     if not style.show_source or report.analysis is None:
         return None
-    return SourceText({fa.model.path: fa.model.text for fa in report.analysis.files})
+    texts = {fa.model.path: fa.model.text.splitlines() for fa in report.analysis.files}
+
+    def lines(path: str) -> Sequence[str]:
+        return texts[path] if path in texts else report.sources.get(path, ())
+    return lines
 
 
 def _one_line(fmt: str):  # concise | github
