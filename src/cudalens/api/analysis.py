@@ -1,5 +1,6 @@
 """``analyze`` and ``check``: the static analysis (and, for ``analyze``, a measured launch and
-Nsight Compute counters) as one typed :class:`Report`."""
+Nsight Compute counters) as one typed :class:`Report`, the class ``profile`` returns too and every
+output format is emitted from (:mod:`cudalens.report.emit`)."""
 
 from __future__ import annotations
 
