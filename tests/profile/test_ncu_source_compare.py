@@ -118,22 +118,32 @@ def test_part_of_a_data_dependent_helper_placed_at_its_call_keeps_its_range():
     assert (call.low, call.high, call.agree) == (0.0, 2.0, True) and "data-dependent ranges" in call.reason
 
 
-def test_a_ratio_to_the_ideal_is_not_made_from_a_helper_of_several_calls():
+def test_a_ratio_to_the_ideal_of_a_helper_of_several_calls_comes_from_the_calls_instructions():
     # __stcs inlined at three calls: a predicated store (one lane) is compared as sectors over ideal
-    # sectors, but the helper's ideal averages its calls, so the part placed at one call gets no ratio
-    stcs = _pred(495, "global store sectors/request", file="sm_32_intrinsics.hpp", value=3.0, ideal=3.0,
-                 requests=30, call_sites=(("k.cu", 204), ("k.cu", 216), ("k.cu", 226)),
-                 site_bounds=(("k.cu", 204, 1.0, 1.0, None, None), ("k.cu", 216, 1.0, 1.0, None, None),
-                              ("k.cu", 226, 4.0, 4.0, None, None)))
-    pred_store = LineCounter("k", "k.cu", 204, "global", "store", executed=64.0, instructions=1,
-                             sectors_per_request=0.5, ideal_sectors_per_request=0.5, nway=None, threads=0.5,
-                             predicated=True, sectors_per_ideal=1.0)
-    plain = _counter(226, "global", "store", 4.0)
-    rows = {c.line: c for c in check_lines([], {("k", "k.cu", 204, "global", "store"): pred_store,
-                                                 ("k", "k.cu", 226, "global", "store"): plain}, "k", spread=[stcs])}
-    assert rows[204].quantity.endswith("sectors/ideal") and rows[204].predicted is None and rows[204].low is None
-    assert rows[204].reason.startswith("no ratio to the ideal sectors")
-    assert (rows[226].low, rows[226].high, rows[226].agree) == (4.0, 4.0, True)
+    # sectors. The helper's ideal averages its calls, so the ratio comes from the ratios of the
+    # instructions inlined at that call (site_bounds' last two); without them there is no ratio
+    def rows(bounds, measured=1.0):
+        stcs = _pred(495, "global store sectors/request", file="sm_32_intrinsics.hpp", value=3.0, ideal=3.0,
+                     requests=30, call_sites=(("k.cu", 204), ("k.cu", 216), ("k.cu", 226)), site_bounds=bounds)
+        pred_store = LineCounter("k", "k.cu", 204, "global", "store", executed=64.0, instructions=1,
+                                 sectors_per_request=0.5, ideal_sectors_per_request=0.5, nway=None, threads=0.5,
+                                 predicated=True, sectors_per_ideal=measured)
+        plain = _counter(226, "global", "store", 4.0)
+        return {c.line: c for c in check_lines([], {("k", "k.cu", 204, "global", "store"): pred_store,
+                                                     ("k", "k.cu", 226, "global", "store"): plain}, "k", spread=[stcs])}
+
+    unknown = rows((("k.cu", 204, 1.0, 1.0, None, None), ("k.cu", 216, 1.0, 1.0, None, None),
+                    ("k.cu", 226, 4.0, 4.0, None, None)))
+    assert unknown[204].quantity.endswith("sectors/ideal") and unknown[204].predicted is None
+    assert unknown[204].low is None and unknown[204].reason.startswith("no ratio to the ideal sectors")
+    assert (unknown[226].low, unknown[226].high, unknown[226].agree) == (4.0, 4.0, True)
+    ratios = (("k.cu", 204, 1.0, 1.0, None, None, 1.0, 1.0), ("k.cu", 216, 1.0, 1.0, None, None, 1.0, 1.0),
+              ("k.cu", 226, 4.0, 4.0, None, None, 1.0, 1.0))
+    known = rows(ratios)
+    assert (known[204].low, known[204].high, known[204].agree) == (1.0, 1.0, True)
+    assert "sectors over ideal sectors" in known[204].reason
+    assert (known[226].low, known[226].high, known[226].agree) == (4.0, 4.0, True)  # per request as before
+    assert rows(ratios, measured=2.0)[204].agree is False
 
 
 def test_part_of_a_helper_whose_figure_varies_with_parameters_is_not_established():

@@ -82,19 +82,27 @@ def _taint_from_control(fn: Function, res, cd: dict[int, set[int]]) -> dict[int,
 
 def _site_bounds(module: PtxModule, fn: Function, recs: list, glob: bool) -> tuple[tuple, ...]:
     """Per call site of the line's instructions: (file, line, lowest, highest figure of one
-    instruction, lowest, highest N-way of one instruction). ptxas may place some of an inlined
+    instruction, lowest, highest N-way of one instruction, lowest, highest sectors over ideal
+    sectors of one instruction (global; None for shared)). ptxas may place some of an inlined
     helper's instructions at the call: whatever it placed there lies between these."""
-    per: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    per: dict[tuple[str, int], list[tuple[float, float, float | None]]] = {}
     for r in recs:
         loc = fn.instructions[r.index].loc
         if not r.requests or loc is None:
             continue
         figs = [(r.sectors if glob else r.wavefronts) / n for n in {r.requests, r.requests + r.skipped}]
+        ratio = r.sectors / r.ideal if glob and r.ideal else None
         for f, ln in loc.inlined_at:  # (over the predicated-off executions too, where ptxas may predicate it)
-            per.setdefault((module.files.get(f, ""), ln), []).extend((fig, float(int(fig + 1e-9))) for fig in figs)
-    return tuple((f, ln, round(min(v[0] for v in vs), 4), round(max(v[0] for v in vs), 4),
-                  None if glob else min(v[1] for v in vs), None if glob else max(v[1] for v in vs))
-                 for (f, ln), vs in sorted(per.items()))
+            per.setdefault((module.files.get(f, ""), ln), []).extend(
+                (fig, float(int(fig + 1e-9)), ratio) for fig in figs)
+    out = []
+    for (f, ln), vs in sorted(per.items()):
+        ratios = [v[2] for v in vs]
+        known = None not in ratios
+        out.append((f, ln, round(min(v[0] for v in vs), 4), round(max(v[0] for v in vs), 4),
+                    None if glob else min(v[1] for v in vs), None if glob else max(v[1] for v in vs),
+                    round(min(ratios), 4) if known else None, round(max(ratios), 4) if known else None))
+    return tuple(out)
 
 
 def _memory_lines(module: PtxModule, fn: Function) -> list[tuple[int, tuple[str, int, str]]]:
@@ -207,7 +215,8 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     merged = {**(shared_merges(fn, sass_lds, files=module.files) if sass_lds else {}),
               **(shared_merges(fn, sass_sts, "st", files=module.files) if sass_sts else {})}
     params = dict(params or {})
-    scalars = [k for k, p in enumerate(fn.params) if k not in params and not _is_pointer_param(fn, k)]
+    pointers = _pointer_params(fn)
+    scalars = [k for k, p in enumerate(fn.params) if k not in params and k not in pointers]
     chosen = blocks is not None
     blocks = blocks or tuple(b for b in ((0, 0, 0), (1, 0, 0)) if b[0] < grid[0])
     cd, sides = control_and_sides(fn)
@@ -422,13 +431,43 @@ def _indirect_predictions(module: PtxModule, fn: Function, res, known: set) -> l
     return out
 
 
-def _is_pointer_param(fn: Function, k: int) -> bool:
-    """A parameter the kernel converts to a global address (cvta) or addresses memory through."""
-    name = fn.params[k].name
-    regs = {ins.operands[0] for ins in fn.instructions if ins.base == "ld" and "param" in ins.parts
-            and len(ins.operands) == 2 and ins.operands[1].strip("[]").split("+")[0] == name}
-    if fn.params[k].is_array or fn.params[k].size != 8:
-        return fn.params[k].is_array
+def _pointer_params(fn: Function) -> set[int]:
+    """The parameters the kernel uses as pointers: converted to a global address (cvta), or the base
+    of a load's or store's address, directly or with offsets added (``__stcs(out + i, v)`` puts the
+    parameter plus an offset straight into a ``st.global.cs``, with no cvta). A 64-bit value added to
+    an address that another parameter already bases (``in[skip + i]``), or scaled, divided or compared
+    with anything but 0 (a ``size_t`` bound or stride), is a scalar."""
+    loaded: dict[str, int] = {}
+    for ins in fn.instructions:
+        if ins.base == "ld" and "param" in ins.parts and len(ins.operands) == 2:
+            name = ins.operands[1].strip("[]").split("+")[0]
+            k = next((j for j, p in enumerate(fn.params) if p.name == name), None)
+            if k is not None and fn.params[k].size == 8 and not fn.params[k].is_array:
+                loaded[ins.operands[0]] = k
+    out = {k for k, p in enumerate(fn.params) if p.is_array}
+    out |= {k for r, k in loaded.items() if _addresses(fn, {r})}
+    scalar = {k for ins in fn.instructions if ins.base in _SCALAR_USES or ins.base == "setp"
+              and "0" not in ins.operands[1:] for r, k in loaded.items() if r in ins.operands[1:]}
+    origin: dict[str, frozenset[int]] = {r: frozenset({k}) for r, k in loaded.items()}
+    grew = True
+    while grew:  # per register, the 64-bit parameters it holds plus offsets of
+        grew = False
+        for ins in fn.instructions:
+            if ins.base in ("add", "sub", "mov", "cvta") and len(ins.operands) >= 2:
+                got = frozenset().union(*(origin.get(o, frozenset()) for o in ins.operands[1:]))
+                if got and not got <= origin.get(ins.operands[0], frozenset()):
+                    origin[ins.operands[0]] = origin.get(ins.operands[0], frozenset()) | got
+                    grew = True
+    bases = [origin.get((ins.operands[1] if ins.base == "ld" else ins.operands[0]).strip("[]").split("+")[0],
+                        frozenset()) for ins in fn.instructions if ins.base in ("ld", "st") and "param" not in ins.parts]
+    for b in bases:
+        if b & out:
+            scalar |= b - out  # offsets added to a known pointer
+    return out | {k for b in bases if len(b) == 1 for k in b if k not in scalar}
+
+
+def _addresses(fn: Function, regs: set[str]) -> bool:
+    """Whether one of ``regs`` is converted to a global address or is the base of a load's or store's address."""
     for ins in fn.instructions:
         if ins.base == "cvta" and len(ins.operands) == 2 and ins.operands[1] in regs:
             return True
@@ -437,3 +476,7 @@ def _is_pointer_param(fn: Function, k: int) -> bool:
             if tok.strip("[]").split("+")[0] in regs:
                 return True
     return False
+
+
+#: operations a pointer never goes through in address arithmetic
+_SCALAR_USES = frozenset({"mul", "mad", "shl", "shr", "div", "rem", "cvt", "min", "max"})

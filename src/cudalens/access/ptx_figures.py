@@ -48,8 +48,9 @@ class LinePrediction:
     nway_predicated_range: tuple[float, float] | None = None
     # (file, line) of the calls the line's instructions were inlined into (ptxas may place their SASS there)
     call_sites: tuple[tuple[str, int], ...] = ()
-    # per call site: (file, line, lowest, highest figure of one instruction, lowest, highest N-way)
-    site_bounds: tuple[tuple[str, int, float, float, float | None, float | None], ...] = ()
+    # per call site: (file, line, lowest, highest figure of one instruction, lowest, highest N-way,
+    # lowest, highest sectors over ideal sectors of one instruction: global lines)
+    site_bounds: tuple[tuple[Any, ...], ...] = ()
     # global lines: the address distance (bytes) between neighbouring active lanes, the same in every
     # request of the base trial (None: not one distance); and in each parameter trial (PLAUSIBLE order)
     lane_stride: int | None = None
