@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from cudalens.access.ptx_eval import _pointer_params, evaluate
+from cudalens.access.ptx_eval import evaluate
+from cudalens.access.ptx_reach import REACHED_AT_SOME_TRIALS
+from cudalens.access.ptx_reach import pointer_params as _pointer_params
 
 PATTERNS = Path(__file__).parent / "ptx" / "share_patterns.cu"
 
@@ -52,3 +54,28 @@ def test_a_size_added_to_an_address_another_parameter_bases_is_a_scalar(module):
     ev = evaluate(module, fn, (256, 1, 1), (4, 1, 1), {3: 1024})
     load = next(p for p in ev.predictions if p.line == _line("SKIP_LOAD") and p.quantity.startswith("global load"))
     assert len(load.trials) > 1  # skip was tried at the trial values
+
+
+def test_a_line_reached_only_at_some_trials_gets_their_range_said_as_trials(module):
+    # pyramid: at 256 no thread is valid; at the small trials (16, 17, 32, 33, 100) some are
+    ev = evaluate(module, _fn(module, "pyramid"), (256, 1, 1), (4, 1, 1))
+    store = next(p for p in ev.predictions if p.line == _line("PYRAMID_COPY") and p.quantity.startswith("global store"))
+    assert store.value is None and store.reason == REACHED_AT_SOME_TRIALS
+    assert store.low is not None and store.high is not None and store.low <= store.high
+    assert "param 0, param 3, param 4 = " in store.condition and " tried" in store.condition
+    assert "256" not in store.condition.split(" tried")[0].split("= ")[1]  # not reached at the base trial
+    assert store.trials[0] == (None, None, None)  # (the trials kept in PLAUSIBLE order)
+
+
+def test_a_guard_every_equal_trial_fails_is_tried_with_one_parameter_at_0(module):
+    # n - 1 - t < 0 whenever n = t: only the trials with t = 0 (or n = 0, by unsigned wrap) pass it
+    ev = evaluate(module, _fn(module, "eliminate"), (4, 4, 1), (4, 4, 1))
+    store = next(p for p in ev.predictions if p.line == _line("ELIMINATE_ROW") and p.quantity.startswith("global store"))
+    assert store.reason == REACHED_AT_SOME_TRIALS and "param 3 = 0 with the others = 256, 1000, 4096 tried" in store.condition
+    assert store.low is not None and store.high == 4.0  # 4 rows of 4 floats at t = 0: 4 sectors
+
+
+def test_a_line_no_trial_reaches_stays_without_a_figure(module):
+    ev = evaluate(module, _fn(module, "never"), (256, 1, 1), (2, 1, 1))
+    store = next(p for p in ev.predictions if p.line == _line("NEVER_STORE") and p.quantity.startswith("global store"))
+    assert store.value is None and store.low is None and store.reason.startswith("not a data dependence: not reached")

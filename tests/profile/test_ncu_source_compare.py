@@ -7,6 +7,8 @@ own line (or without a line) when that is unambiguous."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from cudalens.access.ptx_eval import LinePrediction
 from cudalens.profile.ncu_source import LineCounter, check_lines
 
@@ -215,3 +217,20 @@ def test_a_line_in_a_loop_with_a_compare_and_swap_retry_run_by_few_lanes_is_null
     # the same loop run by full warps (no contention): the prediction is compared
     full = {c.line: c for c in check_lines(preds, line_counters(parse_source_csv(_cas_page("32"))), "_Z1kPf")}
     assert full[419].predicted == 2.0 and full[419].agree is False
+
+
+def test_a_range_over_trials_whose_ideal_varies_compares_its_ratios_on_a_predicated_line():
+    # pathfinder's load under a guard that only some parameter trials pass: sectors and ideal vary
+    # with the trials (2 of 2, 1.5 of ... ), so a predicated line (measured as sectors over ideal)
+    # compares the range of the trials' ratios; without them, no ratio
+    kw = dict(value=None, low=2.0, high=4.0, ideal=None, requests=8, reason="reached only at some trial values")
+    pred_load = LineCounter("k", "k.cu", 134, "global", "load", executed=64.0, instructions=1,
+                            sectors_per_request=1.9, ideal_sectors_per_request=1.52, nway=None, threads=20.0,
+                            predicated=True, sectors_per_ideal=1.25)
+    counters = {("k", "k.cu", 134, "global", "load"): pred_load}
+    row = check_lines([_pred(134, "global load sectors/request", ratio_range=(1.0, 1.3333), **kw)], counters, "k")[0]
+    assert row.quantity.endswith("sectors/ideal") and (row.low, row.high, row.agree) == (1.0, 1.3333, True)
+    assert check_lines([_pred(134, "global load sectors/request", **kw)], counters, "k")[0].low is None
+    far = {("k", "k.cu", 134, "global", "load"): dataclasses.replace(pred_load, sectors_per_ideal=2.5)}
+    assert check_lines([_pred(134, "global load sectors/request", ratio_range=(1.0, 1.3333), **kw)], far,
+                       "k")[0].agree is False

@@ -42,6 +42,7 @@ from cudalens.access.ptx_exec import Launch
 from cudalens.access.ptx_figures import QUANTITIES, KernelEvaluation, LinePrediction
 from cudalens.access.ptx_merges import shared_merges
 from cudalens.access.ptx_predicated import predicated_figures
+from cudalens.access.ptx_reach import offset_trials, pointer_params, reached_in_trials, unreached_at_every_trial
 from cudalens.access.ptx_run import run_variants
 from cudalens.access.ptx_slice import loads_matter, slice_and_params
 from cudalens.compiled.ptx import Function, PtxModule
@@ -215,7 +216,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     merged = {**(shared_merges(fn, sass_lds, files=module.files) if sass_lds else {}),
               **(shared_merges(fn, sass_sts, "st", files=module.files) if sass_sts else {})}
     params = dict(params or {})
-    pointers = _pointer_params(fn)
+    pointers = pointer_params(fn)
     scalars = [k for k, p in enumerate(fn.params) if k not in params and k not in pointers]
     chosen = blocks is not None
     blocks = blocks or tuple(b for b in ((0, 0, 0), (1, 0, 0)) if b[0] < grid[0])
@@ -251,7 +252,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
         return runs
 
     seeded = loads_matter(fn, needed)
-    runs = all_runs(loop_cap)
+    runs, mode = all_runs(loop_cap), (loop_cap, False, max_steps)
     whole_note = []
     if runs[0][2].steps <= max_steps // 4 and varying_cut_loop(fn, runs[0][2]):  # cut by the cap, not the budget
         # a loop cut at the cap whose figures vary by iteration: its first iterations do not stand for it.
@@ -259,7 +260,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
         # step budget); kept when it completes
         again = all_runs(max_steps, True, min(max_steps, WHOLE_LOOPS_BUDGET * runs[0][2].steps))
         if again[0][2].complete:
-            runs = again
+            runs, mode = again, (max_steps, True, min(max_steps, WHOLE_LOOPS_BUDGET * runs[0][2].steps))
             whole_note = [f"loops whose figures vary by iteration run to their trip count ({again[0][2].steps} "
                           f"instruction steps)"]
     period = 1 if chosen else _alignment_period(runs)
@@ -273,7 +274,15 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
                                          f"a part of a 32-byte sector from one block to the next, so the sector "
                                          f"alignment repeats every {period} blocks"))
     base = runs[0]
-    preds = [_decide(fn, key, v, base, runs, scalars, tried) for key, v in sorted(base[3].items())]
+    trial_runs, labels = ([r for r in runs if r[0] == SEEDS[0]], [str(t) for t in tried]) if scalars else ([], [])
+    names = [fn.params[k].name.rsplit("_param_", 1)[-1] for k in scalars]
+    if scalars and unreached_at_every_trial(base[3], trial_runs):  # parameters all at one value exclude every
+        more = offset_trials(trials[0], scalars, names, PLAUSIBLE)  # thread there (n - 1 - t < 0): try each one at 0 too
+        trial_runs += batch([(SEEDS[0], t) for t, _label in more], False, *mode)
+        labels += [label for _t, label in more]
+    preds = [reached_in_trials(fn.name, key, v, trial_runs, labels, names,
+                               lambda res: _values(module, fn, res, cd, False, lines))
+             or _decide(fn, key, v, base, runs, scalars, tried) for key, v in sorted(base[3].items())]
     res = base[2]
     preds += _branch_predictions(module, fn, res, cd)
     preds += _indirect_predictions(module, fn, res, {(p.file, p.line, p.quantity) for p in preds})
@@ -429,54 +438,3 @@ def _indirect_predictions(module: PtxModule, fn: Function, res, known: set) -> l
                                               reason=f"data-dependent: in a function the kernel reaches through a "
                                                      f"pointer (a virtual or indirect call) whose target is a {why}"))
     return out
-
-
-def _pointer_params(fn: Function) -> set[int]:
-    """The parameters the kernel uses as pointers: converted to a global address (cvta), or the base
-    of a load's or store's address, directly or with offsets added (``__stcs(out + i, v)`` puts the
-    parameter plus an offset straight into a ``st.global.cs``, with no cvta). A 64-bit value added to
-    an address that another parameter already bases (``in[skip + i]``), or scaled, divided or compared
-    with anything but 0 (a ``size_t`` bound or stride), is a scalar."""
-    loaded: dict[str, int] = {}
-    for ins in fn.instructions:
-        if ins.base == "ld" and "param" in ins.parts and len(ins.operands) == 2:
-            name = ins.operands[1].strip("[]").split("+")[0]
-            k = next((j for j, p in enumerate(fn.params) if p.name == name), None)
-            if k is not None and fn.params[k].size == 8 and not fn.params[k].is_array:
-                loaded[ins.operands[0]] = k
-    out = {k for k, p in enumerate(fn.params) if p.is_array}
-    out |= {k for r, k in loaded.items() if _addresses(fn, {r})}
-    scalar = {k for ins in fn.instructions if ins.base in _SCALAR_USES or ins.base == "setp"
-              and "0" not in ins.operands[1:] for r, k in loaded.items() if r in ins.operands[1:]}
-    origin: dict[str, frozenset[int]] = {r: frozenset({k}) for r, k in loaded.items()}
-    grew = True
-    while grew:  # per register, the 64-bit parameters it holds plus offsets of
-        grew = False
-        for ins in fn.instructions:
-            if ins.base in ("add", "sub", "mov", "cvta") and len(ins.operands) >= 2:
-                got = frozenset().union(*(origin.get(o, frozenset()) for o in ins.operands[1:]))
-                if got and not got <= origin.get(ins.operands[0], frozenset()):
-                    origin[ins.operands[0]] = origin.get(ins.operands[0], frozenset()) | got
-                    grew = True
-    bases = [origin.get((ins.operands[1] if ins.base == "ld" else ins.operands[0]).strip("[]").split("+")[0],
-                        frozenset()) for ins in fn.instructions if ins.base in ("ld", "st") and "param" not in ins.parts]
-    for b in bases:
-        if b & out:
-            scalar |= b - out  # offsets added to a known pointer
-    return out | {k for b in bases if len(b) == 1 for k in b if k not in scalar}
-
-
-def _addresses(fn: Function, regs: set[str]) -> bool:
-    """Whether one of ``regs`` is converted to a global address or is the base of a load's or store's address."""
-    for ins in fn.instructions:
-        if ins.base == "cvta" and len(ins.operands) == 2 and ins.operands[1] in regs:
-            return True
-        if ins.base in ("ld", "st") and "param" not in ins.parts:
-            tok = ins.operands[1] if ins.base == "ld" else ins.operands[0]
-            if tok.strip("[]").split("+")[0] in regs:
-                return True
-    return False
-
-
-#: operations a pointer never goes through in address arithmetic
-_SCALAR_USES = frozenset({"mul", "mad", "shl", "shr", "div", "rem", "cvt", "min", "max"})

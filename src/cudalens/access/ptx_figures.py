@@ -64,6 +64,9 @@ class LinePrediction:
     # execution (``value`` is the weighted figure over all of them); None when they are all the same
     iter_low: float | None = None
     iter_high: float | None = None
+    # global lines given as a range whose ideal varies with the trials (ideal None): the lowest and
+    # highest sectors over ideal sectors of those trials (ptx_reach.reached_in_trials)
+    ratio_range: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}

@@ -416,7 +416,7 @@ def _compared(p: Any, unit: str, predicated: bool = False) -> tuple[float | None
         return None, (p.low if lo is None else lo), (p.high if hi is None else hi)
     if unit == "sectors/ideal":
         if not p.ideal:
-            return None, None, None
+            return (None, *p.ratio_range) if getattr(p, "ratio_range", None) and p.value is None else (None, None, None)
         if p.value is not None:
             return round(p.value / p.ideal, 4), None, None
         return None, (None if p.low is None else round(p.low / p.ideal, 4)), (

@@ -22,3 +22,28 @@ __global__ void offset_by_size(const char* in, char* out, size_t skip, size_t n)
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i < n) out[i] = in[skip + i];  // SKIP_LOAD
 }
+
+// rodinia's pathfinder: a pyramid of `iteration` steps narrows the valid columns by 2 * iteration;
+// at iteration = 256 (every parameter nobody gave tried at one value) no thread is valid
+__global__ void pyramid(int iteration, const int* src, int* dst, int cols, int border) {
+    int tx = threadIdx.x;
+    int small = 256 - iteration * 2;
+    int x = small * blockIdx.x - border + tx;
+    if (x >= 0 && x < cols && tx >= iteration && tx < 256 - iteration) {
+        dst[x] = src[x];  // PYRAMID_COPY
+    }
+}
+
+// rodinia's gaussian Fan2: a step t of the host's loop; with n = t no thread passes the guard
+__global__ void eliminate(float* a, const float* m, int n, int t) {
+    if (threadIdx.x + blockIdx.x * blockDim.x >= n - 1 - t) return;
+    if (threadIdx.y + blockIdx.y * blockDim.y >= n - t) return;
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    a[n * (x + 1 + t) + (y + t)] -= m[n * (x + 1 + t) + t];  // ELIMINATE_ROW
+}
+
+// a line no launch's thread takes at any value: it stays without a figure
+__global__ void never(float* out, int n) {
+    if (threadIdx.x >= 1024 + n * 0 && n > 0) out[threadIdx.x] = 1.0f;  // NEVER_STORE
+}
