@@ -79,3 +79,13 @@ def test_a_line_no_trial_reaches_stays_without_a_figure(module):
     ev = evaluate(module, _fn(module, "never"), (256, 1, 1), (2, 1, 1))
     store = next(p for p in ev.predictions if p.line == _line("NEVER_STORE") and p.quantity.startswith("global store"))
     assert store.value is None and store.low is None and store.reason.startswith("not a data dependence: not reached")
+
+
+def test_a_shared_atomics_addresses_get_their_wavefronts_per_call(module):
+    # atomicAdd is CUDA's inline function: its instruction's figure is per call in site_bounds
+    ev = evaluate(module, _fn(module, "shared_sums"), (256, 1, 1), (4, 1, 1), {2: 0})
+    atomic = [p for p in ev.predictions if p.quantity == "shared atomic wavefronts/request"]
+    assert atomic and all(p.value is not None for p in atomic)
+    bounds = {b[1]: b for p in atomic for b in p.site_bounds}
+    assert bounds[_line("ROW_ATOMIC")][2:6] == (1.0, 1.0, 1.0, 1.0)  # 32 lanes, 32 words of one row
+    assert bounds[_line("STRIDED_ATOMIC")][2:6] == (2.0, 2.0, 2.0, 2.0)  # every other word: 2 rows

@@ -234,3 +234,26 @@ def test_a_range_over_trials_whose_ideal_varies_compares_its_ratios_on_a_predica
     far = {("k", "k.cu", 134, "global", "load"): dataclasses.replace(pred_load, sectors_per_ideal=2.5)}
     assert check_lines([_pred(134, "global load sectors/request", ratio_range=(1.0, 1.3333), **kw)], far,
                        "k")[0].agree is False
+
+
+def test_the_load_of_a_compare_and_swap_loop_is_compared_with_the_atomics_wavefronts():
+    # atomicAdd(&dbias_shared[i], v) inlined from CUDA's header at two calls (lines 241 and 243): the
+    # load ptxas puts in each call's compare-and-swap loop reads the atomic's addresses, all its lanes on
+    # the first pass, a part of them on each retry: 1 .. the atomic's wavefronts at that call
+    from cudalens.profile.ncu_cas import CAS_LOAD
+
+    atomic = _pred(84, "shared atomic wavefronts/request", file="sm_20_atomic_functions.hpp", value=1.5, nway=1.5,
+                   requests=20, call_sites=(("k.cu", 241), ("k.cu", 243)),
+                   site_bounds=(("k.cu", 241, 1.0, 1.0, 1.0, 1.0, None, None), ("k.cu", 243, 2.0, 2.0, 2.0, 2.0, None, None)))
+
+    def lds(line, value):
+        return dataclasses.replace(_counter(line, "shared", "load", value), atomic=True)
+
+    counters = {("k", "k.cu", 241, "shared", "load"): lds(241, 1.0), ("k", "k.cu", 243, "shared", "load"): lds(243, 1.6)}
+    rows = {c.line: c for c in check_lines([], counters, "k", spread=[atomic])}
+    assert (rows[241].low, rows[241].high, rows[241].agree) == (1.0, 1.0, True) and rows[241].reason == CAS_LOAD
+    assert (rows[243].low, rows[243].high, rows[243].agree) == (1.0, 2.0, True)
+    far = {**counters, ("k", "k.cu", 241, "shared", "load"): lds(241, 3.0)}
+    assert next(c for c in check_lines([], far, "k", spread=[atomic]) if c.line == 241).agree is False
+    unknown = dataclasses.replace(atomic, value=None, low=1.0, high=2.0, reason="data-dependent: a range")
+    assert next(c for c in check_lines([], counters, "k", spread=[unknown]) if c.line == 241).low is None

@@ -9,7 +9,9 @@ from typing import Any
 LAYER = "compiled-ptx"
 QUANTITIES = {("global", "load"): "global load sectors/request", ("global", "store"): "global store sectors/request",
               ("shared", "load"): "shared load wavefronts/request",
-              ("shared", "store"): "shared store wavefronts/request"}
+              ("shared", "store"): "shared store wavefronts/request",
+              # a shared atomic's addresses: compared with the load of a compare-and-swap loop ptxas makes of it
+              ("shared", "atomic"): "shared atomic wavefronts/request"}
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from cudalens.errors import InputError
+from cudalens.profile.ncu_cas import cas_load
 
 
 @dataclass(frozen=True)
@@ -463,6 +464,8 @@ def check_lines(predictions: Iterable[Any], counters: Mapping[tuple[str, str, in
         note = ""
         if p is None:
             p, note = _placed_here(by_key, has_sass, missing, file, line, space, op, unit, spread)
+        if p is None and c.atomic and op == "load":
+            p = cas_load([*by_key.values(), *spread], file, line)
         if p is None and c.atomic and op == "load":
             out.append(LineCheck(k, file, line, q, None, meas, None, "", "not a data dependence: ptxas expanded an atomic "
                                  "on this line into a load and a compare-and-swap loop; the model does not evaluate "

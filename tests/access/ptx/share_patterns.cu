@@ -47,3 +47,17 @@ __global__ void eliminate(float* a, const float* m, int n, int t) {
 __global__ void never(float* out, int n) {
     if (threadIdx.x >= 1024 + n * 0 && n > 0) out[threadIdx.x] = 1.0f;  // NEVER_STORE
 }
+
+// llm.c's layernorm_backward: per-lane float atomics on shared memory (ptxas makes each a load and a
+// compare-and-swap loop on sm_90); lanes at distinct words of one row, and at every other word
+__global__ void shared_sums(const float* in, float* out, int n) {
+    __shared__ float sums[512];
+    sums[threadIdx.x] = 0.0f;
+    sums[threadIdx.x + 256] = 0.0f;
+    __syncthreads();
+    float v = in[blockIdx.x * blockDim.x + threadIdx.x];
+    atomicAdd(&sums[threadIdx.x], v);  // ROW_ATOMIC
+    atomicAdd(&sums[threadIdx.x * 2 % 512], v);  // STRIDED_ATOMIC
+    __syncthreads();
+    out[blockIdx.x * blockDim.x + threadIdx.x] = sums[threadIdx.x] + n;
+}
