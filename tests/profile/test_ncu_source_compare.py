@@ -163,7 +163,7 @@ def test_part_of_a_helper_whose_figure_varies_with_parameters_is_not_established
 
 def test_a_load_of_an_atomic_compare_and_swap_loop_says_so():
     # llm.c's atomicAdd(&shared_float[i], x) on the H100: LDS, FADD, ATOMS.CAST.SPIN, retry; the PTX
-    # has only the atomic, which the model does not evaluate (rows in the shape of the real page)
+    # has only the atomic; with no figure for its addresses the load has none (rows in the shape of the real page)
     from cudalens.profile.ncu_source import line_counters, parse_source_csv
 
     header = '"Line No","Source","Address","Source","Instructions Executed","Address Space","L1 Conflicts Shared N-Way"'

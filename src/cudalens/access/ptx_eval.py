@@ -12,6 +12,10 @@ and for each conditional branch the share of warp executions whose lanes split.
   nobody gives is tried at each of :data:`PLAUSIBLE`, and where one reaches an address also at the
   small and odd sizes of :data:`SMALL` (pointers are 256-byte aligned buffers);
   a quantity equal for all values is reported as that number, else as a range with its condition.
+  Pointers are the parameters that base an address (:func:`cudalens.access.ptx_reach.pointer_params`).
+  A line the base trial never reaches but other trials do gets the range over those trials, said as
+  trials; where no trial reaches it, each parameter is tried at 0 with the others at a size too
+  (``n - 1 - t`` is negative whenever ``n = t``).
 - **Loaded values**: an address the same for all lanes of a warp yields a warp-uniform value. The
   kernel is run with three values for every load (:data:`SEEDS`: two synthetic values per address
   and zero-filled memory); a quantity that differs between them is reported as the range over them,

@@ -468,8 +468,8 @@ def check_lines(predictions: Iterable[Any], counters: Mapping[tuple[str, str, in
             p = cas_load([*by_key.values(), *spread], file, line)
         if p is None and c.atomic and op == "load":
             out.append(LineCheck(k, file, line, q, None, meas, None, "", "not a data dependence: ptxas expanded an atomic "
-                                 "on this line into a load and a compare-and-swap loop; the model does not evaluate "
-                                 "atomics", c.executed))
+                                 "on this line into a load and a compare-and-swap loop; the model has no figure for "
+                                 "the atomic's addresses (it evaluates shared ones only)", c.executed))
             continue
         if p is None:
             out.append(LineCheck(k, file, line, q, None, meas, None, "", "not a data dependence: no PTX instruction of "
