@@ -281,8 +281,8 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     trial_runs, labels = ([r for r in runs if r[0] == SEEDS[0]], [str(t) for t in tried]) if scalars else ([], [])
     names = [fn.params[k].name.rsplit("_param_", 1)[-1] for k in scalars]
     if scalars and unreached_at_every_trial(base[3], trial_runs):  # parameters all at one value exclude every
-        # thread there (n - 1 - t < 0): try each one at 0 too (the others at one size where they are many)
-        more = offset_trials(trials[0], scalars, names, PLAUSIBLE if len(scalars) <= 4 else PLAUSIBLE[:1])
+        # thread there (n - 1 - t < 0): try each one at 0 too, the others at the base trial's size
+        more = offset_trials(trials[0], scalars, names, PLAUSIBLE[:1])
         trial_runs += batch([(SEEDS[0], t) for t, _label in more], False, *mode)
         labels += [label for _t, label in more]
     preds = [reached_in_trials(fn.name, key, v, trial_runs, labels, names,
