@@ -7,7 +7,12 @@ the H100 and the model left without a figure (tests/access/ptx/share_patterns.cu
   though the launch gave every scalar). One lane stores 4 bytes: 1 sector, 1 ideal; the row store
   of 32 lanes x 4 bytes: 4 sectors, 4 ideal. The part of the intrinsic ptxas places at each call
   carries the ratio of sectors to ideal sectors of that call's instructions (1.0 at both).
-- a 64-bit size added to an address another parameter bases (``in[skip + i]``) stays a scalar.
+- a 64-bit size added to an address another parameter bases (``in[skip + i]``) stays a scalar;
+- rodinia's pathfinder and gaussian: lines no thread reaches with every unknown parameter at 256
+  (``tx < 256 - 2 * iteration``, ``n - 1 - t < 0``) get the range over the trials that reach them
+  (the small sizes; one parameter at 0), said as trials; a line no trial reaches keeps no figure;
+- llm.c's shared float atomics: their addresses' wavefronts per call (1 for a row of words, 2 for
+  every other word), which the load of ptxas' compare-and-swap loop is compared with.
 """
 
 from __future__ import annotations
