@@ -147,15 +147,15 @@ def lane_stride(index: np.ndarray, active: np.ndarray) -> int | None:
     return strides.pop() if len(strides) == 1 else None
 
 
-def block_shifts(addr: np.ndarray, active: np.ndarray, variants: int, blocks: int) -> list[int]:
-    """Per variant of one execution (lanes variant-major, then blocks, each block's lanes alike):
-    the gcd of 32 and the address distances (mod 32 bytes) between each lane of the second block
-    and the same lane of the first where both are active; 32 when whole sectors apart (or never
-    both active)."""
-    lanes = addr.reshape(variants, blocks, -1)
-    on = active.reshape(variants, blocks, -1)
-    d = np.where(on[:, 0, :] & on[:, 1, :], (lanes[:, 1, :] - lanes[:, 0, :]) % 32, 0).astype(np.int64)
-    return [int(g) for g in np.gcd(np.gcd.reduce(d, axis=1), 32)]
+def block_shifts(addr: np.ndarray, active: np.ndarray, executions: int, variants: int, blocks: int) -> np.ndarray:
+    """Per execution and variant (``addr``/``active``: the executions one after another, each one's
+    lanes variant-major, then blocks, each block's lanes alike): the gcd of 32 and the address
+    distances (mod 32 bytes) between each lane of the second block and the same lane of the first
+    where both are active; 32 when whole sectors apart (or never both active). Execution-major."""
+    lanes = addr.reshape(executions, variants, blocks, -1)
+    on = active.reshape(lanes.shape)
+    d = np.where(on[:, :, 0] & on[:, :, 1], (lanes[:, :, 1] - lanes[:, :, 0]) % 32, 0).astype(np.int64)
+    return np.gcd(np.gcd.reduce(d, axis=2), 32).ravel()
 
 
 def warp_model(space: str, width: int) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]]:
@@ -164,6 +164,10 @@ def warp_model(space: str, width: int) -> Callable[[np.ndarray, np.ndarray], tup
     if space == "global":
         return lambda a, act: global_sectors(a, act, width, distinct_ideal=True)
     return lambda a, act: shared_wavefronts(a, act, width)[1:]
+
+
+#: lanes compared at a time by :func:`rows_once`
+_CHUNK = 1 << 17
 
 
 def rows_once(model: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]], addr: np.ndarray,
@@ -179,8 +183,12 @@ def rows_once(model: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]],
         return model(addr[present], active[present])
     shape = (-1, variants, rows)
     p = present.reshape(shape)
-    a = np.where(active, addr, _SENTINEL).reshape(*shape, 32)  # inactive lanes: no address an access has
-    same = (p == p[:, :1]).all(axis=2) & (a == a[:, :1]).all(axis=(2, 3))
+    addr_e, act_e = addr.reshape(*shape, 32), active.reshape(*shape, 32)
+    same = (p == p[:, :1]).all(axis=2)
+    step = max(1, _CHUNK // (variants * rows * 32))  # executions at a time: temporaries that stay in cache
+    for i in range(0, len(p), step):
+        a = np.where(act_e[i:i + step], addr_e[i:i + step], _SENTINEL)  # inactive lanes: no address an access has
+        same[i:i + step] &= (a == a[:, :1]).all(axis=(2, 3))
     same[:, 0] = False
     need = p & ~same[:, :, None]
     got = model(addr[need.ravel()], active[need.ravel()])

@@ -23,7 +23,7 @@ def count_deferred(m: Machine) -> None:
         present = np.concatenate([c[2] for c in calls])
         a_all = np.concatenate([c[0] for c in calls]).reshape(-1, WARP)
         act_all = np.concatenate([c[1] for c in calls]).reshape(-1, WARP)
-        a, act = a_all[present], act_all[present]
+        act = act_all[present]
         key = (np.repeat(np.arange(e) * m.V, len(m.row_variant)) + np.tile(m.row_variant, e))[present]
         count = np.bincount(key, minlength=e * m.V)
         lanes = np.bincount(key, weights=act.sum(axis=1), minlength=e * m.V)
@@ -36,14 +36,14 @@ def count_deferred(m: Machine) -> None:
         lanes_r = np.bincount(inv, weights=lanes[flat], minlength=len(uniq))
         lo_r, hi_r = np.full(len(uniq), big), np.full(len(uniq), -big)
         if space == "global":
-            lo, hi = (x[flat] for x in _lane_strides(a, act, key, e * m.V))
+            lo, hi = (x[flat] for x in _lane_strides(a_all[present], act, key, e * m.V))
             ok = lo <= hi  # some neighbouring lanes both active
             np.minimum.at(lo_r, inv[ok], lo[ok])
             np.maximum.at(hi_r, inv[ok], hi[ok])
         shift_r = None
         nb = len(m.launch.blocks)
         if space == "global" and nb > 1:  # per record: the gcd of its executions' block-to-block shifts
-            shifts = np.array([M.block_shifts(c[0], c[1], m.V, nb) for c in calls], dtype=np.int64).ravel()
+            shifts = M.block_shifts(a_all, act_all, e, m.V, nb)
             shift_r = np.zeros(len(uniq), dtype=np.int64)
             np.gcd.at(shift_r, inv, shifts[flat])
         num_r = ideal_r = None

@@ -42,7 +42,7 @@ from cudalens.access.ptx_exec import Launch
 from cudalens.access.ptx_figures import QUANTITIES, KernelEvaluation, LinePrediction
 from cudalens.access.ptx_merges import shared_merges
 from cudalens.access.ptx_predicated import predicated_figures
-from cudalens.access.ptx_run import run_variants
+from cudalens.access.ptx_run import Resume, run_forked
 from cudalens.access.ptx_slice import loads_matter, slice_and_params
 from cudalens.compiled.ptx import Function, PtxModule
 
@@ -218,12 +218,21 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     trials = [{**params, **{k: v for k in scalars}} for v in tried]
     lines = _memory_lines(module, fn)
 
+    forks: dict[str, Resume | None] = {}  # per batch of the first runs: where it first cut a loop
+
     def batch(seeds_values: list[tuple[int, dict]], has_base: bool, cap: int, whole: bool, budget: int) -> list:
         """Run the trials in one machine; with ``has_base`` the first is the base trial, whose
-        figures are worked out in full (the others' light: they are compared on figures only)."""
+        figures are worked out in full (the others' light: they are compared on figures only).
+        With ``whole``, a batch the first runs had goes on from where that one first cut a loop
+        (up to there the two took the same steps)."""
         variants = tuple((sd, {k: v for k, v in vals.items() if v is not None}) for sd, vals in seeds_values)
-        results = run_variants(module, fn, Launch(grid, block, blocks, variants[0][1], variants[0][0], cap,
-                                                  budget, merged, variants, dead, needed, control, sides, whole))
+        key = repr(variants)
+        fork = forks.get(key)
+        results = fork.whole(cap, budget) if whole and fork is not None else None
+        if results is None:
+            results, forks[key] = run_forked(module, fn, Launch(grid, block, blocks, variants[0][1], variants[0][0],
+                                                                cap, budget, merged, variants, dead, needed, control,
+                                                                sides, whole), fork=not whole)
         return [(sd, vals, res, _values(module, fn, res, cd, not (has_base and k == 0), lines))
                 for k, ((sd, vals), res) in enumerate(zip(seeds_values, results))]
 
