@@ -166,10 +166,6 @@ def warp_model(space: str, width: int) -> Callable[[np.ndarray, np.ndarray], tup
     return lambda a, act: shared_wavefronts(a, act, width)[1:]
 
 
-#: lanes compared at a time by :func:`rows_once`
-_CHUNK = 1 << 17
-
-
 def rows_once(model: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]], addr: np.ndarray,
               active: np.ndarray, present: np.ndarray, variants: int, rows: int) -> tuple[np.ndarray, ...]:
     """``model(addr[present], active[present])`` for a row-wise model (its figures of a warp depend on
@@ -183,12 +179,8 @@ def rows_once(model: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]],
         return model(addr[present], active[present])
     shape = (-1, variants, rows)
     p = present.reshape(shape)
-    addr_e, act_e = addr.reshape(*shape, 32), active.reshape(*shape, 32)
-    same = (p == p[:, :1]).all(axis=2)
-    step = max(1, _CHUNK // (variants * rows * 32))  # executions at a time: temporaries that stay in cache
-    for i in range(0, len(p), step):
-        a = np.where(act_e[i:i + step], addr_e[i:i + step], _SENTINEL)  # inactive lanes: no address an access has
-        same[i:i + step] &= (a == a[:, :1]).all(axis=(2, 3))
+    a = np.where(active, addr, _SENTINEL).reshape(*shape, 32)  # inactive lanes: no address an access has
+    same = (p == p[:, :1]).all(axis=2) & (a == a[:, :1]).all(axis=(2, 3))
     same[:, 0] = False
     need = p & ~same[:, :, None]
     got = model(addr[need.ravel()], active[need.ravel()])
