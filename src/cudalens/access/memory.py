@@ -162,8 +162,31 @@ def warp_model(space: str, width: int) -> Callable[[np.ndarray, np.ndarray], tup
     """(addresses, active) -> (figure, ideal) per warp: sectors of a global access (the ideal with
     lanes reading one address counted once), wavefronts of a shared one."""
     if space == "global":
-        return lambda a, act: global_sectors(a, act, width, distinct_ideal=True)
-    return lambda a, act: shared_wavefronts(a, act, width)[1:]
+        return lambda a, act: distinct_rows(lambda x, y: global_sectors(x, y, width, distinct_ideal=True), a, act, width)
+    return lambda a, act: distinct_rows(lambda x, y: shared_wavefronts(x, y, width)[1:], a, act, width)
+
+
+_MIX = np.random.default_rng(27).integers(1, 1 << 62, size=64, dtype=np.int64) | 1  # row hash (checked)
+
+#: bytes by which moving a warp's addresses changes no warp model's figure (the same banks: 32 of 4
+#: bytes; the same sectors, and their alignment, for any access width dividing it)
+_PERIOD = 128
+
+
+def distinct_rows(model: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]], addr: np.ndarray,
+                  active: np.ndarray, width: int) -> tuple[np.ndarray, ...]:
+    """``model(addr, active)`` for a row-wise warp model, computed once per distinct row: rows whose
+    active lanes' addresses differ by one multiple of :data:`_PERIOD` bytes (``width`` dividing it:
+    the same sectors or banks in the same pattern), with the same lanes active, share figures."""
+    if len(addr) < 2 or _PERIOD % max(width, 1):
+        return model(addr, active)
+    top = np.iinfo(np.int64).max
+    low = np.where(active, addr, top).min(axis=1, keepdims=True)  # (no lane active: moved by nothing)
+    norm = np.where(active, addr - np.where(low == top, 0, low // _PERIOD * _PERIOD), _SENTINEL)
+    _, first, inv = np.unique(norm @ _MIX[:norm.shape[1]], return_index=True, return_inverse=True)  # (wraps)
+    if len(first) == len(addr) or not (norm == norm[first][inv]).all():  # (no two alike, or a hash collision)
+        return model(addr, active)
+    return tuple(x[inv] for x in model(addr[first], active[first]))
 
 
 def rows_once(model: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]], addr: np.ndarray,
