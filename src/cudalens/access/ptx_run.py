@@ -358,7 +358,7 @@ class _Run:
         """Block ``k`` ends in the branch ``index`` to block ``target``, taken by lanes ``taken``."""
         if target <= k and np.count_nonzero(taken):  # a loop's back edge
             if self.counts.get(index, 0) >= _loop_cap(self.launch, self.steps):
-                if self.fork and self.forked is None:
+                if self.fork and self.forked is None and self.steps <= self.launch.max_steps // 4:  # (past it: no rerun)
                     self.forked = Resume(fork_run(self), (k, index, target, taken, fall))
                 self.truncated.add(index)
                 self.send(k + 1, taken)
@@ -411,13 +411,18 @@ def fork_run(r: _Run) -> _Run:
     c.pending, c.counts, c.back_taken = dict(r.pending), dict(r.counts), dict(r.back_taken)
     c.truncated, c.branch_runs, c.decided, c.forked = set(r.truncated), list(r.branch_runs), dict(r.decided), None
     m = c.m = copy.copy(r.m)
-    recs = {id(x): dataclasses.replace(x, per_call=list(x.per_call))
-            for x in [*r.m.records, *(x for d in r.m.mem_v for x in d.values())]}
+    recs = {id(x): _copied(x) for x in [*r.m.records, *(x for d in r.m.mem_v for x in d.values())]}
     m.mem_v = [{i: recs[id(x)] for i, x in d.items()} for d in r.m.mem_v]
-    m.branches_v = [{i: dataclasses.replace(x) for i, x in d.items()} for d in r.m.branches_v]
+    m.branches_v = [{i: copy.copy(x) for i, x in d.items()} for d in r.m.branches_v]
     m.records = [recs[id(x)] for x in r.m.records]
     m.record_id = {id(x): k for k, x in enumerate(m.records)}
     m.record_sets, m.regs, m.unmodelled = dict(r.m.record_sets), dict(r.m.regs), dict(r.m.unmodelled)
     m.deferred = {k: list(v) for k, v in r.m.deferred.items()}
     m.indirect = list(r.m.indirect)
+    return c
+
+
+def _copied(rec: MemRecord) -> MemRecord:
+    c = copy.copy(rec)
+    c.per_call = list(rec.per_call)
     return c
