@@ -22,7 +22,8 @@ and for each conditional branch the share of warp executions whose lanes split.
   first quarter of the step budget lasts, then 2, past half of it none (each body once; ptx_run),
   so the code after them is reached;
   the figure covers the iterations run, ``iteration_invariant`` says whether every execution gave
-  the same.
+  the same. Where a loop cut at the cap has figures that vary by iteration, the run goes on with
+  every loop whole from where it first cut one (ptx_run.run_forked: the same steps up to there).
 - **Trials run together**: the parameter trials (and then the loaded-value seeds) are variants of
   one lane machine run (ptx_run.run_variants), each with its own copy of the blocks' lanes.
 - **Compared with Nsight Compute**: shared lines also carry ``nway``, the figure as ncu's source
@@ -256,7 +257,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     if runs[0][2].steps <= max_steps // 4 and varying_cut_loop(fn, runs[0][2]):  # cut by the cap, not the budget
         # a loop cut at the cap whose figures vary by iteration: its first iterations do not stand for it.
         # Run again with every loop whole, within WHOLE_LOOPS_BUDGET times the first run's steps (and the
-        # step budget); kept when it completes
+        # step budget), each batch going on from where its first run first cut a loop; kept when it completes
         again = all_runs(max_steps, True, min(max_steps, WHOLE_LOOPS_BUDGET * runs[0][2].steps))
         if again[0][2].complete:
             runs = again
