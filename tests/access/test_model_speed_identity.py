@@ -50,13 +50,13 @@ def test_the_whole_loop_run_from_the_fork_is_a_fresh_whole_loop_run(module, kern
                                               ("global", 4), ("global", 8), ("global", 16)])
 def test_the_warp_models_once_per_distinct_row_give_every_rows_figures(space, width):
     rng = np.random.default_rng(width)
-    base = rng.integers(0, 4096, size=(40, 32)) * width  # aligned accesses, some rows strided
+    base = rng.integers(0, 4096, size=(80, 32)) * width  # aligned accesses, some rows strided
     base[::3] = np.arange(32) * width * rng.integers(1, 33)
-    active = rng.random((40, 32)) < 0.8
+    active = rng.random((80, 32)) < 0.8
     active[::4] = True
     active[5] = False  # a warp with no lane on
     # the same rows moved by multiples of 128 bytes (the same banks and sectors) and by less (not the same)
-    addr = np.concatenate([base, base + 128 * rng.integers(-3, 9, size=(40, 1)), base + width, base + 16 * rng.integers(1, 9, size=(40, 1))])
+    addr = np.concatenate([base, base + 128 * rng.integers(-3, 9, size=(80, 1)), base + width, base + 16 * rng.integers(1, 9, size=(80, 1))])
     act = np.concatenate([active] * 4)
     whole = M.warp_model(space, width)
     direct = (M.global_sectors(addr, act, width, distinct_ideal=True) if space == "global"
@@ -66,4 +66,4 @@ def test_the_warp_models_once_per_distinct_row_give_every_rows_figures(space, wi
     # the dedup did take place: a model that counts its rows sees fewer than were given
     seen = []
     M.distinct_rows(lambda a, m: (seen.append(len(a)), (np.zeros(len(a)),))[1], addr, act, width)
-    assert len(seen) == 1 and seen[0] <= len(addr) - 40
+    assert len(seen) == 1 and seen[0] <= len(addr) - 80

@@ -166,6 +166,8 @@ def warp_model(space: str, width: int) -> Callable[[np.ndarray, np.ndarray], tup
     return lambda a, act: distinct_rows(lambda x, y: shared_wavefronts(x, y, width)[1:], a, act, width)
 
 
+#: fewer rows than this are modelled directly (grouping them would cost more than it saves)
+_DEDUP_ROWS = 256
 _MIX = np.random.default_rng(27).integers(1, 1 << 62, size=64, dtype=np.int64) | 1  # row hash (checked)
 
 #: bytes by which moving a warp's addresses changes no warp model's figure (the same banks: 32 of 4
@@ -178,7 +180,7 @@ def distinct_rows(model: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ..
     """``model(addr, active)`` for a row-wise warp model, computed once per distinct row: rows whose
     active lanes' addresses differ by one multiple of :data:`_PERIOD` bytes (``width`` dividing it:
     the same sectors or banks in the same pattern), with the same lanes active, share figures."""
-    if len(addr) < 2 or _PERIOD % max(width, 1):
+    if len(addr) < _DEDUP_ROWS or _PERIOD % max(width, 1):
         return model(addr, active)
     top = np.iinfo(np.int64).max
     low = np.where(active, addr, top).min(axis=1, keepdims=True)  # (no lane active: moved by nothing)
@@ -198,7 +200,7 @@ def rows_once(model: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]],
     variant whose rows all equal the first variant's in the same execution (the same rows present,
     the same lanes active at the same addresses: a trial that does not change this access) takes
     the first variant's figures instead of being modelled again."""
-    if variants <= 1:
+    if variants <= 1 or len(present) < _DEDUP_ROWS:  # (few rows: comparing them costs more than it saves)
         return model(addr[present], active[present])
     shape = (-1, variants, rows)
     p = present.reshape(shape)
