@@ -223,7 +223,8 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
 
     def batch(seeds_values: list[tuple[int, dict]], has_base: bool, cap: int, whole: bool, budget: int) -> list:
         """Run the trials in one machine; with ``has_base`` the first is the base trial, whose
-        figures are worked out in full (the others' light: they are compared on figures only).
+        figures are worked out in full (the others' light, and only for the runs kept: they are
+        compared on figures only).
         With ``whole``, a batch the first runs had goes on from where that one first cut a loop
         (up to there the two took the same steps)."""
         variants = tuple((sd, {k: v for k, v in vals.items() if v is not None}) for sd, vals in seeds_values)
@@ -234,8 +235,8 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
             results, forks[key] = run_forked(module, fn, Launch(grid, block, blocks, variants[0][1], variants[0][0],
                                                                 cap, budget, merged, variants, dead, needed, control,
                                                                 sides, whole), fork=not whole)
-        return [(sd, vals, res, _values(module, fn, res, cd, not (has_base and k == 0), lines))
-                for k, ((sd, vals), res) in enumerate(zip(seeds_values, results))]
+        return [(sd, vals, res, _values(module, fn, res, cd, False, lines) if has_base and k == 0 else None)
+                for k, ((sd, vals), res) in enumerate(zip(seeds_values, results))]  # (light ones: once kept)
 
     def all_runs(cap: int, whole: bool = False, budget: int = max_steps) -> list:
         # every parameter trial in one run; where a loaded value may reach an address or a branch
@@ -273,6 +274,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
             return replace(wider, notes=(*wider.notes, f"blocks 0..{n - 1} evaluated{part}: a global address moves by "
                                          f"a part of a 32-byte sector from one block to the next, so the sector "
                                          f"alignment repeats every {period} blocks"))
+    runs = [r if r[3] is not None else (*r[:3], _values(module, fn, r[2], cd, True, lines)) for r in runs]
     base = runs[0]
     preds = [_decide(fn, key, v, base, runs, scalars, tried) for key, v in sorted(base[3].items())]
     res = base[2]
