@@ -147,23 +147,48 @@ def lane_stride(index: np.ndarray, active: np.ndarray) -> int | None:
     return strides.pop() if len(strides) == 1 else None
 
 
-def block_shifts(addr: np.ndarray, active: np.ndarray, variants: int, blocks: int) -> list[int]:
-    """Per variant of one execution (lanes variant-major, then blocks, each block's lanes alike):
-    the gcd of 32 and the address distances (mod 32 bytes) between each lane of the second block
-    and the same lane of the first where both are active; 32 when whole sectors apart (or never
-    both active)."""
-    lanes = addr.reshape(variants, blocks, -1)
-    on = active.reshape(variants, blocks, -1)
-    d = np.where(on[:, 0, :] & on[:, 1, :], (lanes[:, 1, :] - lanes[:, 0, :]) % 32, 0).astype(np.int64)
-    return [int(g) for g in np.gcd(np.gcd.reduce(d, axis=1), 32)]
+def block_shifts(addr: np.ndarray, active: np.ndarray, executions: int, variants: int, blocks: int) -> np.ndarray:
+    """Per execution and variant (``addr``/``active``: the executions one after another, each one's
+    lanes variant-major, then blocks, each block's lanes alike): the gcd of 32 and the address
+    distances (mod 32 bytes) between each lane of the second block and the same lane of the first
+    where both are active; 32 when whole sectors apart (or never both active). Execution-major."""
+    lanes = addr.reshape(executions, variants, blocks, -1)
+    on = active.reshape(lanes.shape)
+    d = np.where(on[:, :, 0] & on[:, :, 1], (lanes[:, :, 1] - lanes[:, :, 0]) % 32, 0).astype(np.int64)
+    return np.gcd(np.gcd.reduce(d, axis=2), 32).ravel()
 
 
 def warp_model(space: str, width: int) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]]:
     """(addresses, active) -> (figure, ideal) per warp: sectors of a global access (the ideal with
     lanes reading one address counted once), wavefronts of a shared one."""
     if space == "global":
-        return lambda a, act: global_sectors(a, act, width, distinct_ideal=True)
-    return lambda a, act: shared_wavefronts(a, act, width)[1:]
+        return lambda a, act: distinct_rows(lambda x, y: global_sectors(x, y, width, distinct_ideal=True), a, act, width)
+    return lambda a, act: distinct_rows(lambda x, y: shared_wavefronts(x, y, width)[1:], a, act, width)
+
+
+#: fewer rows than this are modelled directly (grouping them would cost more than it saves)
+_DEDUP_ROWS = 256
+_MIX = np.random.default_rng(27).integers(1, 1 << 62, size=64, dtype=np.int64) | 1  # row hash (checked)
+
+#: bytes by which moving a warp's addresses changes no warp model's figure (the same banks: 32 of 4
+#: bytes; the same sectors, and their alignment, for any access width dividing it)
+_PERIOD = 128
+
+
+def distinct_rows(model: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]], addr: np.ndarray,
+                  active: np.ndarray, width: int) -> tuple[np.ndarray, ...]:
+    """``model(addr, active)`` for a row-wise warp model, computed once per distinct row: rows whose
+    active lanes' addresses differ by one multiple of :data:`_PERIOD` bytes (``width`` dividing it:
+    the same sectors or banks in the same pattern), with the same lanes active, share figures."""
+    if len(addr) < _DEDUP_ROWS or _PERIOD % max(width, 1):
+        return model(addr, active)
+    top = np.iinfo(np.int64).max
+    low = np.where(active, addr, top).min(axis=1, keepdims=True)  # (no lane active: moved by nothing)
+    norm = np.where(active, addr - np.where(low == top, 0, low // _PERIOD * _PERIOD), _SENTINEL)
+    _, first, inv = np.unique(norm @ _MIX[:norm.shape[1]], return_index=True, return_inverse=True)  # (wraps)
+    if len(first) == len(addr) or not (norm == norm[first][inv]).all():  # (no two alike, or a hash collision)
+        return model(addr, active)
+    return tuple(x[inv] for x in model(addr[first], active[first]))
 
 
 def rows_once(model: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]], addr: np.ndarray,
@@ -175,7 +200,7 @@ def rows_once(model: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]],
     variant whose rows all equal the first variant's in the same execution (the same rows present,
     the same lanes active at the same addresses: a trial that does not change this access) takes
     the first variant's figures instead of being modelled again."""
-    if variants <= 1:
+    if variants <= 1 or len(present) < _DEDUP_ROWS:  # (few rows: comparing them costs more than it saves)
         return model(addr[present], active[present])
     shape = (-1, variants, rows)
     p = present.reshape(shape)

@@ -19,14 +19,7 @@ def count_deferred(m: Machine) -> None:
     execution); per record the sums, and each execution's figure (``per_call``, first variant: the base trial)."""
     big = np.iinfo(np.int64).max
     for (space, width), calls in m.deferred.items():
-        e = len(calls)
-        present = np.concatenate([c[2] for c in calls])
-        a_all = np.concatenate([c[0] for c in calls]).reshape(-1, WARP)
-        act_all = np.concatenate([c[1] for c in calls]).reshape(-1, WARP)
-        a, act = a_all[present], act_all[present]
-        key = (np.repeat(np.arange(e) * m.V, len(m.row_variant)) + np.tile(m.row_variant, e))[present]
-        count = np.bincount(key, minlength=e * m.V)
-        lanes = np.bincount(key, weights=act.sum(axis=1), minlength=e * m.V)
+        count, lanes, lo, hi, shifts, num, ideal = _per_execution(m, space, width, calls)
         # the (execution, variant) pairs that hold a record, in execution order, and their records
         flat = np.concatenate([np.asarray(c[3], dtype=np.int64) + k * m.V for k, c in enumerate(calls)])
         rid = np.concatenate([np.asarray(c[4], dtype=np.int64) for c in calls])
@@ -36,23 +29,20 @@ def count_deferred(m: Machine) -> None:
         lanes_r = np.bincount(inv, weights=lanes[flat], minlength=len(uniq))
         lo_r, hi_r = np.full(len(uniq), big), np.full(len(uniq), -big)
         if space == "global":
-            lo, hi = (x[flat] for x in _lane_strides(a, act, key, e * m.V))
+            lo, hi = lo[flat], hi[flat]
             ok = lo <= hi  # some neighbouring lanes both active
             np.minimum.at(lo_r, inv[ok], lo[ok])
             np.maximum.at(hi_r, inv[ok], hi[ok])
         shift_r = None
         nb = len(m.launch.blocks)
         if space == "global" and nb > 1:  # per record: the gcd of its executions' block-to-block shifts
-            shifts = np.array([M.block_shifts(c[0], c[1], m.V, nb) for c in calls], dtype=np.int64).ravel()
             shift_r = np.zeros(len(uniq), dtype=np.int64)
             np.gcd.at(shift_r, inv, shifts[flat])
         num_r = ideal_r = None
         if space in ("global", "shared"):
-            num, ideal = M.rows_once(M.warp_model(space, width), a_all, act_all, present, m.V, len(m.row_variant) // m.V)
-            total = np.bincount(key, weights=num, minlength=e * m.V)[flat]
+            total = num[flat]
             num_r = np.bincount(inv, weights=total, minlength=len(uniq)).tolist()
-            ideal_r = np.bincount(inv, weights=np.bincount(key, weights=ideal, minlength=e * m.V)[flat],
-                                  minlength=len(uniq)).tolist()
+            ideal_r = np.bincount(inv, weights=ideal[flat], minlength=len(uniq)).tolist()
             first = flat % m.V == 0
             for r, t, k in zip(rid[first].tolist(), total[first].tolist(), n[first].tolist()):
                 m.records[r].per_call.append(round(t / k, 4))
@@ -74,6 +64,40 @@ def count_deferred(m: Machine) -> None:
                     rec.wavefronts += num_r[j]
                     rec.ideal_wavefronts += ideal_r[j]
     m.deferred.clear()
+
+
+#: lanes of deferred executions worked on at a time (temporaries that stay small)
+_CHUNK_LANES = 1 << 18
+
+
+def _per_execution(m: Machine, space: str, width: int, calls: list) -> tuple[np.ndarray, ...]:
+    """Per (execution, variant), execution-major: warps present, active lanes, least and greatest
+    lane stride (global), block-to-block shift (global, two blocks or more), and the figure and
+    ideal summed over the warps (global, shared); the executions a chunk at a time."""
+    rows = len(m.row_variant)
+    nb = len(m.launch.blocks)
+    step = max(1, _CHUNK_LANES // (rows * WARP))
+    out: list[list[np.ndarray]] = [[] for _ in range(7)]
+    for j in range(0, len(calls), step):
+        part = calls[j:j + step]
+        e = len(part)
+        present = np.concatenate([c[2] for c in part])
+        a_all = np.concatenate([c[0] for c in part]).reshape(-1, WARP)
+        act_all = np.concatenate([c[1] for c in part]).reshape(-1, WARP)
+        act = act_all[present]
+        key = (np.repeat(np.arange(e) * m.V, rows) + np.tile(m.row_variant, e))[present]
+        out[0].append(np.bincount(key, minlength=e * m.V))
+        out[1].append(np.bincount(key, weights=act.sum(axis=1), minlength=e * m.V))
+        if space == "global":
+            for k, x in enumerate(_lane_strides(a_all[present], act, key, e * m.V)):
+                out[2 + k].append(x)
+            if nb > 1:
+                out[4].append(M.block_shifts(a_all, act_all, e, m.V, nb))
+        if space in ("global", "shared"):
+            num, ideal = M.rows_once(M.warp_model(space, width), a_all, act_all, present, m.V, rows // m.V)
+            out[5].append(np.bincount(key, weights=num, minlength=e * m.V))
+            out[6].append(np.bincount(key, weights=ideal, minlength=e * m.V))
+    return tuple(np.concatenate(x) if x else np.zeros(0) for x in out)
 
 
 def _lane_strides(a: np.ndarray, act: np.ndarray, key: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -26,7 +26,8 @@ and for each conditional branch the share of warp executions whose lanes split.
   first quarter of the step budget lasts, then 2, past half of it none (each body once; ptx_run),
   so the code after them is reached;
   the figure covers the iterations run, ``iteration_invariant`` says whether every execution gave
-  the same.
+  the same. Where a loop cut at the cap has figures that vary by iteration, the run goes on with
+  every loop whole from where it first cut one (ptx_run.run_forked: the same steps up to there).
 - **Trials run together**: the parameter trials (and then the loaded-value seeds) are variants of
   one lane machine run (ptx_run.run_variants), each with its own copy of the blocks' lanes.
 - **Compared with Nsight Compute**: shared lines also carry ``nway``, the figure as ncu's source
@@ -47,7 +48,7 @@ from cudalens.access.ptx_figures import QUANTITIES, KernelEvaluation, LinePredic
 from cudalens.access.ptx_merges import shared_merges
 from cudalens.access.ptx_predicated import predicated_figures
 from cudalens.access.ptx_reach import offset_trials, pointer_params, reached_in_trials, unreached_at_every_trial
-from cudalens.access.ptx_run import run_variants
+from cudalens.access.ptx_run import Resume, run_forked
 from cudalens.access.ptx_slice import loads_matter, slice_and_params
 from cudalens.compiled.ptx import Function, PtxModule
 from cudalens.quantities import BRANCH_DIVERGENT_SHARE
@@ -233,14 +234,24 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     trials = [{**params, **{k: v for k in scalars}} for v in tried]
     lines = _memory_lines(module, fn)
 
+    forks: dict[str, Resume | None] = {}  # per batch of the first runs: where it first cut a loop
+
     def batch(seeds_values: list[tuple[int, dict]], has_base: bool, cap: int, whole: bool, budget: int) -> list:
         """Run the trials in one machine; with ``has_base`` the first is the base trial, whose
-        figures are worked out in full (the others' light: they are compared on figures only)."""
+        figures are worked out in full (the others' light, and only for the runs kept: they are
+        compared on figures only).
+        With ``whole``, a batch the first runs had goes on from where that one first cut a loop
+        (up to there the two took the same steps)."""
         variants = tuple((sd, {k: v for k, v in vals.items() if v is not None}) for sd, vals in seeds_values)
-        results = run_variants(module, fn, Launch(grid, block, blocks, variants[0][1], variants[0][0], cap,
-                                                  budget, merged, variants, dead, needed, control, sides, whole))
-        return [(sd, vals, res, _values(module, fn, res, cd, not (has_base and k == 0), lines))
-                for k, ((sd, vals), res) in enumerate(zip(seeds_values, results))]
+        key = repr(variants)
+        fork = forks.get(key)
+        results = fork.whole(cap, budget) if whole and fork is not None else None
+        if results is None:
+            results, forks[key] = run_forked(module, fn, Launch(grid, block, blocks, variants[0][1], variants[0][0],
+                                                                cap, budget, merged, variants, dead, needed, control,
+                                                                sides, whole), fork=not whole)
+        return [(sd, vals, res, _values(module, fn, res, cd, False, lines) if has_base and k == 0 else None)
+                for k, ((sd, vals), res) in enumerate(zip(seeds_values, results))]  # (light ones: once kept)
 
     def all_runs(cap: int, whole: bool = False, budget: int = max_steps) -> list:
         # every parameter trial in one run; where a loaded value may reach an address or a branch
@@ -262,7 +273,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     if runs[0][2].steps <= max_steps // 4 and varying_cut_loop(fn, runs[0][2]):  # cut by the cap, not the budget
         # a loop cut at the cap whose figures vary by iteration: its first iterations do not stand for it.
         # Run again with every loop whole, within WHOLE_LOOPS_BUDGET times the first run's steps (and the
-        # step budget); kept when it completes
+        # step budget), each batch going on from where its first run first cut a loop; kept when it completes
         again = all_runs(max_steps, True, min(max_steps, WHOLE_LOOPS_BUDGET * runs[0][2].steps))
         if again[0][2].complete:
             runs, mode = again, (max_steps, True, min(max_steps, WHOLE_LOOPS_BUDGET * runs[0][2].steps))
@@ -278,13 +289,15 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
             return replace(wider, notes=(*wider.notes, f"blocks 0..{n - 1} evaluated{part}: a global address moves by "
                                          f"a part of a 32-byte sector from one block to the next, so the sector "
                                          f"alignment repeats every {period} blocks"))
+    runs = [r if r[3] is not None else (*r[:3], _values(module, fn, r[2], cd, True, lines)) for r in runs]
     base = runs[0]
     trial_runs, labels = ([r for r in runs if r[0] == SEEDS[0]], [str(t) for t in tried]) if scalars else ([], [])
     names = [fn.params[k].name.rsplit("_param_", 1)[-1] for k in scalars]
     if scalars and unreached_at_every_trial(base[3], trial_runs):  # parameters all at one value exclude every
         # thread there (n - 1 - t < 0): try each one at 0 too, the others at the base trial's size
         more = offset_trials(trials[0], scalars, names, PLAUSIBLE[:1])
-        trial_runs += batch([(SEEDS[0], t) for t, _label in more], False, *mode)
+        trial_runs += [(*r[:3], _values(module, fn, r[2], cd, True, lines))
+                       for r in batch([(SEEDS[0], t) for t, _label in more], False, *mode)]
         labels += [label for _t, label in more]
     preds = [reached_in_trials(fn.name, key, v, trial_runs, labels, names,
                                lambda res: _values(module, fn, res, cd, False, lines))

@@ -366,6 +366,7 @@ class Machine:
         self.record_sets: dict[tuple[int, bytes], tuple[list, list]] = {}  # (instruction, variants) -> (them, ids)
         self._imms: dict[tuple[str, bool], Val] = {}  # immediates, read-only arrays made once
         self._full: tuple[np.ndarray | None, bool] = (None, False)  # the last mask checked, and whether all lanes
+        self.rows_of: tuple[Any, ...] = (None,)  # the last block mask recorded at, its rows present, their variants
 
     def full(self, mask: np.ndarray) -> bool:
         """Whether ``mask`` holds every lane (remembered for the last mask asked about)."""

@@ -7,6 +7,7 @@ the end of a run, for all executions together."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 
 import numpy as np
@@ -32,6 +33,7 @@ from cudalens.access.ptx_exec import (
 )
 from cudalens.access.ptx_predicated import count_skipped
 from cudalens.access.ptx_slice import slice_of
+from cudalens.access.ptx_warp import match_redux, shfl, vote
 from cudalens.compiled.ptx import Function, Instruction, PtxModule, type_bytes
 
 _SYNTHETIC_MOD = 61
@@ -65,13 +67,16 @@ def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active
             width: int, extra_taint: tuple[int, str] = (0, "")) -> None:
     """One execution of a memory instruction: its records (per variant with a warp at it) and their taint now;
     its requests, lanes and sectors (wavefronts) at the end of the run (:func:`cudalens.access.ptx_counts.count_deferred`, all at once)."""
-    rows_present = np.logical_or.reduce(present.reshape(-1, WARP), axis=1)
-    variants = rows_present.reshape(m.V, -1).any(axis=1)  # rows are variant-major
-    if not variants.any():
+    if m.rows_of[0] is not present:  # (the same block mask for every instruction of a block)
+        rows = np.logical_or.reduce(present.reshape(-1, WARP), axis=1)
+        on = rows.reshape(m.V, -1).any(axis=1)  # rows are variant-major
+        m.rows_of = (present, rows, on, on.tobytes(), bool(on.any()))
+    _, rows_present, variants, vkey, anyv = m.rows_of
+    if not anyv:
         for mem in m.mem_v:
             mem.setdefault(ins.index, MemRecord(ins.index, space, op, width))
         return
-    known = m.record_sets.get((ins.index, variants.tobytes()))
+    known = m.record_sets.get((ins.index, vkey))
     if known is not None and addr.taint <= 0 and extra_taint[0] <= 0:  # its records made: no taint to raise
         m.deferred.setdefault((space, width), []).append((addr.a, active, rows_present, *known))
         return
@@ -88,7 +93,7 @@ def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active
             m.records.append(rec)
             k = m.record_id[id(rec)] = len(m.records) - 1
         ids.append(k)
-    m.record_sets[(ins.index, variants.tobytes())] = (vs, ids)
+    m.record_sets[(ins.index, vkey)] = (vs, ids)
     m.deferred.setdefault((space, width), []).append((addr.a, active, rows_present, vs, ids))
 
 
@@ -145,8 +150,8 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
         sh = (addr.a >= SHARED_BASE) & (addr.a < SHARED_BASE + (1 << 32))
         on = np.count_nonzero(mask)
         space = "shared" if on and np.count_nonzero(sh[mask]) == on else "global"
-    if space == "shared" and (_int_bits(addr.form) or 64) > 32:  # a 32-bit address is a shared-window one
-        addr = Val(np.where(addr.a >= SHARED_BASE, addr.a - SHARED_BASE, addr.a), addr.taint, addr.why)
+    if space == "shared" and (_int_bits(addr.form) or 64) > 32 and addr.a.size and addr.a.max() >= SHARED_BASE:
+        addr = Val(np.where(addr.a >= SHARED_BASE, addr.a - SHARED_BASE, addr.a), addr.taint, addr.why)  # generic
     line = ins.loc.line if ins.loc else 0
     width = m.launch.merged.get(ins.index, vec * eb)
     if width < 0:  # vectorized by ptxas across unrolled iterations: the aligned wider access holding it
@@ -168,86 +173,6 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
             f"{'warp-uniform ' if uniform else 'per-lane '}value loaded at line {line}")
         for k, d in enumerate(dsts):
             m.write(d, Val(_synthetic(m, addr.a + k * eb if k else addr.a, typ), taint, why), typ, mask)
-
-
-def _shfl(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
-    o = ins.operands
-    dst = o[0].split("|")
-    a, b, c = m.read(o[1], "b32"), m.read(o[2], "u32"), m.read(o[3], "u32")
-    lane = m.special["%laneid"]
-    seg = (c.a >> 8) & 0x1F
-    min_lane = lane & seg
-    max_lane = min_lane | (c.a & 0x1F & ~seg)
-    mode = next(p for p in ins.parts if p in ("up", "down", "bfly", "idx"))
-    if mode == "up":
-        j = lane - b.a
-        ok = j >= min_lane
-    elif mode == "down":
-        j = lane + b.a
-        ok = j <= max_lane
-    elif mode == "bfly":
-        j = lane ^ b.a
-        ok = j <= max_lane
-    else:
-        j = min_lane | (b.a & ~seg)
-        ok = j <= max_lane
-    j = np.where(ok, j, lane) & 31
-    src = (np.arange(m.T) // WARP) * WARP + j
-    t = max(a.taint, b.taint, c.taint)
-    m.write(dst[0], Val(a.a[src], t, a.why or b.why), "b32", mask)
-    if len(dst) > 1:
-        m.write(dst[1], Val(ok.astype(np.int64), max(b.taint, c.taint)), "pred", mask)
-
-
-def _vote(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
-    o = ins.operands
-    p = m.read(o[1], "pred") if len(o) > 1 else Val(np.ones(m.T, dtype=np.int64))
-    act = mask.reshape(-1, WARP)
-    v = (p.a != 0).reshape(-1, WARP) & act
-    if "ballot" in ins.parts:
-        bits = (v.astype(np.int64) << np.arange(WARP)).sum(axis=1)
-        r = np.repeat(bits, WARP)
-        m.write(o[0], Val(r, p.taint, p.why), "b32", mask)
-        return
-    if "all" in ins.parts:
-        r = np.repeat((v | ~act).all(axis=1), WARP)
-    elif "any" in ins.parts:
-        r = np.repeat(v.any(axis=1), WARP)
-    else:
-        r = np.repeat((v == v[:, :1]).all(axis=1) | ~act.any(axis=1), WARP)
-    m.write(o[0], Val(r.astype(np.int64), p.taint, p.why), "pred", mask)
-
-
-def _match_redux(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
-    """``match.any``/``match.all`` (the lanes of the member mask holding the same value) and
-    ``redux.sync`` (add/min/max/and/or/xor over the member mask), per warp."""
-    o = ins.operands
-    typ = _types(ins)[-1] if _types(ins) else "b32"
-    a, mm = m.read(o[1], typ), m.read(o[2], "b32")
-    lane_bit = np.int64(1) << np.arange(WARP, dtype=np.int64)
-    act = mask.reshape(-1, WARP) & ((mm.a.reshape(-1, WARP) & lane_bit) != 0)
-    v = a.a.reshape(-1, WARP)
-    taint, why = max(a.taint, mm.taint), a.why or mm.why
-    dst = o[0].split("|")
-    if ins.base == "redux":
-        kind = next(k for k in ("add", "min", "max", "and", "or", "xor") if k in ins.parts)
-        ident = {"add": 0, "min": np.iinfo(np.int64).max, "max": np.iinfo(np.int64).min, "and": -1, "or": 0, "xor": 0}
-        w = np.where(act, v, ident[kind])
-        red = {"add": w.sum(axis=1), "min": w.min(axis=1), "max": w.max(axis=1), "and": np.bitwise_and.reduce(w, axis=1),
-               "or": np.bitwise_or.reduce(w, axis=1), "xor": np.bitwise_xor.reduce(w, axis=1)}[kind]
-        m.write(dst[0], Val(np.repeat(red, WARP), taint, why), typ, mask)
-        return
-    same = (v[:, :, None] == v[:, None, :]) & act[:, None, :]  # [warp, lane, other lane]
-    peers = (same.astype(np.int64) * lane_bit).sum(axis=2)
-    if "any" in ins.parts:
-        m.write(dst[0], Val(peers.reshape(-1), taint, why), "b32", mask)
-        return
-    members = (act.astype(np.int64) * lane_bit).sum(axis=1, keepdims=True)
-    equal = (peers == members) | ~act
-    all_equal = np.repeat(equal.all(axis=1), WARP)
-    m.write(dst[0], Val(np.where(all_equal, np.repeat(members[:, 0], WARP), 0), taint, why), "b32", mask)
-    if len(dst) > 1:
-        m.write(dst[1], Val(all_equal.astype(np.int64), taint, why), "pred", mask)
 
 
 def _taint_dsts(m: Machine, ins: Instruction, mask: np.ndarray, why: str) -> None:
@@ -273,11 +198,11 @@ def _step(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
     if op in ("ld", "ldu", "st"):
         _memory(m, ins, mask, present, ptaint)
     elif op == "shfl":
-        _shfl(m, ins, mask)
+        shfl(m, ins, mask)
     elif op == "vote":
-        _vote(m, ins, mask)
+        vote(m, ins, mask)
     elif op in ("match", "redux"):
-        _match_redux(m, ins, mask)
+        match_redux(m, ins, mask)
     elif op == "activemask":
         act = mask.reshape(-1, WARP)
         m.write(ins.operands[0], Val(np.repeat((act.astype(np.int64) << np.arange(WARP)).sum(axis=1), WARP)), "b32",
@@ -342,93 +267,166 @@ def run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunRes
     one lane machine (each variant has its own copy of the blocks' lanes): one result per variant,
     sharing the step count and the loops' iteration counts (the variants run in lock step where
     their control flow agrees)."""
+    return run_forked(module, fn, launch, fork=False)[0]
+
+
+def run_forked(module: PtxModule, fn: Function, launch: Launch, fork: bool = True
+               ) -> tuple[list[RunResult], Resume | None]:
+    """:func:`run_variants`, and (with ``fork``) the run as it stood where it first cut a loop at
+    its cap, before cutting it: :meth:`Resume.whole` goes on from there with every loop whole,
+    as a fresh run with that launch would (until then both took the same steps). None when no loop
+    was cut."""
     with np.errstate(all="ignore"):  # lanes' arithmetic wraps and overflows as on the GPU
-        return _run_variants(module, fn, launch)
+        r = _Run(module, fn, launch, fork)
+        r.loop()
+        return r.finish(), r.forked
 
 
-def _run_variants(module: PtxModule, fn: Function, launch: Launch) -> list[RunResult]:
-    m = Machine(module, fn, launch)
-    dead = launch.dead
-    if dead is None or launch.needed is None:  # see ptx_slice
-        dead, needed = slice_of(fn)
-        m.launch = launch = dataclasses.replace(launch, dead=dead, needed=needed)
-    if launch.control is None or launch.sides is None:
-        cd, sides = control_and_sides(fn)
-        m.launch = launch = dataclasses.replace(launch, control=deciding(fn, cd), sides=sides)
-    control = launch.control or {}
-    decided: dict[int, tuple[int, str]] = {}  # branch -> the worst taint of its condition so far, and why
-    blocks = basic_blocks(fn)
-    start_of = {s: k for k, (s, _e) in enumerate(blocks)}
-    block_of_label = {lab: start_of.get(i) for lab, i in fn.labels.items()}
-    pending: dict[int, np.ndarray] = {0: m.valid.copy()} if blocks else {}
-    counts: dict[int, int] = {}
-    back_taken: dict[int, int] = {}
-    truncated: set[int] = set()
-    branch_runs: list[tuple[int, np.ndarray, np.ndarray, int, str]] = []
-    steps = 0
-    complete = True
+class _Run:
+    """One run of the lane machine: the min-PC scheduler over basic blocks and its state."""
 
-    def send(k: int, lanes: np.ndarray) -> None:
-        if k >= len(blocks) or not np.count_nonzero(lanes):
+    def __init__(self, module: PtxModule, fn: Function, launch: Launch, fork: bool) -> None:
+        self.m = m = Machine(module, fn, launch)
+        if launch.dead is None or launch.needed is None:  # see ptx_slice
+            dead, needed = slice_of(fn)
+            m.launch = launch = dataclasses.replace(launch, dead=dead, needed=needed)
+        if launch.control is None or launch.sides is None:
+            cd, sides = control_and_sides(fn)
+            m.launch = launch = dataclasses.replace(launch, control=deciding(fn, cd), sides=sides)
+        self.fn, self.launch = fn, launch
+        self.decided: dict[int, tuple[int, str]] = {}  # branch -> the worst taint of its condition so far, and why
+        self.blocks = blocks = basic_blocks(fn)
+        start_of = {s: k for k, (s, _e) in enumerate(blocks)}
+        self.block_of_label = {lab: start_of.get(i) for lab, i in fn.labels.items()}
+        self.pending: dict[int, np.ndarray] = {0: m.valid.copy()} if blocks else {}
+        self.counts: dict[int, int] = {}
+        self.back_taken: dict[int, int] = {}
+        self.truncated: set[int] = set()
+        self.branch_runs: list[tuple[int, np.ndarray, np.ndarray, int, str]] = []
+        self.steps = 0
+        self.complete = True
+        self.fork = fork
+        self.forked: Resume | None = None
+
+    def send(self, k: int, lanes: np.ndarray) -> None:
+        if k >= len(self.blocks) or not np.count_nonzero(lanes):
             return
-        pending[k] = pending[k] | lanes if k in pending else lanes
+        self.pending[k] = self.pending[k] | lanes if k in self.pending else lanes
 
-    while pending:
-        k = min(pending)
-        mask = pending.pop(k)
-        s, e = blocks[k]
-        steps += e - s
-        if steps > launch.max_steps:
-            complete = False
-            break
-        last = fn.instructions[e - 1]
-        if decided:
-            m.ctl = max((decided.get(b, (0, "")) for b in control.get(k, ())), default=(0, ""), key=lambda t: t[0])
-            m.ctl_taint = m.ctl[0]
-        for ins in fn.instructions[s:e]:
-            if ins is last and ins.base in ("bra", "ret", "exit", "brx"):
+    def loop(self) -> None:
+        m, fn, launch, pending, decided, dead = self.m, self.fn, self.launch, self.pending, self.decided, self.launch.dead
+        control = launch.control or {}
+        while pending:
+            k = min(pending)
+            mask = pending.pop(k)
+            s, e = self.blocks[k]
+            self.steps += e - s
+            if self.steps > launch.max_steps:
+                self.complete = False
                 break
-            if ins.index not in dead:
-                _step(m, ins, mask)
-        if last.base in ("ret", "exit"):
+            last = fn.instructions[e - 1]
+            if decided:
+                m.ctl = max((decided.get(b, (0, "")) for b in control.get(k, ())), default=(0, ""), key=lambda t: t[0])
+                m.ctl_taint = m.ctl[0]
+            for ins in fn.instructions[s:e]:
+                if ins is last and ins.base in ("bra", "ret", "exit", "brx"):
+                    break
+                if dead is None or ins.index not in dead:
+                    _step(m, ins, mask)
+            if last.base in ("ret", "exit"):
+                if last.pred:
+                    p = m.read(last.pred, "pred")
+                    self.send(k + 1, mask & ~(p.a != 0))
+                continue
+            if last.base != "bra":
+                self.send(k + 1, mask)
+                continue
+            target = self.block_of_label.get(last.operands[0].strip()) if last.operands else None
+            if target is None:
+                self.complete = False
+                continue
             if last.pred:
                 p = m.read(last.pred, "pred")
-                send(k + 1, mask & ~(p.a != 0))
-            continue
-        if last.base != "bra":
-            send(k + 1, mask)
-            continue
-        target = block_of_label.get(last.operands[0].strip()) if last.operands else None
-        if target is None:
-            complete = False
-            continue
-        if last.pred:
-            p = m.read(last.pred, "pred")
-            taken = mask & (p.a != 0)
-            branch_runs.append((last.index, mask, taken, p.taint, p.why))  # counted at the end (_count_branches)
-            if p.taint > decided.get(last.index, (0, ""))[0]:  # what runs under it depends on its data
-                why = p.why if "under a branch" in p.why else (
-                    f"value chosen under a branch (line {last.loc.line if last.loc else 0}) on a {p.why or 'loaded value'}")
-                decided[last.index] = (p.taint, why)
-        else:
-            taken = mask
-        fall = mask & ~taken
+                taken = mask & (p.a != 0)
+                self.branch_runs.append((last.index, mask, taken, p.taint, p.why))  # counted at the end
+                if p.taint > decided.get(last.index, (0, ""))[0]:  # what runs under it depends on its data
+                    why = p.why if "under a branch" in p.why else (
+                        f"value chosen under a branch (line {last.loc.line if last.loc else 0}) on a "
+                        f"{p.why or 'loaded value'}")
+                    decided[last.index] = (p.taint, why)
+            else:
+                taken = mask
+            self.edge(k, last.index, target, taken, mask & ~taken)
+
+    def edge(self, k: int, index: int, target: int, taken: np.ndarray, fall: np.ndarray) -> None:
+        """Block ``k`` ends in the branch ``index`` to block ``target``, taken by lanes ``taken``."""
         if target <= k and np.count_nonzero(taken):  # a loop's back edge
-            if counts.get(last.index, 0) >= _loop_cap(launch, steps):
-                truncated.add(last.index)
-                send(k + 1, taken)
+            if self.counts.get(index, 0) >= _loop_cap(self.launch, self.steps):
+                if self.fork and self.forked is None and self.steps <= self.launch.max_steps // 4:  # (past it: no rerun)
+                    self.forked = Resume(fork_run(self), (k, index, target, taken, fall))
+                self.truncated.add(index)
+                self.send(k + 1, taken)
                 taken = np.zeros_like(taken)
             else:
-                counts[last.index] = counts.get(last.index, 0) + 1
-                back_taken[last.index] = back_taken.get(last.index, 0) + 1
-                for other in list(counts):
-                    if other != last.index and blocks[target][0] <= other < last.index:
-                        counts[other] = 0
-        send(target, taken)
-        send(k + 1, fall)
-    count_deferred(m)
-    _count_branches(m, branch_runs)
-    count_skipped(fn, m.mem_v, m.row_variant, branch_runs, launch.sides or {})
-    return [RunResult(mem, br, back_taken, truncated, steps, complete, m.unmodelled, m.calls,
-                      tuple(m.indirect))
-            for mem, br in zip(m.mem_v, m.branches_v)]
+                self.counts[index] = self.counts.get(index, 0) + 1
+                self.back_taken[index] = self.back_taken.get(index, 0) + 1
+                for other in list(self.counts):
+                    if other != index and self.blocks[target][0] <= other < index:
+                        self.counts[other] = 0
+        self.send(target, taken)
+        self.send(k + 1, fall)
+
+    def finish(self) -> list[RunResult]:
+        m = self.m
+        count_deferred(m)
+        _count_branches(m, self.branch_runs)
+        count_skipped(self.fn, m.mem_v, m.row_variant, self.branch_runs, self.launch.sides or {})
+        return [RunResult(mem, br, self.back_taken, self.truncated, self.steps, self.complete, m.unmodelled, m.calls,
+                          tuple(m.indirect))
+                for mem, br in zip(m.mem_v, m.branches_v)]
+
+
+@dataclasses.dataclass(frozen=True)
+class Resume:
+    """A run stopped where it first cut a loop (:func:`run_forked`): its state, and that back edge."""
+
+    run: _Run
+    edge: tuple[int, int, int, np.ndarray, np.ndarray]
+
+    def whole(self, loop_cap: int, max_steps: int) -> list[RunResult] | None:
+        """The run with every loop whole (``Launch.whole_loops``, ``loop_cap``, ``max_steps``) from
+        this point on: what a fresh run with that launch gives. None where this point is not one
+        such a run passes (a step budget it had spent by then, a cap no higher)."""
+        r = fork_run(self.run)
+        if max_steps < r.steps or loop_cap < r.launch.loop_cap:
+            return None
+        r.launch = r.m.launch = dataclasses.replace(r.launch, loop_cap=loop_cap, max_steps=max_steps, whole_loops=True)
+        r.fork = False
+        with np.errstate(all="ignore"):
+            r.edge(*self.edge)
+            r.loop()
+            return r.finish()
+
+
+def fork_run(r: _Run) -> _Run:
+    """A copy of a run that goes on apart from it: its scheduler's and machine's mutable state
+    copied (register values and masks are never changed in place: shared), its records too."""
+    c = copy.copy(r)
+    c.pending, c.counts, c.back_taken = dict(r.pending), dict(r.counts), dict(r.back_taken)
+    c.truncated, c.branch_runs, c.decided, c.forked = set(r.truncated), list(r.branch_runs), dict(r.decided), None
+    m = c.m = copy.copy(r.m)
+    recs = {id(x): _copied(x) for x in [*r.m.records, *(x for d in r.m.mem_v for x in d.values())]}
+    m.mem_v = [{i: recs[id(x)] for i, x in d.items()} for d in r.m.mem_v]
+    m.branches_v = [{i: copy.copy(x) for i, x in d.items()} for d in r.m.branches_v]
+    m.records = [recs[id(x)] for x in r.m.records]
+    m.record_id = {id(x): k for k, x in enumerate(m.records)}
+    m.record_sets, m.regs, m.unmodelled = dict(r.m.record_sets), dict(r.m.regs), dict(r.m.unmodelled)
+    m.deferred = {k: list(v) for k, v in r.m.deferred.items()}
+    m.indirect = list(r.m.indirect)
+    return c
+
+
+def _copied(rec: MemRecord) -> MemRecord:
+    c = copy.copy(rec)
+    c.per_call = list(rec.per_call)
+    return c
