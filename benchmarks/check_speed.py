@@ -161,7 +161,7 @@ def tree_warm(sources: Path, size: int, jobs: int, cc: str) -> dict:
                                                           "warm_j1": round(warm1_s, 2)},
             "compile_errors": sum(1 for f in cold["files"] if f["compile_error"]),
             "findings_warm_equal_cold": warm["findings"] == cold["findings"] and warm["files"] == cold["files"],
-            "note": "units whose compile failed for a missing header are not cached (analysed again when warm)",
+            "note": "units whose compile failed are cached too (with the places their missing header would be found)",
             "load_average_after": [round(x, 2) for x in os.getloadavg()]}
 
 

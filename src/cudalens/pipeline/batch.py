@@ -84,7 +84,7 @@ def analyze_files(paths: list[str], *, block: Any, defines: Mapping[str, Any], c
     if cache is not None:
         from cudalens.pipeline.result_cache import fill
 
-        fill(cache, done_, keys, cached, project)
+        fill(cache, done_, keys, cached, project, build)
     reasons = {**refused, **dict(failed_)}
     return done_, [(p, reasons[p]) for p in dict.fromkeys(paths) if p in reasons], \
         ((table.partial,) if table.partial else ())
@@ -350,6 +350,13 @@ def _bounded_launch_table(paths: list[str], project: Any, build: Any, cache: Any
 
     from cudalens.pipeline.isolated import Stopped, mark, run_one
     from cudalens.project.resolve import LaunchTable
+
+    if cache is not None and project is not None:  # stored: a hash and a read here, no worker
+        from cudalens.pipeline.result_cache import stored_launch_table
+
+        stored = stored_launch_table(cache, paths, project, build)
+        if stored is not None:
+            return stored
 
     def resolve() -> tuple[dict[Any, Any], str | None]:
         mark("resolve")
