@@ -65,8 +65,10 @@ def manifest_key(path: str, flags: Iterable[str], cc: str, toolchain_fingerprint
     return h.hexdigest()
 
 
-def deps_digest(key: str, deps: Sequence[str], stat_roots: Sequence[str] = ()) -> str | None:
-    """The digest of ``deps`` under manifest ``key``; None when a file cannot be read."""
+def deps_digest(key: str, deps: Sequence[str], stat_roots: Sequence[str] = (),
+                memo: dict[tuple[str, int, int, int], bytes] | None = None) -> str | None:
+    """The digest of ``deps`` under manifest ``key``; None when a file cannot be read. ``memo``: one
+    run's content digests by (path, size, time, inode), so a header many units include is read once."""
     h = hashlib.sha256(key.encode())
     roots = tuple(_STAT_ROOTS) + tuple(stat_roots)
     for dep in deps:
@@ -74,8 +76,14 @@ def deps_digest(key: str, deps: Sequence[str], stat_roots: Sequence[str] = ()) -
             if dep.startswith(roots):
                 st = os.stat(dep)
                 h.update(f"\0{dep}\0{st.st_size}\0{st.st_mtime_ns}".encode())
-            else:
+            elif memo is None:
                 h.update(b"\0" + dep.encode() + b"\0" + content_digest(dep))
+            else:
+                st = os.stat(dep)
+                seen = (dep, st.st_size, st.st_mtime_ns, st.st_ino)
+                if seen not in memo:
+                    memo[seen] = content_digest(dep)
+                h.update(b"\0" + dep.encode() + b"\0" + memo[seen])
         except OSError:
             return None
     return h.hexdigest()

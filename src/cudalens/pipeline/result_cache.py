@@ -186,13 +186,22 @@ def _table_file(cache: ResultCache, paths: Sequence[str], project: Any, build: A
         h.update(_build_digest(build).encode())
     for f in files:
         try:
-            h.update(f"\0{f}\0".encode() + _compiled.content_digest(f))
+            h.update(f"\0{f}\0".encode() + _content(cache, f))
             if build is not None:
                 h.update(repr((_macros(build, f), build.forced_macros(f))).encode())
         except Exception:  # noqa: BLE001 - unreadable now: computed, never stored
             return None
     digest = h.hexdigest()
     return cache._dir() / "launches" / digest[:2] / f"{digest}.pickle"
+
+
+def _content(cache: ResultCache, path: str) -> bytes:
+    """The content digest of ``path``, read once per run (``cache.digests``)."""
+    st = os.stat(path)
+    seen = (path, st.st_size, st.st_mtime_ns, st.st_ino)
+    if seen not in cache.digests:
+        cache.digests[seen] = _compiled.content_digest(path)
+    return cache.digests[seen]
 
 
 def stored_launch_table(cache: ResultCache, paths: Sequence[str], project: Any, build: Any) -> Any:
@@ -255,12 +264,13 @@ def dependencies(path: str, fa: Any, project: Any = None, build: Any = None) -> 
 @dataclass
 class ResultCache:
     """The cache one analysis reads and fills; ``hits`` and ``misses`` name the files of each
-    (``walks``: the repositories walked for stored failures, once per run)."""
+    (``walks``: the repositories walked for stored failures, ``digests``: the files read, once per run)."""
 
     directory: Path | None = None
     hits: list[str] = field(default_factory=list)
     misses: list[str] = field(default_factory=list)
     walks: dict[str, frozenset[str]] = field(default_factory=dict)
+    digests: dict[tuple[str, int, int, int], bytes] = field(default_factory=dict)
 
     def _dir(self) -> Path:
         return self.directory or results_dir()
@@ -280,7 +290,7 @@ class ResultCache:
         if isinstance(manifest, dict) and "absent" in manifest and not still_failing(manifest, self.walks):
             deps = None  # a header the stored failure lacked has appeared: compiled again
         if isinstance(deps, list) and all(isinstance(d, str) for d in deps):
-            digest = _compiled.deps_digest(key, deps, _toolchain()[1])
+            digest = _compiled.deps_digest(key, deps, _toolchain()[1], self.digests)
             if digest is not None:
                 fa = _read(self._result_file(digest))
         if not isinstance(fa, FileAnalysis):
@@ -300,7 +310,7 @@ class ResultCache:
             return
         if any(w in n for n in (*fa.notes, *fa.model.problems) for w in _UNSTABLE):
             return
-        digest = _compiled.deps_digest(key, deps, _toolchain()[1])
+        digest = _compiled.deps_digest(key, deps, _toolchain()[1], self.digests)
         if digest is None:
             return
         manifest: dict[str, Any] = {"deps": list(deps)}
@@ -338,10 +348,17 @@ def _read(f: Path) -> Any:
     mac, payload = data[len(FORMAT):len(FORMAT) + 32], data[len(FORMAT) + 32:]
     if not hmac.compare_digest(mac, hmac.new(key, payload, hashlib.sha256).digest()):
         return None  # not signed with this user's key: never unpickled
+    import gc
+
+    was = gc.isenabled()
+    gc.disable()  # an entry is many small objects and no garbage: the collector's passes cost as much again
     try:
         return pickle.loads(payload)  # noqa: S301 - signed by this user's key (see the module docstring)
     except Exception:  # noqa: BLE001 - a truncated or foreign entry is a miss
         return None
+    finally:
+        if was:
+            gc.enable()
 
 
 def _entries(root: Path) -> dict[str, list[Path]]:
