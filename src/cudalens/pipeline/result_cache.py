@@ -437,7 +437,15 @@ def consult(cache: ResultCache, paths: Sequence[str], *, block: Any, defines: Ma
             keys[p] = file_key(p, options=options, build=build, table=table, compile=compile)
         except Exception:  # noqa: BLE001 - e.g. a refused compile_commands flag: the analysis says so, uncached
             continue
-    hits = {p: fa for p in keys if (fa := cache.lookup(p, keys[p])) is not None}
+    import gc
+
+    was = gc.isenabled()
+    gc.disable()  # the entries read are many objects and no garbage: a collector pass would walk them all again
+    try:
+        hits = {p: fa for p in keys if (fa := cache.lookup(p, keys[p])) is not None}
+    finally:
+        if was:
+            gc.enable()
     return hits, keys
 
 
