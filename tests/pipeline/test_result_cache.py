@@ -352,3 +352,15 @@ def test_a_warm_run_where_every_file_hits_starts_no_worker(tmp_path, monkeypatch
     project, build = _project(files)
     run()
     assert len(forks) == 2  # the launch table (c.cu changed) and c.cu's analysis
+
+
+def test_what_a_warm_check_reads_imports_no_model():
+    """A warm check reads cached analyses: the modules it runs (the CLI, the API, the batch and its
+    cache, the analysis records) import neither the models (numpy) nor the front end (tree-sitter)."""
+    code = ("import sys, cudalens.cli.check, cudalens.api.analysis, cudalens.pipeline.run, "
+            "cudalens.pipeline.result_cache, cudalens.pipeline.analysis, cudalens.pipeline.isolated\n"
+            "from cudalens.pipeline import Analysis, FileAnalysis\n"
+            "print(sorted(m for m in ('numpy', 'tree_sitter', 'cudalens.access.model', 'cudalens.pipeline.stages') "
+            "if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    assert proc.stdout.strip() == "[]"
