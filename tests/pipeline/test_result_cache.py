@@ -364,3 +364,18 @@ def test_what_a_warm_check_reads_imports_no_model():
             "if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
     assert proc.stdout.strip() == "[]"
+
+
+def test_include_path_variables_are_part_of_a_compiled_files_key(tmp_path, monkeypatch):
+    """CPATH and its kin add include folders to every compile (a header found there fixes a failure
+    without any file of the project changing): they are part of the key of a compiled file."""
+    from cudalens.pipeline.result_cache import file_key
+
+    unit = tmp_path / "u.cu"
+    unit.write_text(ALONE)
+    monkeypatch.delenv("CPATH", raising=False)
+    plain = file_key(str(unit), options={}, build=None, table=None, compile=True)
+    source_only = file_key(str(unit), options={}, build=None, table=None, compile=False)
+    monkeypatch.setenv("CPATH", str(tmp_path / "inc"))
+    assert file_key(str(unit), options={}, build=None, table=None, compile=True) != plain
+    assert file_key(str(unit), options={}, build=None, table=None, compile=False) == source_only  # no compile: no effect
