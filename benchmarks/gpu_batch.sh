@@ -26,17 +26,17 @@ run_step() {  # name timeout command...
 }
 for step in "$@"; do
   case $step in
-    device)    run_step device 240 python3 benchmarks/device_gpu.py "$out/device" ;;
-    occupancy) run_step occupancy 240 python3 benchmarks/occupancy_gpu.py "$out/occupancy" ;;
-    access)    run_step access 240 python3 benchmarks/access_gpu.py "$out/access" ;;
-    measure)   run_step measure 420 python3 benchmarks/measure_gpu.py "$out/measure" ;;
-    ncu)       run_step ncu 60 python3 benchmarks/ncu_fixture.py "$out/ncu" ;;
+    device)    run_step device 240 python3 benchmarks/measure/device_gpu.py "$out/device" ;;
+    occupancy) run_step occupancy 240 python3 benchmarks/model/occupancy_gpu.py "$out/occupancy" ;;
+    access)    run_step access 240 python3 benchmarks/model/access_gpu.py "$out/access" ;;
+    measure)   run_step measure 420 python3 benchmarks/measure/measure_gpu.py "$out/measure" ;;
+    ncu)       run_step ncu 60 python3 benchmarks/model/ncu_fixture.py "$out/ncu" ;;
     labs)      run_step labs 420 python3 -m cudalens lab run all --output "$out/labs" ;;
-    probe)     run_step probe 120 python3 benchmarks/shared_wide_probe.py "$out/probe" ;;
-    timing)    run_step timing 330 python3 benchmarks/timing_probe.py "$out/timing" ;;
-    storeprobe) run_step storeprobe 220 python3 benchmarks/shared_store_probe.py "$out/storeprobe" ;;
-    copy)      run_step copy 120 python3 benchmarks/copy_variants.py "$out/copy" ;;
-    validate)  run_step validate 300 python3 benchmarks/validate_labs.py "$out/validate" ;;
+    probe)     run_step probe 120 python3 benchmarks/model/shared_wide_probe.py "$out/probe" ;;
+    timing)    run_step timing 330 python3 benchmarks/measure/timing_probe.py "$out/timing" ;;
+    storeprobe) run_step storeprobe 220 python3 benchmarks/model/shared_store_probe.py "$out/storeprobe" ;;
+    copy)      run_step copy 120 python3 benchmarks/measure/copy_variants.py "$out/copy" ;;
+    validate)  run_step validate 300 python3 benchmarks/model/validate_labs.py "$out/validate" ;;
     analyze)   run_step analyze 120 bash -c 'for f in json html; do python3 -m cudalens analyze examples/saxpy.cu --run "saxpy --grid 65536 --block 256 --arg int32=16777216 --arg float32=2 --arg float32[2^24] --arg float32[2^24]@inout" --counters=run --format $f -o "$0/saxpy_guided.$f" || exit 1; done; python3 -m cudalens analyze examples/saxpy.cu --run "saxpy --grid 65536 --block 256 --arg int32=16777216 --arg float32=2 --arg float32[2^24] --arg float32[2^24]@inout" --counters=run' "$out/analyze" ;;
     tests)     run_step tests 150 python3 -m pytest -q -m gpu -p no:cacheprovider tests/measure tests/hardware tests/occupancy tests/labs tests/compiled ;;
     *) echo "unknown step $step" ;;

@@ -1,4 +1,5 @@
-"""Shared test set-up: the `gpu` marker skips with a reason when no NVIDIA GPU is usable."""
+"""Shared test set-up: the `gpu` marker skips with a reason when no NVIDIA GPU is usable, the
+``nvcc_toolchain`` fixture when no compiler is, and the suite runs in a private home."""
 
 from __future__ import annotations
 
@@ -24,6 +25,22 @@ def gpu_available() -> tuple[bool, str]:
     if int(err) != 0 or count == 0:
         return False, "no NVIDIA GPU present"
     return True, ""
+
+
+#: the one reason a test skips for want of a compiler (the ``nvcc_toolchain`` fixture)
+NO_TOOLCHAIN = "no nvcc (wheel) or host compiler"
+
+
+@pytest.fixture(scope="session")
+def nvcc_toolchain():
+    """The toolchain found (:func:`cudalens.compiled.toolchain.discover`) when it has nvcc and a host
+    C++ compiler; otherwise the test skips with :data:`NO_TOOLCHAIN`."""
+    from cudalens.compiled.toolchain import discover
+
+    tc = discover()
+    if "nvcc" not in tc.tools or tc.host_compiler is None:
+        pytest.skip(NO_TOOLCHAIN)
+    return tc
 
 
 def pytest_collection_modifyitems(config, items):

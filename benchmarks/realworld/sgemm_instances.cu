@@ -1,7 +1,7 @@
 // Our own translation unit for the real-world validation: it includes siboehm/SGEMM_CUDA's kernel
 // headers (not copied; -I <checkout>/src) and instantiates each kernel with the template values
 // that project's runner.cu launches (sm_80+ settings). Launch configurations are in the plan of
-// benchmarks/realworld_validate.py.
+// benchmarks/realworld/realworld_validate.py.
 #include <cuda_runtime.h>
 #include "kernels.cuh"
 

@@ -11,14 +11,9 @@ from cudalens.compiled.ptx import PtxBuild, PtxModule, compile_ptx
 
 
 @pytest.fixture(scope="session")
-def ptx_build() -> Callable[[Path], PtxBuild]:
+def ptx_build(nvcc_toolchain) -> Callable[[Path], PtxBuild]:
     """A function giving the sm_90 PTX build of a source file, or a skip naming what is missing."""
-    from cudalens.compiled.toolchain import discover
-
-    tc = discover()
-    if "nvcc" not in tc.tools or tc.host_compiler is None:
-        pytest.skip("no nvcc (wheel) or host compiler")
-    return lambda source: compile_ptx(source, "9.0", toolchain=tc)
+    return lambda source: compile_ptx(source, "9.0", toolchain=nvcc_toolchain)
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,5 @@
 """Issue 27's patterns (tests/access/ptx/issue27_patterns.cu) in the compiled access model, and the CPU
-side of their GPU run (benchmarks/issue27_patterns_gpu.py): the plan launches kernels that exist with
+side of their GPU run (benchmarks/model/issue27_patterns_gpu.py): the plan launches kernels that exist with
 the parameters they take, inputs large enough for the launch, and the commands build with line
 information and profile with per-instruction counters."""
 
@@ -15,7 +15,7 @@ from cudalens.access.ptx_eval import evaluate
 
 ROOT = Path(__file__).resolve().parents[2]
 PATTERNS = ROOT / "tests" / "access" / "ptx" / "issue27_patterns.cu"
-SCRIPT = ROOT / "benchmarks" / "issue27_patterns_gpu.py"
+SCRIPT = ROOT / "benchmarks" / "model" / "issue27_patterns_gpu.py"
 
 
 @pytest.fixture(scope="module")
@@ -184,7 +184,7 @@ def test_the_interleaved_reduction_is_reported_over_the_whole_loop(module):
     assert all(f"{p.value:g} wavefronts per request" in f["message"] for f in sh1)
 
 
-FIXTURE = ROOT / "tests" / "fixtures" / "ncu_source_h100_issue27.csv"  # benchmarks/issue27_patterns_gpu.py's export
+FIXTURE = ROOT / "tests" / "fixtures" / "ncu_source_h100_issue27.csv"  # benchmarks/model/issue27_patterns_gpu.py's export
 
 
 def line_checks(module, gpu) -> list:
@@ -220,7 +220,7 @@ def test_a_shared_swap_decided_by_data_is_a_range_naming_the_load(module):
 
 
 def test_pattern_kernels_agree_with_the_h100_line_by_line(module, gpu):
-    """Every line of the pattern kernels that the H100 measured (benchmarks/issue27_patterns_gpu.py,
+    """Every line of the pattern kernels that the H100 measured (benchmarks/model/issue27_patterns_gpu.py,
     the committed fixture): a figure that agrees, or a null naming the loaded data it depends on."""
     checks = line_checks(module, gpu)
     assert len(checks) >= 30 and all(c.measured is not None for c in checks)  # predicated lines counted too

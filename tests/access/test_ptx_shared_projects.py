@@ -143,7 +143,8 @@ __global__ void pair_forces(const four_vector *g, double *out, int n) {
 """
 
 
-def test_shared_widths_of_a_kernel_in_an_included_file_survive_the_compile_cache(tmp_path, monkeypatch):
+def test_shared_widths_of_a_kernel_in_an_included_file_survive_the_compile_cache(tmp_path, monkeypatch,
+                                                                                 nvcc_toolchain):
     """rodinia lavaMD keeps its kernel in a .cu that the wrapper includes: ptxas reads
     `rB_shared[j].v` and `.x` (two doubles, the same for every lane) as one LDS.128, and a 16-byte
     broadcast takes 2 wavefronts per full warp on the H100 (benchmarks/results/h100/
@@ -152,11 +153,8 @@ def test_shared_widths_of_a_kernel_in_an_included_file_survive_the_compile_cache
     two 8-byte broadcasts: 1 wavefront): they are now kept per written (file, line), in the cache too."""
     from cudalens.cli import main as cli_main
     from cudalens.compiled import compile_file
-    from cudalens.compiled.toolchain import discover
     from cudalens.evidence.compiled_access import sass_shared_widths
 
-    if "nvcc" not in discover().tools:
-        pytest.skip("no nvcc (wheel)")
     monkeypatch.setenv("CUDALENS_CACHE_DIR", str(tmp_path / "cache"))
     (tmp_path / "forces.cu").write_text(INCLUDED)
     main = tmp_path / "main.cu"

@@ -1,6 +1,6 @@
 """The shared-memory wavefront model against the H100's counters for 4/8/16-byte loads by pattern.
 
-benchmarks/results/h100/shared_wide_probe.json was measured with benchmarks/shared_wide_probe.py
+benchmarks/results/h100/shared_wide_probe.json was measured with benchmarks/model/shared_wide_probe.py
 (one load instruction of the pattern's width per iteration, Nsight Compute 2025.3, driver 580.159.04):
 the model must reproduce every measured wavefronts-per-request figure."""
 
@@ -17,10 +17,10 @@ RESULT = Path(__file__).parents[2] / "benchmarks" / "results" / "h100" / "shared
 
 
 def _probe_module():
-    """benchmarks/shared_wide_probe.py, whose PATTERNS table names each probe kernel's pattern."""
+    """benchmarks/model/shared_wide_probe.py, whose PATTERNS table names each probe kernel's pattern."""
     import importlib.util
 
-    path = Path(__file__).parents[2] / "benchmarks" / "shared_wide_probe.py"
+    path = Path(__file__).parents[2] / "benchmarks" / "model" / "shared_wide_probe.py"
     spec = importlib.util.spec_from_file_location("shared_wide_probe", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -42,7 +42,7 @@ def test_model_equals_the_h100_counters(kernel):
     assert ways[0] == (2.0 if kernel == "ld16_stride2" else 1.0)
 
 
-def test_compiler_vectorized_broadcast_loads_are_predicted_from_the_sass():
+def test_compiler_vectorized_broadcast_loads_are_predicted_from_the_sass(nvcc_toolchain):
     """examples/access/matmul.cu: `as[threadIdx.y][q]` in the q loop is a 4-byte broadcast that nvcc
     merges into LDS.128 (four iterations per request). With the SASS, the model predicts what the
     H100 measured in access_validation.json: 2 wavefronts per request for ab_tile_a, and
@@ -50,12 +50,9 @@ def test_compiler_vectorized_broadcast_loads_are_predicted_from_the_sass():
     4 bytes wide."""
     from cudalens.access.model import analyze_model
     from cudalens.compiled import compile_file
-    from cudalens.compiled.toolchain import discover
     from cudalens.evidence.join import compiled_shared_loads
     from cudalens.source.parse import parse_file
 
-    if "nvcc" not in discover().tools:
-        pytest.skip("no nvcc to compile with")
     path = Path(__file__).parents[2] / "examples" / "access" / "matmul.cu"
     model = analyze_model(parse_file(path), block=(32, 32, 1))
     compiled = compile_file(path, cc="9.0")

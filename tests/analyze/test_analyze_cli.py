@@ -141,7 +141,7 @@ __global__ void k{i}(const float *a, float *b, int n, int s) {{
 def test_2000_line_file_is_analysed(tmp_path, capsys):
     """Front end + warp access model and the whole `analyze` on a generated 2,000-line file.
 
-    Its speed is a benchmark (`benchmarks/frontend_speed.py`, results under benchmarks/results/cpu/),
+    Its speed is a benchmark (`benchmarks/check/frontend_speed.py`, results under benchmarks/results/cpu/),
     not an assertion here: a timed unit test fails on a loaded machine and proves nothing on a fast one.
     """
     from cudalens.source.parse import parse_file
@@ -164,18 +164,13 @@ def test_unknown_compute_capability_is_one_line_exit_2(capsys):
     assert len(err) == 1 and "unknown compute capability 4.0" in err[0]
 
 
-def test_occupancy_at_the_launch_site_in_json_and_text(capsys, monkeypatch, tmp_path):
+def test_occupancy_at_the_launch_site_in_json_and_text(capsys, monkeypatch, tmp_path, nvcc_toolchain):
     """examples/compiled/smem48k.cu: 48 KB of static shared memory, launched with 128 threads:
     4 blocks/SM on CC 9.0, limited by shared memory ((227 KB + 1 KB) / (48 KB + 1 KB reserved))."""
     import json
 
-    import pytest
-
     from cudalens.cli import main
-    from cudalens.compiled.toolchain import discover
 
-    if "nvcc" not in discover().tools:
-        pytest.skip("no nvcc (wheel or system) to compile with")
     monkeypatch.setenv("CUDALENS_CACHE_DIR", str(tmp_path))
     assert main(["analyze", "examples/compiled/smem48k.cu", "--format", "json"]) == 0
     kernels = {k["name"]: k for k in json.loads(capsys.readouterr().out)["kernels"]}

@@ -36,22 +36,13 @@ def test_parameter_names_are_not_passed_to_the_compiler_unless_they_are_macros()
     assert "n" in compiler_defines(tested, {"n": 64})  # the file itself uses n as a macro
 
 
-@pytest.fixture(scope="module")
-def nvcc_ok():
-    from cudalens.compiled.toolchain import discover
-
-    tc = discover()
-    if "nvcc" not in tc.tools or tc.host_compiler is None:
-        pytest.skip("nvcc and a host compiler are needed")
-
-
 def _write(tmp_path, text):
     path = tmp_path / "k.cu"
     path.write_text(text)
     return str(path)
 
 
-def test_kernel_taking_int_n_compiles_with_define_n(tmp_path, nvcc_ok):
+def test_kernel_taking_int_n_compiles_with_define_n(tmp_path, nvcc_toolchain):
     from cudalens.compiled import compile_file
     from cudalens.compiled.model import CompileError
 
@@ -65,7 +56,7 @@ def test_kernel_taking_int_n_compiles_with_define_n(tmp_path, nvcc_ok):
     assert any(a.array == "x" for a in k.accesses)
 
 
-def test_cli_define_n_keeps_the_compiled_layer(tmp_path, capsys, nvcc_ok):
+def test_cli_define_n_keeps_the_compiled_layer(tmp_path, capsys, nvcc_toolchain):
     import json
 
     path = _write(tmp_path, KERNEL.replace("template <int BLOCK>\n", ""))

@@ -23,7 +23,7 @@ from cudalens.measure.stats import summarize
 from cudalens.profile import ncu
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURE_CU = str(ROOT / "benchmarks" / "ncu_fixture.cu")
+FIXTURE_CU = str(ROOT / "benchmarks" / "model" / "ncu_fixture.cu")
 FIXTURE_CSV = str(ROOT / "tests" / "fixtures" / "ncu_h100_raw.csv")
 SAXPY = str(ROOT / "examples" / "saxpy.cu")
 RUN_STRIDE2 = "copy_stride2 --grid 65536 --block 256 --arg float32[2^24]:zeros --arg float32[2^24] --arg int32=16777216"

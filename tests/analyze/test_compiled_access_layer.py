@@ -5,23 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from cudalens.pipeline import analyze
 
 FEATURES = Path(__file__).parent.parent / "access" / "ptx" / "features.cu"
 
 
-@pytest.fixture(scope="module")
-def toolchain_ok():
-    from cudalens.compiled.toolchain import discover
-
-    tc = discover()
-    if "nvcc" not in tc.tools or tc.host_compiler is None:
-        pytest.skip("no nvcc (wheel) or host compiler")
-
-
-def test_compiled_layer_for_a_file_that_compiles(toolchain_ok):
+def test_compiled_layer_for_a_file_that_compiles(nvcc_toolchain):
     d = analyze([str(FEATURES)]).to_dict()
     k = next(k for k in d["kernels"] if k["name"] == "vec4_copy")
     assert k["access_layer"] == "compiled-ptx"
@@ -34,7 +23,7 @@ def test_compiled_layer_for_a_file_that_compiles(toolchain_ok):
     assert len(tmpl["compiled_access"]) == 2  # both instantiations
 
 
-def test_source_layer_when_the_file_does_not_compile(toolchain_ok, tmp_path):
+def test_source_layer_when_the_file_does_not_compile(nvcc_toolchain, tmp_path):
     f = tmp_path / "broken.cu"
     f.write_text("__global__ void k(float *a) {\n  a[threadIdx.x * 2] = not_declared;\n}\n")
     d = analyze([str(f)]).to_dict()

@@ -8,8 +8,7 @@ import json
 import subprocess
 from pathlib import Path
 
-import pytest
-
+from _ncu_pages import csv_text
 from cudalens.cli import main
 from cudalens.pipeline import analyze
 
@@ -44,15 +43,6 @@ __global__ void rows(float *a, const float *b) {
 """
 
 
-@pytest.fixture(scope="module")
-def toolchain_ok():
-    from cudalens.compiled.toolchain import discover
-
-    tc = discover()
-    if "nvcc" not in tc.tools or tc.host_compiler is None:
-        pytest.skip("no nvcc (wheel) or host compiler")
-
-
 def _write(tmp_path: Path, name: str, text: str) -> str:
     f = tmp_path / name
     f.write_text(text)
@@ -63,7 +53,7 @@ def _preds(kernel: dict) -> dict[tuple[int, str], float | None]:
     return {(p["line"], p["quantity"]): p["value"] for e in kernel["compiled_access"] for p in e["predictions"]}
 
 
-def test_instantiate_evaluates_the_named_template(toolchain_ok, tmp_path):
+def test_instantiate_evaluates_the_named_template(nvcc_toolchain, tmp_path):
     f = _write(tmp_path, "gemm.cu", GEMM)
     plain = analyze([f]).to_dict()
     assert plain["kernels"][0]["access_layer"] == "source"  # never launched: nothing instantiated
@@ -85,7 +75,7 @@ def test_instantiate_evaluates_the_named_template(toolchain_ok, tmp_path):
     assert {("G3", 5), ("SH1", 5), ("SH1", 7)} <= got  # A[t * n + k]: lanes n apart in every trial
 
 
-def test_instantiate_errors_name_the_argument(toolchain_ok, tmp_path, capsys):
+def test_instantiate_errors_name_the_argument(nvcc_toolchain, tmp_path, capsys):
     f = _write(tmp_path, "gemm.cu", GEMM)
     for spec, words in (("gemm<float>", "the compiler rejects it"), ("gemm<1;2>", "not a template kernel"),
                         ("nosuch<1>", "no analyzed file mentions 'nosuch'")):
@@ -94,7 +84,7 @@ def test_instantiate_errors_name_the_argument(toolchain_ok, tmp_path, capsys):
         assert len(err) == 1 and f"--instantiate {spec!r}" in err[0] and words in err[0], err
 
 
-def test_parameter_stride_fires_g3_from_the_compiled_figures(toolchain_ok, tmp_path):
+def test_parameter_stride_fires_g3_from_the_compiled_figures(nvcc_toolchain, tmp_path):
     f = _write(tmp_path, "transpose.cu", TRANSPOSE)
     source_only = analyze([f], compile=False).to_dict()
     store = next(a for a in source_only["kernels"][0]["accesses"] if a["op"] == "store")
@@ -127,7 +117,7 @@ def test_parameter_stride_fires_g3_from_the_compiled_figures(toolchain_ok, tmp_p
     assert any(f"height = {span} tried) in the compiled code's parameter trials" in s for s in said), said
 
 
-def test_compiled_trip_counts_weight_the_ranking(toolchain_ok, tmp_path):
+def test_compiled_trip_counts_weight_the_ranking(nvcc_toolchain, tmp_path):
     f = _write(tmp_path, "rows.cu", ROWS)
     assumed = analyze([f], compile=False).findings
     compiled = analyze([f], instantiate=("rows<5>",)).findings
@@ -137,7 +127,7 @@ def test_compiled_trip_counts_weight_the_ranking(toolchain_ok, tmp_path):
     assert all(x.runs == 16.0 for x in assumed if x.line == 5)  # source only: the assumed count
 
 
-def test_one_nvcc_call_per_unit(toolchain_ok, tmp_path, monkeypatch):
+def test_one_nvcc_call_per_unit(nvcc_toolchain, tmp_path, monkeypatch):
     """The cubin facts and the compiled access model come from one nvcc run; a re-analysis none."""
     monkeypatch.setenv("CUDALENS_CACHE_DIR", str(tmp_path / "cache"))
     f = _write(tmp_path, "transpose.cu", TRANSPOSE)
@@ -163,7 +153,7 @@ def _line(text: str) -> int:
     return next(i for i, t in enumerate(FEATURES.read_text().splitlines(), 1) if text in t)
 
 
-def test_counters_source_page_checks_every_line(toolchain_ok, tmp_path, capsys):
+def test_counters_source_page_checks_every_line(nvcc_toolchain, tmp_path, capsys):
     out = tmp_path / "r.json"
     assert main(["analyze", str(FEATURES), "--counters", str(SOURCE_PAGE), "--format", "json", "-o", str(out)]) == 0
     d = json.loads(out.read_text())
@@ -185,7 +175,7 @@ def test_counters_source_page_checks_every_line(toolchain_ok, tmp_path, capsys):
     assert not [x for x in d["findings"] if x["rule"] == "V1"]
 
 
-def test_counters_source_page_disagreement_is_a_v1_naming_the_line(toolchain_ok, tmp_path):
+def test_counters_source_page_disagreement_is_a_v1_naming_the_line(nvcc_toolchain, tmp_path):
     """The same page with one line's sectors doubled: one V1 at that line, the others agree."""
     import csv
     import io
@@ -206,9 +196,7 @@ def test_counters_source_page_disagreement_is_a_v1_naming_the_line(toolchain_ok,
             changed += 1
     assert changed >= 1  # the instruction (ncu may list it twice: the parser counts it once)
     page = tmp_path / "page.csv"
-    buf = io.StringIO()
-    csv.writer(buf, quoting=csv.QUOTE_ALL).writerows(rows)
-    page.write_text(buf.getvalue())
+    page.write_text(csv_text(rows))
     out = tmp_path / "r.json"
     assert main(["analyze", str(FEATURES), "--counters", str(page), "--format", "json", "-o", str(out)]) == 0
     d = json.loads(out.read_text())
@@ -224,7 +212,7 @@ def _no_gpu(request, timeout_s):
     raise NoDeviceError("no GPU here")
 
 
-def test_counters_run_checks_the_run_kernel_at_the_run_launch(toolchain_ok, tmp_path, monkeypatch, capsys):
+def test_counters_run_checks_the_run_kernel_at_the_run_launch(nvcc_toolchain, tmp_path, monkeypatch, capsys):
     """--counters=run: the launch's source page (here the H100 page of the same kernel, launched as
     the fixture's plan says: 8 x 256) is checked against the model evaluated at the --run launch;
     the profiled build's file name (NVRTC's) is taken as the analyzed file."""
@@ -265,7 +253,7 @@ def test_source_page_is_told_from_a_raw_page():
     assert not is_source_page((HERE.parent / "fixtures" / "ncu_h100_raw.csv").read_text())
 
 
-def test_check_instantiates_in_the_files_that_name_the_template(toolchain_ok, tmp_path, capsys):
+def test_check_instantiates_in_the_files_that_name_the_template(nvcc_toolchain, tmp_path, capsys):
     _write(tmp_path, "gemm.cu", GEMM)
     _write(tmp_path, "transpose.cu", TRANSPOSE)
     rc = main(["check", str(tmp_path), "--instantiate", "gemm<128,128,8>", "--format", "concise", "-j", "1"])
@@ -285,7 +273,7 @@ __global__ void two(float *o) {
 """
 
 
-def test_a_lines_compiled_figure_goes_to_one_access(toolchain_ok, tmp_path):
+def test_a_lines_compiled_figure_goes_to_one_access(nvcc_toolchain, tmp_path):
     """Two shared loads on one line, no source figure: the line's compiled figure (the compiler
     merged the pair into one 8-byte load per lane, 2 wavefronts where 2 are ideal: ratio 1)
     fills the first, not each."""

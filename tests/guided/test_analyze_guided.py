@@ -15,7 +15,7 @@ from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import RULES, load_all
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURE_CU = str(ROOT / "benchmarks" / "ncu_fixture.cu")
+FIXTURE_CU = str(ROOT / "benchmarks" / "model" / "ncu_fixture.cu")
 FIXTURE_CSV = str(ROOT / "tests" / "fixtures" / "ncu_h100_raw.csv")
 
 

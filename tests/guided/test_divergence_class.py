@@ -1,6 +1,5 @@
 """Divergence classification with the compiled facts: predicated branches and library branches."""
 
-import pytest
 from _guided_synth import kernel
 
 from cudalens.guided.crosscheck import divergence_class
@@ -26,13 +25,10 @@ def test_branches_the_model_cannot_see_make_the_answer_unknown():
     assert divergence_class(_kernel([{"line": 5, "divergent": True, "predicated": False}], hidden=[9]))[0] is True
 
 
-def test_lab_kernels_compiled():
-    from cudalens.compiled.toolchain import discover
+def test_lab_kernels_compiled(nvcc_toolchain):
     from cudalens.labs.runner import kernel_path
     from cudalens.pipeline import analyze
 
-    if "nvcc" not in discover().tools:
-        pytest.skip("no nvcc to compile with")
     an = analyze([str(kernel_path("asynccopy.cu")), str(kernel_path("mathfuncs.cu"))], compile=True)
     kernels = {r.name: r for fa in an.files for r in fa.kernels}
     stage = kernels["stage_sync"]

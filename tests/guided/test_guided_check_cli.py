@@ -102,11 +102,7 @@ def test_bad_directory_is_one_line_and_exit_2(capsys, tmp_path, make):
     assert len(err.strip().splitlines()) == 1 and err.startswith("cudalens: error: ") and str(target) in err
 
 
-def test_with_the_compiler_when_a_toolchain_is_present(capsys, tmp_path, monkeypatch):
-    from cudalens.compiled.toolchain import discover
-
-    if "nvcc" not in discover().tools:
-        pytest.skip("no nvcc (wheel or system) here")
+def test_with_the_compiler_when_a_toolchain_is_present(capsys, tmp_path, monkeypatch, nvcc_toolchain):
     monkeypatch.setenv("CUDALENS_CACHE_DIR", str(tmp_path / "cache"))
     src = tmp_path / "src"
     src.mkdir()

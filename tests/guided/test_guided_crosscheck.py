@@ -1,15 +1,11 @@
 from _guided_synth import access, kernel, metrics, report
 
 from cudalens.findings import Layer, Priority
-from cudalens.guided.crosscheck import (
-    BRANCH_UNIFORM_PCT,
-    RATIO_ABS_TOL,
-    RATIO_REL_TOL,
-    cross_check,
-    disagreement_findings,
-    ratio_agrees,
-)
+from cudalens.guided.crosscheck import cross_check, disagreement_findings
 from cudalens.pipeline import analyze
+from cudalens.quantities import BRANCH_EFFICIENCY, RATIO
+
+BRANCH_UNIFORM_PCT = BRANCH_EFFICIENCY.tolerance.threshold
 
 
 def _by(checks, kernel_name, quantity):
@@ -20,10 +16,10 @@ def _by(checks, kernel_name, quantity):
 
 def test_ratio_tolerance_is_the_larger_of_relative_and_absolute():
     for predicted in (1.0, 4.0, 32.0):
-        tol = max(RATIO_REL_TOL * predicted, RATIO_ABS_TOL)
-        assert ratio_agrees(predicted, predicted + tol * 0.99)
-        assert ratio_agrees(predicted, predicted - tol * 0.99)
-        assert not ratio_agrees(predicted, predicted + tol * 1.01)
+        tol = max(RATIO.relative * predicted, RATIO.absolute)
+        assert RATIO.agrees(predicted, predicted + tol * 0.99)
+        assert RATIO.agrees(predicted, predicted - tol * 0.99)
+        assert not RATIO.agrees(predicted, predicted + tol * 1.01)
 
 
 def test_global_sectors_agree_disagree_and_not_comparable():

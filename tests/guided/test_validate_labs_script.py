@@ -1,4 +1,4 @@
-"""The pure parts of benchmarks/validate_labs.py (rows, agreement, top rule, rendering), on synthetic
+"""The pure parts of benchmarks/model/validate_labs.py (rows, agreement, top rule, rendering), on synthetic
 inputs; the script is imported by path, no GPU needed."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from cudalens.findings import Finding, Priority
 from cudalens.profile.ncu import LegacyMetrics
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "validate_labs.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "model" / "validate_labs.py"
 
 
 @pytest.fixture(scope="module")

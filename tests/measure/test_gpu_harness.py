@@ -7,7 +7,7 @@ import pytest
 
 pytestmark = pytest.mark.gpu
 
-KERNELS = os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks", "measure_kernels.cu")
+KERNELS = os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks", "measure", "measure_kernels.cu")
 FAST = dict(max_time_s=1.0, min_time_s=0.1)
 
 

@@ -1,4 +1,4 @@
-"""The pure parts of benchmarks/occupancy_gpu.py (the GPU run itself is the lead's to do)."""
+"""The pure parts of benchmarks/model/occupancy_gpu.py (the GPU run itself is the lead's to do)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "occupancy_gpu.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "model" / "occupancy_gpu.py"
 
 
 @pytest.fixture(scope="module")

@@ -12,13 +12,12 @@ lane addresses, one full block of 64 threads per launch (2 warps).
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from pathlib import Path
 
 import pytest
 
+from _ncu_pages import sass_row, source_page
 from cudalens.cli import main
 
 HELPER = "#pragma once\n__device__ __forceinline__ float ld(const float *p, int i) {\n  return p[i];\n}\n"
@@ -44,29 +43,16 @@ def sectors(stride: int) -> int:
 
 
 def page(helper: Path, wrong: str | None = None) -> str:
-    header = ["Line No", "Source", "Address", "Source", "Instructions Executed", "Address Space",
-              "L2 Theoretical Sectors Global", "L2 Theoretical Sectors Global Ideal", "L1 Conflicts Shared N-Way",
-              "Avg. Predicated-On Threads Executed"]
-    rows: list[list[str]] = []
-    for kernel, strides in KERNELS.items():
-        rows += [["File Path", str(helper.resolve())], ["Function Name", kernel], header,
-                 [str(HELPER_LINE), "  return p[i];", "", "", "", "", "", "", "", ""]]
-        for n, s in enumerate(strides):
-            sec = 4 if kernel == wrong else sectors(s)
-            rows.append(["", "", f"0x{0x80 + 0x10 * n:04x}", "LDG.E R2, desc[UR4][R2.64]", str(WARPS),
-                         "global", str(WARPS * sec), str(WARPS * 4), "", "32"])
-    buf = io.StringIO()
-    csv.writer(buf, quoting=csv.QUOTE_ALL).writerows(rows)
-    return buf.getvalue()
+    """The page of the header's line in each kernel (``wrong``: a kernel whose loads read 4 sectors each)."""
+    return source_page(helper, [
+        (kernel, HELPER_LINE, "  return p[i];",
+         [sass_row(0x80 + 0x10 * n, "LDG.E R2, desc[UR4][R2.64]", WARPS,
+                   WARPS * (4 if kernel == wrong else sectors(s)), WARPS * 4, 32) for n, s in enumerate(strides)])
+        for kernel, strides in KERNELS.items()])
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    from cudalens.compiled.toolchain import discover
-
-    tc = discover()
-    if "nvcc" not in tc.tools or tc.host_compiler is None:
-        pytest.skip("no nvcc (wheel) or host compiler")
+def project(tmp_path_factory, nvcc_toolchain):
     root = tmp_path_factory.mktemp("header")
     (root / "Makefile").write_text("all:\n\tnvcc -lineinfo main.cu\n")
     (root / "helper.h").write_text(HELPER)

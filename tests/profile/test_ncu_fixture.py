@@ -1,4 +1,4 @@
-"""A real capture: tests/fixtures/ncu_h100_raw.csv was written by benchmarks/ncu_fixture.py on an
+"""A real capture: tests/fixtures/ncu_h100_raw.csv was written by benchmarks/model/ncu_fixture.py on an
 H100 (driver 580.159.04, ncu 2025.3.1, 2026-11-22). The kernels have known signatures, so the
 derived metrics are checked against first principles, not against a copy of the file's numbers."""
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from cudalens.errors import InputError
-from cudalens.profile.ncu_source import agrees, check_lines, line_counters, parse_source_csv, sass_class
+from cudalens.profile.ncu_source import check_lines, line_counters, parse_source_csv, sass_class
+from cudalens.quantities import RATIO
 
 FIX = Path(__file__).parent.parent / "fixtures"
 CSV = FIX / "ncu_source_h100_features.csv"
@@ -47,15 +48,11 @@ def test_per_line_counters(rows):
     assert sh.nway == 32.0
 
 
-def test_model_agrees_with_the_h100_per_line(rows):
+def test_model_agrees_with_the_h100_per_line(rows, nvcc_toolchain):
     from cudalens.access.ptx_eval import evaluate
     from cudalens.compiled.ptx import compile_ptx
-    from cudalens.compiled.toolchain import discover
 
-    tc = discover()
-    if "nvcc" not in tc.tools or tc.host_compiler is None:
-        pytest.skip("no nvcc (wheel) or host compiler")
-    module = compile_ptx(FEATURES, "9.0", toolchain=tc).module
+    module = compile_ptx(FEATURES, "9.0", toolchain=nvcc_toolchain).module
     counters = line_counters(rows)
     plan = json.loads(PLAN.read_text())
     checked = 0
@@ -76,6 +73,6 @@ def test_model_agrees_with_the_h100_per_line(rows):
 
 
 def test_tolerance_and_bad_input():
-    assert agrees(32.0, 30.0) and not agrees(4.0, 8.0) and agrees(1.0, 1.4)
+    assert RATIO.agrees(32.0, 30.0) and not RATIO.agrees(4.0, 8.0) and RATIO.agrees(1.0, 1.4)
     with pytest.raises(InputError):
         parse_source_csv("hello, world\n1,2\n")

@@ -9,13 +9,12 @@ its own 32-byte sector (stride 32 floats = 128 bytes), so 16 sectors per request
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from pathlib import Path
 
 import pytest
 
+from _ncu_pages import sass_row, source_page
 from cudalens.cli import main
 
 KERNELS = "__global__ void spread(float *o, const float *in, int s) {\n  o[threadIdx.x * s] = in[threadIdx.x * s];\n}\n"
@@ -26,26 +25,13 @@ BLOCKS, LANES, STRIDE_BYTES = 64, 16, 32 * 4
 def page(kernels: Path) -> str:
     sectors_per_request = len({lane * STRIDE_BYTES // 32 for lane in range(LANES)})
     ideal = LANES * 4 // 32
-    header = ["Line No", "Source", "Address", "Source", "Instructions Executed", "Address Space",
-              "L2 Theoretical Sectors Global", "L2 Theoretical Sectors Global Ideal", "L1 Conflicts Shared N-Way",
-              "Avg. Predicated-On Threads Executed"]
-    rows = [["File Path", str(kernels.resolve())], ["Function Name", "_Z6spreadPfPKfi"], header,
-            ["2", "  o[threadIdx.x * s] = in[threadIdx.x * s];", "", "", "", "", "", "", "", ""]]
-    for addr, sass in (("0x0080", "LDG.E R2, desc[UR4][R2.64]"), ("0x00a0", "STG.E desc[UR4][R4.64], R2")):
-        rows.append(["", "", addr, sass, str(BLOCKS), "global", str(BLOCKS * sectors_per_request),
-                     str(BLOCKS * ideal), "", str(LANES)])
-    buf = io.StringIO()
-    csv.writer(buf, quoting=csv.QUOTE_ALL).writerows(rows)
-    return buf.getvalue()
+    rows = [sass_row(addr, sass, BLOCKS, BLOCKS * sectors_per_request, BLOCKS * ideal, LANES)
+            for addr, sass in ((0x80, "LDG.E R2, desc[UR4][R2.64]"), (0xa0, "STG.E desc[UR4][R4.64], R2"))]
+    return source_page(kernels, [("_Z6spreadPfPKfi", 2, "  o[threadIdx.x * s] = in[threadIdx.x * s];", rows)])
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    from cudalens.compiled.toolchain import discover
-
-    tc = discover()
-    if "nvcc" not in tc.tools or tc.host_compiler is None:
-        pytest.skip("no nvcc (wheel) or host compiler")
+def project(tmp_path_factory, nvcc_toolchain):
     root = tmp_path_factory.mktemp("included")
     (root / "Makefile").write_text("all:\n\tnvcc -lineinfo main.cu\n")
     (root / "kernels.cu").write_text(KERNELS)

@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from cudalens.project.makefile import default_build_text, default_goal, parse
 from cudalens.project.tree import build_flags
 
@@ -84,16 +82,7 @@ def test_a_makefile_without_rules_gives_its_variables():
     assert "-DX=3" in default_build_text("NVCCFLAGS = -DX=3\n")
 
 
-@pytest.fixture()
-def nvcc():
-    from cudalens.compiled.toolchain import discover
-
-    tc = discover()
-    if "nvcc" not in tc.tools or tc.host_compiler is None:
-        pytest.skip("no nvcc (wheel) or host compiler")
-
-
-def test_the_unit_compiles_with_the_default_targets_define(tmp_path, monkeypatch, capsys, nvcc):
+def test_the_unit_compiles_with_the_default_targets_define(tmp_path, monkeypatch, capsys, nvcc_toolchain):
     from cudalens.cli import main
 
     monkeypatch.setenv("CUDALENS_CACHE_DIR", str(tmp_path / "cache"))

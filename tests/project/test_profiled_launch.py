@@ -5,13 +5,12 @@ figure is computed from the addresses of the profiled block size."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from pathlib import Path
 
 import pytest
 
+from _ncu_pages import csv_text, sass_row, source_page
 from cudalens.cli import main
 from cudalens.profile.ncu_launch import parse_launches
 
@@ -46,18 +45,11 @@ def sectors_per_request(block: int) -> int:
     return len({lane * (1024 // block) * 4 // 32 for lane in range(32)})
 
 
-def source_page(path: Path, block: int) -> str:
+def load_page(path: Path, block: int) -> str:
+    """The source page of the load's line when ``block`` threads a block ran (every warp full)."""
     warps = N // 32
-    header = ["Line No", "Source", "Address", "Source", "Instructions Executed", "Address Space",
-              "L2 Theoretical Sectors Global", "L2 Theoretical Sectors Global Ideal", "L1 Conflicts Shared N-Way",
-              "Avg. Predicated-On Threads Executed"]
-    rows = [["File Path", str(path.resolve())], ["Function Name", MANGLED], header,
-            [str(LOAD_LINE), "  o[t] = in[threadIdx.x * (1024 / blockDim.x)];", "", "", "", "", "", "", "", ""],
-            ["", "", "0x00c0", "LDG.E R2, desc[UR4][R2.64]", str(warps), "global",
-             str(warps * sectors_per_request(block)), str(warps * 4), "", "32"]]
-    buf = io.StringIO()
-    csv.writer(buf, quoting=csv.QUOTE_ALL).writerows(rows)
-    return buf.getvalue()
+    load = sass_row(0xc0, "LDG.E R2, desc[UR4][R2.64]", warps, warps * sectors_per_request(block), warps * 4, 32)
+    return source_page(path, [(MANGLED, LOAD_LINE, "  o[t] = in[threadIdx.x * (1024 / blockDim.x)];", [load])])
 
 
 def details_page(block: int) -> str:
@@ -68,9 +60,7 @@ def details_page(block: int) -> str:
     for metric, unit, value in (("Branch Instructions", "inst", "2,048"), ("Branch Efficiency", "%", "100")):
         rows.append(["0", "4242", "sweep", "127.0.0.1", MANGLED, "1", "7", f"({block}, 1, 1)",
                      f"({N // block}, 1, 1)", "0", "9.0", "Source Counters", metric, unit, value])
-    buf = io.StringIO()
-    csv.writer(buf, quoting=csv.QUOTE_ALL).writerows(rows)
-    return buf.getvalue()
+    return csv_text(rows)
 
 
 def test_details_page_is_read():
@@ -79,15 +69,10 @@ def test_details_page_is_read():
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    from cudalens.compiled.toolchain import discover
-
-    tc = discover()
-    if "nvcc" not in tc.tools or tc.host_compiler is None:
-        pytest.skip("no nvcc (wheel) or host compiler")
+def project(tmp_path_factory, nvcc_toolchain):
     root = tmp_path_factory.mktemp("sweep")
     (root / "main.cu").write_text(MAIN)
-    (root / "source.csv").write_text(source_page(root / "main.cu", 256))
+    (root / "source.csv").write_text(load_page(root / "main.cu", 256))
     for b in (256, 512):
         (root / f"details_{b}.csv").write_text(details_page(b))
     return root
@@ -128,6 +113,6 @@ def test_a_profiled_launch_the_tool_did_not_find_is_said_not_adopted(project, mo
 
 def test_both_pages_in_one_file(project, monkeypatch):
     both = project / "both.csv"
-    both.write_text(source_page(project / "main.cu", 256) + details_page(256))
+    both.write_text(load_page(project / "main.cu", 256) + details_page(256))
     c = _load_check(project, monkeypatch, "both.csv")
     assert c["predicted"] == c["measured"] == sectors_per_request(256) and c["agree"] is True

@@ -1,7 +1,7 @@
 """The labelled project corpus: load each project's expect.toml, run `cudalens check .` in it, and judge
 the JSON against the labels.
 
-Used by test_projects.py and by benchmarks/realworld_projects.py. expect.toml, per project:
+Used by test_projects.py and by benchmarks/realworld/realworld_projects.py. expect.toml, per project:
 
     pattern = "..."            what the project reproduces and where such code is found publicly
     layout  = ["included-cu", ...]   the layouts it exercises

@@ -1,7 +1,7 @@
 """Hypothesis drives the fuzz harness's mutations over our own corpus on every commit: a few
 hundred mutated files, each analysed in process (no compile) as `cudalens analyze --no-compile`
 would, must give a report or a clean InputError, with every user-facing line in our own words.
-The long run over public code is ``benchmarks/fuzz_analyzer.py`` (see benchmarks/results/cpu/fuzz.json)."""
+The long run over public code is ``benchmarks/check/fuzz_analyzer.py`` (see benchmarks/results/cpu/fuzz.json)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("fuzz_analyzer", ROOT / "benchmarks" / "fuzz_analyzer.py")
+_spec = importlib.util.spec_from_file_location("fuzz_analyzer", ROOT / "benchmarks" / "check" / "fuzz_analyzer.py")
 fuzz = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fuzz)
 

@@ -1,4 +1,4 @@
-"""Regression tests: each input the fuzz harness (benchmarks/fuzz_analyzer.py) found crashing,
+"""Regression tests: each input the fuzz harness (benchmarks/check/fuzz_analyzer.py) found crashing,
 hanging or leaking a Python exception, reduced to its core. Each must now be analysed, within
 seconds, with every note in our own words."""
 

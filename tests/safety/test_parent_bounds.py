@@ -43,18 +43,37 @@ def _run(args, cwd, timeout, patch: str = ""):
                           timeout=timeout, check=False, env=env)
 
 
+def _stand_in(target: str, behaviour: str) -> str:
+    """Patch text for :func:`_run`: the function ``target`` (``module.name``) replaced by one that does
+    ``behaviour`` (:data:`NEVER_RETURNS`, :data:`FILLS_MEMORY`) whatever it is given."""
+    module, name = target.rsplit(".", 1)
+    return (f"import time\nimport {module} as patched\ndef stand_in(*args, **kwargs):\n"
+            f"{textwrap.indent(behaviour, '    ')}\npatched.{name} = stand_in\n")
+
+
+NEVER_RETURNS = "while True:\n    time.sleep(0.1)"
+FILLS_MEMORY = "blocks = []\nwhile True:\n    blocks.append(bytearray(64 * 2**20))"
+
+
+def _check_past_a_limit(tmp_path, repo, fmt: str, limit: list[str], patch: str, timeout: float) -> tuple[str, dict]:
+    """``check`` of ``repo`` (no compile) with its launch resolution replaced by ``patch`` and the
+    ``limit`` option given: it finishes and says one line naming the launch resolution, and its
+    report is written. That line (without the ``cudalens: `` prefix) and the report."""
+    out = tmp_path / f"out.{fmt}"
+    p = _run(["check", str(repo), "--no-compile", "--format", fmt, "-o", str(out), *limit], tmp_path,
+             timeout=timeout, patch=patch)
+    assert p.returncode in (0, 1) and "Traceback" not in p.stderr, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cudalens: ") and "launch resolution" in lines[0], p.stderr
+    return lines[0].removeprefix("cudalens: "), json.loads(out.read_text())
+
+
 def _uris(sarif: dict) -> set[str]:
     return {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].rsplit("/", 1)[-1]
             for r in sarif["runs"][0]["results"]}
 
 
-SLOW = """
-import time
-import cudalens.project.resolve as resolve
-def resolve_project(*args, **kwargs):
-    time.sleep(3600)
-resolve.resolve_project = resolve_project
-"""
+SLOW = _stand_in("cudalens.project.resolve.resolve_project", NEVER_RETURNS)
 
 
 def test_a_pathological_launch_resolution_is_bounded(tmp_path):
@@ -63,29 +82,17 @@ def test_a_pathological_launch_resolution_is_bounded(tmp_path):
     repo = tmp_path / "repo"
     _pathological(repo, files=2, sites=10)
     deadline = 5
-    out = tmp_path / "out.sarif"
     t0 = time.monotonic()
-    p = _run(["check", str(repo), "--no-compile", "--format", "sarif", "-o", str(out), "--deadline", str(deadline)],
-             tmp_path, timeout=deadline + 60, patch=SLOW)
+    line, sarif = _check_past_a_limit(tmp_path, repo, "sarif", ["--deadline", str(deadline)], SLOW, deadline + 60)
     took = time.monotonic() - t0
     assert took < deadline + 10, f"check took {took:.0f} s"
-    assert p.returncode in (0, 1) and "Traceback" not in p.stderr, p.stderr
-    lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1 and "launch resolution" in lines[0] and f"deadline of {deadline} s" in lines[0], p.stderr
-    sarif = json.loads(out.read_text())
+    assert f"deadline of {deadline} s" in line
     assert {"good.cu", "f00.cu", "f01.cu"} <= _uris(sarif)
     told = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
-    assert [n["message"]["text"] for n in told] == [lines[0].removeprefix("cudalens: ")]
+    assert [n["message"]["text"] for n in told] == [line]
 
 
-HOG = """
-import cudalens.project.resolve as resolve
-def resolve_project(*args, **kwargs):
-    blocks = []
-    while True:
-        blocks.append(bytearray(64 * 2**20))
-resolve.resolve_project = resolve_project
-"""
+HOG = _stand_in("cudalens.project.resolve.resolve_project", FILLS_MEMORY)
 
 
 def test_launch_resolution_past_the_memory_cap_falls_back_to_each_files_launches(tmp_path):
@@ -93,14 +100,9 @@ def test_launch_resolution_past_the_memory_cap_falls_back_to_each_files_launches
     repo.mkdir()
     (repo / "good.cu").write_text(GOOD)
     (repo / "other.cu").write_text(GOOD.replace("good", "other"))
-    out = tmp_path / "out.json"
-    p = _run(["check", str(repo), "--no-compile", "--format", "json", "-o", str(out), "--memory-cap", "256"],
-             tmp_path, timeout=120, patch=HOG)
-    assert p.returncode in (0, 1) and "Traceback" not in p.stderr, p.stderr
-    line = p.stderr.strip()
-    assert "\n" not in line and "launch resolution" in line and "memory cap of 256 MB" in line, p.stderr
-    doc = json.loads(out.read_text())
-    assert doc["notes"] == [line.removeprefix("cudalens: ")]
+    line, doc = _check_past_a_limit(tmp_path, repo, "json", ["--memory-cap", "256"], HOG, 120)
+    assert "memory cap of 256 MB" in line
+    assert doc["notes"] == [line]
     launches = {k["name"]: k["launch"] for k in doc["kernels"]}
     assert set(launches) == {"good", "other"}
     for name, launch in launches.items():  # still found, in the kernel's own file, and saying why
@@ -119,23 +121,10 @@ def test_no_note_when_the_resolution_finishes(tmp_path):
     assert doc["notes"] == [] and not any("launch resolution" in n for k in doc["kernels"] for n in k["launch"]["notes"])
 
 
-HANG_RENDER = """
-import time
-import cudalens.cli.check as check
-def render(*args, **kwargs):
-    while True:
-        time.sleep(0.1)
-check.render = render
-"""
+HANG_RENDER = _stand_in("cudalens.cli.check.render", NEVER_RETURNS)
 
-HOG_RENDER = """
-import cudalens.cli.analyze as analyze
+HOG_RENDER = _stand_in("cudalens.cli.analyze._render", FILLS_MEMORY) + """
 from cudalens.pipeline import isolated
-def _render(*args, **kwargs):
-    blocks = []
-    while True:
-        blocks.append(bytearray(64 * 2**20))
-analyze._render = _render
 real = isolated.FileLimits
 isolated.FileLimits = lambda: real(seconds=real().seconds, memory_mb=256)
 """

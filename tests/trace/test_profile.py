@@ -2,7 +2,7 @@
 schema, renderers, and the error paths (no GPU, no driver, a crash, no kernel).
 
 The fixtures under tests/fixtures/profile/ are raw traces written by the collectors on an H100
-(benchmarks/profile_gpu.py; results in benchmarks/results/h100/profile/).
+(benchmarks/profile/profile_gpu.py; results in benchmarks/results/h100/profile/).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 lazily loaded CLI.
 
 The read-back fixtures are raw traces recorded on an H100 (tests/fixtures/profile/, from
-benchmarks/profile_gpu.py and benchmarks/profile_gpu_vs_ncu.py): a PyTorch training step that reads its
+benchmarks/profile/profile_gpu.py and benchmarks/profile/profile_gpu_vs_ncu.py): a PyTorch training step that reads its
 loss back every step (two captures, from two sessions), and a CuPy program that reads 16 floats back
 every iteration.
 """
@@ -27,7 +27,7 @@ from cudalens.trace.run import _child_traces, child_trace_files
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "profile"
 TORCH = FIX / "h100_torch_train.tsv"
-TORCH_S4 = FIX / "h100_torch_train_s4.tsv"  # a second capture (session 4, benchmarks/profile_gpu_vs_ncu.py)
+TORCH_S4 = FIX / "h100_torch_train_s4.tsv"  # a second capture (session 4, benchmarks/profile/profile_gpu_vs_ncu.py)
 CUPY = FIX / "h100_cupy_rawkernel.tsv"
 TRANSPOSE = FIX / "h100_transpose.tsv"
 

@@ -1,4 +1,4 @@
-"""benchmarks/quiet_output.py reads `cudalens check`'s text output right: per rule, --show-all's
+"""benchmarks/check/quiet_output.py reads `cudalens check`'s text output right: per rule, --show-all's
 lines (before) against the default's (after), per file its lines and medium-and-above lines, checked
 against the JSON findings of the same unit. The script is imported by path."""
 
@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "quiet_output.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "check" / "quiet_output.py"
 
 KERNELS = "\n".join(
     f"__global__ void k{i}(float *x, const float *y, int n) {{ int t = blockIdx.x * blockDim.x + threadIdx.x; "

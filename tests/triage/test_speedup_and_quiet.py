@@ -371,28 +371,33 @@ def test_a_kernel_finding_reached_again_from_another_file_is_listed_once():
     assert triaged.suppressed == {"duplicate": 1}
 
 
+#: every thread reads the whole array (its scan is line 6)
+RANK_SCAN = """\
+__global__ void rank_scan(const float *x, int *rank, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = x[i];
+    int c = 0;
+    for (int j = 0; j < n; ++j) c += x[j] < v;
+    rank[i] = c;
+}
+"""
+
+
 def test_every_thread_scanning_the_whole_array_is_sh2_and_a_gemv_is_not(tmp_path):
-    code = """\
-    __global__ void rank_scan(const float *x, int *rank, int n) {
-        int i = blockIdx.x * blockDim.x + threadIdx.x;
-        if (i >= n) return;
-        float v = x[i];
-        int c = 0;
-        for (int j = 0; j < n; ++j) c += x[j] < v;
-        rank[i] = c;
-    }
-    __global__ void gemv_col(const float *A, const float *x, float *y, int M, int N) {
-        int row = blockIdx.x * blockDim.x + threadIdx.x;
-        if (row >= M) return;
-        float acc = 0.0f;
-        for (int k = 0; k < N; ++k) acc += A[k * M + row] * x[k];
-        y[row] = acc;
-    }
-    void go(const float *x, int *r, float *y, int n) {
-        rank_scan<<<(n + 255) / 256, 256>>>(x, r, n);
-        gemv_col<<<(n + 255) / 256, 256>>>(x, x, y, n, n);
-    }
-    """
+    code = RANK_SCAN + """\
+__global__ void gemv_col(const float *A, const float *x, float *y, int M, int N) {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= M) return;
+    float acc = 0.0f;
+    for (int k = 0; k < N; ++k) acc += A[k * M + row] * x[k];
+    y[row] = acc;
+}
+void go(const float *x, int *r, float *y, int n) {
+    rank_scan<<<(n + 255) / 256, 256>>>(x, r, n);
+    gemv_col<<<(n + 255) / 256, 256>>>(x, x, y, n, n);
+}
+"""
     fa = _analyze(tmp_path, code)
     (scan,) = _rules(fa, "SH2", "rank_scan")
     assert scan.line == 6 and "`j < n`" in scan.message and scan.runs and scan.runs > 1
@@ -424,15 +429,7 @@ def test_a_loop_bound_by_a_parameter_the_launch_passes_runs_that_many_times(tmp_
     assert strided and strided[0].runs == 768
 
 
-SCAN_AND_SHIFT = """\
-__global__ void rank_scan(const float *x, int *rank, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    float v = x[i];
-    int c = 0;
-    for (int j = 0; j < n; ++j) c += x[j] < v;
-    rank[i] = c;
-}
+SCAN_AND_SHIFT = RANK_SCAN + """\
 __global__ void shifted(const float *a, float *b, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) b[i] = a[i + 1];

@@ -28,18 +28,16 @@ def test_kernel_spec_and_wrapper():
             KernelSpec.parse(bad)
 
 
-def _toolchain_or_skip():
-    from cudalens.compiled.toolchain import discover
-
-    tc = discover()
-    if "nvcc" not in tc.tools or "nvdisasm" not in tc.tools or tc.host_compiler is None:
-        pytest.skip("needs nvcc, nvdisasm and a host C++ compiler")
-    return tc
+@pytest.fixture()
+def with_nvdisasm(nvcc_toolchain):
+    """The toolchain of ``nvcc_toolchain`` when it has nvdisasm too (the SASS counts need it)."""
+    if "nvdisasm" not in nvcc_toolchain.tools:
+        pytest.skip("no nvdisasm (wheel)")
+    return nvcc_toolchain
 
 
 @pytest.mark.slow
-def test_real_compile_of_two_configurations(tmp_path):
-    _toolchain_or_skip()
+def test_real_compile_of_two_configurations(tmp_path, with_nvdisasm):
     k = KernelSpec.parse("gemm<BM,BN,BK,TM,TN>")
     good = BuildJob(GEMM, k, "good", (("BM", 64), ("BN", 64), ("BK", 8), ("TM", 4), ("TN", 4)), "9.0",
                     cache_dir=str(tmp_path), define_params=False)
@@ -84,8 +82,7 @@ def test_hostile_flag_is_refused_before_nvcc_runs(tmp_path):
 
 
 @pytest.mark.slow
-def test_source_path_with_quote_and_space_compiles(tmp_path):
-    _toolchain_or_skip()
+def test_source_path_with_quote_and_space_compiles(tmp_path, with_nvdisasm):
     odd = tmp_path / 'my "gemm" dir'
     odd.mkdir()
     src = odd / "gemm's.cu"

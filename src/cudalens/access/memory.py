@@ -11,7 +11,7 @@ Shared memory (32 banks of 4 bytes): one *wavefront* serves at most one distinct
 lanes reading the same word share it (broadcast). 4- and 8-byte accesses are served for the whole
 warp at once, 16-byte accesses in two passes of 16 lanes; each pass needs ``max over banks of
 distinct words`` wavefronts. This is the rule measured on an H100 with one load per pattern
-(benchmarks/shared_wide_probe.py, results/h100/shared_wide_probe.json: 11 of 11 patterns, e.g. a
+(benchmarks/model/shared_wide_probe.py, results/h100/shared_wide_probe.json: 11 of 11 patterns, e.g. a
 16-byte broadcast costs 2 wavefronts, an 8-byte broadcast 1, 16-byte loads of 4 distinct addresses
 2, unit-stride 16-byte loads 4). For 8- and 16-byte accesses lanes share one read of an address only
 within a group of 4 consecutive lanes (:data:`LANE_GROUP`): a pass needs at least the bytes its

@@ -45,6 +45,7 @@ from cudalens.access.ptx_predicated import predicated_figures
 from cudalens.access.ptx_run import run_variants
 from cudalens.access.ptx_slice import loads_matter, slice_and_params
 from cudalens.compiled.ptx import Function, PtxModule
+from cudalens.quantities import BRANCH_DIVERGENT_SHARE
 
 PLAUSIBLE = (256, 1000, 4096)
 #: small and odd sizes real code passes as often (tried too for a parameter that reaches an address)
@@ -56,7 +57,7 @@ LANE_BUDGET = 1 << 16
 _SEED_NAMES = {0: "zero", 1: "synthetic 1", 2: "synthetic 2"}
 #: a second run with every loop whole may take this many times the first run's steps
 WHOLE_LOOPS_BUDGET = 3
-BRANCH_QUANTITY = "branch divergent share"  # warp executions of the line's branches whose lanes split
+BRANCH_QUANTITY = BRANCH_DIVERGENT_SHARE.name  # warp executions of the line's branches whose lanes split
 def _line_groups(module: PtxModule, fn: Function, res) -> dict[tuple[str, int, str], list]:
     groups: dict[tuple[str, int, str], list] = {}
     for idx, rec in res.mem.items():

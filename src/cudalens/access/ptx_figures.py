@@ -6,10 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from cudalens.quantities import PER_REQUEST
+
 LAYER = "compiled-ptx"
-QUANTITIES = {("global", "load"): "global load sectors/request", ("global", "store"): "global store sectors/request",
-              ("shared", "load"): "shared load wavefronts/request",
-              ("shared", "store"): "shared store wavefronts/request"}
+#: the name of the quantity predicted for each (space, op) access (the table's per-request rows)
+QUANTITIES = {key: q.name for key, q in PER_REQUEST.items()}
 
 
 @dataclass(frozen=True)

@@ -30,15 +30,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cudalens.access.ptx_eval import PLAUSIBLE, SMALL
+from cudalens.quantities import PER_REQUEST
 from cudalens.source.model import Access, Kernel
 
 #: the compiled model's parameter trials in the order it runs them (SMALL only where tried)
 TRIALS = PLAUSIBLE + SMALL
 
 COMPILED = "compiled-ptx"
-_QUANTITY = {("global", "load"): "global load sectors/request", ("global", "store"): "global store sectors/request",
-             ("shared", "load"): "shared load wavefronts/request",
-             ("shared", "store"): "shared store wavefronts/request"}
 
 
 def _real(path: str) -> str:
@@ -207,7 +205,8 @@ def fill_access(a: Access, figures: Mapping[tuple[int, str], LineFigure], params
     access with excess sectors whose lanes keep one stride of more than an element in the compiled
     code is ``strided-k`` (G3's case), else coalesced / misaligned / uncoalesced by its figures.
     ``params``: the kernel's parameter names in order (to name the ones a figure was tried over)."""
-    quantity = _QUANTITY.get((a.space, a.op))
+    row = PER_REQUEST.get((a.space, a.op))
+    quantity = row.name if row else None
     fig = figures.get((a.line, quantity)) if quantity else None
     if fig is None:
         return a

@@ -18,11 +18,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from cudalens.quantities import PER_REQUEST
 from cudalens.source.model import Access, Kernel
 
-_SPACE_OP = {"global load sectors/request": ("global", "load"), "global store sectors/request": ("global", "store"),
-             "shared load wavefronts/request": ("shared", "load"),
-             "shared store wavefronts/request": ("shared", "store")}
+_SPACE_OP = {q.name: key for key, q in PER_REQUEST.items()}
 _SUBSCRIPT = re.compile(r"([A-Za-z_]\w*)\s*\[([^\[\]]*)\]")
 _ASSIGN = re.compile(r"(?<![=!<>+\-*/%&|^])=(?!=)")
 

@@ -4,15 +4,17 @@ The access model and the occupancy calculator predict numbers before anything ru
 the same quantities on a real launch. Comparing them keeps the model honest: a disagreement is not
 hidden, it becomes a finding of its own (rule V1) so the user knows which verdict to doubt.
 
-What is compared, per kernel, and when two numbers "agree":
+What is compared, per kernel (the rows of :mod:`cudalens.quantities`: each row's counter and
+tolerance), and when two numbers "agree":
 
 global load (store) sectors per request
     The model predicts per access; ncu gives one ratio for the whole kernel (all its global load
     requests together). The two are only comparable when every global load of the kernel has the
     same prediction: then any weighting of the accesses gives that value. When the predictions
     differ, or one access could not be modelled, the check is reported as "not comparable"
-    (agree = None) with the reason. Tolerance: 10 % of the prediction or 0.5 sector, whichever is
-    larger (the tail block, loop iterations after the first and edge guards shift the average).
+    (agree = None) with the reason. Tolerance: the row's (10 % of the prediction or 0.5 sector,
+    whichever is larger: the tail block, loop iterations after the first and edge guards shift the
+    average).
 
 shared load (store) wavefronts per request
     ncu's wavefronts per shared instruction is what the model calls ``wavefronts_per_request``
@@ -20,19 +22,19 @@ shared load (store) wavefronts per request
     cudalens.access.memory for the measured rule: 4- and 8-byte loads per warp, 16-byte per
     half-warp). When an older report lacks it, it is derived as ways x phases (2 phases for
     8-byte and 4 for 16-byte words: the rule the model used before the H100 measurement, kept
-    for such reports). Same rule as above for several accesses. Tolerance: 10 % or 0.5 wavefront.
+    for such reports). Same rule as above for several accesses, and the same tolerance.
 
 branch efficiency
     The model marks each branch divergent (lanes of a warp disagree), uniform, or unknown. Any
-    divergent branch: expect ncu's branch efficiency below 99 %. None divergent and all known:
-    expect at least 99 % (the 1 % allows for tail warps at the array edge). Some unknown and none
-    divergent: not comparable.
+    divergent branch: expect ncu's branch efficiency below the row's threshold (99 %). None
+    divergent and all known: expect at least that (the 1 % allows for tail warps at the array
+    edge). Some unknown and none divergent: not comparable.
 
 theoretical occupancy
     The calculator's occupancy (from the compiled resources and the block size) against ncu's
     ``sm__maximum_warps_per_active_cycle_pct``. Both come from the same limits, so they must
-    agree within 1 percentage point; a gap means the profiled launch used another block size or
-    dynamic shared memory than the analysis assumed.
+    agree within the row's 1 percentage point; a gap means the profiled launch used another block
+    size or dynamic shared memory than the analysis assumed.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from cudalens.findings import Finding
 from cudalens.profile.ncu import LegacyMetrics
+from cudalens.quantities import BRANCH_EFFICIENCY, THEORETICAL_OCCUPANCY, Quantity, access_checks
 from cudalens.rules.context import RuleContext
 from cudalens.rules.layers import ChecksLayer
 from cudalens.rules.registry import run_layer
@@ -49,14 +52,6 @@ from cudalens.rules.registry import run_layer
 if TYPE_CHECKING:
     from cudalens.evidence.join import CompiledLoad, KernelRecord
     from cudalens.source.model import Access
-
-#: Threshold (percent) between "no divergence" and "divergence" for branch efficiency.
-BRANCH_UNIFORM_PCT = 99.0
-#: Tolerance of theoretical occupancy, in percentage points.
-OCCUPANCY_TOLERANCE_PCT = 1.0
-#: Relative and absolute tolerances of per-request ratios (sectors, wavefronts).
-RATIO_REL_TOL = 0.10
-RATIO_ABS_TOL = 0.5
 
 
 @dataclass(frozen=True)
@@ -84,12 +79,6 @@ class CrossCheck:
         return asdict(self)
 
 
-def ratio_agrees(predicted: float, measured: float) -> bool:
-    """Within 10 % of the prediction or 0.5 (sector or wavefront), whichever is larger."""
-    return abs(measured - predicted) <= max(RATIO_REL_TOL * abs(predicted), RATIO_ABS_TOL)
-
-
-_RATIO_TOL = f"±max({RATIO_REL_TOL:.0%} of predicted, {RATIO_ABS_TOL})"
 def shared_wavefronts_prediction(a: Access, load: CompiledLoad | None = None) -> float | None:
     """Predicted wavefronts per request of one shared access.
 
@@ -114,19 +103,19 @@ def record_accesses(rec: KernelRecord) -> list[tuple[Access, CompiledLoad | None
     return list(zip(rec.kernel.accesses, loads))
 
 
-def _ratio_check(rec: KernelRecord, space: str, op: str, counter_value: float | None,
-                 quantity: str, unit: str, counter: str) -> CrossCheck | None:
+def _ratio_check(rec: KernelRecord, q: Quantity, counter_value: float | None) -> CrossCheck | None:
+    space, op = q.space, q.op
     accesses = [(a, ld) for a, ld in record_accesses(rec) if a.space == space and a.op == op
                 and a.pattern != "inactive"]
     if not accesses:
         return None
 
     def get(a: Access, ld: CompiledLoad | None) -> float | None:
-        return a.sectors_per_request if space == "global" else shared_wavefronts_prediction(a, ld)
+        return shared_wavefronts_prediction(a, ld) if space == "shared" else getattr(a, q.figure)
 
     def make(predicted, line, agree, reason=""):
-        return CrossCheck(rec.kernel.name, rec.kernel.file, quantity, line, predicted, counter_value, agree,
-                          unit, "≈", _RATIO_TOL, counter, reason)
+        return CrossCheck(rec.kernel.name, rec.kernel.file, q.name, line, predicted, counter_value, agree,
+                          q.unit, "≈", q.tolerance.text, q.counter_name, reason)
 
     predictions = [get(a, ld) for a, ld in accesses]
     missing = [a for (a, _), v in zip(accesses, predictions) if v is None]
@@ -140,7 +129,7 @@ def _ratio_check(rec: KernelRecord, space: str, op: str, counter_value: float | 
     line = accesses[0][0].line if len(accesses) == 1 else None
     if counter_value is None:
         return make(values[0], line, None, "ncu gave no value for this counter")
-    return make(values[0], line, ratio_agrees(values[0], counter_value))
+    return make(values[0], line, q.tolerance.agrees(values[0], counter_value))
 
 
 def divergence_class(rec: KernelRecord) -> tuple[bool | None, int | None, str]:
@@ -169,15 +158,16 @@ def _branch_check(rec: KernelRecord, measured: float | None) -> CrossCheck:
     cls, cls_line, why = divergence_class(rec)
     divergent = [{"line": cls_line}] if cls is True else []
     unknown = [{"line": cls_line}] if cls is None else []
-    tol = f"divergent: < {BRANCH_UNIFORM_PCT:g} %; uniform: >= {BRANCH_UNIFORM_PCT:g} %"
-    base: dict[str, Any] = dict(kernel=rec.kernel.name, file=rec.kernel.file, quantity="branch efficiency",
-                measured=measured, unit="%", tolerance=tol, counter="branch_efficiency")
+    q = BRANCH_EFFICIENCY
+    tol = q.tolerance
+    base: dict[str, Any] = dict(kernel=rec.kernel.name, file=rec.kernel.file, quantity=q.name,
+                measured=measured, unit=q.unit, tolerance=tol.text, counter=q.counter_name)
     if divergent:
         line = divergent[0].get("line")
         if measured is None:
-            return CrossCheck(line=line, predicted=BRANCH_UNIFORM_PCT, agree=None, relation="<",
+            return CrossCheck(line=line, predicted=tol.threshold, agree=None, relation="<",
                               reason="ncu gave no value for this counter", **base)
-        return CrossCheck(line=line, predicted=BRANCH_UNIFORM_PCT, agree=measured < BRANCH_UNIFORM_PCT,
+        return CrossCheck(line=line, predicted=tol.threshold, agree=tol.on_side(True, measured),
                           relation="<", **base)
     if unknown:
         return CrossCheck(line=unknown[0].get("line"), predicted=None, agree=None, relation=">=",
@@ -185,19 +175,19 @@ def _branch_check(rec: KernelRecord, measured: float | None) -> CrossCheck:
     if measured is None:
         return CrossCheck(line=None, predicted=100.0, agree=None, relation=">=",
                           reason="ncu gave no value for this counter", **base)
-    return CrossCheck(line=None, predicted=100.0, agree=measured >= BRANCH_UNIFORM_PCT, relation=">=", **base)
+    return CrossCheck(line=None, predicted=100.0, agree=tol.on_side(False, measured), relation=">=", **base)
 
 
 def _occupancy_check(rec: KernelRecord, measured_fraction: float | None) -> CrossCheck | None:
     occ = rec.occupancy or {}
     if occ.get("occupancy") is None:
         return None
-    predicted = 100.0 * float(occ["occupancy"])
+    q = THEORETICAL_OCCUPANCY
+    predicted = 100.0 * float(occ[q.figure])
     measured = None if measured_fraction is None else 100.0 * measured_fraction
-    agree = None if measured is None else abs(measured - predicted) <= OCCUPANCY_TOLERANCE_PCT
-    return CrossCheck(rec.kernel.name, rec.kernel.file, "theoretical occupancy", rec.kernel.line,
-                      predicted, measured, agree, "%", "≈", f"±{OCCUPANCY_TOLERANCE_PCT:g} percentage point",
-                      "sm__maximum_warps_per_active_cycle_pct",
+    agree = None if measured is None else q.tolerance.agrees(predicted, measured)
+    return CrossCheck(rec.kernel.name, rec.kernel.file, q.name, rec.kernel.line,
+                      predicted, measured, agree, q.unit, "≈", q.tolerance.text, q.counter_name,
                       "" if measured is not None else "ncu gave no value for this counter")
 
 
@@ -212,19 +202,12 @@ def cross_check(records: Sequence[KernelRecord], counters: Mapping[str, LegacyMe
         m = counters.get(kernel.name)
         if m is None:
             continue
-        for space, op, value, unit, counter in (
-            ("global", "load", m.global_ld_sectors_per_request, "sectors/request", "global_ld_sectors_per_request"),
-            ("global", "store", m.global_st_sectors_per_request, "sectors/request", "global_st_sectors_per_request"),
-            ("shared", "load", m.shared_ld_wavefronts_per_request, "wavefronts/request",
-             "shared_ld_wavefronts_per_request"),
-            ("shared", "store", m.shared_st_wavefronts_per_request, "wavefronts/request",
-             "shared_st_wavefronts_per_request"),
-        ):
-            check = _ratio_check(kernel, space, op, value, f"{space} {op} {unit}", unit, counter)
+        for q in access_checks():
+            check = _ratio_check(kernel, q, getattr(m, q.counter))
             if check is not None:
                 out.append(check)
-        out.append(_branch_check(kernel, m.branch_efficiency))
-        occ = _occupancy_check(kernel, m.theoretical_occupancy)
+        out.append(_branch_check(kernel, getattr(m, BRANCH_EFFICIENCY.counter)))
+        occ = _occupancy_check(kernel, getattr(m, THEORETICAL_OCCUPANCY.counter))
         if occ is not None:
             out.append(occ)
     return out

@@ -68,7 +68,7 @@ COUNTING_NOTE = (
 COPY_KERNEL_SOURCE = r"""
 // One 16-byte vector per thread, one thread per vector, no grid-stride loop: on an H100 this
 // reached 0.998 of cuMemcpyDtoDAsync while every persistent grid-stride variant (1 or 4 loads in
-// flight, 1 to 4 waves) stayed near 0.93 (benchmarks/copy_variants.py, results/h100).
+// flight, 1 to 4 waves) stayed near 0.93 (benchmarks/measure/copy_variants.py, results/h100).
 // cuMemAlloc pointers are 256-byte aligned, so the int4 accesses are aligned; the last
 // nbytes % 16 bytes are copied one byte per thread by the first threads.
 extern "C" __global__ void cudalens_copy(const unsigned char* __restrict__ src,

@@ -1,6 +1,6 @@
 """What each timer reads against Nsight Compute's ``gpu__time_duration``, as measured (issue #25).
 
-``benchmarks/timer_vs_ncu.py`` times kernels of 2-20 us with each harness timer (cold mode) and
+``benchmarks/measure/timer_vs_ncu.py`` times kernels of 2-20 us with each harness timer (cold mode) and
 with ncu (20 launches per size, the same L2 flush, clock control off), and fits
 ``timer = offset + slope * ncu`` over the kernels of 3 us and more. The fits are kept here, per
 device, so that a result's certificate states how its timer relates to ncu on that GPU

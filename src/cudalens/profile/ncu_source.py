@@ -7,7 +7,8 @@ prints, per kernel and source file: a ``"File Path"`` row, a ``"Function Name"``
 followed by the SASS rows attributed to it (first two cells empty). The build needs ``-lineinfo``.
 ``--print-source sass`` (no line rows; ``"Kernel Name"`` rows) is read too, without lines.
 
-Per line, from the SASS rows of each class (by opcode; generic LD/ST by the Address Space column):
+Per line, from the SASS rows of each class (by opcode; generic LD/ST by the Address Space column),
+the quantities of :mod:`cudalens.quantities` that name source-page columns, each with its tolerance:
 
 - global load/store sectors per request: sum of ``L2 Theoretical Sectors Global`` over the sum of
   ``Instructions Executed`` (a warp's execution of one instruction is one request; the model counts
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from cudalens.errors import InputError
+from cudalens.quantities import QUANTITIES, Quantity, line_quantity
 
 
 @dataclass(frozen=True)
@@ -235,14 +237,6 @@ def line_counters(rows: Iterable[SassRow]) -> dict[tuple[str, str, int, str, str
     return out
 
 
-#: tolerance of the per-line check (the cross-check's ratio rule: 10 % of the prediction or 0.5)
-REL_TOL, ABS_TOL = 0.10, 0.5
-
-
-def agrees(predicted: float, measured: float) -> bool:
-    return abs(measured - predicted) <= max(REL_TOL * abs(predicted), ABS_TOL)
-
-
 @dataclass(frozen=True)
 class LineCheck:
     kernel: str
@@ -256,14 +250,14 @@ class LineCheck:
     reason: str = ""
     executed: float = 0.0
     low: float | None = None  # a predicted range (``predicted`` None): agrees when the measured value lies
-    high: float | None = None  # in [low, high], each end widened by the tolerance of :func:`agrees`
+    high: float | None = None  # in [low, high], each end widened by the quantity's tolerance
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
-def measured_value(c: LineCounter) -> tuple[str, float | None, str]:
-    """(quantity unit, value, why None). A predicated SASS instruction also counts the executions in
+def measured_value(c: LineCounter) -> tuple[Quantity, float | None, str]:
+    """(the quantity compared, value, why None). A predicated SASS instruction also counts the executions in
     which all its lanes were off, so per-request figures are not measurable there: global lines then
     compare sectors over ideal sectors (independent of that count); shared lines compare the model's
     figure that counts those executions too (``value_predicated``, ``nway_predicated``). Shared lines
@@ -272,11 +266,18 @@ def measured_value(c: LineCounter) -> tuple[str, float | None, str]:
     2.0 into 1), else ncu's N-way."""
     if c.space == "global":
         if c.predicated:
-            return "sectors/ideal", c.sectors_per_ideal, "" if c.sectors_per_ideal is not None else "no active lanes"
-        return "sectors/request", c.sectors_per_request, ""
+            return (line_quantity(c.space, c.op, "sectors/ideal"), c.sectors_per_ideal,
+                    "" if c.sectors_per_ideal is not None else "no active lanes")
+        return line_quantity(c.space, c.op, "sectors/request"), c.sectors_per_request, ""
     if c.wavefronts_per_request is not None:
-        return "wavefronts/request", c.wavefronts_per_request, ""
-    return "conflict ways", c.nway, ""
+        return line_quantity(c.space, c.op, "wavefronts/request"), c.wavefronts_per_request, ""
+    return line_quantity(c.space, c.op, "conflict ways"), c.nway, ""
+
+
+def _access_of(p: Any) -> tuple[str, str]:
+    """(space, op) of the accesses a prediction's quantity is of; ("", "") for others (branches)."""
+    q = QUANTITIES.get(p.quantity)
+    return (q.space, q.op) if q is not None else ("", "")
 
 
 def _combine(cands: list[Any]) -> Any:
@@ -353,7 +354,7 @@ def _part_placed(by_key: Mapping[tuple[str, int, str, str], Any], file: str, lin
     here (the measured line averages some of them), widened by the helper's own range where that is
     data-dependent; when the helper's figure is null, or varies with the parameters (the instructions'
     figures are one trial's), its reason."""
-    preds = [*by_key.items(), *(((p.file, p.line, *p.quantity.split()[:2]), p) for p in spread)]
+    preds = [*by_key.items(), *(((p.file, p.line, *_access_of(p)), p) for p in spread)]
     cands = [(p, b) for (f, ln, s, o), p in preds if (s, o) == (space, op)
              for b in getattr(p, "site_bounds", ()) if (b[0], b[1]) == (file, line)]
     if not cands:
@@ -431,8 +432,9 @@ def check_lines(predictions: Iterable[Any], counters: Mapping[tuple[str, str, in
     wanted = set(files) if files is not None else None
     by_key: dict[tuple[str, int, str, str], Any] = {}
     for p in predictions:
-        space, op = p.quantity.split()[:2]
-        by_key[(p.file, p.line, space, op)] = p
+        space, op = _access_of(p)
+        if space:
+            by_key[(p.file, p.line, space, op)] = p
     out = []
     has_sass = {(f, ln, s, o) for (k, f, ln, s, o) in counters if k == kernel}
     missing = {(f, ln, s, o) for (k, f, ln, s, o), c in counters.items()
@@ -440,8 +442,8 @@ def check_lines(predictions: Iterable[Any], counters: Mapping[tuple[str, str, in
     for (k, file, line, space, op), c in sorted(counters.items()):
         if k != kernel or c.executed <= 0 or (wanted is not None and file not in wanted):
             continue
-        unit, meas, why_not = measured_value(c)
-        q = f"{space} {op} {unit}"
+        row, meas, why_not = measured_value(c)
+        q, unit = row.name, row.unit
         p = by_key.get((file, line, space, op))
         if meas is None:
             out.append(LineCheck(k, file, line, q, None if p is None else p.value, None, None,
@@ -469,7 +471,7 @@ def check_lines(predictions: Iterable[Any], counters: Mapping[tuple[str, str, in
             continue
         pred, low, high = _compared(p, unit, c.predicated)
         if pred is None and low is not None and high is not None:
-            ok = low - max(REL_TOL * abs(low), ABS_TOL) <= meas <= high + max(REL_TOL * abs(high), ABS_TOL)
+            ok = row.tolerance.covers(low, high, meas)
             out.append(LineCheck(k, file, line, q, None, meas, ok, p.layer, note + p.reason, c.executed, low, high))
             continue
         if pred is None:
@@ -478,5 +480,6 @@ def check_lines(predictions: Iterable[Any], counters: Mapping[tuple[str, str, in
                 why = f"no ratio to the ideal sectors of this call's instructions ({why}, per request)"
             out.append(LineCheck(k, file, line, q, None, meas, None, p.layer, note + why, c.executed))
             continue
-        out.append(LineCheck(k, file, line, q, pred, meas, agrees(pred, meas), p.layer, note.rstrip(": "), c.executed))
+        out.append(LineCheck(k, file, line, q, pred, meas, row.tolerance.agrees(pred, meas), p.layer, note.rstrip(": "),
+                             c.executed))
     return out

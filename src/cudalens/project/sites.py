@@ -24,10 +24,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from cudalens.project.host_code import (  # noqa: F401 - shared_constants, number_of: re-exported
+from cudalens.project.host_code import (
     _LAUNCH_APIS,
     _MAYBE,
-    _SHARED,
     _SITE_TYPES,
     Callers,
     _args,
@@ -35,12 +34,10 @@ from cudalens.project.host_code import (  # noqa: F401 - shared_constants, numbe
     _is_site,
     _iter,
     _line,
-    _macro,
     _scalar,
     _scope,
     _text,
     number_of,
-    shared_constants,
 )
 from cudalens.project.launches import Dim3, ResolvedLaunch, ValueRange
 from cudalens.source import syntax as syn

@@ -30,6 +30,7 @@ from typing import Callable, Iterable, Literal
 
 from cudalens.errors import what_failed
 from cudalens.findings import Evidence, Finding, Layer, Priority
+from cudalens.quantities import Quantity, measured_rows
 from cudalens.rules.catalog import ITEMS
 from cudalens.rules.context import RuleContext
 from cudalens.rules.layers import LAYERS, STATIC_LAYERS
@@ -65,7 +66,7 @@ class RuleSpec:
     impact: str | None = None  # how the finding's impact is estimated, in words
     measured: Measured | None = None
     confirmed_by: Confirmation | None = None
-    verified_by: str | None = None  # the Nsight Compute counter that verifies the prediction
+    verified_by: tuple[Quantity, ...] = ()  # the rows of cudalens.quantities whose counters verify it
     supersedes: tuple[str, ...] = ()
     carries_priority: bool = False  # a superseding finding takes the superseded one's priority
     one_per: tuple[str, ...] = ()  # keep one finding per kernel and value of these evidence facts
@@ -86,7 +87,7 @@ RULES: dict[str, RuleSpec] = {}
 
 def rule(id: str, *, name: str, layers: str, advisory: bool = False, impact: str | None = None,
          measured: Measured | None = None, confirmed_by: Confirmation | None = None,
-         verified_by: str | None = None, supersedes: tuple[str, ...] = (), carries_priority: bool = False,
+         verified_by: str | tuple[str, ...] = (), supersedes: tuple[str, ...] = (), carries_priority: bool = False,
          one_per: tuple[str, ...] = (), kernel_wide: bool = False,
          requires: tuple[str, ...] = ("source",),
          spoken_for_by: tuple[str, ...] = ()) -> Callable[[Check], Check]:
@@ -102,6 +103,9 @@ def rule(id: str, *, name: str, layers: str, advisory: bool = False, impact: str
     detector of a measured layer (a trace, counters, checks) documents itself in one paragraph:
     the rule's page (the first detector's, with the four sections) stays the one page.
 
+    ``verified_by``: the measured quantities (rows of :mod:`cudalens.quantities`, by name) whose
+    counters verify the rule's figures; a name that is not a measured row fails at registration.
+
     ``spoken_for_by``: static findings of these items name the same problem as this item's
     measured findings, so a measured finding is dropped where the model already reported one of
     them (or this item) for the kernel: the cross-check then speaks for it.
@@ -112,6 +116,10 @@ def rule(id: str, *, name: str, layers: str, advisory: bool = False, impact: str
     needs = frozenset(requires)
     if not needs or not needs <= LAYERS:
         raise RuntimeError(f"rule {id}: requires {sorted(needs - LAYERS) or '()'}: not a layer")
+    try:
+        verified = measured_rows(verified_by) if verified_by else ()
+    except ValueError as e:
+        raise RuntimeError(f"rule {id}: verified_by: {e}") from None
 
     def decorate(detector: Check) -> Check:
         @functools.wraps(detector)
@@ -137,7 +145,7 @@ def rule(id: str, *, name: str, layers: str, advisory: bool = False, impact: str
                                             requires=first.requires + (needs,))
         else:
             RULES[id] = RuleSpec(id, name, item.priority, item.section, layers, (check,), doc, advisory, impact,
-                                 measured, confirmed_by, verified_by, tuple(supersedes), carries_priority,
+                                 measured, confirmed_by, verified, tuple(supersedes), carries_priority,
                                  tuple(one_per), wide, (needs,), tuple(spoken_for_by))
         return check
 

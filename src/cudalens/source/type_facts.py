@@ -5,24 +5,41 @@ the project headers it includes with quotes (:func:`header_facts`)."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import re
+import stat
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 _INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
 _MAX_HEADERS = 64
+_CACHE_SIZE = 128  # files whose facts are kept (the launch layer asks again for every site of a file)
 
 
 def _text(n: Any) -> str:
     return n.text.decode("utf-8", "replace") if n is not None and n.text is not None else ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class TypeFacts:
     """``typedefs``: name -> type text; ``statics``: (struct, member) -> (template parameters, value
     text); names defined differently in branches the macros do not decide are left out (``unsure``)."""
+
+    typedefs: Mapping[str, str]
+    statics: Mapping[tuple[str, str], tuple[tuple[str, ...], str]]
+    unsure: frozenset[str]
+
+
+@dataclass
+class _Collected:
+    """The facts while the walk gathers them (frozen into :class:`TypeFacts` at the end)."""
 
     typedefs: dict[str, str] = field(default_factory=dict)
     statics: dict[tuple[str, str], tuple[tuple[str, ...], str]] = field(default_factory=dict)
@@ -59,7 +76,7 @@ def _condition(node: Any, defined: set[str]) -> bool | None:
     return None
 
 
-def _walk(node: Any, defined: set[str], sure: bool, facts: TypeFacts) -> None:
+def _walk(node: Any, defined: set[str], sure: bool, facts: _Collected) -> None:
     for c in node.named_children:
         t = c.type
         if t in ("preproc_if", "preproc_ifdef", "preproc_elif"):
@@ -90,7 +107,7 @@ class _Wrap:
         self.named_children = [node]
 
 
-def _walk_one(c: Any, defined: set[str], sure: bool, facts: TypeFacts) -> None:
+def _walk_one(c: Any, defined: set[str], sure: bool, facts: _Collected) -> None:
     t = c.type
     if t == "type_definition":
         ty = c.child_by_field_name("type")
@@ -116,7 +133,7 @@ def _walk_one(c: Any, defined: set[str], sure: bool, facts: TypeFacts) -> None:
         _walk(c if t != "namespace_definition" else c.child_by_field_name("body") or c, defined, sure, facts)
 
 
-def _members(spec: Any, tparams: tuple[str, ...], sure: bool, facts: TypeFacts) -> None:
+def _members(spec: Any, tparams: tuple[str, ...], sure: bool, facts: _Collected) -> None:
     name = _text(spec.child_by_field_name("name"))
     body = spec.child_by_field_name("body")
     if not name or body is None:
@@ -137,26 +154,74 @@ def _members(spec: Any, tparams: tuple[str, ...], sure: bool, facts: TypeFacts) 
 def header_facts(path: str, root: Any, defined: set[str]) -> TypeFacts:
     """The type facts of the parsed file ``root`` (at ``path``) and of the headers it includes with
     quotes, found next to the including file (each read once, at most 64), with the macros
-    ``defined`` deciding ``#if defined(...)`` branches."""
+    ``defined`` deciding ``#if defined(...)`` branches.
+
+    Kept for the last 128 files by (path, macros, the file's text): asked again, the answer is
+    reused while every header it read (or looked for) has the same modification time and size."""
+    key = (os.path.realpath(path), frozenset(defined), hashlib.blake2b(root.text or b"", digest_size=16).digest())
+    with _LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+    if hit is not None and all(_stat(p) == sig for p, sig in hit[1]):
+        return hit[0]
+    facts, read = _read_facts(path, root, defined)
+    with _LOCK:
+        _CACHE[key] = (facts, read)
+        _CACHE.move_to_end(key)
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return facts
+
+
+_Signature = tuple[int, int] | None  # (modification time in ns, size) of a file; None: no such file
+_CACHE: OrderedDict[tuple[str, frozenset[str], bytes], tuple[TypeFacts, tuple[tuple[str, _Signature], ...]]] = (
+    OrderedDict())
+_LOCK = threading.Lock()
+
+
+def _stat(path: str) -> _Signature:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
+
+
+@functools.lru_cache(maxsize=_MAX_HEADERS)
+def _header_root(path: str, signature: _Signature) -> Any:
+    """The parsed header at ``path`` (real path) as it is at ``signature``: a header many units
+    include (llm.c's ``common.h``) is parsed once while it stays the same."""
     from cudalens.source.parse import parse_tree, read_source
 
-    facts = TypeFacts()
+    return parse_tree(read_source(Path(path))).root_node
+
+
+def _read_facts(path: str, root: Any, defined: set[str]) -> tuple[TypeFacts, tuple[tuple[str, _Signature], ...]]:
+    """:func:`header_facts` read afresh, with the signature of every header looked for."""
+    facts = _Collected()
     seen = {os.path.realpath(path)}
+    looked: dict[str, _Signature] = {}
     queue: list[tuple[str, Any]] = [(path, root)]
     order: list[tuple[str, Any]] = []
     while queue and len(seen) <= _MAX_HEADERS:
         cur, tree_root = queue.pop(0)
         if tree_root is None:
             try:
-                tree_root = parse_tree(read_source(Path(cur))).root_node
+                tree_root = _header_root(cur, looked[cur])
             except Exception:  # noqa: BLE001 - an unreadable header gives no facts
                 continue
         order.append((cur, tree_root))
         for m in _INCLUDE_RE.finditer(_text(tree_root)):
             cand = os.path.realpath(os.path.join(os.path.dirname(cur), m.group(1)))
-            if cand not in seen and os.path.isfile(cand):
+            if cand in seen or cand in looked:
+                continue
+            looked[cand] = _stat(cand)
+            if looked[cand] is not None:
                 seen.add(cand)
                 queue.append((cand, None))
     for _p, r in reversed(order):  # the headers first, then the file: a later definition wins
         _walk(r, defined, True, facts)
-    return facts
+    frozen = TypeFacts(MappingProxyType(dict(facts.typedefs)), MappingProxyType(dict(facts.statics)),
+                       frozenset(facts.unsure))
+    return frozen, tuple(looked.items())

@@ -1,7 +1,7 @@
 // Kernels of our own reproducing the patterns of issue 27 (held-out public code, compared line by line
 // with H100 per-instruction counters), for the compiled access model's CPU tests
-// (tests/access/test_ptx_issue27.py) and their GPU run (benchmarks/issue27_patterns_gpu.py, which
-// launches each with the launch of benchmarks/issue27_patterns_gpu.py: PLAN). No main: extern "C"
+// (tests/access/test_ptx_issue27.py) and their GPU run (benchmarks/model/issue27_patterns_gpu.py, which
+// launches each with the launch of benchmarks/model/issue27_patterns_gpu.py: PLAN). No main: extern "C"
 // kernels only, loaded from a cubin built with -lineinfo.
 
 // 1. A value chosen under a data-dependent branch with a break (a particle filter's resampling):

@@ -75,7 +75,7 @@ __global__ void after_a_loaded_branch(const int *flags, const float *in, float *
 }
 
 // (The kernels from here on are extern "C" so that `cudalens analyze --run` can launch them by name:
-// benchmarks/analyze/run_h100_patterns.sh checks them against the H100's per-instruction counters.)
+// benchmarks/model/analyze/run_h100_patterns.sh checks them against the H100's per-instruction counters.)
 
 // A pointer to a shared buffer published through shared memory (cuda-samples' newdelete does this
 // with placement new): nvcc converts the shared address to a generic one inside a scoped block

@@ -24,7 +24,7 @@ EDGE_SHARE = 0.125
     "D1",
     name="divergent-branch",
     layers="S M P L",
-    verified_by="branch efficiency (ncu smsp__sass_average_branch_targets_threads_uniform.pct)",
+    verified_by="branch efficiency",
 )
 def divergent_branch(ctx: RuleContext) -> Iterator[Finding]:
     """What it does

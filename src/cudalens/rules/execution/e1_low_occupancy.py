@@ -21,7 +21,7 @@ from cudalens.rules.registry import rule
     name="low-occupancy",
     layers="M C P",
     measured="occupancy",
-    verified_by="theoretical occupancy (ncu sm__maximum_warps_per_active_cycle_pct)",
+    verified_by="theoretical occupancy",
 )
 def low_occupancy(ctx: RuleContext) -> Iterator[Finding]:
     """What it does

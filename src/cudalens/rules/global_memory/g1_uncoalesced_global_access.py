@@ -18,7 +18,7 @@ from cudalens.source.model import Access
     name="uncoalesced-global-access",
     layers="S M P L",
     measured="coalescing",
-    verified_by="global sectors per request (ncu l1tex__t_sectors / l1tex__t_requests, global ld/st)",
+    verified_by=("global load sectors/request", "global store sectors/request"),
 )
 def uncoalesced_global_access(ctx: RuleContext) -> Iterator[Finding]:
     """What it does

@@ -10,6 +10,7 @@ from cudalens.rules._common import device_functions
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 from cudalens.source import syntax as syn
+from cudalens.source.const_fold import parse_number
 
 _TRIG = {
     "sin": "sinpi",
@@ -27,7 +28,7 @@ _PI_NAMES = {"M_PI", "CUDART_PI", "CUDART_PI_F", "M_PI_F", "PI", "pi", "kPi", "P
 def _pi_names(src: Any) -> set[str]:
     names = set(_PI_NAMES)
     for name, value in (getattr(src, "defines", None) or {}).items():
-        c = syn.parse_number(str(value).strip("() "))
+        c = parse_number(str(value).strip("() "))
         if c is not None and abs(float(c.value) - math.pi) < 1e-3:
             names.add(name)
     return names
@@ -40,7 +41,7 @@ def _is_pi(node: Any, names: set[str]) -> bool:
     if node.type == "identifier":
         return syn.text(node) in names
     if node.type == "number_literal":
-        c = syn.parse_number(syn.text(node))
+        c = parse_number(syn.text(node))
         return c is not None and c.kind != "int" and abs(float(c.value) - math.pi) < 1e-3
     return False
 

@@ -9,6 +9,7 @@ from cudalens.rules._common import device_functions
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 from cudalens.source import syntax as syn
+from cudalens.source.const_fold import const_eval
 
 
 def _runtime_pow2_names(body: Any) -> dict[str, str]:
@@ -26,9 +27,9 @@ def _runtime_pow2_names(body: Any) -> dict[str, str]:
                 continue
             if syn.text(v.child_by_field_name("operator")) != "<<":
                 continue
-            one = syn.const_eval(v.child_by_field_name("left"))
+            one = const_eval(v.child_by_field_name("left"))
             k = v.child_by_field_name("right")
-            if one is not None and one.value == 1 and syn.const_eval(k) is None:
+            if one is not None and one.value == 1 and const_eval(k) is None:
                 out[name] = syn.text(k)
     return out
 

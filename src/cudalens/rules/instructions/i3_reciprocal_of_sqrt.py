@@ -9,6 +9,7 @@ from cudalens.rules._common import device_functions
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 from cudalens.source import syntax as syn
+from cudalens.source.const_fold import const_eval
 
 _SQRT = {"sqrt", "sqrtf"}
 
@@ -41,7 +42,7 @@ def reciprocal_of_sqrt(ctx: RuleContext) -> Iterator[Finding]:
         for n in syn.nodes_of(fn.body, "binary_expression"):
             if n.type != "binary_expression" or syn.text(n.child_by_field_name("operator")) != "/":
                 continue
-            num = syn.const_eval(n.child_by_field_name("left"))
+            num = const_eval(n.child_by_field_name("left"))
             den = syn.strip_parens(n.child_by_field_name("right"))
             if num is None or num.value != 1 or den is None or den.type != "call_expression":
                 continue

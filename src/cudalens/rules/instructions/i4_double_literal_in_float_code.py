@@ -10,6 +10,7 @@ from cudalens.rules._instructions import ARITH
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import Confirmation, rule
 from cudalens.source import syntax as syn
+from cudalens.source.const_fold import const_eval, has_non_constant, parse_number
 
 
 def _types_used(fn_node: Any) -> set[str]:
@@ -24,7 +25,7 @@ def _double_macros(src: Any) -> dict[str, str]:
     """Object-like macros of the file whose value is a double literal (``#define ETA 0.3``)."""
     out = {}
     for name, value in (getattr(src, "defines", None) or {}).items():
-        c = syn.parse_number(str(value).strip().strip("()").strip())
+        c = parse_number(str(value).strip().strip("()").strip())
         if c is not None and c.kind == "double":
             out[name] = str(value).strip()
     return out
@@ -38,10 +39,10 @@ def _constant_root(lit: Any) -> Any:
         if p.type in {"parenthesized_expression"}:
             node = p
             continue
-        if p.type == "unary_expression" and syn.const_eval(p) is not None:
+        if p.type == "unary_expression" and const_eval(p) is not None:
             node = p
             continue
-        if p.type == "binary_expression" and syn.const_eval(p) is not None:
+        if p.type == "binary_expression" and const_eval(p) is not None:
             node = p
             continue
         break
@@ -93,7 +94,7 @@ def double_literal_in_float_code(ctx: RuleContext) -> Iterator[Finding]:
                 if syn.text(n) not in macros:
                     continue
             else:
-                c = syn.parse_number(syn.text(n))
+                c = parse_number(syn.text(n))
                 if c is None or c.kind != "double":
                     continue
             root = _constant_root(n)
@@ -103,7 +104,7 @@ def double_literal_in_float_code(ctx: RuleContext) -> Iterator[Finding]:
             op = syn.text(parent.child_by_field_name("operator"))
             if parent.type == "binary_expression" and op in ARITH:
                 other = parent.child_by_field_name("right" if parent.child_by_field_name("left") == root else "left")
-                if not syn.has_non_constant(other):
+                if not has_non_constant(other):
                     continue
             elif parent.type == "assignment_expression" and op in {"+=", "-=", "*=", "/="}:
                 if parent.child_by_field_name("right") != root:

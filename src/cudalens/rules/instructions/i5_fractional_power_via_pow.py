@@ -9,6 +9,7 @@ from cudalens.rules._instructions import is_float_fn, pow_calls
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 from cudalens.source import syntax as syn
+from cudalens.source.const_fold import const_eval
 
 # exponent -> (double form, float form); `x` stands for the base.
 _FRACTIONS: dict[tuple[int, int], str] = {
@@ -54,8 +55,8 @@ def _is_truncating_int_division(node: Any) -> bool:
     node = syn.strip_parens(node)
     if node is None or node.type != "binary_expression" or syn.text(node.child_by_field_name("operator")) != "/":
         return False
-    a = syn.const_eval(node.child_by_field_name("left"))
-    b = syn.const_eval(node.child_by_field_name("right"))
+    a = const_eval(node.child_by_field_name("left"))
+    b = const_eval(node.child_by_field_name("right"))
     return a is not None and b is not None and a.kind == b.kind == "int" and b.value != 0 and a.value % b.value != 0
 
 
@@ -88,7 +89,7 @@ def fractional_power_via_pow(ctx: RuleContext) -> Iterator[Finding]:
     """
     src = ctx.source
     for fn, c, base, expo in pow_calls(src):
-        value = syn.const_eval(expo)
+        value = const_eval(expo)
         if value is not None and _is_truncating_int_division(expo):
             yield ctx.finding(
                 syn.line(c),
@@ -100,7 +101,7 @@ def fractional_power_via_pow(ctx: RuleContext) -> Iterator[Finding]:
                 facts=(("exponent", syn.text(expo)),),
             )
             continue
-        e = syn.const_eval(expo)
+        e = const_eval(expo)
         if e is None or e.kind == "int":
             continue
         frac = _match_fraction(float(e.value))

@@ -9,6 +9,7 @@ from cudalens.rules._instructions import pow_calls
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 from cudalens.source import syntax as syn
+from cudalens.source.const_fold import const_eval
 
 
 @rule("I8", name="small-integer-power-via-pow", layers="S", supersedes=("I6",))
@@ -36,7 +37,7 @@ def small_integer_power_via_pow(ctx: RuleContext) -> Iterator[Finding]:
     """
     src = ctx.source
     for fn, c, base, expo in pow_calls(src):
-        e = syn.const_eval(expo)
+        e = const_eval(expo)
         if e is None or float(e.value) not in {2.0, 3.0, 4.0}:
             continue
         k = int(e.value)

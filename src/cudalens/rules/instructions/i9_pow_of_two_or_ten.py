@@ -9,6 +9,7 @@ from cudalens.rules._instructions import is_float_fn, pow_calls
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 from cudalens.source import syntax as syn
+from cudalens.source.const_fold import const_eval
 
 
 @rule("I9", name="pow-of-two-or-ten", layers="S", supersedes=("I6",))
@@ -36,8 +37,8 @@ def pow_of_two_or_ten(ctx: RuleContext) -> Iterator[Finding]:
     """
     src = ctx.source
     for fn, c, base, expo in pow_calls(src):
-        b = syn.const_eval(base)
-        if b is None or float(b.value) not in {2.0, 10.0} or syn.const_eval(expo) is not None:
+        b = const_eval(base)
+        if b is None or float(b.value) not in {2.0, 10.0} or const_eval(expo) is not None:
             continue
         f = "f" if is_float_fn(syn.call_name(c)) or b.kind == "float" else ""
         func = ("exp2" if b.value == 2 else "exp10") + f

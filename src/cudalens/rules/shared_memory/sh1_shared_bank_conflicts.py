@@ -16,7 +16,7 @@ from cudalens.rules.registry import rule
     "SH1",
     name="shared-bank-conflicts",
     layers="S M P L",
-    verified_by="shared wavefronts per request (ncu smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared)",
+    verified_by=("shared load wavefronts/request", "shared store wavefronts/request"),
 )
 def shared_bank_conflicts(ctx: RuleContext) -> Iterator[Finding]:
     """What it does

@@ -9,6 +9,7 @@ from cudalens.rules._common import block_barriers, kernel_nodes, threads
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 from cudalens.source import syntax as syn
+from cudalens.source.const_fold import const_eval
 
 
 def _tid_names(body: Any) -> set[str]:
@@ -39,7 +40,7 @@ def _single_warp_guard(barrier: Any, tids: set[str]) -> Any | None:
             continue
         op = syn.text(cond.child_by_field_name("operator"))
         left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
-        bound = syn.const_eval(right)
+        bound = const_eval(right)
         if (
             syn.norm(left) in tids
             and bound is not None

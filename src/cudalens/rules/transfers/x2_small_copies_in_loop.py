@@ -11,6 +11,7 @@ from cudalens.rules._common import host_functions
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 from cudalens.source import syntax as syn
+from cudalens.source.const_fold import const_eval
 
 _LARGE_COPY = 1 << 20  # bytes; a copy at least this large is not "small"
 
@@ -48,7 +49,7 @@ def small_copies_in_loop(ctx: RuleContext) -> Iterator[Finding]:
             loops = syn.enclosing_loops(c.node)
             if not loops or any(host.loop_has_launch(lp) for lp in loops):
                 continue
-            size = syn.const_eval(c.size)
+            size = const_eval(c.size)
             if size is not None and size.value >= _LARGE_COPY:
                 continue
             size_text = f"{int(size.value)} bytes" if size is not None else f"`{syn.text(c.size)}` bytes"

@@ -12,14 +12,15 @@ from typing import Iterator
 
 from cudalens.compiled.names import base_name_from_mangled
 from cudalens.findings import Evidence, Finding, Layer
+from cudalens.quantities import BRANCH_EFFICIENCY, THEORETICAL_OCCUPANCY
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import rule
 
 _FIX = {
-    "theoretical occupancy": "check that the block size (--block) and dynamic shared memory match the profiled "
-                             "launch, then re-run the analysis",
-    "branch efficiency": "doubt the D-rule verdicts for this kernel: check the values assumed for its parameters "
-                         "(--define) and the block size",
+    THEORETICAL_OCCUPANCY.name: "check that the block size (--block) and dynamic shared memory match the profiled "
+                                "launch, then re-run the analysis",
+    BRANCH_EFFICIENCY.name: "doubt the D-rule verdicts for this kernel: check the values assumed for its parameters "
+                            "(--define) and the block size",
 }
 _FIX_DEFAULT = ("doubt the model's verdicts for this kernel: check the parameter values (--define), the block "
                 "size and the pointer alignment it assumed against the profiled launch")
