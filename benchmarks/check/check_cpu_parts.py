@@ -7,7 +7,7 @@ seconds (user + system of the processes each step starts; steadier than wall tim
 - ``nvdisasm``: ``nvdisasm -gi -c`` of the cubin (SASS with line info), with ``-ndf`` as ``check`` now runs it,
   and ``cuobjdump --dump-resource-usage``.
 
-    python benchmarks/check_cpu_parts.py --set llmc [--limit K] [--include DIR] [-o OUT.json]
+    python benchmarks/check/check_cpu_parts.py --set llmc [--limit K] [--include DIR] [-o OUT.json]
 
 Compare with check_speed.py's ``cpu_seconds`` of ``check -j 1`` cold on the same units: the rest is Python
 (front end, source model, lane machine, rules, serialization, interpreter starts).
