@@ -66,26 +66,26 @@ def manifest_key(path: str, flags: Iterable[str], cc: str, toolchain_fingerprint
 
 
 def deps_digest(key: str, deps: Sequence[str], stat_roots: Sequence[str] = (),
-                memo: dict[tuple[str, int, int, int], bytes] | None = None) -> str | None:
+                memo: dict[str, bytes] | None = None) -> str | None:
     """The digest of ``deps`` under manifest ``key``; None when a file cannot be read. ``memo``: one
-    run's content digests by (path, size, time, inode), so a header many units include is read once."""
+    run's part of each file (its size and time, or its content's digest), so a header many units
+    include is read (or stat'ed) once per run."""
     h = hashlib.sha256(key.encode())
     roots = tuple(_STAT_ROOTS) + tuple(stat_roots)
     for dep in deps:
-        try:
-            if dep.startswith(roots):
-                st = os.stat(dep)
-                h.update(f"\0{dep}\0{st.st_size}\0{st.st_mtime_ns}".encode())
-            elif memo is None:
-                h.update(b"\0" + dep.encode() + b"\0" + content_digest(dep))
-            else:
-                st = os.stat(dep)
-                seen = (dep, st.st_size, st.st_mtime_ns, st.st_ino)
-                if seen not in memo:
-                    memo[seen] = content_digest(dep)
-                h.update(b"\0" + dep.encode() + b"\0" + memo[seen])
-        except OSError:
-            return None
+        part = memo.get(dep) if memo is not None else None
+        if part is None:
+            try:
+                if dep.startswith(roots):
+                    st = os.stat(dep)
+                    part = f"\0{dep}\0{st.st_size}\0{st.st_mtime_ns}".encode()
+                else:
+                    part = b"\0" + dep.encode() + b"\0" + content_digest(dep)
+            except OSError:
+                return None
+            if memo is not None:
+                memo[dep] = part
+        h.update(part)
     return h.hexdigest()
 
 

@@ -196,12 +196,12 @@ def _table_file(cache: ResultCache, paths: Sequence[str], project: Any, build: A
 
 
 def _content(cache: ResultCache, path: str) -> bytes:
-    """The content digest of ``path``, read once per run (``cache.digests``)."""
+    """The content digest of ``path``, read once per run (``cache.contents``)."""
     st = os.stat(path)
     seen = (path, st.st_size, st.st_mtime_ns, st.st_ino)
-    if seen not in cache.digests:
-        cache.digests[seen] = _compiled.content_digest(path)
-    return cache.digests[seen]
+    if seen not in cache.contents:
+        cache.contents[seen] = _compiled.content_digest(path)
+    return cache.contents[seen]
 
 
 def stored_launch_table(cache: ResultCache, paths: Sequence[str], project: Any, build: Any) -> Any:
@@ -264,13 +264,14 @@ def dependencies(path: str, fa: Any, project: Any = None, build: Any = None) -> 
 @dataclass
 class ResultCache:
     """The cache one analysis reads and fills; ``hits`` and ``misses`` name the files of each
-    (``walks``: the repositories walked for stored failures, ``digests``: the files read, once per run)."""
+    (``walks``: the repositories walked for stored failures, ``digests``, ``contents``: the files read, once per run)."""
 
     directory: Path | None = None
     hits: list[str] = field(default_factory=list)
     misses: list[str] = field(default_factory=list)
     walks: dict[str, frozenset[str]] = field(default_factory=dict)
-    digests: dict[tuple[str, int, int, int], bytes] = field(default_factory=dict)
+    digests: dict[str, bytes] = field(default_factory=dict)
+    contents: dict[tuple[str, int, int, int], bytes] = field(default_factory=dict)
 
     def _dir(self) -> Path:
         return self.directory or results_dir()
@@ -426,8 +427,7 @@ def consult(cache: ResultCache, paths: Sequence[str], *, block: Any, defines: Ma
     keys: dict[str, str] = {}
     words: dict[str, frozenset[str]] = {}
     for p in paths:
-        others = every if not kernels.get(p) else frozenset().union(*(kernels[q] for q in paths if q != p))
-        elsewhere = others - kernels.get(p, frozenset())
+        elsewhere = every - kernels.get(p, frozenset())  # what the other files define (one set op, not n unions)
         if project is not None:  # only the names its compile can hold: those its files mention
             elsewhere &= _mentioned(p, project, words)
         options = {"block": block, "defines": sorted((k, repr(v)) for k, v in defines.items()), "cc": cc,
