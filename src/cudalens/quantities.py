@@ -153,6 +153,10 @@ THEORETICAL_OCCUPANCY = Quantity(
     "theoretical occupancy", "%", Tolerance(absolute=1.0, unit="percentage point"), figure="occupancy",
     counter="theoretical_occupancy", metrics=("sm__maximum_warps_per_active_cycle_pct",),
     shown="sm__maximum_warps_per_active_cycle_pct")
+# a shared atomic's addresses (no counter of its own: the per-line check compares it with the load of
+# the compare-and-swap loop ptxas makes of the atomic, profile.ncu_cas)
+SHARED_ATOMIC_WAVEFRONTS = Quantity("shared atomic wavefronts/request", "wavefronts/request", RATIO, model="value",
+                                    space="shared", op="atomic")
 # predicted per line by the compiled model, measured by no counter yet
 BRANCH_DIVERGENT_SHARE = Quantity("branch divergent share", "share", Tolerance(), model="value")
 
@@ -160,7 +164,8 @@ BRANCH_DIVERGENT_SHARE = Quantity("branch divergent share", "share", Tolerance()
 QUANTITIES: dict[str, Quantity] = {q.name: q for q in (
     GLOBAL_LOAD_SECTORS, GLOBAL_STORE_SECTORS, SHARED_LOAD_WAVEFRONTS, SHARED_STORE_WAVEFRONTS,
     GLOBAL_LOAD_SECTORS_PER_IDEAL, GLOBAL_STORE_SECTORS_PER_IDEAL, SHARED_LOAD_CONFLICT_WAYS,
-    SHARED_STORE_CONFLICT_WAYS, BRANCH_EFFICIENCY, THEORETICAL_OCCUPANCY, BRANCH_DIVERGENT_SHARE)}
+    SHARED_STORE_CONFLICT_WAYS, BRANCH_EFFICIENCY, THEORETICAL_OCCUPANCY, SHARED_ATOMIC_WAVEFRONTS,
+    BRANCH_DIVERGENT_SHARE)}
 
 
 
@@ -170,8 +175,11 @@ def access_checks() -> tuple[Quantity, ...]:
     return tuple(q for q in QUANTITIES.values() if q.space and q.counter)
 
 
-#: the figure the compiled model predicts for each (space, op) access: the rows it names its lines by
+#: the per-request figure of each (space, op) access that a per-kernel counter measures
 PER_REQUEST: dict[tuple[str, str], Quantity] = {(q.space, q.op): q for q in access_checks() if q.model == "value"}
+#: the figure the compiled model predicts for each (space, op) access: the rows it names its lines by
+MODEL_PER_REQUEST: dict[tuple[str, str], Quantity] = {(q.space, q.op): q for q in QUANTITIES.values()
+                                                      if q.space and q.model == "value" and not q.per}
 
 
 def line_quantity(space: str, op: str, unit: str) -> Quantity:

@@ -172,7 +172,7 @@ def test_a_helpers_figures_are_bounded_per_call_site(module):
     ev = evaluate(module, _fn(module, "helper_two_strides"), (256, 1, 1), (1, 1, 1))
     p = _at(ev, "// helper loads", "shared load wavefronts/request")
     assert p.value == 1.5 and p.call_sites == ((str(PATTERNS), _line("// helper call")),)
-    assert p.site_bounds == ((str(PATTERNS), _line("// helper call"), 1.0, 2.0, 1.0, 2.0),)
+    assert p.site_bounds == ((str(PATTERNS), _line("// helper call"), 1.0, 2.0, 1.0, 2.0, None, None),)  # (shared: no ratio)
 
 
 def test_a_broadcast_needs_one_sector_ideally(module):

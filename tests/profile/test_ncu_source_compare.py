@@ -7,6 +7,8 @@ own line (or without a line) when that is unambiguous."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from cudalens.access.ptx_eval import LinePrediction
 from cudalens.profile.ncu_source import LineCounter, check_lines
 
@@ -118,22 +120,32 @@ def test_part_of_a_data_dependent_helper_placed_at_its_call_keeps_its_range():
     assert (call.low, call.high, call.agree) == (0.0, 2.0, True) and "data-dependent ranges" in call.reason
 
 
-def test_a_ratio_to_the_ideal_is_not_made_from_a_helper_of_several_calls():
+def test_a_ratio_to_the_ideal_of_a_helper_of_several_calls_comes_from_the_calls_instructions():
     # __stcs inlined at three calls: a predicated store (one lane) is compared as sectors over ideal
-    # sectors, but the helper's ideal averages its calls, so the part placed at one call gets no ratio
-    stcs = _pred(495, "global store sectors/request", file="sm_32_intrinsics.hpp", value=3.0, ideal=3.0,
-                 requests=30, call_sites=(("k.cu", 204), ("k.cu", 216), ("k.cu", 226)),
-                 site_bounds=(("k.cu", 204, 1.0, 1.0, None, None), ("k.cu", 216, 1.0, 1.0, None, None),
-                              ("k.cu", 226, 4.0, 4.0, None, None)))
-    pred_store = LineCounter("k", "k.cu", 204, "global", "store", executed=64.0, instructions=1,
-                             sectors_per_request=0.5, ideal_sectors_per_request=0.5, nway=None, threads=0.5,
-                             predicated=True, sectors_per_ideal=1.0)
-    plain = _counter(226, "global", "store", 4.0)
-    rows = {c.line: c for c in check_lines([], {("k", "k.cu", 204, "global", "store"): pred_store,
-                                                 ("k", "k.cu", 226, "global", "store"): plain}, "k", spread=[stcs])}
-    assert rows[204].quantity.endswith("sectors/ideal") and rows[204].predicted is None and rows[204].low is None
-    assert rows[204].reason.startswith("no ratio to the ideal sectors")
-    assert (rows[226].low, rows[226].high, rows[226].agree) == (4.0, 4.0, True)
+    # sectors. The helper's ideal averages its calls, so the ratio comes from the ratios of the
+    # instructions inlined at that call (site_bounds' last two); without them there is no ratio
+    def rows(bounds, measured=1.0):
+        stcs = _pred(495, "global store sectors/request", file="sm_32_intrinsics.hpp", value=3.0, ideal=3.0,
+                     requests=30, call_sites=(("k.cu", 204), ("k.cu", 216), ("k.cu", 226)), site_bounds=bounds)
+        pred_store = LineCounter("k", "k.cu", 204, "global", "store", executed=64.0, instructions=1,
+                                 sectors_per_request=0.5, ideal_sectors_per_request=0.5, nway=None, threads=0.5,
+                                 predicated=True, sectors_per_ideal=measured)
+        plain = _counter(226, "global", "store", 4.0)
+        return {c.line: c for c in check_lines([], {("k", "k.cu", 204, "global", "store"): pred_store,
+                                                     ("k", "k.cu", 226, "global", "store"): plain}, "k", spread=[stcs])}
+
+    unknown = rows((("k.cu", 204, 1.0, 1.0, None, None), ("k.cu", 216, 1.0, 1.0, None, None),
+                    ("k.cu", 226, 4.0, 4.0, None, None)))
+    assert unknown[204].quantity.endswith("sectors/ideal") and unknown[204].predicted is None
+    assert unknown[204].low is None and unknown[204].reason.startswith("no ratio to the ideal sectors")
+    assert (unknown[226].low, unknown[226].high, unknown[226].agree) == (4.0, 4.0, True)
+    ratios = (("k.cu", 204, 1.0, 1.0, None, None, 1.0, 1.0), ("k.cu", 216, 1.0, 1.0, None, None, 1.0, 1.0),
+              ("k.cu", 226, 4.0, 4.0, None, None, 1.0, 1.0))
+    known = rows(ratios)
+    assert (known[204].low, known[204].high, known[204].agree) == (1.0, 1.0, True)
+    assert "sectors over ideal sectors" in known[204].reason
+    assert (known[226].low, known[226].high, known[226].agree) == (4.0, 4.0, True)  # per request as before
+    assert rows(ratios, measured=2.0)[204].agree is False
 
 
 def test_part_of_a_helper_whose_figure_varies_with_parameters_is_not_established():
@@ -151,7 +163,7 @@ def test_part_of_a_helper_whose_figure_varies_with_parameters_is_not_established
 
 def test_a_load_of_an_atomic_compare_and_swap_loop_says_so():
     # llm.c's atomicAdd(&shared_float[i], x) on the H100: LDS, FADD, ATOMS.CAST.SPIN, retry; the PTX
-    # has only the atomic, which the model does not evaluate (rows in the shape of the real page)
+    # has only the atomic; with no figure for its addresses the load has none (rows in the shape of the real page)
     from cudalens.profile.ncu_source import line_counters, parse_source_csv
 
     header = '"Line No","Source","Address","Source","Instructions Executed","Address Space","L1 Conflicts Shared N-Way"'
@@ -205,3 +217,43 @@ def test_a_line_in_a_loop_with_a_compare_and_swap_retry_run_by_few_lanes_is_null
     # the same loop run by full warps (no contention): the prediction is compared
     full = {c.line: c for c in check_lines(preds, line_counters(parse_source_csv(_cas_page("32"))), "_Z1kPf")}
     assert full[419].predicted == 2.0 and full[419].agree is False
+
+
+def test_a_range_over_trials_whose_ideal_varies_compares_its_ratios_on_a_predicated_line():
+    # pathfinder's load under a guard that only some parameter trials pass: sectors and ideal vary
+    # with the trials (2 of 2, 1.5 of ... ), so a predicated line (measured as sectors over ideal)
+    # compares the range of the trials' ratios; without them, no ratio
+    kw = dict(value=None, low=2.0, high=4.0, ideal=None, requests=8, reason="reached only at some trial values")
+    pred_load = LineCounter("k", "k.cu", 134, "global", "load", executed=64.0, instructions=1,
+                            sectors_per_request=1.9, ideal_sectors_per_request=1.52, nway=None, threads=20.0,
+                            predicated=True, sectors_per_ideal=1.25)
+    counters = {("k", "k.cu", 134, "global", "load"): pred_load}
+    row = check_lines([_pred(134, "global load sectors/request", ratio_range=(1.0, 1.3333), **kw)], counters, "k")[0]
+    assert row.quantity.endswith("sectors/ideal") and (row.low, row.high, row.agree) == (1.0, 1.3333, True)
+    assert check_lines([_pred(134, "global load sectors/request", **kw)], counters, "k")[0].low is None
+    far = {("k", "k.cu", 134, "global", "load"): dataclasses.replace(pred_load, sectors_per_ideal=2.5)}
+    assert check_lines([_pred(134, "global load sectors/request", ratio_range=(1.0, 1.3333), **kw)], far,
+                       "k")[0].agree is False
+
+
+def test_the_load_of_a_compare_and_swap_loop_is_compared_with_the_atomics_wavefronts():
+    # atomicAdd(&dbias_shared[i], v) inlined from CUDA's header at two calls (lines 241 and 243): the
+    # load ptxas puts in each call's compare-and-swap loop reads the atomic's addresses, all its lanes on
+    # the first pass, a part of them on each retry: 1 .. the atomic's wavefronts at that call
+    from cudalens.profile.ncu_cas import CAS_LOAD
+
+    atomic = _pred(84, "shared atomic wavefronts/request", file="sm_20_atomic_functions.hpp", value=1.5, nway=1.5,
+                   requests=20, call_sites=(("k.cu", 241), ("k.cu", 243)),
+                   site_bounds=(("k.cu", 241, 1.0, 1.0, 1.0, 1.0, None, None), ("k.cu", 243, 2.0, 2.0, 2.0, 2.0, None, None)))
+
+    def lds(line, value):
+        return dataclasses.replace(_counter(line, "shared", "load", value), atomic=True)
+
+    counters = {("k", "k.cu", 241, "shared", "load"): lds(241, 1.0), ("k", "k.cu", 243, "shared", "load"): lds(243, 1.6)}
+    rows = {c.line: c for c in check_lines([], counters, "k", spread=[atomic])}
+    assert (rows[241].low, rows[241].high, rows[241].agree) == (1.0, 1.0, True) and rows[241].reason == CAS_LOAD
+    assert (rows[243].low, rows[243].high, rows[243].agree) == (1.0, 2.0, True)
+    far = {**counters, ("k", "k.cu", 241, "shared", "load"): lds(241, 3.0)}
+    assert next(c for c in check_lines([], far, "k", spread=[atomic]) if c.line == 241).agree is False
+    unknown = dataclasses.replace(atomic, value=None, low=1.0, high=2.0, reason="data-dependent: a range")
+    assert next(c for c in check_lines([], counters, "k", spread=[unknown]) if c.line == 241).low is None

@@ -12,6 +12,10 @@ and for each conditional branch the share of warp executions whose lanes split.
   nobody gives is tried at each of :data:`PLAUSIBLE`, and where one reaches an address also at the
   small and odd sizes of :data:`SMALL` (pointers are 256-byte aligned buffers);
   a quantity equal for all values is reported as that number, else as a range with its condition.
+  Pointers are the parameters that base an address (:func:`cudalens.access.ptx_reach.pointer_params`).
+  A line the base trial never reaches but other trials do gets the range over those trials, said as
+  trials; where no trial reaches it, each parameter is tried at 0 with the others at a size too
+  (``n - 1 - t`` is negative whenever ``n = t``).
 - **Loaded values**: an address the same for all lanes of a warp yields a warp-uniform value. The
   kernel is run with three values for every load (:data:`SEEDS`: two synthetic values per address
   and zero-filled memory); a quantity that differs between them is reported as the range over them,
@@ -42,6 +46,7 @@ from cudalens.access.ptx_exec import Launch
 from cudalens.access.ptx_figures import QUANTITIES, KernelEvaluation, LinePrediction
 from cudalens.access.ptx_merges import shared_merges
 from cudalens.access.ptx_predicated import predicated_figures
+from cudalens.access.ptx_reach import offset_trials, pointer_params, reached_in_trials, unreached_at_every_trial
 from cudalens.access.ptx_run import run_variants
 from cudalens.access.ptx_slice import loads_matter, slice_and_params
 from cudalens.compiled.ptx import Function, PtxModule
@@ -83,19 +88,27 @@ def _taint_from_control(fn: Function, res, cd: dict[int, set[int]]) -> dict[int,
 
 def _site_bounds(module: PtxModule, fn: Function, recs: list, glob: bool) -> tuple[tuple, ...]:
     """Per call site of the line's instructions: (file, line, lowest, highest figure of one
-    instruction, lowest, highest N-way of one instruction). ptxas may place some of an inlined
+    instruction, lowest, highest N-way of one instruction, lowest, highest sectors over ideal
+    sectors of one instruction (global; None for shared)). ptxas may place some of an inlined
     helper's instructions at the call: whatever it placed there lies between these."""
-    per: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    per: dict[tuple[str, int], list[tuple[float, float, float | None]]] = {}
     for r in recs:
         loc = fn.instructions[r.index].loc
         if not r.requests or loc is None:
             continue
         figs = [(r.sectors if glob else r.wavefronts) / n for n in {r.requests, r.requests + r.skipped}]
+        ratio = r.sectors / r.ideal if glob and r.ideal else None
         for f, ln in loc.inlined_at:  # (over the predicated-off executions too, where ptxas may predicate it)
-            per.setdefault((module.files.get(f, ""), ln), []).extend((fig, float(int(fig + 1e-9))) for fig in figs)
-    return tuple((f, ln, round(min(v[0] for v in vs), 4), round(max(v[0] for v in vs), 4),
-                  None if glob else min(v[1] for v in vs), None if glob else max(v[1] for v in vs))
-                 for (f, ln), vs in sorted(per.items()))
+            per.setdefault((module.files.get(f, ""), ln), []).extend(
+                (fig, float(int(fig + 1e-9)), ratio) for fig in figs)
+    out = []
+    for (f, ln), vs in sorted(per.items()):
+        ratios = [v[2] for v in vs]
+        known = None not in ratios
+        out.append((f, ln, round(min(v[0] for v in vs), 4), round(max(v[0] for v in vs), 4),
+                    None if glob else min(v[1] for v in vs), None if glob else max(v[1] for v in vs),
+                    round(min(ratios), 4) if known else None, round(max(ratios), 4) if known else None))
+    return tuple(out)
 
 
 def _memory_lines(module: PtxModule, fn: Function) -> list[tuple[int, tuple[str, int, str]]]:
@@ -208,7 +221,8 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
     merged = {**(shared_merges(fn, sass_lds, files=module.files) if sass_lds else {}),
               **(shared_merges(fn, sass_sts, "st", files=module.files) if sass_sts else {})}
     params = dict(params or {})
-    scalars = [k for k, p in enumerate(fn.params) if k not in params and not _is_pointer_param(fn, k)]
+    pointers = pointer_params(fn)
+    scalars = [k for k, p in enumerate(fn.params) if k not in params and k not in pointers]
     chosen = blocks is not None
     blocks = blocks or tuple(b for b in ((0, 0, 0), (1, 0, 0)) if b[0] < grid[0])
     cd, sides = control_and_sides(fn)
@@ -243,7 +257,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
         return runs
 
     seeded = loads_matter(fn, needed)
-    runs = all_runs(loop_cap)
+    runs, mode = all_runs(loop_cap), (loop_cap, False, max_steps)
     whole_note = []
     if runs[0][2].steps <= max_steps // 4 and varying_cut_loop(fn, runs[0][2]):  # cut by the cap, not the budget
         # a loop cut at the cap whose figures vary by iteration: its first iterations do not stand for it.
@@ -251,7 +265,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
         # step budget); kept when it completes
         again = all_runs(max_steps, True, min(max_steps, WHOLE_LOOPS_BUDGET * runs[0][2].steps))
         if again[0][2].complete:
-            runs = again
+            runs, mode = again, (max_steps, True, min(max_steps, WHOLE_LOOPS_BUDGET * runs[0][2].steps))
             whole_note = [f"loops whose figures vary by iteration run to their trip count ({again[0][2].steps} "
                           f"instruction steps)"]
     period = 1 if chosen else _alignment_period(runs)
@@ -265,7 +279,16 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
                                          f"a part of a 32-byte sector from one block to the next, so the sector "
                                          f"alignment repeats every {period} blocks"))
     base = runs[0]
-    preds = [_decide(fn, key, v, base, runs, scalars, tried) for key, v in sorted(base[3].items())]
+    trial_runs, labels = ([r for r in runs if r[0] == SEEDS[0]], [str(t) for t in tried]) if scalars else ([], [])
+    names = [fn.params[k].name.rsplit("_param_", 1)[-1] for k in scalars]
+    if scalars and unreached_at_every_trial(base[3], trial_runs):  # parameters all at one value exclude every
+        # thread there (n - 1 - t < 0): try each one at 0 too, the others at the base trial's size
+        more = offset_trials(trials[0], scalars, names, PLAUSIBLE[:1])
+        trial_runs += batch([(SEEDS[0], t) for t, _label in more], False, *mode)
+        labels += [label for _t, label in more]
+    preds = [reached_in_trials(fn.name, key, v, trial_runs, labels, names,
+                               lambda res: _values(module, fn, res, cd, False, lines))
+             or _decide(fn, key, v, base, runs, scalars, tried) for key, v in sorted(base[3].items())]
     res = base[2]
     preds += _branch_predictions(module, fn, res, cd)
     preds += _indirect_predictions(module, fn, res, {(p.file, p.line, p.quantity) for p in preds})
@@ -421,20 +444,3 @@ def _indirect_predictions(module: PtxModule, fn: Function, res, known: set) -> l
                                               reason=f"data-dependent: in a function the kernel reaches through a "
                                                      f"pointer (a virtual or indirect call) whose target is a {why}"))
     return out
-
-
-def _is_pointer_param(fn: Function, k: int) -> bool:
-    """A parameter the kernel converts to a global address (cvta) or addresses memory through."""
-    name = fn.params[k].name
-    regs = {ins.operands[0] for ins in fn.instructions if ins.base == "ld" and "param" in ins.parts
-            and len(ins.operands) == 2 and ins.operands[1].strip("[]").split("+")[0] == name}
-    if fn.params[k].is_array or fn.params[k].size != 8:
-        return fn.params[k].is_array
-    for ins in fn.instructions:
-        if ins.base == "cvta" and len(ins.operands) == 2 and ins.operands[1] in regs:
-            return True
-        if ins.base in ("ld", "st") and "param" not in ins.parts:
-            tok = ins.operands[1] if ins.base == "ld" else ins.operands[0]
-            if tok.strip("[]").split("+")[0] in regs:
-                return True
-    return False

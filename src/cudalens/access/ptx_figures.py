@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cudalens.quantities import PER_REQUEST
+from cudalens.quantities import MODEL_PER_REQUEST
 
 LAYER = "compiled-ptx"
 #: the name of the quantity predicted for each (space, op) access (the table's per-request rows)
-QUANTITIES = {key: q.name for key, q in PER_REQUEST.items()}
+QUANTITIES = {key: q.name for key, q in MODEL_PER_REQUEST.items()}
 
 
 @dataclass(frozen=True)
@@ -49,8 +49,9 @@ class LinePrediction:
     nway_predicated_range: tuple[float, float] | None = None
     # (file, line) of the calls the line's instructions were inlined into (ptxas may place their SASS there)
     call_sites: tuple[tuple[str, int], ...] = ()
-    # per call site: (file, line, lowest, highest figure of one instruction, lowest, highest N-way)
-    site_bounds: tuple[tuple[str, int, float, float, float | None, float | None], ...] = ()
+    # per call site: (file, line, lowest, highest figure of one instruction, lowest, highest N-way,
+    # lowest, highest sectors over ideal sectors of one instruction: global lines)
+    site_bounds: tuple[tuple[Any, ...], ...] = ()
     # global lines: the address distance (bytes) between neighbouring active lanes, the same in every
     # request of the base trial (None: not one distance); and in each parameter trial (PLAUSIBLE order)
     lane_stride: int | None = None
@@ -64,6 +65,9 @@ class LinePrediction:
     # execution (``value`` is the weighted figure over all of them); None when they are all the same
     iter_low: float | None = None
     iter_high: float | None = None
+    # global lines given as a range whose ideal varies with the trials (ideal None): the lowest and
+    # highest sectors over ideal sectors of those trials (ptx_reach.reached_in_trials)
+    ratio_range: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}

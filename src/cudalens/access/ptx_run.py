@@ -285,7 +285,11 @@ def _step(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
     elif op in ("atom", "red"):
         space = _space(ins) or "global"
         addr, _ = m.address(ins.operands[1] if op == "atom" else ins.operands[0])
-        for v in np.unique(m.row_variant[mask.reshape(-1, WARP).any(axis=1)]).tolist():
+        if space == "shared":  # its wavefronts: the load of the compare-and-swap loop ptxas may make of it reads them
+            if (_int_bits(addr.form) or 64) > 32:
+                addr = Val(np.where(addr.a >= SHARED_BASE, addr.a - SHARED_BASE, addr.a), addr.taint, addr.why)
+            _record(m, ins, "shared", "atomic", addr, mask, present, _width(ins)[1], ptaint)
+        for v in np.unique(m.row_variant[mask.reshape(-1, WARP).any(axis=1)]).tolist() if space != "shared" else ():
             m.mem_v[v].setdefault(ins.index, MemRecord(ins.index, f"atomic-{space}", "atomic", _width(ins)[1]))
         if op == "atom":
             _taint_dsts(m, ins, mask, f"atomic result at line {ins.loc.line if ins.loc else 0}")

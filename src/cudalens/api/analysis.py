@@ -1,87 +1,29 @@
 """``analyze`` and ``check``: the static analysis (and, for ``analyze``, a measured launch and
-Nsight Compute counters) as one typed :class:`Report`."""
+Nsight Compute counters) as one typed :class:`Report`, the class ``profile`` returns too and every
+output format is emitted from (:mod:`cudalens.report.emit`)."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Union
 
 from cudalens.errors import InputError
-from cudalens.findings import Finding, Priority
+from cudalens.pipeline import report
 
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-@dataclass(frozen=True, repr=False)
-class Report:
-    """What :func:`analyze` or :func:`check` established: the analysis records (files, kernels,
-    findings after ``select``/``ignore``/suppressions/baseline), the findings left out per reason,
-    and the measured evidence when a launch was run or counters read."""
-
-    analysis: Any  # cudalens.pipeline.Analysis
-    suppressed: Mapping[str, int] = field(default_factory=dict)
-    evidence: Any = None  # cudalens.pipeline.Evidence, with run= or counters=
-    target: str = "default"  # where the compute capability came from: option | config | device | default
-    warnings: tuple[str, ...] = ()  # unknown [tool.cudalens] keys, unknown or unused suppression comments
-
-    @property
-    def findings(self) -> tuple[Finding, ...]:
-        """Every reported finding, ranked."""
-        return tuple(self.analysis.findings)
-
-    @property
-    def files(self) -> tuple[Any, ...]:
-        return tuple(self.analysis.files)
-
-    @property
-    def cc(self) -> str:
-        return str(self.analysis.cc)
-
-    @property
-    def failed(self) -> tuple[tuple[str, str], ...]:
-        """(path, reason) of the files that could not be analyzed (``check`` goes on past them)."""
-        return tuple(self.analysis.failed)
-
-    @property
-    def notes(self) -> tuple[str, ...]:
-        """What limited the analysis as a whole (the project's launch resolution stopped) and what
-        could not be measured or read (no GPU, no ncu, ...), one line each."""
-        return (*getattr(self.analysis, "notes", ()), *(self.evidence.notes if self.evidence is not None else ()))
-
-    def at_or_above(self, priority: str | Priority) -> list[Finding]:
-        """The findings at ``priority`` or above ("high", "medium", ...)."""
-        p = priority if isinstance(priority, Priority) else Priority.parse(priority)
-        return [f for f in self.findings if f.priority.rank <= p.rank]
-
-    def guided(self) -> dict[str, Any]:
-        """The report every emitter reads: the analysis JSON merged with the evidence, findings
-        ranked by their estimated cost (measured where measured)."""
-        from cudalens.pipeline import guided_report
-
-        merged = guided_report(self.analysis, self.evidence)
-        merged["suppressed"] = dict(self.suppressed)
-        return merged
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON document ``--format json`` prints (``cudalens/analysis-1``)."""
-        if self.evidence is not None:
-            return self.guided()
-        return {**self.analysis.to_dict(), "suppressed": dict(self.suppressed)}
+class Report(report.Report):
+    """What :func:`analyze`, :func:`check` or :func:`profile` established
+    (:class:`cudalens.pipeline.report.Report`: the records, the findings left out per reason, the
+    measured evidence, the application profile, ``to_dict()``), shown as one HTML page in a notebook."""
 
     def _repr_html_(self) -> str:
-        from cudalens.report.html import render_html
+        from cudalens.report.emit import emit
 
-        return render_html(self.guided())
-
-    def __repr__(self) -> str:
-        counts: dict[str, int] = {}
-        for f in self.findings:
-            counts[f.priority.value] = counts.get(f.priority.value, 0) + 1
-        tally = ", ".join(f"{counts[p.value]} {p.value}" for p in Priority if p.value in counts) or "no findings"
-        return f"<cudalens.Report: {len(self.files)} file(s), CC {self.cc}: {tally}>"
+        return emit(self, "html")
 
 
 def _paths(paths: PathLike | Iterable[PathLike]) -> list[str]:
@@ -209,7 +151,8 @@ def analyze(paths: PathLike | Iterable[PathLike], *, cc: str | None = None,
             origin = _file_of(result, run.kernel).model.path
             run = dataclasses.replace(run, options=build.nvcc_flags(origin))
         evidence = gather_evidence(result, run=run, counters=counters)
-    return Report(result, dict(triaged.suppressed), evidence, target.origin, tuple(warnings))
+    return report.with_sources(Report("analyze", result, dict(triaged.suppressed), evidence, target.origin,
+                                      tuple(warnings)))
 
 
 #: keys of [tool.cudalens] read outside the build context and the triage options
@@ -258,7 +201,8 @@ def check(paths: PathLike | Iterable[PathLike], *, exclude: Sequence[str] = (), 
     files = collect_paths(given, tuple(exclude))
     if "project" not in options:
         options["project"] = load_project_of(given, files)
-    return analyze(files, jobs=jobs or os.cpu_count() or 1, keep_going=True, **options)
+    done = analyze(files, jobs=jobs or os.cpu_count() or 1, keep_going=True, **options)
+    return dataclasses.replace(done, command="check")
 
 
 def check_instantiations(specs: Sequence[str]) -> tuple[str, ...]:

@@ -1,5 +1,5 @@
-"""The typed results of :func:`cudalens.occupancy`, :func:`cudalens.bench`, :func:`cudalens.profile`
-and :func:`cudalens.tune`: frozen records with ``to_dict()`` (the command's JSON) and
+"""The typed results of :func:`cudalens.occupancy`, :func:`cudalens.bench` and :func:`cudalens.tune`
+(:func:`cudalens.profile` returns a :class:`cudalens.Report`): frozen records with ``to_dict()`` (the command's JSON) and
 ``_repr_html_()`` (a table in a notebook)."""
 
 from __future__ import annotations
@@ -83,22 +83,6 @@ class Bench:
             rows.append(("effective bandwidth", f"{thr['bandwidth_gbs']:.1f} GB/s"))
         rows.append(("certificate", (self.result.certificate or {}).get("verdict", "-")))
         return _html_table(f"{self.result.kernel} on {self.result.device.name}", rows)
-
-
-@dataclass(frozen=True)
-class Profile:
-    """Where an application's GPU time goes and each top kernel's findings (``cudalens profile``'s
-    report, schema ``cudalens/profile-1``)."""
-
-    data: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.data)
-
-    def _repr_html_(self) -> str:
-        from cudalens.report.profile_html import render_html
-
-        return render_html(dict(self.data))
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
-from cudalens.api.results import Bench, Occupancy, Profile, Tune
+from cudalens.api.analysis import Report
+from cudalens.api.results import Bench, Occupancy, Tune
 from cudalens.errors import InputError
 
 
@@ -133,12 +134,14 @@ def profile(command: Sequence[str] = (), *, trace: str | None = None, sources: S
             launch_limit: int = 0, counters: bool = False, top: int = 5, counters_top: int = 3,
             keep_trace: str | None = None, include_dirs: Sequence[str] = (), nvcc_flags: Sequence[str] = (),
             compile_commands: str | None = None, use_config: bool = True, trust_flags: bool = False,
-            stdout: IO[str] | None = None) -> Profile:
+            stdout: IO[str] | None = None) -> Report:
     """Trace ``command`` (a CUDA program, or ``["python", "script.py"]``) and rank what to change
     first in its top kernels; or report on a ``trace`` saved earlier (``keep_trace=``), which
     needs no GPU. ``sources``: the program's CUDA files, for the static models. ``cc``: as every
     command resolves it (the option, ``[tool.cudalens] cc``, the GPU's, else 9.0). ``stdout``: where
-    the program's own output goes (default: this process's)."""
+    the program's own output goes (default: this process's). The :class:`Report` holds the
+    ``cudalens/profile-1`` document (``to_dict()``) and the source lines its findings point at."""
+    from cudalens.pipeline.report import with_sources
     from cudalens.trace.app import Options, profile_application, report_from_trace
 
     if top < 1 or counters_top < 0:
@@ -169,8 +172,10 @@ def profile(command: Sequence[str] = (), *, trace: str | None = None, sources: S
     if trace is not None:
         from cudalens.trace.records import parse_file
 
-        return Profile(report_from_trace(parse_file(trace), list(command) or [trace], opts))
-    return Profile(profile_application(list(command), opts, stdout=stdout))
+        data = report_from_trace(parse_file(trace), list(command) or [trace], opts)
+    else:
+        data = profile_application(list(command), opts, stdout=stdout)
+    return with_sources(Report("profile", profile=data))
 
 
 def tune(source: str, kernel: str, space: Mapping[str, Sequence[int]] | Sequence[str], *, grid: Sequence[str] | str,

@@ -3,14 +3,13 @@ launch and Nsight Compute counters into one report (text, JSON, HTML or SARIF)."
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from typing import Any
 
 import click
 
-from cudalens.cli._common import _default, cc_option, report_console, show_source_option
+from cudalens.cli._common import cc_option, show_source_option
 from cudalens.errors import InputError
 from cudalens.findings import Priority
 from cudalens.textio import printable
@@ -153,19 +152,17 @@ def register(group: click.Group) -> None:
                          counters=counters, file_limits=limits, cache=result_cache(no_cache))
         for line in (*(f"warning: {w}" for w in report.warnings), *report.notes):
             click.echo(printable(f"cudalens: {line}"), err=True)
-        result = report.analysis
+        from cudalens.report.emit import Style, emit
         from cudalens.triage import Triaged
 
         triaged = Triaged((), dict(report.suppressed))
         if triaged.suppressed_total:
             click.echo(f"cudalens: {triaged.summary()}", err=True)
-        terminal = output is None and sys.stdout.isatty()
+        style = Style(terminal=output is None and sys.stdout.isatty(), to_file=output is not None,
+                      show_source=show_source)
 
         def rendered() -> tuple[str, bool]:  # the report and whether it reaches --fail-on
-            merged = report.guided() if (report.evidence is not None or fmt != "json") else None
-            text = _render(result, merged, fmt, output is not None, terminal, dict(triaged.suppressed), show_source)
-            findings = merged["findings"] if merged is not None else None
-            return text, bool(fail_on) and _fails(result, findings, Priority.parse(fail_on))
+            return emit(report, fmt, style), bool(fail_on) and _fails(report, Priority.parse(fail_on))
 
         from cudalens.cli.check import bounded_render
 
@@ -173,70 +170,16 @@ def register(group: click.Group) -> None:
         if output:
             _write(output, text)
         elif text.strip():
-            click.echo(text, nl=not text.endswith("\n"))
+            click.echo(text, nl=False)
         if failing:
             return 1
-        return 1 if strict and result.source_only else 0
+        return 1 if strict and report.analysis.source_only else 0
 
 
-def _fails(result: Any, merged_findings: list[dict] | None, threshold: Priority) -> bool:
-    if merged_findings is None:
-        return bool(result.at_or_above(threshold))
-    return any(Priority.parse(f["priority"]).rank <= threshold.rank for f in merged_findings)
-
-
-def _render(result: Any, merged: dict[str, Any] | None, fmt: str, to_file: bool, terminal: bool,
-            suppressed: dict[str, int] | None = None, show_source: bool = False) -> str:
-    """The report in ``fmt``, as written to a file (``to_file``) or standard output (``terminal``:
-    a TTY's width and colours)."""
-    from cudalens.report.frames import SourceText, with_frames
-
-    source = SourceText({fa.model.path: fa.model.text for fa in result.files}) if show_source else None
-    if fmt == "json":
-        data = merged if merged is not None else {**result.to_dict(), "suppressed": dict(suppressed or {})}
-        return json.dumps(data, indent=2, default=_default) + "\n"
-    assert merged is not None
-    if fmt in ("concise", "github"):
-        from cudalens.report.concise import concise_lines, failure_github_lines, failure_lines, github_lines
-
-        ranked = _ranked(merged)
-        failed = (failure_lines if fmt == "concise" else failure_github_lines)(result.source_only)
-        lines = (concise_lines if fmt == "concise" else github_lines)(ranked)
-        if source is not None and fmt == "concise":
-            from cudalens.report.concise import by_place
-
-            lines = with_frames(lines, by_place(ranked), source)
-        return "\n".join([*failed, *lines]) + "\n"
-    if fmt == "html":
-        from cudalens.report.html import render_html
-
-        return render_html(merged)
-    if fmt == "sarif":
-        from cudalens.guided.inputs import finding_from_dict
-        from cudalens.report.sarif import to_sarif
-        from cudalens.rules.layers import ANALYSIS_LAYERS
-        from cudalens.rules.registry import rules_reading
-
-        log = to_sarif([finding_from_dict(f) for f in merged["findings"]], rules_reading(ANALYSIS_LAYERS),
-                       failures=result.source_only, notes=result.notes)
-        log["runs"][0].setdefault("properties", {})["suppressed"] = dict(merged.get("suppressed") or {})
-        return json.dumps(log, indent=2) + "\n"
-
-    import io
-
-    from cudalens.report.terminal import render_analysis, render_guided
-
-    buf = io.StringIO()
-    console = report_console(buf, terminal=terminal)
-    render_analysis(result, console, findings=_ranked(merged), source=source)
-    render_guided(merged, console, notes=to_file)  # on standard output, the notes went to stderr
-    return buf.getvalue()
-
-
-def _ranked(merged: dict[str, Any]) -> list[Any]:
-    from cudalens.guided.inputs import finding_from_dict
-
-    return [finding_from_dict(f) for f in merged["findings"]]
+def _fails(report: Any, threshold: Priority) -> bool:
+    """Whether a finding the report lists (with the evidence's, when measured) reaches ``threshold``."""
+    listed = report.ranked if report.evidence is not None else report.findings
+    return any(f.priority.rank <= threshold.rank for f in listed)
 
 
 def _write(path: str, text: str) -> None:

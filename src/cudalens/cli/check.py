@@ -26,58 +26,12 @@ Failures, for CI:
 
 from __future__ import annotations
 
-import json
 import os
 
 import click
 
 from cudalens.cli._common import cc_option, show_source_option
 from cudalens.errors import InputError
-from cudalens.findings import Priority
-from cudalens.report.frames import SourceText, finding_frame, with_frames
-
-
-def summary_lines(result, show_all: bool = True, source=None) -> list[str]:
-    """One header per file (finding counts by priority), then one line per finding, in ranked
-    order with the estimated speedup beside the guide's priority (with its code frame when
-    ``source``, path -> lines, is given: --show-source); without ``show_all``, info-level hygiene
-    is collapsed to one line per rule (:mod:`cudalens.report.quiet`)."""
-    from cudalens.report.quiet import split_hygiene
-    from cudalens.report.terminal import speedup_text
-
-    lines = []
-    total: dict[str, int] = {}
-    for fa in result.files:
-        counts: dict[str, int] = {}
-        for f in fa.findings:
-            counts[f.priority.value] = counts.get(f.priority.value, 0) + 1
-            total[f.priority.value] = total.get(f.priority.value, 0) + 1
-        tally = ", ".join(f"{counts[p.value]} {p.value}" for p in Priority if p.value in counts) or "no findings"
-        lines.append(f"{fa.model.path}: {tally}")
-        if fa.failure is not None:
-            lines.append(f"  {fa.failure.kind}: {fa.failure.message()}")
-        listed, collapsed = (list(fa.findings), []) if show_all else split_hygiene(fa.findings)
-        for f in listed:
-            where = f"{f.line}:{f.column or 1}" if f.line else "-"
-            gain = speedup_text(f)
-            lines.append(f"  {where:>8}  {gain:>5} {f.priority.value:<10} {f.rule:<5} {f.message}")
-            if source is not None:
-                lines += finding_frame(f, source, indent=" " * 18)
-        lines += [f"  {c}" for c in collapsed]
-        lines += [f"  note: {n}" for n in fa.notes if not n.startswith(("not compiled (", "fix: "))]
-        lines += [f"  kernel {k.name}: {k.launch.describe()}" + _launch_shape(k.launch)
-                  for k in fa.model.kernels if k.launch is not None]
-    tally = ", ".join(f"{total[p.value]} {p.value}" for p in Priority if p.value in total) or "no findings"
-    broken = len(result.source_only)
-    failed = len(getattr(result, "failed", ()))
-    extra = (f"; {broken} analysed source-only (not compiled)" if broken else "") + (f"; {failed} not analyzed" if failed else "")
-    lines.append(f"{len(result.files)} file(s): {tally}{extra}")
-    return lines
-
-
-def _launch_shape(launch) -> str:
-    """`` (block 16x16x1)`` of a launch with a block, else ``""``."""
-    return f" (block {'x'.join(map(str, launch.block))})" if isinstance(launch.block, tuple) else ""
 
 
 def register(group: click.Group) -> None:
@@ -140,20 +94,22 @@ def register(group: click.Group) -> None:
                            select=select, ignore=ignore, baseline=baseline, min_priority=min_priority,
                            min_impact=min_impact, write_baseline=write_baseline, instantiate=instantiate,
                            progress=progress, file_limits=limits, cache=result_cache(no_cache))
+        from cudalens.report.emit import Style, emit
+
         result, triaged = report.analysis, Triaged((), dict(report.suppressed))
         for line in (*(f"warning: {w}" for w in report.warnings), *report.notes):
             click.echo(printable(f"cudalens: {line}"), err=True)
-        text = bounded_render(lambda: render(result, triaged, "statistics" if statistics else fmt, show_all,
-                                             show_source), limits)
+        style = Style(show_source=show_source, show_all=show_all)
+        text = bounded_render(lambda: emit(report, "statistics" if statistics else fmt, style), limits)
         if output:
             from cudalens.textio import write_atomic
 
             try:
-                write_atomic(output, text + "\n")
+                write_atomic(output, text)
             except OSError as exc:
                 raise InputError(f"{output}: cannot write ({exc.strerror})") from None
-        elif text:
-            click.echo(text)
+        elif text.strip():
+            click.echo(text, nl=False)
         if fmt in ("concise", "github") and triaged.suppressed_total:
             click.echo(f"cudalens: {triaged.summary()}", err=True)
         broken = result.source_only
@@ -217,46 +173,3 @@ class _progress:
     def __exit__(self, *exc) -> None:
         if self.bar is not None:
             self.bar.stop()
-
-
-def render(result, triaged, fmt: str, show_all: bool = True, show_source: bool = False) -> str:
-    """The check report in ``fmt`` (or "statistics"); findings left out by triage are counted,
-    never listed."""
-    if fmt == "statistics":
-        from cudalens.report.quiet import statistics_lines
-
-        return "\n".join(statistics_lines(result.findings))
-    source = SourceText({fa.model.path: fa.model.text for fa in result.files}) if show_source else None
-    if fmt == "json":
-        data = result.to_dict()
-        data["suppressed"] = dict(triaged.suppressed)
-        return json.dumps(data, indent=2, default=str)
-    if fmt == "html":
-        from cudalens.pipeline import guided_report
-        from cudalens.report.html import render_html
-
-        merged = guided_report(result)
-        merged["suppressed"] = dict(triaged.suppressed)
-        return render_html(merged, title="cudalens check")
-    if fmt == "sarif":
-        from cudalens.report.sarif import to_sarif
-        from cudalens.rules.layers import STATIC_LAYERS
-        from cudalens.rules.registry import rules_reading
-
-        log = to_sarif(result.findings, rules_reading(STATIC_LAYERS), failures=result.source_only, notes=result.notes)
-        log["runs"][0].setdefault("properties", {})["suppressed"] = dict(triaged.suppressed)
-        return json.dumps(log, indent=2)
-    if fmt in ("concise", "github"):
-        from cudalens.report.concise import concise_lines, failure_github_lines, failure_lines, github_lines
-
-        failed = (failure_lines if fmt == "concise" else failure_github_lines)(result.source_only)
-        if source is not None and fmt == "concise":
-            from cudalens.report.concise import by_place
-
-            framed = with_frames(concise_lines(result.findings), by_place(result.findings), source)
-            return "\n".join([*failed, *framed])
-        return "\n".join([*failed, *(concise_lines if fmt == "concise" else github_lines)(result.findings)])
-    lines = summary_lines(result, show_all, source)
-    if triaged.suppressed_total:
-        lines[-1] += f"; {triaged.summary()}"
-    return "\n".join(lines)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
 from cudalens.cli._build import build_options
-from cudalens.cli._common import cc_option, report_console
+from cudalens.cli._common import cc_option
 from cudalens.errors import InputError
 
 
@@ -20,7 +19,7 @@ def _write(text: str, output: str | None) -> None:
         except OSError as exc:
             raise InputError(f"{output}: cannot write ({exc.strerror})") from None
     else:
-        click.echo(text)
+        click.echo(text, nl=False)
 
 
 @click.command("profile", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -56,29 +55,15 @@ def profile_cmd(duration, launch_limit, counters, top, counters_top, sources, de
         raise click.UsageError("no command given: cudalens profile [OPTIONS] -- COMMAND [ARGS]")
     # the program's own output must not mix with a machine-readable report on stdout
     stdout = sys.stderr if fmt != "text" and not output and not trace_file else None
+    from cudalens.report.emit import Style, emit
+
     report = profile(list(command), trace=trace_file, sources=sources, defines=list(defines), cc=cc, duration=duration,
                      launch_limit=launch_limit, counters=counters, top=top, counters_top=counters_top,
                      keep_trace=keep_trace, include_dirs=include_dirs, nvcc_flags=nvcc_flags,
                      compile_commands=compile_commands, use_config=not no_config, trust_flags=trust_flags,
-                     stdout=stdout).to_dict()
-    if fmt == "json":
-        _write(json.dumps(report, indent=2), output)
-    elif fmt == "sarif":
-        from cudalens.report.profile_html import sarif_log
-
-        _write(json.dumps(sarif_log(report), indent=2), output)
-    elif fmt == "html":
-        from cudalens.report.profile_html import render_html
-
-        _write(render_html(report), output)
-    else:
-        from cudalens.report.profile_terminal import render_profile
-
-        if output:
-            with open(output, "w", encoding="utf-8") as fh:
-                render_profile(report, report_console(fh))
-        else:
-            render_profile(report, report_console())
+                     stdout=stdout)
+    _write(emit(report, fmt, Style(terminal=output is None and sys.stdout.isatty(), to_file=output is not None)),
+           output)
     return 0
 
 

@@ -17,13 +17,14 @@ These are the keys :func:`cudalens.report.html.render_html` reads, beside the an
 from __future__ import annotations
 
 import statistics
-from typing import TYPE_CHECKING, Any, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from cudalens.findings import Finding
-from cudalens.guided.crosscheck import cross_check, disagreement_findings
+from cudalens.guided.crosscheck import CrossCheck, cross_check, disagreement_findings
 from cudalens.guided.inputs import as_ceilings, as_counters, as_measurements, finding_to_dict
 from cudalens.guided.rank import first_steps, kernel_loads, rank_order
-from cudalens.guided.speed_of_light import speed_of_light
+from cudalens.guided.speed_of_light import SpeedOfLight, speed_of_light
 from cudalens.profile.ncu import LaunchCounters, LegacyMetrics
 
 if TYPE_CHECKING:
@@ -86,10 +87,46 @@ def guide_counters(m: LegacyMetrics, launches: Sequence[LaunchCounters] = ()) ->
     return out
 
 
+@dataclass(frozen=True)
+class Guided:
+    """The guided analysis, typed: what :func:`merge_guided` serializes.
+
+    ``findings`` are ranked (measured impacts, V1 per disagreement, measured findings added);
+    ``finding_records`` are their JSON, each keeping the keys its original finding's had."""
+
+    counters: Mapping[str, Mapping[str, Any]]
+    cross_checks: tuple[CrossCheck, ...]
+    findings: tuple[Finding, ...]
+    finding_records: tuple[Mapping[str, Any], ...]
+    first_steps: tuple[str, ...]
+    speed_of_light: tuple[SpeedOfLight, ...]
+
+    @property
+    def roofline(self) -> dict[str, Any] | None:
+        """The roofline point of the measured kernel that takes the most time (or None)."""
+        points = [(s.seconds, s.roofline()) for s in self.speed_of_light if s.roofline() is not None]
+        return max(points, key=lambda p: p[0])[1] if points else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"counters": {k: dict(v) for k, v in self.counters.items()},
+                "cross_checks": [c.to_dict() for c in self.cross_checks],
+                "findings": [dict(d) for d in self.finding_records],
+                "first_steps": list(self.first_steps),
+                "speed_of_light": [line for s in self.speed_of_light for line in s.lines],
+                "speed_of_light_details": [s.to_dict() for s in self.speed_of_light],
+                "roofline": self.roofline}
+
+
 def merge_guided(records: Sequence[KernelRecord], findings: Sequence[Finding], *, counters: Any = None,
                  measurement: Any = None, ceilings: Any = None) -> dict[str, Any]:
-    """The guided keys for the kernel ``records`` and their ``findings``: counters, cross-checks,
-    ranked findings (serialized), first steps, speed of light, roofline.
+    """The guided keys (:meth:`Guided.to_dict`) of :func:`guide`."""
+    return guide(records, findings, counters=counters, measurement=measurement, ceilings=ceilings).to_dict()
+
+
+def guide(records: Sequence[KernelRecord], findings: Sequence[Finding], *, counters: Any = None,
+          measurement: Any = None, ceilings: Any = None) -> Guided:
+    """The guided analysis of the kernel ``records`` and their ``findings``: counters, cross-checks,
+    ranked findings, first steps, speed of light, roofline.
 
     ``counters``: dict kernel -> LegacyMetrics, or the LaunchCounters of ``parse_csv_file``.
     ``measurement``: a BenchResult (or its dict), a :class:`~cudalens.guided.inputs.Measurement`,
@@ -99,23 +136,17 @@ def merge_guided(records: Sequence[KernelRecord], findings: Sequence[Finding], *
     legacy, raw = as_counters(counters)
     measurements = as_measurements(measurement)
     ceil = as_ceilings(ceilings, measurements)
-
-    out: dict[str, Any] = {}
-    out["counters"] = {name: guide_counters(m, raw.get(name, ())) for name, m in legacy.items()}
     checks = cross_check(records, legacy)
-    out["cross_checks"] = [c.to_dict() for c in checks]
-
     originals = list(findings)
     loads = kernel_loads(records, legacy, measurements, ceil)
     every = originals + disagreement_findings(checks) + _measured_findings(records, loads)
     order = rank_order(every, loads, records)
     ranked = [g for _, g in order]
-    out["findings"] = [finding_to_dict(g, originals[i].to_dict() if i < len(originals) else None) for i, g in order]
-    out["first_steps"] = first_steps(ranked)
-
-    sols = [speed_of_light(m, ceil, legacy.get(m.kernel)) for m in measurements]
-    out["speed_of_light"] = [line for s in sols for line in s.lines]
-    out["speed_of_light_details"] = [s.to_dict() for s in sols]
-    points = [(s.seconds, s.roofline()) for s in sols if s.roofline() is not None]
-    out["roofline"] = max(points, key=lambda p: p[0])[1] if points else None
-    return out
+    return Guided(
+        counters={name: guide_counters(m, raw.get(name, ())) for name, m in legacy.items()},
+        cross_checks=tuple(checks),
+        findings=tuple(ranked),
+        finding_records=tuple(finding_to_dict(g, originals[i].to_dict() if i < len(originals) else None)
+                              for i, g in order),
+        first_steps=tuple(first_steps(ranked)),
+        speed_of_light=tuple(speed_of_light(m, ceil, legacy.get(m.kernel)) for m in measurements))

@@ -8,7 +8,9 @@ It schedules the layers and runs the rules on them; the per-kernel facts it sche
 - :mod:`~cudalens.pipeline.confirm`: source findings confirmed or downgraded by the compiled code;
 - :mod:`~cudalens.pipeline.analysis`: the records of an analysis and their JSON (serialization only);
 - :mod:`~cudalens.pipeline.defines`: which ``--define`` values reach the compiler;
-- :mod:`~cudalens.pipeline.measured`: a measured launch and Nsight Compute counters, merged;
+- :mod:`~cudalens.pipeline.measured`: a measured launch and Nsight Compute counters;
+- :mod:`~cudalens.pipeline.report`: one typed :class:`Report` of analyze, check or profile, the
+  analysis merged with the evidence (what every emitter reads and the Python API returns);
 - :mod:`~cudalens.pipeline.line_checks`: each prediction checked against its own line's
   instructions (ncu's source page), V1 findings naming the line.
 """
@@ -22,7 +24,8 @@ if TYPE_CHECKING:
     from cudalens.evidence.join import KernelRecord, join
     from cudalens.pipeline.analysis import SCHEMA, Analysis, FileAnalysis
     from cudalens.pipeline.defines import compiler_defines, macro_names
-    from cudalens.pipeline.measured import PROFILE_RUN, Evidence, RunSpec, gather_evidence, guided_report
+    from cudalens.pipeline.measured import PROFILE_RUN, Evidence, RunSpec, gather_evidence
+    from cudalens.pipeline.report import Report, guided_report
     from cudalens.pipeline.run import analyze
     from cudalens.pipeline.stages import analyze_file
 
@@ -35,7 +38,7 @@ _WHERE = {
     "compiler_defines": "cudalens.pipeline.defines", "macro_names": "cudalens.pipeline.defines",
     "PROFILE_RUN": "cudalens.pipeline.measured", "Evidence": "cudalens.pipeline.measured",
     "RunSpec": "cudalens.pipeline.measured", "gather_evidence": "cudalens.pipeline.measured",
-    "guided_report": "cudalens.pipeline.measured",
+    "Report": "cudalens.pipeline.report", "guided_report": "cudalens.pipeline.report",
     "analyze": "cudalens.pipeline.run", "analyze_file": "cudalens.pipeline.stages",
 }
 
@@ -48,6 +51,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "PROFILE_RUN",
+    "Report",
     "SCHEMA",
     "Analysis",
     "Evidence",

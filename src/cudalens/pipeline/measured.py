@@ -1,8 +1,8 @@
 """Evidence beyond the static analysis: one measured launch and Nsight Compute counters.
 
 :func:`gather_evidence` measures one launch (``RunSpec``) in an isolated child process and/or reads
-Nsight Compute counters (a CSV file, or ncu run on that same launch); :func:`guided_report` merges
-whatever was obtained with :func:`cudalens.guided.merge.merge_guided` (from the kernel records). Evidence that cannot be had
+Nsight Compute counters (a CSV file, or ncu run on that same launch); :class:`cudalens.pipeline.report.Report`
+merges whatever was obtained with the analysis (:func:`cudalens.guided.merge.guide`). Evidence that cannot be had
 (no GPU, no ncu, no permission) becomes a note, never an error: the static report is still produced.
 """
 
@@ -320,28 +320,3 @@ def launch_main(argv: Sequence[str]) -> int:
         sys.stderr.write(f"cudalens launch failed ({type(exc).__name__}): {_one_line(exc)}\n")
         return 3
     return 0
-
-
-def guided_report(analysis: Analysis, evidence: Evidence | None = None) -> dict[str, Any]:
-    """The analysis JSON merged with the evidence (:func:`cudalens.guided.merge.merge_guided`).
-
-    Keys are only added to ``cudalens/analysis-1``: those of merge_guided, plus ``measurement``
-    (the BenchResult dict or None), ``counters_source`` and ``evidence_notes``.
-    """
-    from cudalens.guided.merge import merge_guided
-
-    ev = evidence or Evidence()
-    out = analysis.to_dict()
-    findings = analysis.findings + (list(ev.lines.findings) if ev.lines is not None else [])  # V1 per line too
-    records = [rec for fa in analysis.files for rec in fa.kernels]
-    out.update(merge_guided(records, findings, counters=ev.counters or None, measurement=ev.measurement))
-    out["measurement"] = ev.measurement.to_dict() if ev.measurement is not None else None
-    out["counters_source"] = ev.counters_source
-    out["evidence_notes"] = list(ev.notes)
-    if ev.lines is not None:
-        checks = ev.lines.to_dicts()
-        out["line_checks"] = checks
-        out["line_checks_summary"] = {"lines": len(checks), "predicted": sum(c["predicted"] is not None for c in checks),
-                                      "agree": sum(c["agree"] is True for c in checks),
-                                      "disagree": sum(c["agree"] is False for c in checks)}
-    return out

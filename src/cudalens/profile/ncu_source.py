@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from cudalens.errors import InputError
+from cudalens.profile.ncu_cas import cas_load
 from cudalens.quantities import QUANTITIES, Quantity, line_quantity
 
 
@@ -338,17 +339,17 @@ def _placed_here(by_key: Mapping[tuple[str, int, str, str], Any], has_sass: set,
     same = {(f, ln) for (f, ln, s, o) in missing if (s, o) == (space, op)}
     free = [p for p in orphans.values() if not any(site in same for site in getattr(p, "call_sites", ()))]
     if not free:
-        return _part_placed(by_key, file, line, space, op, spread)
+        return _part_placed(by_key, file, line, space, op, spread, unit)
     where = ", ".join(f"{Path(p.file).name}:{p.line}" for p in free[:4]) + (" ..." if len(free) > 4 else "")
     if len(same) == 1:
         return _combine(free), f"ptxas placed here the SASS of the PTX at {where}: "
     if len({_compared(p, unit) for p in free}) == 1:
         return free[0], f"ptxas placed here SASS of the PTX at {where}, which all give this figure: "
-    return _part_placed(by_key, file, line, space, op, spread)
+    return _part_placed(by_key, file, line, space, op, spread, unit)
 
 
 def _part_placed(by_key: Mapping[tuple[str, int, str, str], Any], file: str, line: int, space: str,
-                 op: str, spread: Iterable[Any] = ()) -> tuple[Any, str]:
+                 op: str, spread: Iterable[Any] = (), unit: str = "") -> tuple[Any, str]:
     """An inlined helper whose lines have SASS of their own, and part of it placed at this call:
     the range between the lowest and the highest figure of one of its instructions called from
     here (the measured line averages some of them), widened by the helper's own range where that is
@@ -378,6 +379,13 @@ def _part_placed(by_key: Mapping[tuple[str, int, str, str], Any], file: str, lin
     reason = (f"ptxas placed part of the inlined code of {where} here: the figure lies between those "
               f"instructions' figures" + (" and their data-dependent ranges" if ranged else ""))
     several = {id(p) for p in spread} & {id(p) for p, _b in cands}  # its ideal averages all its calls
+    ratios = [(b[6], b[7]) for _p, b in cands if len(b) > 7 and b[6] is not None]
+    if unit == "sectors/ideal" and len(ratios) == len(cands) and all(p.ideal for p in ranged):
+        # compared as sectors over ideal sectors: the range of one instruction's ratio at this call (ideal 1)
+        lo = min([r[0] for r in ratios] + [p.low / p.ideal for p in ranged])
+        hi = max([r[1] for r in ratios] + [p.high / p.ideal for p in ranged])
+        return replace(cands[0][0], value=None, low=round(lo, 4), high=round(hi, 4), nway=None, nway_predicated=None,
+                       ideal=1.0, nway_low=None, nway_high=None, reason=reason + " (sectors over ideal sectors)"), ""
     return replace(cands[0][0], value=None, low=lo, high=hi, nway=None, nway_predicated=None,
                    ideal=None if several else cands[0][0].ideal,
                    nway_low=min((w[0] for w in ways), default=None), nway_high=max((w[1] for w in ways), default=None),
@@ -410,7 +418,7 @@ def _compared(p: Any, unit: str, predicated: bool = False) -> tuple[float | None
         return None, (p.low if lo is None else lo), (p.high if hi is None else hi)
     if unit == "sectors/ideal":
         if not p.ideal:
-            return None, None, None
+            return (None, *p.ratio_range) if getattr(p, "ratio_range", None) and p.value is None else (None, None, None)
         if p.value is not None:
             return round(p.value / p.ideal, 4), None, None
         return None, (None if p.low is None else round(p.low / p.ideal, 4)), (
@@ -459,9 +467,11 @@ def check_lines(predictions: Iterable[Any], counters: Mapping[tuple[str, str, in
         if p is None:
             p, note = _placed_here(by_key, has_sass, missing, file, line, space, op, unit, spread)
         if p is None and c.atomic and op == "load":
+            p = cas_load([*by_key.values(), *spread], file, line)
+        if p is None and c.atomic and op == "load":
             out.append(LineCheck(k, file, line, q, None, meas, None, "", "not a data dependence: ptxas expanded an atomic "
-                                 "on this line into a load and a compare-and-swap loop; the model does not evaluate "
-                                 "atomics", c.executed))
+                                 "on this line into a load and a compare-and-swap loop; the model has no figure for "
+                                 "the atomic's addresses (it evaluates shared ones only)", c.executed))
             continue
         if p is None:
             out.append(LineCheck(k, file, line, q, None, meas, None, "", "not a data dependence: no PTX instruction of "

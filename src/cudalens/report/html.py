@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import html
 import io
-import os
+from collections.abc import Callable, Sequence
 from typing import Any
+
+from cudalens.report.frames import SourceText
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1100px;color:#1d2330;padding:0 1rem}
@@ -77,14 +79,13 @@ def _impact(f: dict[str, Any]) -> str:
     return f"{head}<p class='sub'><b>Impact:</b> {_e(text)}</p>"
 
 
-def _excerpt(path: str, line: int | None, context: int = 2, cache: dict[str, list[str]] | None = None) -> str:
-    if not line or not path or not os.path.exists(path):
+def _excerpt(path: str, line: int | None, source: Callable[[str], Sequence[str]], context: int = 2) -> str:
+    """The lines around ``line`` of ``path`` (``source``: path -> its lines), that line marked."""
+    if not line or not path:
         return ""
-    cache = cache if cache is not None else {}
-    if path not in cache:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            cache[path] = fh.read().splitlines()
-    lines = cache[path]
+    lines = source(path)
+    if not lines:
+        return ""
     lo, hi = max(1, line - context), min(len(lines), line + context)
     rows = []
     for n in range(lo, hi + 1):
@@ -159,9 +160,11 @@ def roofline_chart(point: dict[str, Any]) -> str:
     return _svg(fig)
 
 
-def render_html(report: dict[str, Any], title: str = "cudalens report") -> str:
-    """Render the analysis document as one self-contained HTML page."""
-    cache: dict[str, list[str]] = {}
+def render_html(report: dict[str, Any], title: str = "cudalens report",
+                source: Callable[[str], Sequence[str]] | None = None) -> str:
+    """Render the analysis document as one self-contained HTML page. ``source``: path -> its lines,
+    for the excerpts under the findings (default: read from the files, for a document saved earlier)."""
+    source = source if source is not None else SourceText()
     findings = report.get("findings", [])
     kernels = report.get("kernels", [])
     cc = report.get("cc", "9.0")
@@ -206,7 +209,7 @@ def render_html(report: dict[str, Any], title: str = "cudalens report") -> str:
             f"{_e(f.get('kernel') or 'host code')} · {where}"
             f"{' · ' + _e(f.get('status')) if f.get('status') not in (None, 'flagged') else ''}"
             f"<p>{_e(f['message'])}</p><p><b>Fix:</b> {_e(f['fix'])}</p>{_impact(f)}"
-            f"{_excerpt(f.get('file', ''), f.get('line'), cache=cache)}</div>"
+            f"{_excerpt(f.get('file', ''), f.get('line'), source)}</div>"
         )
     parts.append("</section>")
 

@@ -8,8 +8,10 @@ source line. SARIF carries the findings that have a source line (what code scann
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from cudalens.report.frames import SourceText
 from cudalens.report.html import _CSS, _e, _excerpt
 from cudalens.report.profile_terminal import _t as duration_text
 
@@ -36,18 +38,19 @@ def timeline_svg(tl: dict[str, Any], width: int = 960, height: int = 46) -> str:
             f'(darker: busier)</div>')
 
 
-def _finding_html(f: dict[str, Any], cache: dict[str, list[str]]) -> str:
+def _finding_html(f: dict[str, Any], source: Callable[[str], Sequence[str]]) -> str:
     cost = f" <span class=\"sub\">[{f['impact']:.1%} {_e(f['impact_text'])}]</span>" if f.get("impact") is not None else ""
     where = f"{_e(f['file'])}:{f['line']}" if f.get("line") else _e(f.get("kernel") or "application")
     return (f'<div class="finding"><span class="pri pri-{_e(f["priority"])}">{_e(f["priority"])}</span> '
             f'<b>{_e(f["rule"])}</b> <span class="sub">{_e(f.get("section"))} · {where} · {_e(f.get("status"))}'
             f'</span><div>{_e(f["message"])}{cost}</div>'
-            f'{_excerpt(f["file"], f.get("line"), cache=cache)}<div class="ok">fix: {_e(f["fix"])}</div></div>')
+            f'{_excerpt(f["file"], f.get("line"), source)}<div class="ok">fix: {_e(f["fix"])}</div></div>')
 
 
-def render_html(report: dict[str, Any]) -> str:
+def render_html(report: dict[str, Any], source: Callable[[str], Sequence[str]] | None = None) -> str:
+    """The profile as one page; ``source``: path -> its lines, for the excerpts (default: read from the files)."""
     s, dev = report["summary"], report.get("device") or {}
-    cache: dict[str, list[str]] = {}
+    source = source if source is not None else SourceText()
     rows = []
     for k in report["kernels"][:15]:
         occ = (k.get("occupancy") or {}).get("occupancy")
@@ -69,7 +72,7 @@ def render_html(report: dict[str, Any]) -> str:
     per_kernel: dict[str, list[str]] = {}
     app = []
     for f in report["findings"]:
-        (per_kernel.setdefault(f["kernel"], []) if f.get("kernel") else app).append(_finding_html(f, cache))
+        (per_kernel.setdefault(f["kernel"], []) if f.get("kernel") else app).append(_finding_html(f, source))
     kernel_sections = "".join(f"<h3>{_e(name)}</h3>{''.join(items)}" for name, items in per_kernel.items())
     notes = "".join(f"<li>{_e(n)}</li>" for n in report.get("notes") or [])
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>cudalens profile</title>
@@ -90,8 +93,8 @@ exit status {report['exit_status']} · {report['wall_s']:.2f} s wall · <span id
 """
 
 
-def sarif_log(report: dict[str, Any]) -> dict[str, Any]:
-    """SARIF 2.1.0 with the findings that have a source line."""
+def sarif_log(report: dict[str, Any], lines: Callable[[str, int | None], str] | None = None) -> dict[str, Any]:
+    """SARIF 2.1.0 with the findings that have a source line (``lines``: as :func:`to_sarif` takes it)."""
     from cudalens.guided.inputs import finding_from_dict
     from cudalens.report.sarif import to_sarif
     from cudalens.rules.registry import load_all
@@ -99,4 +102,4 @@ def sarif_log(report: dict[str, Any]) -> dict[str, Any]:
     located = [finding_from_dict(f) for f in report["findings"] if f.get("line")]
     rules = {f.rule for f in located}
     specs = {rid: spec for rid, spec in load_all().items() if rid in rules}
-    return to_sarif(located, specs, root=".")
+    return to_sarif(located, specs, root=".", **({"lines": lines} if lines is not None else {}))

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from cudalens.findings import Finding, Priority
+from cudalens.report.frames import finding_frame
 
 #: What the findings of each hygiene rule are, for the collapsed line (one, several).
 _NOUNS = {
@@ -64,3 +65,45 @@ def statistics_lines(findings: Sequence[Finding]) -> list[str]:
         item = CATALOG.get(rule)
         out.append(f"{n:>5}  {rule:<5} [{priority[rule]}] {item.title if item is not None else ''}".rstrip())
     return out
+
+
+def summary_lines(result, show_all: bool = True, source=None) -> list[str]:
+    """One header per file (finding counts by priority), then one line per finding, in ranked
+    order with the estimated speedup beside the guide's priority (with its code frame when
+    ``source``, path -> lines, is given: --show-source); without ``show_all``, info-level hygiene
+    is collapsed to one line per rule (:mod:`cudalens.report.quiet`)."""
+    from cudalens.report.terminal import speedup_text
+
+    lines = []
+    total: dict[str, int] = {}
+    for fa in result.files:
+        counts: dict[str, int] = {}
+        for f in fa.findings:
+            counts[f.priority.value] = counts.get(f.priority.value, 0) + 1
+            total[f.priority.value] = total.get(f.priority.value, 0) + 1
+        tally = ", ".join(f"{counts[p.value]} {p.value}" for p in Priority if p.value in counts) or "no findings"
+        lines.append(f"{fa.model.path}: {tally}")
+        if fa.failure is not None:
+            lines.append(f"  {fa.failure.kind}: {fa.failure.message()}")
+        listed, collapsed = (list(fa.findings), []) if show_all else split_hygiene(fa.findings)
+        for f in listed:
+            where = f"{f.line}:{f.column or 1}" if f.line else "-"
+            gain = speedup_text(f)
+            lines.append(f"  {where:>8}  {gain:>5} {f.priority.value:<10} {f.rule:<5} {f.message}")
+            if source is not None:
+                lines += finding_frame(f, source, indent=" " * 18)
+        lines += [f"  {c}" for c in collapsed]
+        lines += [f"  note: {n}" for n in fa.notes if not n.startswith(("not compiled (", "fix: "))]
+        lines += [f"  kernel {k.name}: {k.launch.describe()}" + _launch_shape(k.launch)
+                  for k in fa.model.kernels if k.launch is not None]
+    tally = ", ".join(f"{total[p.value]} {p.value}" for p in Priority if p.value in total) or "no findings"
+    broken = len(result.source_only)
+    failed = len(getattr(result, "failed", ()))
+    extra = (f"; {broken} analysed source-only (not compiled)" if broken else "") + (f"; {failed} not analyzed" if failed else "")
+    lines.append(f"{len(result.files)} file(s): {tally}{extra}")
+    return lines
+
+
+def _launch_shape(launch) -> str:
+    """`` (block 16x16x1)`` of a launch with a block, else ``""``."""
+    return f" (block {'x'.join(map(str, launch.block))})" if isinstance(launch.block, tuple) else ""

@@ -10,7 +10,8 @@ file name and normalized line text), so code-scanning tools track a finding acro
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from cudalens._version import __version__
 from cudalens.findings import Finding, Priority
@@ -82,27 +83,33 @@ def _uri(path: str, root: str) -> str:
     return rel.replace(os.sep, "/")
 
 
+def _no_text(path: str, number: int | None) -> str:
+    return ""
+
+
 def to_sarif(findings: Iterable[Finding], rules: dict[str, Any], root: str | None = None,
-             failures: Iterable[Any] = (), notes: Iterable[str] = ()) -> dict[str, Any]:
+             failures: Iterable[Any] = (), notes: Iterable[str] = (),
+             lines: Callable[[str, int | None], str] = _no_text) -> dict[str, Any]:
     """Build one SARIF log (a dict ready for json.dump) with one run of cudalens.
 
     ``root``: the directory URIs are relative to (default :func:`repository_root` of the working
     directory). ``failures``: files analysed source-only (``CompileFailure``), one ``warning``
     result each at the compiler's first error (rule ``compile-error``). ``notes``: what limited the
     analysis as a whole (the project's launch resolution stopped), one ``toolExecutionNotifications``
-    entry each."""
-    from cudalens.triage import SourceLines, locate_column
+    entry each. ``lines``: (path, line number) -> the text of that line (a finding's column and
+    fingerprint are read from it; :meth:`cudalens.pipeline.report.Report.line`): the log is made
+    from what the report carries, no file is read here."""
+    from cudalens.triage import locate_column
     from cudalens.triage.baseline import fingerprint
 
     root = repository_root() if root is None else root
-    lines = SourceLines()
     findings = list(findings)
     used = sorted({f.rule for f in findings} | set(rules))
     index = {rule_id: i for i, rule_id in enumerate(used)}
     results = []
     for f in findings:
         region: dict[str, Any] = {"startLine": f.line} if f.line else {}
-        text = lines.line(f.file, f.line)
+        text = lines(f.file, f.line)
         column = f.column or (locate_column(f, text) if f.line else None)
         if column:
             region["startColumn"] = column

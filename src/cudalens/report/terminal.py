@@ -4,6 +4,7 @@ for a guided report, the first things to do, the speed of light and predicted ve
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
@@ -12,6 +13,7 @@ from rich.text import Text
 
 from cudalens.evidence.join import KernelRecord
 from cudalens.findings import Finding
+from cudalens.guided.merge import Guided
 from cudalens.textio import printable
 
 _COLORS = {"high": "bold red", "medium": "yellow", "medium-low": "cyan", "low": "blue", "info": "dim"}
@@ -135,12 +137,10 @@ def _access_table(k: Any) -> Table:
     return t
 
 
-def render_guided(report: dict[str, Any], console: Console, notes: bool = True) -> None:
-    """After the per-kernel findings: first things to do, speed of light, predicted vs measured.
-
-    ``notes``: also print the evidence notes (what could not be measured, and why).
-    """
-    steps = report.get("first_steps") or []
+def render_guided(guided: Guided, console: Console, notes: Sequence[str] = ()) -> None:
+    """After the per-kernel findings: first things to do, speed of light, predicted vs measured,
+    then ``notes`` (what could not be measured, and why)."""
+    steps = guided.first_steps
     if steps:
         console.print(Text("\nFirst things to do", style="bold"))
         grid = Table.grid(padding=(0, 1))
@@ -149,7 +149,7 @@ def render_guided(report: dict[str, Any], console: Console, notes: bool = True) 
         for i, step in enumerate(steps[:3], 1):
             grid.add_row(f"{i}.", Text(step))
         console.print(grid)
-    sol = report.get("speed_of_light") or []
+    sol = [line for s in guided.speed_of_light for line in s.lines]
     if sol:
         console.print(Text("\nSpeed of light", style="bold"))
         grid = Table.grid(padding=(0, 1))
@@ -158,12 +158,12 @@ def render_guided(report: dict[str, Any], console: Console, notes: bool = True) 
         for line in sol:
             grid.add_row("", Text(line))
         console.print(grid)
-    checks = report.get("cross_checks") or []
+    checks = [c.to_dict() for c in guided.cross_checks]
     if checks:
         console.print(Text("\nPredicted vs measured (Nsight Compute)", style="bold"))
         console.print(_checks_table(checks))
         console.print(Text("  n/a: not comparable (see cross_checks[].reason in --format json)", style="dim"))
-    for note in (report.get("evidence_notes") or []) if notes else []:
+    for note in notes:
         console.print(Text(f"note: {note}", style="dim"))
 
 

@@ -143,14 +143,13 @@ def static_findings(src: KernelSource, k: KernelSummary, cc: str, workdir: str,
     entry = next((e for e in report["kernels"] if e["name"] == k.name), None)
     checks: list[dict[str, Any]] = []
     if counters:
-        from cudalens.guided.inputs import finding_from_dict
-        from cudalens.guided.merge import merge_guided
+        from cudalens.guided.merge import guide
 
         try:
             records = [rec for rec in fa.kernels if rec.name == k.name]
-            merged = merge_guided(records, mine, counters=tuple(counters))
-            mine = [finding_from_dict(d) for d in merged["findings"]]
-            checks = merged.get("cross_checks", [])
+            guided = guide(records, mine, counters=tuple(counters))
+            mine = list(guided.findings)
+            checks = [c.to_dict() for c in guided.cross_checks]
         except Exception as exc:  # noqa: BLE001
             notes.append(f"{k.name}: counters not merged ({type(exc).__name__}: {str(exc)[:120]})")
     if src.origin == "python string":

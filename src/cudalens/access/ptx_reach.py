@@ -1,0 +1,130 @@
+"""Parameters and trials of the compiled model (cudalens.access.ptx_eval): which parameters are
+pointers (given buffers) rather than scalars to try, and the figure of a line that the base trial
+of the parameters nobody gave never reaches but other trials do. Pure functions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from cudalens.access.ptx_figures import LinePrediction
+from cudalens.compiled.ptx import Function
+
+#: the figure of a line reached only at some trials (not at the base one): the reason it carries
+REACHED_AT_SOME_TRIALS = ("reached only at some trial values of the parameters no launch gives: the range over "
+                          "those trials")
+_UNREACHED = "not a data dependence: not reached by the evaluated warps (the launch's threads never take this path)"
+
+
+def pointer_params(fn: Function) -> set[int]:
+    """The parameters the kernel uses as pointers: converted to a global address (cvta), or the base
+    of a load's or store's address, directly or with offsets added (``__stcs(out + i, v)`` puts the
+    parameter plus an offset straight into a ``st.global.cs``, with no cvta). A 64-bit value added to
+    an address that another parameter already bases (``in[skip + i]``), or scaled, divided or compared
+    with anything but 0 (a ``size_t`` bound or stride), is a scalar."""
+    loaded: dict[str, int] = {}
+    for ins in fn.instructions:
+        if ins.base == "ld" and "param" in ins.parts and len(ins.operands) == 2:
+            name = ins.operands[1].strip("[]").split("+")[0]
+            k = next((j for j, p in enumerate(fn.params) if p.name == name), None)
+            if k is not None and fn.params[k].size == 8 and not fn.params[k].is_array:
+                loaded[ins.operands[0]] = k
+    out = {k for k, p in enumerate(fn.params) if p.is_array}
+    out |= {k for r, k in loaded.items() if _addresses(fn, {r})}
+    scalar = {k for ins in fn.instructions if ins.base in _SCALAR_USES or ins.base == "setp"
+              and "0" not in ins.operands[1:] for r, k in loaded.items() if r in ins.operands[1:]}
+    origin: dict[str, frozenset[int]] = {r: frozenset({k}) for r, k in loaded.items()}
+    grew = True
+    while grew:  # per register, the 64-bit parameters it holds plus offsets of
+        grew = False
+        for ins in fn.instructions:
+            if ins.base in ("add", "sub", "mov", "cvta") and len(ins.operands) >= 2:
+                got = frozenset().union(*(origin.get(o, frozenset()) for o in ins.operands[1:]))
+                if got and not got <= origin.get(ins.operands[0], frozenset()):
+                    origin[ins.operands[0]] = origin.get(ins.operands[0], frozenset()) | got
+                    grew = True
+    bases = [origin.get((ins.operands[1] if ins.base == "ld" else ins.operands[0]).strip("[]").split("+")[0],
+                        frozenset()) for ins in fn.instructions if ins.base in ("ld", "st") and "param" not in ins.parts]
+    for b in bases:
+        if b & out:
+            scalar |= b - out  # offsets added to a known pointer
+    return out | {k for b in bases if len(b) == 1 for k in b if k not in scalar}
+
+
+def _addresses(fn: Function, regs: set[str]) -> bool:
+    """Whether one of ``regs`` is converted to a global address or is the base of a load's or store's address."""
+    for ins in fn.instructions:
+        if ins.base == "cvta" and len(ins.operands) == 2 and ins.operands[1] in regs:
+            return True
+        if ins.base in ("ld", "st") and "param" not in ins.parts:
+            tok = ins.operands[1] if ins.base == "ld" else ins.operands[0]
+            if tok.strip("[]").split("+")[0] in regs:
+                return True
+    return False
+
+
+#: operations a pointer never goes through in address arithmetic
+_SCALAR_USES = frozenset({"mul", "mad", "shl", "shr", "div", "rem", "cvt", "min", "max"})
+
+
+def unreached_at_every_trial(base: dict[tuple[str, int, str], dict[str, Any]], trial_runs: Sequence[Any]) -> bool:
+    """Whether some memory line that the base run's threads never take (its run complete) no parameter
+    trial reaches either."""
+    return any(v.get("value") is None and v.get("reason") == _UNREACHED
+               and all(r[3].get(key, {}).get("value") is None for r in trial_runs) for key, v in base.items())
+
+
+def offset_trials(base: dict[int, Any], scalars: Sequence[int], names: Sequence[str],
+                  sizes: Sequence[int]) -> list[tuple[dict, str]]:
+    """Trials where one parameter nobody gave is 0 and the others are each of ``sizes`` in turn, with
+    how each is said: the same value for every parameter makes ``n - 1 - t`` negative, and a bound or
+    an offset such as ``t`` (a step of the host's loop) is 0 at the program's first launch."""
+    return [({**base, **{j: v for j in scalars}, k: 0}, f"param {n} = 0 with the others = {v}")
+            for k, n in zip(scalars, names) for v in sizes]
+
+
+def reached_in_trials(kernel: str, key: tuple[str, int, str], v: dict[str, Any], trial_runs: Sequence[Any],
+                      labels: Sequence[str], names: Sequence[str], full: Callable[[Any], dict]) -> LinePrediction | None:
+    """A line no evaluated warp reaches under the base trial of the parameters nobody gave (a guard such
+    as ``tx < BLOCK - 2 * iteration`` excludes every thread at 256) but some other trials reach: the
+    range of its figure over those trials, naming the parameters and the values tried (never one trial's
+    figure as a fact). ``trial_runs``: the runs of the parameter trials (each (seed, values, result,
+    light figures)): every parameter at each tried value (ptx_eval's PLAUSIBLE and SMALL order), then
+    any :func:`offset_trials`; ``labels``: how each trial is said ("256", "param 5 = 0 with the others
+    = 256"); ``full``: the full figures of a run's result. None where no trial
+    reaches the line, a reaching run stopped early, or a loaded value decides the figure (the
+    loaded-value seeds ran at the base trial only)."""
+    if v.get("value") is not None or v.get("reason") != _UNREACHED or not names:
+        return None
+    reach = [(t, r) for t, r in zip(labels, trial_runs) if r[3].get(key, {}).get("value") is not None]
+    if not reach or not all(r[2].complete for _t, r in reach):
+        return None
+    first = full(reach[0][1][2]).get(key, {})
+    if first.get("value") is None or first.get("taint", 0) >= 1:
+        return None
+    figs = [r[3][key] for _t, r in reach]
+    vals = [f["value"] for f in figs]
+    ways = [f["nway"] for f in figs if f.get("nway") is not None]
+    ideals = {f.get("ideal") for f in figs}
+    ratios = [f["value"] / f["ideal"] for f in figs if f.get("ideal")] if key[2].startswith("global") else []
+    same = [t for t, _r in reach if t.isdigit()]  # every parameter at one value
+    tried = [f"{', '.join('param ' + n for n in names)} = {', '.join(same)} tried"] if same else []
+    groups: dict[str, list[str]] = {}  # "param 3 = 0 with the others" -> the others' values
+    for t, _r in reach:
+        if not t.isdigit():
+            head, _eq, value = t.rpartition(" = ")
+            groups.setdefault(head, []).append(value)
+    tried += [f"{head} = {', '.join(values)} tried" for head, values in groups.items()]
+    cond = (f"reached only with {'; '.join(tried)} (no thread reaches it with every parameter nobody gave at "
+            f"{labels[0]}): " + "; ".join(f"{t}: {f['value']:g}" for (t, _r), f in zip(reach, figs)))
+    return LinePrediction(kernel=kernel, file=key[0], line=key[1], quantity=key[2], value=None, low=min(vals),
+                          high=max(vals), nway_low=min(ways, default=None), nway_high=max(ways, default=None),
+                          condition=cond, reason=REACHED_AT_SOME_TRIALS, instructions=first.get("n", 0),
+                          requests=first.get("req", 0), ideal=ideals.pop() if len(ideals) == 1 else None,
+                          width=first.get("width"), call_sites=first.get("sites", ()),
+                          bytes_per_lane=first.get("bytes"),
+                          ratio_range=(round(min(ratios), 4), round(max(ratios), 4))
+                          if len(ratios) == len(figs) else None,
+                          trials=tuple((x.get("value"), x.get("ideal"), x.get("threads"))  # (PLAUSIBLE, SMALL)
+                                       for x, t in ((r[3].get(key, {}), t) for r, t in zip(trial_runs, labels))
+                                       if t.isdigit()))
