@@ -83,6 +83,7 @@ def nvcc_each(files: list[Path], includes: list[str], cc: str) -> tuple[float, i
     """Plain nvcc of each unit in turn (the compile check makes: one cubin with line info); (s, failures)."""
     arch = "sm_" + cc.replace(".", "")
     failed = 0
+    CPU["last"] = _children_cpu()
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="check-speed-nvcc-") as tmp:
         for f in files:
@@ -92,22 +93,44 @@ def nvcc_each(files: list[Path], includes: list[str], cc: str) -> tuple[float, i
             failed += proc.returncode != 0
             if proc.returncode != 0 and not NVCC_FAILURES:
                 NVCC_FAILURES.append({"command": " ".join(cmd), "stderr_tail": (proc.stderr or proc.stdout)[-800:]})
-    return time.perf_counter() - t0, failed
+    seconds = time.perf_counter() - t0
+    CPU["last"] = _children_cpu() - CPU["last"]
+    return seconds, failed
 
 
-def check(files: list[Path], includes: list[str], jobs: int, cache: Path, cc: str) -> tuple[float, dict]:
+#: CPU seconds (user + system, every process the last timed command started) of the last nvcc_each or check
+CPU: dict[str, float] = {"last": 0.0}
+
+
+def _children_cpu() -> float:
+    """User and system seconds of the waited-for child processes so far (with their own children):
+    on a loaded machine a steadier measure of the work than the wall time."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def check(files: list[Path], includes: list[str], jobs: int, cache: Path, cc: str,
+          fmt: str = "json", src: str | None = None) -> tuple[float, dict]:
+    """Seconds of one ``check`` (a fresh process) and its JSON report ({} for another ``fmt``, such as
+    the default text a pre-commit hook prints). ``src``: the cudalens of another checkout's ``src``."""
     with tempfile.TemporaryDirectory(prefix="check-speed-") as tmp:
         out = Path(tmp) / "out.json"
         env = dict(os.environ, CUDALENS_CACHE_DIR=str(cache))
         env.pop("CUDALENS_NO_CACHE", None)
+        if src is not None:
+            env["PYTHONPATH"] = src
         cmd = [sys.executable, "-m", "cudalens", "check", *map(str, files), *(f"-I{i}" for i in includes),
-               "-j", str(jobs), "--cc", cc, "--format", "json", "-o", str(out), "--no-config"]
+               "-j", str(jobs), "--cc", cc, "--format", fmt, "-o", str(out), "--no-config"]
+        cpu0 = _children_cpu()
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
         seconds = time.perf_counter() - t0
+        CPU["last"] = _children_cpu() - cpu0
         if proc.returncode not in (0, 1, 2) or not out.exists():
             raise SystemExit(f"check failed ({proc.returncode}): {proc.stderr[-2000:]}")
-        return seconds, json.loads(out.read_text())
+        return seconds, json.loads(out.read_text()) if fmt == "json" else {}
 
 
 def one_set(sources: Path, name: str, limit: int | None, jobs: int, cc: str, profile: int = 0) -> dict:
@@ -115,10 +138,13 @@ def one_set(sources: Path, name: str, limit: int | None, jobs: int, cc: str, pro
     includes = [str(sources / name / i) for i in SETS[name]["include"]]  # type: ignore[attr-defined]
     load_before = os.getloadavg()
     nvcc_s, nvcc_failed = nvcc_each(files, includes, cc)
+    cpu = {"nvcc_each": round(CPU["last"], 2)}
     with tempfile.TemporaryDirectory(prefix="check-speed-cache-") as tmp:
         j1_s, j1 = check(files, includes, 1, Path(tmp) / "j1", cc)
+        cpu["check_j1_cold"] = round(CPU["last"], 2)
         jn_s, jn = check(files, includes, jobs, Path(tmp) / "jn", cc)
         warm_s, warm = check(files, includes, jobs, Path(tmp) / "jn", cc)
+        warm_text_s, _ = check(files, includes, jobs, Path(tmp) / "jn", cc, "text")
         shutil.rmtree(Path(tmp) / "j1", ignore_errors=True)
     load_after = os.getloadavg()
     extra = {}
@@ -133,8 +159,11 @@ def one_set(sources: Path, name: str, limit: int | None, jobs: int, cc: str, pro
         "nvcc_failed": nvcc_failed, "nvcc_first_failure": NVCC_FAILURES[:1], "check_compile_errors": sum(1 for f in j1["files"] if f["compile_error"]),
         "check_not_analyzed": len(j1.get("failed", [])),
         "seconds": {"nvcc_each": round(nvcc_s, 2), "check_j1_cold": round(j1_s, 2),
-                    f"check_j{jobs}_cold": round(jn_s, 2), f"check_j{jobs}_warm": round(warm_s, 2)},
+                    f"check_j{jobs}_cold": round(jn_s, 2), f"check_j{jobs}_warm": round(warm_s, 2),
+                    f"check_j{jobs}_warm_text": round(warm_text_s, 2)},
+        "cpu_seconds": cpu,
         "ratios": {"check_j1_cold_over_nvcc": round(j1_s / nvcc_s, 3),
+                   "cpu_check_j1_cold_over_nvcc": round(cpu["check_j1_cold"] / max(cpu["nvcc_each"], 1e-9), 3),
                    f"check_j1_over_j{jobs}": round(j1_s / jn_s, 3),
                    "warm_seconds_per_unit": round(warm_s / max(1, len(files)), 3)},
         "findings": len(j1["findings"]),
@@ -143,6 +172,32 @@ def one_set(sources: Path, name: str, limit: int | None, jobs: int, cc: str, pro
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in load_after],
     }
+
+
+def against(sources: Path, name: str, limit: int | None, cc: str, baseline: str) -> dict:
+    """The same units under this checkout and ``baseline`` (another checkout's ``src``), alternating:
+    nvcc alone, ``check -j 1`` cold and warm (json and text) with each, wall and CPU seconds (the CPU
+    seconds hold better than the wall time on a machine other jobs share)."""
+    files = units(sources, name, limit)
+    includes = [str(sources / name / i) for i in SETS[name]["include"]]  # type: ignore[attr-defined]
+    out: dict = {"units": len(files), "load_average_before": [round(x, 2) for x in os.getloadavg()]}
+    nvcc_s, failed = nvcc_each(files, includes, cc)
+    CPU["nvcc"] = CPU["last"]
+    out["nvcc_each"] = {"seconds": round(nvcc_s, 2), "cpu_seconds": round(CPU["nvcc"], 2), "failed": failed}
+    for label, src in (("baseline", baseline), ("this", None)):
+        with tempfile.TemporaryDirectory(prefix="check-speed-against-") as tmp:
+            row: dict = {}
+            for run, fmt in (("cold_j1", "json"), ("warm_j1", "json"), ("warm_j1_text", "text")):
+                seconds, report = check(files, includes, 1, Path(tmp) / "c", cc, fmt, src)
+                row[run] = {"seconds": round(seconds, 2), "cpu_seconds": round(CPU["last"], 2)}
+                if report:
+                    row[run]["findings"] = len(report["findings"])
+                    row[run]["compile_errors"] = sum(1 for f in report["files"] if f["compile_error"])
+        row["cold_over_nvcc"] = round(row["cold_j1"]["seconds"] / nvcc_s, 3)
+        row["cold_cpu_over_nvcc_cpu"] = round(row["cold_j1"]["cpu_seconds"] / max(CPU["nvcc"], 1e-9), 3)
+        out[label] = row
+    out["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    return out
 
 
 def tree_warm(sources: Path, size: int, jobs: int, cc: str) -> dict:
@@ -157,11 +212,13 @@ def tree_warm(sources: Path, size: int, jobs: int, cc: str) -> dict:
         cold_s, cold = check(files, includes, jobs, Path(tmp) / "c", cc)
         warm_s, warm = check(files, includes, jobs, Path(tmp) / "c", cc)
         warm1_s, _ = check(files, includes, 1, Path(tmp) / "c", cc)
+        text_s, _ = check(files, includes, jobs, Path(tmp) / "c", cc, "text")  # what a pre-commit hook prints
     return {"units": len(files), "jobs": jobs, "seconds": {"cold": round(cold_s, 2), f"warm_j{jobs}": round(warm_s, 2),
-                                                          "warm_j1": round(warm1_s, 2)},
+                                                          "warm_j1": round(warm1_s, 2), f"warm_j{jobs}_text": round(text_s, 2)},
+            "format": "warm_j*: --format json -o FILE (the whole analysis rendered); *_text: the default text format",
             "compile_errors": sum(1 for f in cold["files"] if f["compile_error"]),
             "findings_warm_equal_cold": warm["findings"] == cold["findings"] and warm["files"] == cold["files"],
-            "note": "units whose compile failed for a missing header are not cached (analysed again when warm)",
+            "note": "units whose compile failed are cached too (with the places their missing header would be found)",
             "load_average_after": [round(x, 2) for x in os.getloadavg()]}
 
 
@@ -176,6 +233,11 @@ def main() -> int:
     ap.add_argument("--profile", type=int, default=0, metavar="K",
                     help="also profile the first K units of each set in process (where the time beyond nvcc goes)")
     ap.add_argument("-o", "--output", type=Path, default=None)
+    ap.add_argument("--against", default=None, metavar="SRC",
+                    help="instead of the sets: each set's units with this checkout and with SRC (another "
+                         "checkout's src folder), -j 1 cold and warm (against)")
+    ap.add_argument("--include", action="append", default=[], metavar="DIR",
+                    help="a further -I folder for every set (e.g. a cuBLAS include folder)")
     ap.add_argument("--tree", type=int, default=0, metavar="N",
                     help="instead of the sets: a warm check of an unchanged tree of N units (tree_warm)")
     args = ap.parse_args()
@@ -190,7 +252,12 @@ def main() -> int:
                     "nvcc": nvcc.splitlines()[-1] if nvcc else None},
         "jobs": args.jobs,
     }
-    if args.tree:
+    for name in SETS:  # further -I folders, for nvcc and check alike
+        SETS[name]["include"] = [*SETS[name]["include"], *args.include]  # type: ignore[misc]
+    if args.against:
+        result["against"] = {name: against(args.sources, name, args.limit, args.cc, args.against)
+                             for name in (args.sets or SETS)}
+    elif args.tree:
         result["tree"] = tree_warm(args.sources, args.tree, args.jobs, args.cc)
     else:
         result["sets"] = {name: one_set(args.sources, name, args.limit, args.jobs, args.cc, args.profile)

@@ -41,7 +41,7 @@ for f in sorted(out.glob("check_speed_*.json")):
     d = json.loads(f.read_text())
     for name, s in d.get("sets", {}).items():
         summary[name] = {"units": s["units"], "nvcc_failed": s["nvcc_failed"], **s["seconds"], **s["ratios"],
-                         "findings_warm_equal_cold": s["findings_warm_equal_cold"]}
+                         "cpu_seconds": s.get("cpu_seconds"), "findings_warm_equal_cold": s["findings_warm_equal_cold"]}
     if "tree" in d:
         summary["tree"] = d["tree"]
 (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")

@@ -121,16 +121,78 @@ def test_one_file_edit_reanalyses_that_file_and_its_includers(tmp_path, monkeypa
 
 
 @pytest.mark.slow
-def test_a_file_that_does_not_compile_is_analysed_again(tmp_path, monkeypatch):
+@pytest.mark.parametrize("where", ["beside", "elsewhere in the repository"])
+def test_a_failed_compile_is_kept_until_the_header_it_lacked_appears(tmp_path, monkeypatch, where):
+    """A unit whose compile failed for a missing header is read from the cache while nothing changes,
+    and compiled again (now with success) once the header appears where the compiler, or the retry
+    through the repository's folders, finds it."""
     if not _nvcc():
         pytest.skip("no nvcc")
     files = _tree(tmp_path / "src")
     (tmp_path / "src" / "c.cu").write_text('#include "not_installed_yet.h"\n' + ALONE)
-    _run(files, ResultCache(tmp_path / "cache"), True)
+    cold = _run(files, ResultCache(tmp_path / "cache"), True)
     seen = _counting(monkeypatch)
-    again = _run(files, ResultCache(tmp_path / "cache"), True)
-    assert seen == ["c.cu"]  # the others are read from the cache
-    assert "not_installed_yet.h" in (next(fa for fa in again.files if fa.model.path.endswith("c.cu")).compile_error or "")
+    warm = _run(files, cache := ResultCache(tmp_path / "cache"), True)
+    assert seen == [] and sorted(cache.hits) == sorted(files)  # the failure too is read from the cache
+    assert _findings(warm) == _findings(cold)
+    assert "not_installed_yet.h" in (next(fa for fa in warm.files if fa.model.path.endswith("c.cu")).compile_error or "")
+
+    folder = tmp_path / "src" / ("." if where == "beside" else "third_party/inc")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "not_installed_yet.h").write_text("#pragma once\n#define INSTALLED 1\n")
+    again = _run(files, cache := ResultCache(tmp_path / "cache"), True)
+    assert seen == ["c.cu"] and [Path(p).name for p in cache.misses] == ["c.cu"]
+    assert next(fa for fa in again.files if fa.model.path.endswith("c.cu")).compile_error is None
+
+
+def _failed(tmp_path: Path, header: str, kind: str):
+    """A source-only analysis of ``tmp_path/src/u.cu`` whose compile missed ``header``."""
+    from types import SimpleNamespace
+
+    from cudalens.pipeline.compile_failure import CompileFailure
+
+    unit = tmp_path / "src" / "u.cu"
+    unit.parent.mkdir(parents=True, exist_ok=True)
+    unit.write_text(f"#include <{header}>\n" + ALONE)
+    error = f"{unit}:1: error: {header}: No such file or directory"
+    failure = CompileFailure(str(unit), error, "fix", str(unit), 1, header, kind)
+    return SimpleNamespace(failure=failure, compile_error=error, compiled=None, model=SimpleNamespace(path=str(unit)))
+
+
+def test_a_stored_failure_names_every_place_its_header_would_be_found(tmp_path):
+    """Without a compiler: the probes of a failure (pipeline.failure_probes) are the places the header
+    would be found (the unit's folder, the -I folders, the toolkit's, the system's), each absent when
+    stored; one appearing, or (for a project header) a file of its name anywhere in the repository,
+    makes the stored failure stale."""
+    from types import SimpleNamespace
+
+    from cudalens.pipeline.failure_probes import host_folders, probes, still_failing
+
+    (tmp_path / "src" / "Makefile").parent.mkdir(parents=True)
+    (tmp_path / "src" / "Makefile").write_text("all:\n")  # the repository's root: src
+    inc, toolkit = tmp_path / "inc", tmp_path / "toolkit"
+    (toolkit / "include").mkdir(parents=True)
+    build = SimpleNamespace(search_dirs=lambda _p: (str(inc),))
+    fa = _failed(tmp_path, "cusparse_v9.h", "library-header")
+    got = probes(fa, [fa.model.path], build, [str(toolkit) + "/"], {})
+    places = {str(tmp_path / "src" / "cusparse_v9.h"), str(inc / "cusparse_v9.h"),
+              str(toolkit / "include" / "cusparse_v9.h"), *(f"{d}/cusparse_v9.h" for d in host_folders())}
+    assert places <= set(got["absent"]) and "repository" not in got  # a library's header: not looked for in the repository
+    assert still_failing(got, {})
+    inc.mkdir()
+    (inc / "cusparse_v9.h").write_text("")
+    assert not still_failing(got, {})  # installed in an -I folder: compiled again
+    (inc / "cusparse_v9.h").unlink()
+    (toolkit / "include" / "cusparse_v9.h").write_text("")
+    assert not still_failing(got, {})  # installed into the toolkit
+
+    fa = _failed(tmp_path, "GL/freeglut_x.h", "include-folder")
+    got = probes(fa, [fa.model.path], build, [], {})
+    assert got["repository"] == [str((tmp_path / "src").resolve()), "freeglut_x.h"] and still_failing(got, {})
+    (tmp_path / "src" / "deps" / "GL").mkdir(parents=True)
+    (tmp_path / "src" / "deps" / "GL" / "freeglut_x.h").write_text("")
+    assert not still_failing(got, {})  # the retry through the repository's folders would find it now
+    assert not still_failing({**got, "absent": "not a list"}, {})  # a foreign manifest is a miss
 
 
 def test_options_and_launches_are_part_of_the_key(tmp_path, monkeypatch):
@@ -258,3 +320,62 @@ def test_the_signing_key_is_made_once_outside_the_cache_folder(tmp_path, monkeyp
     result_cache._signing_key.cache_clear()
     assert result_cache._signing_key() == key  # read back, not made again
     result_cache._signing_key.cache_clear()
+
+
+def test_a_warm_run_where_every_file_hits_starts_no_worker(tmp_path, monkeypatch):
+    """With the per-file limits `check` uses, an all-hit run reads the launch table and every analysis
+    in this process: no worker is forked; one changed file is analysed in one worker."""
+    import os
+
+    from cudalens.pipeline import isolated
+    from cudalens.pipeline.isolated import FileLimits
+
+    files = _tree(tmp_path / "src")
+    project, build = _project(files)
+
+    def run():
+        return analyze(files, compile=False, build=build, jobs=2, keep_going=True, project=project,
+                       cache=ResultCache(tmp_path / "cache"), file_limits=FileLimits())
+
+    cold = run()
+    forks: list[int] = []
+    real_fork = os.fork
+
+    def counted_fork():
+        forks.append(1)
+        return real_fork()
+
+    monkeypatch.setattr(isolated.os, "fork", counted_fork)
+    warm = run()
+    assert forks == [] and _findings(warm) == _findings(cold)
+    (tmp_path / "src" / "c.cu").write_text(ALONE.replace("threadIdx.x * 4", "threadIdx.x * 2"))
+    project, build = _project(files)
+    run()
+    assert len(forks) == 2  # the launch table (c.cu changed) and c.cu's analysis
+
+
+def test_what_a_warm_check_reads_imports_no_model():
+    """A warm check reads cached analyses: the modules it runs (the CLI, the API, the batch and its
+    cache, the analysis records) import neither the models (numpy) nor the front end (tree-sitter)."""
+    code = ("import sys, cudalens.cli.check, cudalens.api.analysis, cudalens.pipeline.run, "
+            "cudalens.pipeline.result_cache, cudalens.pipeline.analysis, cudalens.pipeline.isolated\n"
+            "from cudalens.pipeline import Analysis, FileAnalysis\n"
+            "print(sorted(m for m in ('numpy', 'tree_sitter', 'cudalens.access.model', 'cudalens.pipeline.stages') "
+            "if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    assert proc.stdout.strip() == "[]"
+
+
+def test_include_path_variables_are_part_of_a_compiled_files_key(tmp_path, monkeypatch):
+    """CPATH and its kin add include folders to every compile (a header found there fixes a failure
+    without any file of the project changing): they are part of the key of a compiled file."""
+    from cudalens.pipeline.result_cache import file_key
+
+    unit = tmp_path / "u.cu"
+    unit.write_text(ALONE)
+    monkeypatch.delenv("CPATH", raising=False)
+    plain = file_key(str(unit), options={}, build=None, table=None, compile=True)
+    source_only = file_key(str(unit), options={}, build=None, table=None, compile=False)
+    monkeypatch.setenv("CPATH", str(tmp_path / "inc"))
+    assert file_key(str(unit), options={}, build=None, table=None, compile=True) != plain
+    assert file_key(str(unit), options={}, build=None, table=None, compile=False) == source_only  # no compile: no effect

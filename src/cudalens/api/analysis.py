@@ -36,10 +36,10 @@ def _paths(paths: PathLike | Iterable[PathLike]) -> list[str]:
 
 
 def _defines(defines: Mapping[str, Any] | Sequence[str] | None) -> dict[str, Any]:
+    if not defines:  # none given: the access model (and numpy) not imported for nothing
+        return {}
     from cudalens.access.model import parse_defines
 
-    if defines is None:
-        return {}
     items = [f"{k}={v}" for k, v in defines.items()] if isinstance(defines, Mapping) else list(defines)
     try:
         return dict(parse_defines(items))
@@ -50,10 +50,10 @@ def _defines(defines: Mapping[str, Any] | Sequence[str] | None) -> dict[str, Any
 def _block(block: str | Sequence[Any] | None) -> Any:
     """``--block`` values: one block (``"32,8"``, ``(32, 8)``) for every kernel, or per-kernel specs
     (``["transpose=32,8", "64"]``), as :func:`cudalens.access.model.parse_blocks` reads them."""
-    from cudalens.access.model import parse_blocks
-
     if block is None or (not isinstance(block, str) and len(block) == 0):
         return None
+    from cudalens.access.model import parse_blocks
+
     if isinstance(block, str):
         specs: tuple[str, ...] = (block,)
     elif all(isinstance(b, int) for b in block):

@@ -65,19 +65,27 @@ def manifest_key(path: str, flags: Iterable[str], cc: str, toolchain_fingerprint
     return h.hexdigest()
 
 
-def deps_digest(key: str, deps: Sequence[str], stat_roots: Sequence[str] = ()) -> str | None:
-    """The digest of ``deps`` under manifest ``key``; None when a file cannot be read."""
+def deps_digest(key: str, deps: Sequence[str], stat_roots: Sequence[str] = (),
+                memo: dict[str, bytes] | None = None) -> str | None:
+    """The digest of ``deps`` under manifest ``key``; None when a file cannot be read. ``memo``: one
+    run's part of each file (its size and time, or its content's digest), so a header many units
+    include is read (or stat'ed) once per run."""
     h = hashlib.sha256(key.encode())
     roots = tuple(_STAT_ROOTS) + tuple(stat_roots)
     for dep in deps:
-        try:
-            if dep.startswith(roots):
-                st = os.stat(dep)
-                h.update(f"\0{dep}\0{st.st_size}\0{st.st_mtime_ns}".encode())
-            else:
-                h.update(b"\0" + dep.encode() + b"\0" + content_digest(dep))
-        except OSError:
-            return None
+        part = memo.get(dep) if memo is not None else None
+        if part is None:
+            try:
+                if dep.startswith(roots):
+                    st = os.stat(dep)
+                    part = f"\0{dep}\0{st.st_size}\0{st.st_mtime_ns}".encode()
+                else:
+                    part = b"\0" + dep.encode() + b"\0" + content_digest(dep)
+            except OSError:
+                return None
+            if memo is not None:
+                memo[dep] = part
+        h.update(part)
     return h.hexdigest()
 
 

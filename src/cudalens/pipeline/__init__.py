@@ -15,13 +15,39 @@ It schedules the layers and runs the rules on them; the per-kernel facts it sche
   instructions (ncu's source page), V1 findings naming the line.
 """
 
-from cudalens.evidence.join import KernelRecord, join
-from cudalens.pipeline.analysis import SCHEMA, Analysis, FileAnalysis
-from cudalens.pipeline.defines import compiler_defines, macro_names
-from cudalens.pipeline.measured import PROFILE_RUN, Evidence, RunSpec, gather_evidence
-from cudalens.pipeline.report import Report, guided_report
-from cudalens.pipeline.run import analyze
-from cudalens.pipeline.stages import analyze_file
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cudalens.evidence.join import KernelRecord, join
+    from cudalens.pipeline.analysis import SCHEMA, Analysis, FileAnalysis
+    from cudalens.pipeline.defines import compiler_defines, macro_names
+    from cudalens.pipeline.measured import PROFILE_RUN, Evidence, RunSpec, gather_evidence
+    from cudalens.pipeline.report import Report, guided_report
+    from cudalens.pipeline.run import analyze
+    from cudalens.pipeline.stages import analyze_file
+
+#: each name's module, imported on first use: reading a cached analysis (pipeline.analysis) or the
+#: per-file limits (pipeline.isolated) does not import the stages, the models and numpy (issue #29)
+_WHERE = {
+    "KernelRecord": "cudalens.evidence.join", "join": "cudalens.evidence.join",
+    "SCHEMA": "cudalens.pipeline.analysis", "Analysis": "cudalens.pipeline.analysis",
+    "FileAnalysis": "cudalens.pipeline.analysis",
+    "compiler_defines": "cudalens.pipeline.defines", "macro_names": "cudalens.pipeline.defines",
+    "PROFILE_RUN": "cudalens.pipeline.measured", "Evidence": "cudalens.pipeline.measured",
+    "RunSpec": "cudalens.pipeline.measured", "gather_evidence": "cudalens.pipeline.measured",
+    "Report": "cudalens.pipeline.report", "guided_report": "cudalens.pipeline.report",
+    "analyze": "cudalens.pipeline.run", "analyze_file": "cudalens.pipeline.stages",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(importlib.import_module(_WHERE[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "PROFILE_RUN",

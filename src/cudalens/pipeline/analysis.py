@@ -63,6 +63,7 @@ class Analysis:
     def to_dict(self) -> dict[str, Any]:
         """The JSON contract ``cudalens/analysis-1`` (keys may be added, never removed)."""
         kernels = [rec.to_dict() for fa in self.files for rec in fa.kernels]
+        launches = self.launches()  # once: every finding looks its launch up in it
         return {
             "schema": SCHEMA,
             "cc": self.cc,
@@ -77,7 +78,7 @@ class Analysis:
             "failed": [{"path": p, "error": e} for p, e in self.failed],
             "notes": list(self.notes),
             "kernels": kernels,
-            "findings": [_finding_dict(f, self.launches()) for f in self.findings],
+            "findings": [_finding_dict(f, launches) for f in self.findings],
         }
 
     def launches(self) -> dict[tuple[str, str], Any]:

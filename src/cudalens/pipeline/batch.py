@@ -84,7 +84,7 @@ def analyze_files(paths: list[str], *, block: Any, defines: Mapping[str, Any], c
     if cache is not None:
         from cudalens.pipeline.result_cache import fill
 
-        fill(cache, done_, keys, cached, project)
+        fill(cache, done_, keys, cached, project, build)
     reasons = {**refused, **dict(failed_)}
     return done_, [(p, reasons[p]) for p in dict.fromkeys(paths) if p in reasons], \
         ((table.partial,) if table.partial else ())
@@ -174,8 +174,9 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
     cc = cc_limits(cc).cc
     wanted = _instantiations(order, instantiate) if compile else {}
     cached = cached or {}
-    included = {p: project.includers(p) if project is not None and not is_header(p) else () for p in order}
-    defined = {p: _kernel_names(source_text(p)) for p in order}
+    missed = [p for p in order if p not in cached]  # an all-hit run reads nothing more
+    included = {p: project.includers(p) if project is not None and not is_header(p) and missed else () for p in order}
+    defined = {p: _kernel_names(source_text(p)) for p in order} if missed else {}
     unit_results: dict[str, Any] = {}
 
     def one(p: str) -> Any:
@@ -184,28 +185,32 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
         from cudalens.pipeline.stages import analyze_file
         from cudalens.source.parse import parse_file
 
-        outcome = None
-        if compile:
-            mark("parse")
-            predefined = tuple(build.header_macros(p).items()) if build is not None else ()
-            defs = compiler_defines(parse_file(p, predefined), defines)
-            mark("compile")
-            if is_header(p) or included[p]:
-                units = [u for u in unit_results if not isinstance(unit_results[u], BaseException)]
-                futures: dict[str, Future] = {}
-                for u in units:
-                    futures[u] = Future()
-                    futures[u].set_result((unit_results[u].compiled, []))
-                outcome = _compile_header(p, units, futures, cc, defs, build, wanted.get(p, ()), included[p])
-            else:
-                outcome = _compile_unit(p, cc, defs, build, wanted.get(p, ()))
-        worker = model_worker() if compile else None
-        elsewhere = frozenset().union(*(defined[q] for q in order if q != p)) - defined[p]
+        worker = model_worker() if compile else None  # forked while this process has one thread
+        outcome: Future | None = None
+        compiling = None
         try:
+            if compile:
+                defs: dict[str, Any] = {}
+                if defines:  # which --define values nvcc may get depends on the file's syntax (none: none)
+                    mark("parse")
+                    predefined = tuple(build.header_macros(p).items()) if build is not None else ()
+                    defs = compiler_defines(parse_file(p, predefined), defines)
+                # the compile in a thread, while the file's front end and source model run here
+                compiling = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cudalens-compile")
+                if is_header(p) or included[p]:
+                    units = [u for u in unit_results if not isinstance(unit_results[u], BaseException)]
+                    futures = {u: _done((unit_results[u].compiled, [])) for u in units}
+                    outcome = compiling.submit(_compile_header, p, units, futures, cc, defs, build,
+                                               wanted.get(p, ()), included[p])
+                else:
+                    outcome = compiling.submit(_compile_unit, p, cc, defs, build, wanted.get(p, ()))
+            elsewhere = frozenset().union(*(defined[q] for q in order if q != p)) - defined[p]
             return analyze_file(p, block=block, defines=defines, cc=cc, compile=compile, build=build,
                                 compiled_outcome=outcome, instantiate=wanted.get(p, ()), worker=worker,
                                 launches=table, elsewhere=elsewhere)
         finally:
+            if compiling is not None:
+                compiling.shutdown(wait=True, cancel_futures=True)
             if worker is not None:
                 worker.shutdown(wait=True, cancel_futures=True)
 
@@ -350,6 +355,13 @@ def _bounded_launch_table(paths: list[str], project: Any, build: Any, cache: Any
 
     from cudalens.pipeline.isolated import Stopped, mark, run_one
     from cudalens.project.resolve import LaunchTable
+
+    if cache is not None and project is not None:  # stored: a hash and a read here, no worker
+        from cudalens.pipeline.result_cache import stored_launch_table
+
+        stored = stored_launch_table(cache, paths, project, build)
+        if stored is not None:
+            return stored
 
     def resolve() -> tuple[dict[Any, Any], str | None]:
         mark("resolve")

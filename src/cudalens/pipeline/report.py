@@ -14,12 +14,14 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from cudalens.findings import Finding, Priority
-from cudalens.guided.merge import Guided, guide
 from cudalens.pipeline.analysis import Analysis
 from cudalens.pipeline.measured import Evidence
+
+if TYPE_CHECKING:  # imported where used: check's report reads no guided analysis (nor numpy)
+    from cudalens.guided.merge import Guided
 
 #: the commands that make a report
 COMMANDS = ("analyze", "check", "profile")
@@ -51,6 +53,8 @@ class Report:
     def guided(self) -> Guided:
         """The analysis merged with the evidence: findings ranked by their estimated cost
         (measured where measured), V1 per disagreement, cross-checks, first steps, speed of light."""
+        from cudalens.guided.merge import guide
+
         analysis = self._analysis()
         ev = self.evidence or Evidence()
         findings = analysis.findings + (list(ev.lines.findings) if ev.lines is not None else [])  # V1 per line too

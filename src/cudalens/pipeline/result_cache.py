@@ -22,8 +22,9 @@ A file that changed, vanished or appeared on an include path read earlier change
 file and every file whose compile read it (its includers) miss, and nothing else. Writes are atomic
 (a temporary file, then ``os.replace``); an entry that cannot be read or unpickled, or of another
 format, is a miss, never a crash. Results whose notes say the analysis hit a time or memory budget
-are not stored (they depend on the machine's load), nor are those of files whose compile missed an
-included file (installing it fixes them without changing a file of theirs).
+are not stored (they depend on the machine's load). A file whose compile failed is stored too, with
+what decides the failure (:mod:`cudalens.pipeline.failure_probes`): for a missing header, the places
+it would have been found (a header appearing there is a miss: the compile is tried again).
 
 The folder is ``<cache_dir>/results`` (launch tables in ``results/launches``; ``$CUDALENS_CACHE_DIR``, else ``$XDG_CACHE_HOME/cudalens``, else
 ``~/.cache/cudalens``), beside the compile cache's entries; ``cudalens cache info|clean`` reads and empties
@@ -49,7 +50,7 @@ from typing import Any
 from cudalens.compiled import cache as _compiled
 
 FORMAT = b"cudalens-result/2\n"  # the storage format: this header, the HMAC of the pickle, then the pickle
-_MISSING = ("No such file or directory", "cannot open source file", "could not open")
+_MISSING = ("No such file or directory", "cannot open source file", "could not open")  # a file not found
 _UNSTABLE = ("budget of", "budget spent", "timed out", "compiled layer unavailable", "stopped at")
 
 
@@ -133,8 +134,15 @@ def file_key(path: str, *, options: Mapping[str, Any], build: Any, table: Any, c
                   tuple(build.forced_macros(path)))
     fingerprint = _toolchain()[0] if compile else "no-compile"
     text = repr((sorted((k, repr(v)) for k, v in options.items()), macros, launch_context(table, path),
-                 compile, tool_version()))
+                 compile, tool_version(), _environment() if compile else ()))
     return _compiled.manifest_key(os.path.realpath(path), (), "result", fingerprint, extra=text)
+
+
+def _environment() -> tuple[str, ...]:
+    """The environment variables that change every compile (include folders, nvcc's added flags)."""
+    from cudalens.pipeline.failure_probes import INCLUDE_VARIABLES
+
+    return tuple(os.environ.get(v, "") for v in (*INCLUDE_VARIABLES, "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"))
 
 
 _BUILDS: dict[int, tuple[Any, str]] = {}
@@ -165,15 +173,11 @@ def _macros(build: Any, path: str) -> tuple[tuple[str, str], ...]:
     return _MACROS[key]
 
 
-def launch_table(cache: ResultCache, paths: Sequence[str], project: Any, build: Any,
-                 compute: Callable[[], Any]) -> Any:
-    """The project's launch table for ``paths`` (``compute()``), stored under a digest of every file it
-    reads (the files whose launches can reach ``paths``: project.resolve._relevant), the macros each
-    is parsed with, the build context, the include graph and the tool's version: an unchanged
-    project costs reading its files, not parsing them."""
-    from types import MappingProxyType
-
-    from cudalens.project.resolve import LaunchTable, _relevant
+def _table_file(cache: ResultCache, paths: Sequence[str], project: Any, build: Any) -> Path | None:
+    """Where the launch table of ``paths`` is stored: under a digest of every file it reads (the files
+    whose launches can reach ``paths``: project.resolve._relevant), the macros each is parsed with, the
+    build context, the include graph and the tool's version; None when a file cannot be read."""
+    from cudalens.project.resolve import _relevant
 
     files = _relevant(project, list(paths)) if paths else list(project.files)
     h = hashlib.sha256(FORMAT + tool_version().encode())
@@ -182,17 +186,52 @@ def launch_table(cache: ResultCache, paths: Sequence[str], project: Any, build: 
         h.update(_build_digest(build).encode())
     for f in files:
         try:
-            h.update(f"\0{f}\0".encode() + _compiled.content_digest(f))
+            h.update(f"\0{f}\0".encode() + _content(cache, f))
             if build is not None:
                 h.update(repr((_macros(build, f), build.forced_macros(f))).encode())
         except Exception:  # noqa: BLE001 - unreadable now: computed, never stored
-            return compute()
+            return None
     digest = h.hexdigest()
-    where = cache._dir() / "launches" / digest[:2] / f"{digest}.pickle"
-    got = _read(where)
+    return cache._dir() / "launches" / digest[:2] / f"{digest}.pickle"
+
+
+def _content(cache: ResultCache, path: str) -> bytes:
+    """The content digest of ``path``, read once per run (``cache.contents``)."""
+    st = os.stat(path)
+    seen = (path, st.st_size, st.st_mtime_ns, st.st_ino)
+    if seen not in cache.contents:
+        cache.contents[seen] = _compiled.content_digest(path)
+    return cache.contents[seen]
+
+
+def stored_launch_table(cache: ResultCache, paths: Sequence[str], project: Any, build: Any) -> Any:
+    """The stored launch table of ``paths`` if no file it reads changed (a hash and a read), else None."""
+    return _stored_table(_table_file(cache, paths, project, build))
+
+
+def _stored_table(where: Path | None) -> Any:
+    from types import MappingProxyType
+
+    from cudalens.project.resolve import LaunchTable
+
+    got = _read(where) if where is not None else None
     if isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], dict):
         return LaunchTable(MappingProxyType(got[0]), got[1])
+    return None
+
+
+def launch_table(cache: ResultCache, paths: Sequence[str], project: Any, build: Any,
+                 compute: Callable[[], Any]) -> Any:
+    """The project's launch table for ``paths`` (``compute()``), read from ``cache`` when no file it
+    reads changed (:func:`stored_launch_table`), else computed and stored: an unchanged project costs
+    reading its files, not parsing them."""
+    where = _table_file(cache, paths, project, build)
+    got = _stored_table(where)
+    if got is not None:
+        return got
     table = compute()
+    if where is None:
+        return table
     try:
         data = _sealed(pickle.dumps((dict(table.sites), table.root), protocol=pickle.HIGHEST_PROTOCOL))
         if data is not None:
@@ -202,9 +241,10 @@ def launch_table(cache: ResultCache, paths: Sequence[str], project: Any, build: 
     return table
 
 
-def dependencies(path: str, fa: Any, project: Any = None) -> list[str]:
+def dependencies(path: str, fa: Any, project: Any = None, build: Any = None) -> list[str]:
     """What ``fa`` was computed from: the compiler's dependency list when it compiled, else (source
-    only) the file and what it includes (the project's include graph)."""
+    only) the file and what it includes (the project's include graph; for a failed compile also the
+    file its error is in and the project headers the build's include folders give it)."""
     compiled = getattr(fa, "compiled", None)
     deps = list(getattr(compiled, "deps", ()) or ())
     real = os.path.realpath(path)
@@ -214,16 +254,24 @@ def dependencies(path: str, fa: Any, project: Any = None) -> list[str]:
         from cudalens.project.resolve import _closure
 
         deps += sorted(f for f in _closure(real, project.includes) if f not in deps)
+    if compiled is None and getattr(fa, "failure", None) is not None:
+        from cudalens.pipeline.failure_probes import failure_deps
+
+        deps += [f for f in dict.fromkeys(failure_deps(fa, build)) if f not in deps]
     return deps
 
 
 @dataclass
 class ResultCache:
-    """The cache one analysis reads and fills; ``hits`` and ``misses`` name the files of each."""
+    """The cache one analysis reads and fills; ``hits`` and ``misses`` name the files of each
+    (``walks``: the repositories walked for stored failures, ``digests``, ``contents``: the files read, once per run)."""
 
     directory: Path | None = None
     hits: list[str] = field(default_factory=list)
     misses: list[str] = field(default_factory=list)
+    walks: dict[str, frozenset[str]] = field(default_factory=dict)
+    digests: dict[str, bytes] = field(default_factory=dict)
+    contents: dict[tuple[str, int, int, int], bytes] = field(default_factory=dict)
 
     def _dir(self) -> Path:
         return self.directory or results_dir()
@@ -236,10 +284,14 @@ class ResultCache:
         from cudalens.pipeline.analysis import FileAnalysis
 
         fa = None
+        from cudalens.pipeline.failure_probes import still_failing
+
         manifest = _compiled.load(key, self._dir())
         deps = manifest.get("deps") if isinstance(manifest, dict) else None
+        if isinstance(manifest, dict) and "absent" in manifest and not still_failing(manifest, self.walks):
+            deps = None  # a header the stored failure lacked has appeared: compiled again
         if isinstance(deps, list) and all(isinstance(d, str) for d in deps):
-            digest = _compiled.deps_digest(key, deps, _toolchain()[1])
+            digest = _compiled.deps_digest(key, deps, _toolchain()[1], self.digests)
             if digest is not None:
                 fa = _read(self._result_file(digest))
         if not isinstance(fa, FileAnalysis):
@@ -248,17 +300,27 @@ class ResultCache:
         self.hits.append(path)
         return fa
 
-    def store(self, key: str, fa: Any, deps: Sequence[str]) -> None:
-        """Store ``fa`` under ``key`` and ``deps``; not when it depends on the machine's load, nor when the
-        compiler missed a file (the fix lies outside the dependency list: a library installed)."""
-        failure = getattr(fa, "failure", None)  # a header not found, or no toolchain
-        if failure is not None and (getattr(failure, "missing", None) or getattr(failure, "kind", "") == "toolchain"):
+    def store(self, key: str, fa: Any, deps: Sequence[str], build: Any = None) -> None:
+        """Store ``fa`` under ``key`` and ``deps``; not when it depends on the machine's load or no
+        toolchain was found. A failure for a missing header is stored with the places the header
+        would have been found (:func:`cudalens.pipeline.failure_probes.probes`)."""
+        from cudalens.pipeline.failure_probes import missing_of, probes
+
+        failure = getattr(fa, "failure", None)
+        if failure is not None and getattr(failure, "kind", "") == "toolchain":
             return
-        if any(w in (fa.compile_error or "") for w in _MISSING) or \
-                any(w in n for n in (*fa.notes, *fa.model.problems) for w in _UNSTABLE):
+        if any(w in n for n in (*fa.notes, *fa.model.problems) for w in _UNSTABLE):
             return
-        digest = _compiled.deps_digest(key, deps, _toolchain()[1])
+        digest = _compiled.deps_digest(key, deps, _toolchain()[1], self.digests)
         if digest is None:
+            return
+        manifest: dict[str, Any] = {"deps": list(deps)}
+        try:
+            if fa.compiled is None and missing_of(fa):
+                manifest.update(probes(fa, deps, build, _toolchain()[1], self.walks))
+            if fa.compiled is None and "absent" not in manifest and any(w in (fa.compile_error or "") for w in _MISSING):
+                return  # a file not found whose places cannot be named: never stored
+        except (OSError, ValueError):
             return
         try:
             import io
@@ -271,7 +333,7 @@ class ResultCache:
             if data is None:
                 return
             _compiled.atomic_write(self._result_file(digest), data)
-            _compiled.store(key, {"deps": list(deps)}, self._dir())
+            _compiled.store(key, manifest, self._dir())
         except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
             return  # a cache that cannot be written is no cache, never a failure
 
@@ -287,10 +349,17 @@ def _read(f: Path) -> Any:
     mac, payload = data[len(FORMAT):len(FORMAT) + 32], data[len(FORMAT) + 32:]
     if not hmac.compare_digest(mac, hmac.new(key, payload, hashlib.sha256).digest()):
         return None  # not signed with this user's key: never unpickled
+    import gc
+
+    was = gc.isenabled()
+    gc.disable()  # an entry is many small objects and no garbage: the collector's passes cost as much again
     try:
         return pickle.loads(payload)  # noqa: S301 - signed by this user's key (see the module docstring)
     except Exception:  # noqa: BLE001 - a truncated or foreign entry is a miss
         return None
+    finally:
+        if was:
+            gc.enable()
 
 
 def _entries(root: Path) -> dict[str, list[Path]]:
@@ -358,8 +427,7 @@ def consult(cache: ResultCache, paths: Sequence[str], *, block: Any, defines: Ma
     keys: dict[str, str] = {}
     words: dict[str, frozenset[str]] = {}
     for p in paths:
-        others = every if not kernels.get(p) else frozenset().union(*(kernels[q] for q in paths if q != p))
-        elsewhere = others - kernels.get(p, frozenset())
+        elsewhere = every - kernels.get(p, frozenset())  # what the other files define (one set op, not n unions)
         if project is not None:  # only the names its compile can hold: those its files mention
             elsewhere &= _mentioned(p, project, words)
         options = {"block": block, "defines": sorted((k, repr(v)) for k, v in defines.items()), "cc": cc,
@@ -369,7 +437,15 @@ def consult(cache: ResultCache, paths: Sequence[str], *, block: Any, defines: Ma
             keys[p] = file_key(p, options=options, build=build, table=table, compile=compile)
         except Exception:  # noqa: BLE001 - e.g. a refused compile_commands flag: the analysis says so, uncached
             continue
-    hits = {p: fa for p in keys if (fa := cache.lookup(p, keys[p])) is not None}
+    import gc
+
+    was = gc.isenabled()
+    gc.disable()  # the entries read are many objects and no garbage: a collector pass would walk them all again
+    try:
+        hits = {p: fa for p in keys if (fa := cache.lookup(p, keys[p])) is not None}
+    finally:
+        if was:
+            gc.enable()
     return hits, keys
 
 
@@ -392,10 +468,10 @@ def _mentioned(path: str, project: Any, memo: dict[str, frozenset[str]]) -> froz
 
 
 def fill(cache: ResultCache, done: Sequence[Any], keys: Mapping[str, str], hits: Mapping[str, Any],
-         project: Any = None) -> None:
+         project: Any = None, build: Any = None) -> None:
     """Store each analysis of ``done`` that was computed now (not read from the cache)."""
     given = {os.path.realpath(p): p for p in keys}
     for fa in done:
         p = given.get(os.path.realpath(fa.model.path), "")
         if p in keys and p not in hits:
-            cache.store(keys[p], fa, dependencies(p, fa, project))
+            cache.store(keys[p], fa, dependencies(p, fa, project, build), build)

@@ -7,6 +7,7 @@ present; if it is missing or fails, the analysis continues source-only and says 
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -32,12 +33,13 @@ from cudalens.triage.impact import estimate
 
 def analyze_file(path: str | Path, *, block: Any = None,
                  defines: Mapping[str, Any] | None = None, cc: str = "9.0", compile: bool = True,
-                 build: Any = None, compiled_outcome: tuple[Any | None, list[str]] | None = None,
+                 build: Any = None, compiled_outcome: tuple[Any | None, list[str]] | Future | None = None,
                  instantiate: tuple[str, ...] = (), worker: Any = None, launches: Any = None,
                  elsewhere: frozenset[str] = frozenset()) -> FileAnalysis:
     """``build``: a :class:`cudalens.project.BuildContext` (include folders, flags; the macros of
     the project headers the file includes reach the source model). ``compiled_outcome``: the
-    (result, notes) of :func:`_compile` when the caller compiled the file already.
+    (result, notes) of :func:`_compile` when the caller compiled the file already (or a Future of
+    them: the compile runs while this file's front end and source model do).
     ``instantiate``: template kernels to instantiate in the compiled unit (``gemm<128,128,8>``).
     ``worker``: a second process for the compiled access model (evidence.model_workers).
     ``launches``: the project's :class:`~cudalens.project.resolve.LaunchTable` (default: this
@@ -57,7 +59,11 @@ def analyze_file(path: str | Path, *, block: Any = None,
     compiled = None
     failure: CompileFailure | None = None
     if compile:
-        compiled, notes = compiled_outcome or _compile(str(path), cc, compiler_defines(model, defines), build,
+        outcome = compiled_outcome
+        if isinstance(outcome, Future):  # compiling while the source model ran
+            mark("compile")
+            outcome = outcome.result()
+        compiled, notes = outcome or _compile(str(path), cc, compiler_defines(model, defines), build,
                                                        instantiate=instantiate)
         notes = list(notes)
         if isinstance(compiled, CompileFailure):

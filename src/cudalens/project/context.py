@@ -119,57 +119,102 @@ class BuildContext:
         the preprocessor's order (a later definition wins), then the configuration's ``defines``,
         as macro text for the source model. Conditional compilation is not evaluated."""
         out: dict[str, str] = {}
-        for _header, text in self._walk(path)[0]:
-            for m in sorted([*_CONST_RE.finditer(text), *_DEFINE_RE.finditer(text)], key=lambda m: m.start()):
-                value = m.group(2).split("//", 1)[0].split("/*", 1)[0].strip()
-                out[m.group(1)] = value
+        for _header, macros in self._walk(path)[0]:
+            out.update(macros)
         for d in self.defines:  # the configuration's -D, as the compiler gets them
             name, eq, value = d.partition("=")
             out[name] = value if eq else "1"
         return out
 
-    def _walk(self, path: str | Path) -> tuple[list[tuple[str, str]], list[str]]:
-        """([(header, a stretch of its text between two includes)] in the order the preprocessor
-        reads them, [headers in first-inclusion order]); each header is read once (include guards,
-        #pragma once)."""
-        from cudalens.compiled.toolchain import is_toolchain_file
-        from cudalens.errors import InputError
-        from cudalens.project.tree import repo_header
+    @cached_property
+    def _read(self) -> dict[tuple[str, int, int], list[_Stretch]]:
+        """The stretches of each file read (:meth:`_stretches`), by path, time and size: a header
+        that many units include is read and matched once per build context."""
+        return {}
+
+    def _stretches(self, cur: Path) -> list[_Stretch] | None:
+        """``cur``'s text cut at its includes: per stretch, its macros (in order) and the include
+        that ends it (None for the last); None when it cannot be read."""
         from cudalens.source.parse import read_source
 
-        dirs = [Path(d) for d in self.search_dirs(path)]
-        start = Path(path).resolve()
-        seen: set[str] = {str(start)}
-        out: list[tuple[str, str]] = []
-        order: list[str] = []
-
-        def visit(cur: Path, record: bool) -> None:
+        try:
+            st = os.stat(cur)
+        except OSError:
+            return None
+        key = (str(cur), st.st_mtime_ns, st.st_size)
+        got = self._read.get(key)
+        if got is None:
             try:
                 text = re.sub(r"\\\r?\n", " ", read_source(cur).decode("utf-8", "replace"))
             except (OSError, InputError):  # unreadable, not a regular file, too large: not followed
-                return
+                return None
+            got = []
             pos = 0
             for m in _INCLUDE_RE.finditer(text):
-                if record:
-                    out.append((str(cur), text[pos:m.start()]))
+                got.append((_macros_in(text[pos:m.start()]), (m.group(1), m.group(2))))
                 pos = m.end()
-                kind, rel = m.group(1), m.group(2)
-                cands = [d / rel for d in ([cur.parent] if kind == '"' else []) + dirs]
-                hit = next((c for c in cands if c.is_file()), None)
-                if hit is None and kind == '"' and self.repo_root is not None:
-                    other = repo_header(rel, cur, self._repo_index)
-                    hit = Path(other) if other is not None else None
-                if hit is not None:
-                    real = str(hit.resolve())
+            got.append((_macros_in(text[pos:]), None))
+            self._read[key] = got
+        return got
+
+    @cached_property
+    def _resolved(self) -> dict[tuple[str, str, str, tuple[Path, ...]], str | None]:
+        return {}
+
+    def _found(self, cur: Path, include: tuple[str, str], dirs: tuple[Path, ...]) -> str | None:
+        """The real path of the file ``#include`` (kind, name) in ``cur`` opens with the include folders
+        ``dirs``: ``"x"`` next to ``cur`` first, then in the folders, then (quoted) among the
+        repository's files; None when none holds it. Once per build context."""
+        from cudalens.project.tree import repo_header
+
+        kind, rel = include
+        key = (str(cur), kind, rel, dirs)
+        if key not in self._resolved:
+            cands = [d / rel for d in ([cur.parent] if kind == '"' else []) + list(dirs)]
+            hit = next((c for c in cands if c.is_file()), None)
+            if hit is None and kind == '"' and self.repo_root is not None:
+                other = repo_header(rel, cur, self._repo_index)
+                hit = Path(other) if other is not None else None
+            self._resolved[key] = str(hit.resolve()) if hit is not None else None
+        return self._resolved[key]
+
+    def _walk(self, path: str | Path) -> tuple[list[tuple[str, tuple[tuple[str, str], ...]]], list[str]]:
+        """([(header, the macros of a stretch of its text between two includes)] in the order the
+        preprocessor reads them, [headers in first-inclusion order]); each header is read once
+        (include guards, #pragma once)."""
+        from cudalens.compiled.toolchain import is_toolchain_file
+
+        dirs = tuple(Path(d) for d in self.search_dirs(path))
+        start = Path(path).resolve()
+        seen: set[str] = {str(start)}
+        out: list[tuple[str, tuple[tuple[str, str], ...]]] = []
+        order: list[str] = []
+
+        def visit(cur: Path, record: bool) -> None:
+            for macros, include in self._stretches(cur) or ():
+                if record:
+                    out.append((str(cur), macros))
+                if include is None:
+                    continue
+                real = self._found(cur, include, dirs)
+                if real is not None:
                     if real not in seen and not is_toolchain_file(real) and len(seen) < 500:
                         seen.add(real)
                         order.append(real)
                         visit(Path(real), True)
-            if record:
-                out.append((str(cur), text[pos:]))
 
         visit(start, False)
         return out, order
+
+
+#: the macros of a stretch of a file's text, and the include (kind, name) that ends it
+_Stretch = tuple[tuple[tuple[str, str], ...], tuple[str, str] | None]
+
+
+def _macros_in(text: str) -> tuple[tuple[str, str], ...]:
+    """(name, value) of each integral constant and object-like macro ``text`` defines, in order."""
+    found = sorted([*_CONST_RE.finditer(text), *_DEFINE_RE.finditer(text)], key=lambda m: m.start())
+    return tuple((m.group(1), m.group(2).split("//", 1)[0].split("/*", 1)[0].strip()) for m in found)
 
 
 def build_context(paths: Iterable[str | Path] = (), *, include_dirs: Iterable[str] = (), defines: Iterable[str] = (),

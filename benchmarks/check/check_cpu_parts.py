@@ -1,0 +1,98 @@
+"""Where `check`'s cold CPU time goes beside the compiler (issue #29), per unit of a check_speed set, in CPU
+seconds (user + system of the processes each step starts; steadier than wall time on a shared machine):
+
+- ``nvcc``: plain ``nvcc -arch=sm_XX -cubin -lineinfo`` (check_speed.py's nvcc column);
+- ``nvcc_check``: the compile ``check`` runs (``-Xptxas -v``, ``-MD``, ``--keep``: resources, dependency
+  list and PTX from the same run);
+- ``nvdisasm``: ``nvdisasm -gi -c`` of the cubin (SASS with line info), with ``-ndf`` as ``check`` now runs it,
+  and ``cuobjdump --dump-resource-usage``.
+
+    python benchmarks/check/check_cpu_parts.py --set llmc [--limit K] [--include DIR] [-o OUT.json]
+
+Compare with check_speed.py's ``cpu_seconds`` of ``check -j 1`` cold on the same units: the rest is Python
+(front end, source model, lane machine, rules, serialization, interpreter starts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import check_speed as cs  # noqa: E402
+
+
+def _cpu(cmd: list[str], cwd: str | None = None) -> tuple[float, int]:
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run(cmd, capture_output=True, cwd=cwd, check=False)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime, proc.returncode
+
+
+def _tool(name: str) -> str:
+    from cudalens.compiled.toolchain import discover
+
+    return discover().get(name).path
+
+
+def parts(files: list[Path], includes: list[str], cc: str) -> dict:
+    arch = "sm_" + cc.replace(".", "")
+    nvcc, nvdisasm, cuobjdump = _tool("nvcc"), _tool("nvdisasm"), _tool("cuobjdump")
+    inc = [f"-I{os.path.abspath(i)}" for i in includes]
+    rows = []
+    for f in files:
+        with tempfile.TemporaryDirectory(prefix="cpu-parts-") as tmp:
+            cubin = os.path.join(tmp, "out.cubin")
+            plain, rc = _cpu([nvcc, f"-arch={arch}", "-cubin", "-lineinfo", *inc, "-o", cubin, str(f.resolve())],
+                             cwd=str(f.parent))
+            keep = os.path.join(tmp, "keep")
+            os.mkdir(keep)
+            full, rc2 = _cpu([nvcc, "-cubin", f"-arch={arch}", "-lineinfo", "-Xptxas", "-v", *inc, "-MD", "-MF",
+                              os.path.join(tmp, "d.d"), "--keep", "--keep-dir", keep, str(f.resolve()), "-o", cubin],
+                             cwd=str(f.parent))
+            row = {"unit": f.name, "nvcc": round(plain, 3), "nvcc_check": round(full, 3), "compiled": rc == 0 and rc2 == 0}
+            if rc2 == 0:
+                row["nvdisasm"] = round(_cpu([nvdisasm, "-gi", "-c", cubin])[0], 3)
+                row["nvdisasm_ndf"] = round(_cpu([nvdisasm, "-gi", "-c", "-ndf", cubin])[0], 3)
+                row["cuobjdump"] = round(_cpu([cuobjdump, "--dump-resource-usage", cubin])[0], 3)
+            shutil.rmtree(keep, ignore_errors=True)
+        rows.append(row)
+    total = {k: round(sum(r.get(k, 0.0) for r in rows), 2) for k in ("nvcc", "nvcc_check", "nvdisasm", "nvdisasm_ndf",
+                                                                     "cuobjdump")}
+    return {"units": len(rows), "cpu_seconds_total": total, "per_unit": rows}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sources", type=Path, default=Path("/work/ext/check_speed"))
+    ap.add_argument("--set", dest="name", choices=sorted(cs.SETS), required=True)
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--include", action="append", default=[])
+    ap.add_argument("--cc", default="9.0")
+    ap.add_argument("-o", "--output", type=Path, default=None)
+    args = ap.parse_args()
+    files = cs.units(args.sources, args.name, args.limit)
+    includes = [str(args.sources / args.name / i) for i in cs.SETS[args.name]["include"]] + args.include  # type: ignore[attr-defined]
+    t0 = time.perf_counter()
+    out = {"command": " ".join(["python", "benchmarks/check_cpu_parts.py", *sys.argv[1:]]), "set": args.name,
+           "load_average_before": [round(x, 2) for x in os.getloadavg()], **parts(files, includes, args.cc)}
+    out["wall_seconds"] = round(time.perf_counter() - t0, 1)
+    out["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    text = json.dumps(out, indent=1)
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
