@@ -121,9 +121,9 @@ def test_no_note_when_the_resolution_finishes(tmp_path):
     assert doc["notes"] == [] and not any("launch resolution" in n for k in doc["kernels"] for n in k["launch"]["notes"])
 
 
-HANG_RENDER = _stand_in("cudalens.cli.check.render", NEVER_RETURNS)
+HANG_RENDER = _stand_in("cudalens.report.emit.emit", NEVER_RETURNS)  # the one emitter every command renders with
 
-HOG_RENDER = _stand_in("cudalens.cli.analyze._render", FILLS_MEMORY) + """
+HOG_RENDER = _stand_in("cudalens.report.emit.emit", FILLS_MEMORY) + """
 from cudalens.pipeline import isolated
 real = isolated.FileLimits
 isolated.FileLimits = lambda: real(seconds=real().seconds, memory_mb=256)
