@@ -213,14 +213,10 @@ def mutate(data: bytes, rng: random.Random) -> tuple[bytes, list[str]]:
 def analyse_bytes(data: bytes, tmpdir: str, render: bool = True) -> dict[str, Any]:
     """What ``cudalens analyze --no-compile`` does with one file, in process (the JSON report, and
     the terminal report when ``render``)."""
-    import io
-
-    from rich.console import Console
-
     from cudalens.errors import InputError
-    from cudalens.guided.inputs import finding_from_dict
-    from cudalens.pipeline import Analysis, analyze_file, guided_report
-    from cudalens.report.terminal import render_analysis, render_guided
+    from cudalens.pipeline import Analysis, analyze_file
+    from cudalens.pipeline.report import Report, with_sources
+    from cudalens.report.emit import emit
 
     path = os.path.join(tmpdir, "input.cu")
     with open(path, "wb") as fh:
@@ -229,14 +225,13 @@ def analyse_bytes(data: bytes, tmpdir: str, render: bool = True) -> dict[str, An
         result = Analysis((analyze_file(path, compile=False),))
     except InputError as exc:
         return {"outcome": "rejected", "message": str(exc)}
-    report = guided_report(result)
-    json.dumps(report)
-    if render:
-        console = Console(file=io.StringIO(), width=120, force_terminal=False, color_system=None)
-        render_analysis(result, console, findings=[finding_from_dict(f) for f in report["findings"]])
-        render_guided(report, console)
-    lines = [*report["evidence_notes"]]
-    for f in report["files"]:
+    report = with_sources(Report("analyze", result))
+    doc = report.guided_document()  # the JSON analyze prints, with the guided analysis's keys
+    json.dumps(doc)
+    if render:  # the terminal report, as analyze prints it (its findings ranked by the guided analysis)
+        emit(report, "text")
+    lines = [*doc["evidence_notes"]]
+    for f in doc["files"]:
         lines += f["problems"] + f["notes"]
     return {"outcome": "ok", "lines": lines}
 

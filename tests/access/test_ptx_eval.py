@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from _sources import entry, line_of
 from cudalens.access.ptx_eval import BRANCH_QUANTITY, PLAUSIBLE, evaluate
 from cudalens.compiled.ptx import parse_ptx, user_location
 
@@ -25,7 +26,7 @@ def module(ptx_of):
 
 
 def _fn(module, name):
-    return next(f for f in module.entries if name in f.name)
+    return entry(module, name)
 
 
 def _by_line(ev):
@@ -33,8 +34,7 @@ def _by_line(ev):
 
 
 def _line(text: str) -> int:
-    """The line of features.cu holding ``text`` (keeps the test independent of line shifts)."""
-    return next(i for i, t in enumerate(FEATURES.read_text().splitlines(), 1) if text in t)
+    return line_of(FEATURES, text)
 
 
 def test_templated_kernel_evaluated_as_instantiated(module):

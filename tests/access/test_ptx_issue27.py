@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from _sources import entry, line_of
 from cudalens.access.ptx_eval import evaluate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +34,7 @@ def module(ptx_of):
 
 
 def _fn(module, name):
-    return next(f for f in module.entries if f.name == name)
+    return entry(module, name, exact=True)
 
 
 def test_plan_launches_the_kernels_with_their_parameters(gpu, module):
@@ -77,7 +78,7 @@ def test_usage(gpu, capsys):
 
 
 def _line(text: str) -> int:
-    return next(i for i, t in enumerate(PATTERNS.read_text().splitlines(), 1) if text in t)
+    return line_of(PATTERNS, text)
 
 
 def _at(ev, text: str, quantity: str):

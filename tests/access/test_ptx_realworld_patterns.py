@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from _sources import entry, line_of
 from cudalens.access import memory as M
 from cudalens.access.ptx_eval import evaluate
 
@@ -35,11 +36,11 @@ def module(ptx_of):
 
 
 def _fn(module, name):
-    return next(f for f in module.entries if name in f.name)
+    return entry(module, name)
 
 
 def _line(text: str) -> int:
-    return next(i for i, t in enumerate(PATTERNS.read_text().splitlines(), 1) if text in t)
+    return line_of(PATTERNS, text)
 
 
 def _at(ev, text: str, quantity: str):

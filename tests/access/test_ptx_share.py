@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from _sources import entry, line_of
 from cudalens.access.ptx_eval import evaluate
 from cudalens.access.ptx_reach import REACHED_AT_SOME_TRIALS
 from cudalens.access.ptx_reach import pointer_params as _pointer_params
@@ -34,11 +35,11 @@ def module(ptx_of):
 
 
 def _fn(module, name):
-    return next(f for f in module.entries if name in f.name)
+    return entry(module, name)
 
 
 def _line(text: str) -> int:
-    return next(i for i, t in enumerate(PATTERNS.read_text().splitlines(), 1) if text in t)
+    return line_of(PATTERNS, text)
 
 
 def test_a_pointer_stored_through_with_an_offset_and_no_cvta_is_a_pointer(module):

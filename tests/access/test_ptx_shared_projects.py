@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from _sources import entry, line_of
 from cudalens.access.ptx_eval import evaluate
 from cudalens.profile.ncu_source import SassRow, check_lines, line_counters
 
@@ -25,11 +26,11 @@ def module(ptx_of):
 
 
 def _fn(module, name):
-    return next(f for f in module.entries if f.name == name)
+    return entry(module, name, exact=True)
 
 
 def _line(text: str) -> int:
-    return next(i for i, t in enumerate(PATTERNS.read_text().splitlines(), 1) if text in t)
+    return line_of(PATTERNS, text)
 
 
 def _at(ev, text: str, quantity: str):

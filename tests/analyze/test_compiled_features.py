@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 from _ncu_pages import csv_text
+from _sources import line_of
 from cudalens.cli import main
 from cudalens.pipeline import analyze
 
@@ -150,7 +151,7 @@ def test_one_nvcc_call_per_unit(nvcc_toolchain, tmp_path, monkeypatch):
 
 
 def _line(text: str) -> int:
-    return next(i for i, t in enumerate(FEATURES.read_text().splitlines(), 1) if text in t)
+    return line_of(FEATURES, text)
 
 
 def test_counters_source_page_checks_every_line(nvcc_toolchain, tmp_path, capsys):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from _sources import line_of
 from cudalens.errors import InputError
 from cudalens.profile.ncu_source import check_lines, line_counters, parse_source_csv, sass_class
 from cudalens.quantities import RATIO
@@ -20,7 +21,7 @@ FEATURES = Path(__file__).parent.parent / "access" / "ptx" / "features.cu"
 
 
 def _line(text: str) -> int:
-    return next(i for i, t in enumerate(FEATURES.read_text().splitlines(), 1) if text in t)
+    return line_of(FEATURES, text)
 
 
 @pytest.fixture(scope="module")

@@ -66,6 +66,8 @@ class BuildContext:
 
     def entry(self, path: str | Path) -> Entry | None:
         """The compile_commands entry of ``path``, if it has one."""
+        if not self.commands:  # no compilation database: nothing to look up (no path to resolve)
+            return None
         try:
             return self.commands.get(str(Path(path).resolve()))
         except (OSError, RuntimeError):  # a symlink loop: no entry

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from cudalens.evidence.join import KernelRecord
 from cudalens.findings import Finding
-from cudalens.guided.merge import Guided
 from cudalens.textio import printable
+
+if TYPE_CHECKING:  # annotations only: check's text summary renders with no guided analysis (nor numpy) loaded
+    from cudalens.evidence.join import KernelRecord
+    from cudalens.guided.merge import Guided
 
 _COLORS = {"high": "bold red", "medium": "yellow", "medium-low": "cyan", "low": "blue", "info": "dim"}
 
