@@ -23,7 +23,7 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     "argv",
     [
-        pytest.param([sys.executable, "-m", "ruff", "check", "src", "tests"], id="ruff"),
+        pytest.param([sys.executable, "-m", "ruff", "check", "src", "tests", "benchmarks"], id="ruff"),
         pytest.param([sys.executable, "-m", "mypy"], id="mypy"),
         pytest.param(["lint-imports"], id="import-contract"),
     ],

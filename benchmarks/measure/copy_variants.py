@@ -88,13 +88,13 @@ def main() -> int:
                     for waves in (1, 2, 4):
                         grid = cu.max_active_blocks_per_sm(k, block) * sms * waves
                         key = f"{name} block={block} grid={grid} ({waves} wave)"
-                        t = timed(lambda: cu.launch(k, grid, block, [(src.ptr, "u8"), (dst.ptr, "u8"), (n, "u8")], stream))
+                        t = timed(lambda k=k, grid=grid, block=block: cu.launch(k, grid, block, [(src.ptr, "u8"), (dst.ptr, "u8"), (n, "u8")], stream))
                         results[key] = {"median_ms": statistics.median(t)}
                 else:
                     per = {"flat1": 1, "flat2": 2, "flat4": 4}[name]
                     grid = -(-n // (block * per))
                     key = f"{name} block={block} grid={grid}"
-                    t = timed(lambda: cu.launch(k, grid, block, [(src.ptr, "u8"), (dst.ptr, "u8"), (n, "u8")], stream))
+                    t = timed(lambda k=k, grid=grid, block=block: cu.launch(k, grid, block, [(src.ptr, "u8"), (dst.ptr, "u8"), (n, "u8")], stream))
                     results[key] = {"median_ms": statistics.median(t)}
     for r in results.values():
         r["gb_per_s"] = 2 * nbytes / (r["median_ms"] * 1e-3) / 1e9

@@ -36,7 +36,6 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from cudalens.access.model import analyze_model  # noqa: E402
 from cudalens.source.parse import parse_file  # noqa: E402
-from cudalens.source.types import strip_type  # noqa: E402
 
 EX = ROOT / "examples" / "access"
 METRICS = [

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from cudalens.access.model import analyze_model
 from cudalens.evidence.compiled_access import compiled_access
-from cudalens.pipeline.defines import compiler_defines
 from cudalens.evidence.model_workers import model_worker
+from cudalens.pipeline.defines import compiler_defines
 from cudalens.source.limits import Budget
 from cudalens.source.parse import parse_file
 

@@ -52,8 +52,7 @@ if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
 from cudalens.findings import Finding, sort_findings  # noqa: E402
-from cudalens.guided.crosscheck import (CrossCheck, cross_check, divergence_class,  # noqa: E402
-                                        shared_wavefronts_prediction)
+from cudalens.guided.crosscheck import CrossCheck, cross_check, divergence_class, shared_wavefronts_prediction  # noqa: E402
 from cudalens.profile.ncu import LegacyMetrics  # noqa: E402
 from cudalens.quantities import BRANCH_EFFICIENCY, PER_REQUEST  # noqa: E402
 
@@ -454,10 +453,10 @@ def render_summary(doc: Mapping[str, Any]) -> str:
 def _analysis(plan: FilePlan, cc: str):
     """(kernel dicts for the comparison, FileAnalysis with the findings) for one lab file."""
     from cudalens.access.model import analyze_model
-    from cudalens.evidence.join import add_branch_sass, annotate_compiled_loads
-    from cudalens.pipeline.stages import analyze_file
     from cudalens.compiled.launch import occupancy
+    from cudalens.evidence.join import add_branch_sass, annotate_compiled_loads
     from cudalens.labs.runner import kernel_path
+    from cudalens.pipeline.stages import analyze_file
     from cudalens.source.parse import parse_file
 
     path = str(kernel_path(plan.file))
