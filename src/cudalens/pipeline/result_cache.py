@@ -38,11 +38,13 @@ write) is a miss and is never unpickled.
 from __future__ import annotations
 
 import functools
+import gc
 import hashlib
 import hmac
 import os
 import pickle
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -349,14 +351,21 @@ def _read(f: Path) -> Any:
     mac, payload = data[len(FORMAT):len(FORMAT) + 32], data[len(FORMAT) + 32:]
     if not hmac.compare_digest(mac, hmac.new(key, payload, hashlib.sha256).digest()):
         return None  # not signed with this user's key: never unpickled
-    import gc
+    with _collector_paused():
+        try:
+            return pickle.loads(payload)  # noqa: S301 - signed by this user's key (see the module docstring)
+        except Exception:  # noqa: BLE001 - a truncated or foreign entry is a miss
+            return None
 
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The garbage collector off inside: stored entries are many small objects and no garbage, and a
+    collector pass while (or just after) they are read walks them all again."""
     was = gc.isenabled()
-    gc.disable()  # an entry is many small objects and no garbage: the collector's passes cost as much again
+    gc.disable()
     try:
-        return pickle.loads(payload)  # noqa: S301 - signed by this user's key (see the module docstring)
-    except Exception:  # noqa: BLE001 - a truncated or foreign entry is a miss
-        return None
+        yield
     finally:
         if was:
             gc.enable()
@@ -437,15 +446,8 @@ def consult(cache: ResultCache, paths: Sequence[str], *, block: Any, defines: Ma
             keys[p] = file_key(p, options=options, build=build, table=table, compile=compile)
         except Exception:  # noqa: BLE001 - e.g. a refused compile_commands flag: the analysis says so, uncached
             continue
-    import gc
-
-    was = gc.isenabled()
-    gc.disable()  # the entries read are many objects and no garbage: a collector pass would walk them all again
-    try:
+    with _collector_paused():  # over every lookup, not only each entry's unpickling
         hits = {p: fa for p in keys if (fa := cache.lookup(p, keys[p])) is not None}
-    finally:
-        if was:
-            gc.enable()
     return hits, keys
 
 
