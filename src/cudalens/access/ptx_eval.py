@@ -274,9 +274,10 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
         # a loop cut at the cap whose figures vary by iteration: its first iterations do not stand for it.
         # Run again with every loop whole, within WHOLE_LOOPS_BUDGET times the first run's steps (and the
         # step budget), each batch going on from where its first run first cut a loop; kept when it completes
-        again = all_runs(max_steps, True, min(max_steps, WHOLE_LOOPS_BUDGET * runs[0][2].steps))
+        whole_mode = (max_steps, True, min(max_steps, WHOLE_LOOPS_BUDGET * runs[0][2].steps))
+        again = all_runs(*whole_mode)
         if again[0][2].complete:
-            runs, mode = again, (max_steps, True, min(max_steps, WHOLE_LOOPS_BUDGET * runs[0][2].steps))
+            runs, mode = again, whole_mode
             whole_note = [f"loops whose figures vary by iteration run to their trip count ({again[0][2].steps} "
                           f"instruction steps)"]
     period = 1 if chosen else _alignment_period(runs)
@@ -289,15 +290,18 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
             return replace(wider, notes=(*wider.notes, f"blocks 0..{n - 1} evaluated{part}: a global address moves by "
                                          f"a part of a 32-byte sector from one block to the next, so the sector "
                                          f"alignment repeats every {period} blocks"))
-    runs = [r if r[3] is not None else (*r[:3], _values(module, fn, r[2], cd, True, lines)) for r in runs]
+
+    def light(r: tuple) -> tuple:  # a run's light figures, worked out once it is kept
+        return r if r[3] is not None else (*r[:3], _values(module, fn, r[2], cd, True, lines))
+
+    runs = [light(r) for r in runs]
     base = runs[0]
     trial_runs, labels = ([r for r in runs if r[0] == SEEDS[0]], [str(t) for t in tried]) if scalars else ([], [])
     names = [fn.params[k].name.rsplit("_param_", 1)[-1] for k in scalars]
     if scalars and unreached_at_every_trial(base[3], trial_runs):  # parameters all at one value exclude every
         # thread there (n - 1 - t < 0): try each one at 0 too, the others at the base trial's size
         more = offset_trials(trials[0], scalars, names, PLAUSIBLE[:1])
-        trial_runs += [(*r[:3], _values(module, fn, r[2], cd, True, lines))
-                       for r in batch([(SEEDS[0], t) for t, _label in more], False, *mode)]
+        trial_runs += [light(r) for r in batch([(SEEDS[0], t) for t, _label in more], False, *mode)]
         labels += [label for _t, label in more]
     preds = [reached_in_trials(fn.name, key, v, trial_runs, labels, names,
                                lambda res: _values(module, fn, res, cd, False, lines))
