@@ -82,7 +82,7 @@ def main() -> int:
     files = cs.units(args.sources, args.name, args.limit)
     includes = [str(args.sources / args.name / i) for i in cs.SETS[args.name]["include"]] + args.include  # type: ignore[attr-defined]
     t0 = time.perf_counter()
-    out = {"command": " ".join(["python", "benchmarks/check_cpu_parts.py", *sys.argv[1:]]), "set": args.name,
+    out = {"command": " ".join(["python", "benchmarks/check/check_cpu_parts.py", *sys.argv[1:]]), "set": args.name,
            "load_average_before": [round(x, 2) for x in os.getloadavg()], **parts(files, includes, args.cc)}
     out["wall_seconds"] = round(time.perf_counter() - t0, 1)
     out["load_average_after"] = [round(x, 2) for x in os.getloadavg()]

@@ -1,5 +1,4 @@
-"""Helpers shared by the command modules: output format option and JSON printing (the report
-console, :func:`cudalens.report.console.report_console`, is re-exported here for the commands)."""
+"""Helpers shared by the command modules: output format option and JSON printing."""
 
 from __future__ import annotations
 
@@ -7,10 +6,6 @@ import json
 from typing import Any
 
 import click
-
-from cudalens.report.console import report_console
-
-__all__ = ["cc_option", "echo_json", "format_option", "report_console", "show_source_option"]
 
 format_option = click.option(
     "--format",

@@ -11,8 +11,9 @@ from rich.table import Table
 from cudalens.assess import hotspots as hs
 from cudalens.assess import offload as ol
 from cudalens.assess import scaling
-from cudalens.cli._common import echo_json, format_option, report_console
+from cudalens.cli._common import echo_json, format_option
 from cudalens.errors import InputError
+from cudalens.report.console import report_console
 
 
 def _console() -> Console:

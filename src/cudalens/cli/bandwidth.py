@@ -8,9 +8,10 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from cudalens.cli._common import echo_json, format_option, report_console
+from cudalens.cli._common import echo_json, format_option
 from cudalens.errors import InputError
 from cudalens.measure import bandwidth as bw
+from cudalens.report.console import report_console
 
 
 def _pct(value: float | None) -> str:

@@ -7,9 +7,10 @@ import os
 import click
 
 from cudalens.cli._build import build_options, make_build
-from cudalens.cli._common import echo_json, format_option, report_console
+from cudalens.cli._common import echo_json, format_option
 from cudalens.errors import InputError, NoDeviceError
 from cudalens.measure.harness import TIMERS
+from cudalens.report.console import report_console
 
 ARG_HELP = """Kernel argument, one per parameter, in order. Arrays: DTYPE[N][:INIT][@ROLE],
 e.g. float32[1048576]:rand, float32[2^20]:zeros@out; INIT is zeros|ones|rand|arange|empty|<number>

@@ -9,10 +9,11 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from cudalens.cli._common import echo_json, format_option, report_console
+from cudalens.cli._common import echo_json, format_option
 from cudalens.hardware import live as live_mod
 from cudalens.hardware.table import CCLimits, limits
 from cudalens.hardware.throughput import OPERATIONS, Throughputs, peaks, throughputs
+from cudalens.report.console import report_console
 
 _UNITS = {  # unit of each CCLimits field (sizes are bytes)
     "max_threads_per_sm": "threads", "max_warps_per_sm": "warps", "max_blocks_per_sm": "blocks",

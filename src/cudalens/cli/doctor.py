@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from cudalens.cli._common import echo_json, format_option, report_console
+from cudalens.cli._common import echo_json, format_option
+from cudalens.report.console import report_console
 
 
 def register(group: click.Group) -> None:

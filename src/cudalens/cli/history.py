@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
-from cudalens.cli._common import echo_json, format_option, report_console
+from cudalens.cli._common import echo_json, format_option
 from cudalens.errors import InputError
+from cudalens.report.console import report_console
 
 _DB_HELP = "History database (default ~/.cudalens/history.db)."
 

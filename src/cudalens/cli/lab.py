@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from cudalens.cli._common import format_option, report_console
+from cudalens.cli._common import format_option
+from cudalens.report.console import report_console
 
 
 def register(group: click.Group) -> None:

@@ -9,9 +9,10 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from cudalens.cli._common import cc_option, echo_json, format_option, report_console
+from cudalens.cli._common import cc_option, echo_json, format_option
 from cudalens.occupancy import LIMIT_NAMES
 from cudalens.occupancy.calculator import CACHE_CONFIGS
+from cudalens.report.console import report_console
 
 
 def _console() -> Console:

@@ -8,8 +8,9 @@ import inspect
 import click
 from rich.table import Table
 
-from cudalens.cli._common import echo_json, format_option, report_console
+from cudalens.cli._common import echo_json, format_option
 from cudalens.errors import InputError
+from cudalens.report.console import report_console
 
 
 def register(group: click.Group) -> None:
