@@ -433,6 +433,6 @@ def compile_ptx(path: str | Path, cc: str = "9.0", defines: Mapping[str, str | N
             raise CompileError(messages, " ".join([nvcc.path, *flags, str(src)]))
         text = out.read_text(errors="replace")
         deps = _cache.compile_deps(tmp, leave_out=inv.wrapper) if key is not None else []
-        if deps:
+        if key is not None and deps:
             _cache.record(key, deps, {"ptx": text}, roots)
     return PtxBuild(str(src), text, tuple(flags), time.perf_counter() - t0, parse_ptx(text))
