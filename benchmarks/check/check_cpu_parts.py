@@ -7,12 +7,14 @@ seconds (user + system of the processes each step starts; steadier than wall tim
   dependency list and PTX from the same run);
 - ``nvcc_check_md`` (with ``--before``): that compile with nvcc's own ``-MD -MF`` instead, as ``check`` ran it
   before (a second, host-side preprocessing pass);
+- ``nvcc_keep``, ``nvcc_ptxas_v`` (with ``--variants``): plain nvcc with ``--keep`` alone and with ``-Xptxas -v``
+  alone (what each costs on its own);
 - ``nvdisasm``: ``nvdisasm -gi -c`` of the cubin (SASS with line info); ``nvdisasm_ndf``: with ``-ndf``,
   compile.sass_command, as ``check`` runs it; ``nvdisasm_start``: ``nvdisasm -c -ndf`` of a one-instruction
   cubin, nvdisasm's fixed cost per call; and ``cuobjdump --dump-resource-usage``;
 - ``toolchain``: nvcc_check + nvdisasm_ndf + cuobjdump, every tool ``check`` starts for the unit.
 
-    python benchmarks/check/check_cpu_parts.py --set llmc [--limit K] [--include DIR] [--before] [-o OUT.json]
+    python benchmarks/check/check_cpu_parts.py --set llmc [--limit K] [--include DIR] [--before] [--variants] [-o OUT.json]
 
 Compare with check_speed.py's ``cpu_seconds`` of ``check -j 1`` cold on the same units: the rest is Python
 (front end, source model, lane machine, rules, serialization, interpreter starts).
@@ -48,7 +50,7 @@ def _tool(name: str) -> str:
     return discover().get(name).path
 
 
-def parts(files: list[Path], includes: list[str], cc: str, before: bool = False) -> dict:
+def parts(files: list[Path], includes: list[str], cc: str, before: bool = False, variants: bool = False) -> dict:
     from cudalens.compiled.compile import build_flags, nvcc_command, sass_command
 
     arch = "sm_" + cc.replace(".", "")
@@ -70,6 +72,10 @@ def parts(files: list[Path], includes: list[str], cc: str, before: bool = False)
             os.mkdir(keep)
             full, rc2 = _cpu(nvcc_command(nvcc, build_flags(cc, None, inc), f.resolve(), cubin, keep), cwd=tmp)
             row = {"unit": f.name, "nvcc": round(plain, 3), "nvcc_check": round(full, 3), "compiled": rc == 0 and rc2 == 0}
+            if variants:
+                plain_cmd = [nvcc, f"-arch={arch}", "-cubin", "-lineinfo", *inc, "-o", cubin, str(f.resolve())]
+                row["nvcc_keep"] = round(_cpu([*plain_cmd, "--keep", "--keep-dir", keep], cwd=tmp)[0], 3)
+                row["nvcc_ptxas_v"] = round(_cpu([*plain_cmd, "-Xptxas", "-v"], cwd=tmp)[0], 3)
             if before:
                 shutil.rmtree(keep)
                 os.mkdir(keep)
@@ -83,11 +89,11 @@ def parts(files: list[Path], includes: list[str], cc: str, before: bool = False)
                 row["toolchain"] = round(row["nvcc_check"] + row["nvdisasm_ndf"] + row["cuobjdump"], 3)
             shutil.rmtree(keep, ignore_errors=True)
         rows.append(row)
-    keys = ("nvcc", "nvcc_check", "nvcc_check_md", "nvdisasm", "nvdisasm_ndf", "cuobjdump", "toolchain")
+    keys = ("nvcc", "nvcc_check", "nvcc_check_md", "nvcc_keep", "nvcc_ptxas_v", "nvdisasm", "nvdisasm_ndf", "cuobjdump", "toolchain")
     total = {k: round(sum(r.get(k, 0.0) for r in rows), 2) for k in keys if any(k in r for r in rows)}
     ok = [r for r in rows if "toolchain" in r]
     ratios = {f"{k}_over_nvcc": round(sum(r[k] for r in ok) / sum(r["nvcc"] for r in ok), 3)
-              for k in ("nvcc_check", "nvcc_check_md", "toolchain") if ok and all(k in r for r in ok)}
+              for k in ("nvcc_check", "nvcc_check_md", "nvcc_keep", "nvcc_ptxas_v", "toolchain") if ok and all(k in r for r in ok)}
     return {"units": len(rows), "nvdisasm_start": round(start, 3), "cpu_seconds_total": total,
             "ratios_compiled_units": ratios, "per_unit": rows}
 
@@ -100,13 +106,14 @@ def main() -> int:
     ap.add_argument("--include", action="append", default=[])
     ap.add_argument("--cc", default="9.0")
     ap.add_argument("--before", action="store_true", help="also time the compile with nvcc's -MD (check before #29)")
+    ap.add_argument("--variants", action="store_true", help="also time plain nvcc with --keep alone and -Xptxas -v alone")
     ap.add_argument("-o", "--output", type=Path, default=None)
     args = ap.parse_args()
     files = cs.units(args.sources, args.name, args.limit)
     includes = [str(args.sources / args.name / i) for i in cs.SETS[args.name]["include"]] + args.include  # type: ignore[attr-defined]
     t0 = time.perf_counter()
     out = {"command": " ".join(["python", "benchmarks/check/check_cpu_parts.py", *sys.argv[1:]]), "set": args.name,
-           "load_average_before": [round(x, 2) for x in os.getloadavg()], **parts(files, includes, args.cc, args.before)}
+           "load_average_before": [round(x, 2) for x in os.getloadavg()], **parts(files, includes, args.cc, args.before, args.variants)}
     out["wall_seconds"] = round(time.perf_counter() - t0, 1)
     out["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     text = json.dumps(out, indent=1)
