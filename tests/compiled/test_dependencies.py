@@ -83,3 +83,32 @@ def test_a_unit_without_kernels_is_not_disassembled(wheel_toolchain, tmp_path, m
     monkeypatch.setattr(compile_mod, "_binary_facts", refuse)
     result = compile_file(unit, "9.0", None, (), False, wheel_toolchain)
     assert result.kernels == {} and str(unit) in result.deps
+
+
+def test_a_host_compiler_that_writes_no_dependency_file(wheel_toolchain, tmp_path, monkeypatch):
+    """A host compiler that ignores -MD/-MF (here g++ behind a script that drops them): the list comes
+    from the kept preprocessed unit's line markers, and names the same files."""
+    import shutil
+    import stat
+
+    from cudalens.compiled import compile_file
+
+    gxx = shutil.which("g++")
+    assert gxx is not None
+    wrapped = tmp_path / "bin" / "g++"
+    wrapped.parent.mkdir()
+    wrapped.write_text('#!/bin/sh\nfor a in "$@"; do shift; case "$a" in -MD) ;; -MF) skip=1 ;; *) '
+                       'if [ -n "$skip" ]; then skip=; else set -- "$@" "$a"; fi ;; esac; done\n'
+                       f'exec {gxx} "$@"\n')
+    wrapped.chmod(wrapped.stat().st_mode | stat.S_IXUSR)
+    (tmp_path / "w.cuh").write_text("#define W 2\n")
+    unit = tmp_path / "k.cu"
+    unit.write_text('#include "w.cuh"\n__global__ void k(float *a) { a[threadIdx.x] *= W; }\n')
+    markers: list[list[str]] = []
+    read_markers = cache._marker_deps
+    monkeypatch.setattr(cache, "_marker_deps", lambda *a: markers.append(read_markers(*a)) or markers[-1])
+    with_file = compile_file(unit, "9.0", None, (), False, wheel_toolchain)
+    assert not markers
+    without = compile_file(unit, "9.0", None, ("-ccbin", str(wrapped)), False, wheel_toolchain)
+    assert len(markers) == 1 and str(tmp_path / "w.cuh") in without.deps
+    assert set(without.deps) == set(with_file.deps)
