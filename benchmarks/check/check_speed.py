@@ -184,18 +184,22 @@ def against(sources: Path, name: str, limit: int | None, cc: str, baseline: str)
     nvcc_s, failed = nvcc_each(files, includes, cc)
     CPU["nvcc"] = CPU["last"]
     out["nvcc_each"] = {"seconds": round(nvcc_s, 2), "cpu_seconds": round(CPU["nvcc"], 2), "failed": failed}
+    cold: dict[str, dict] = {}
     for label, src in (("baseline", baseline), ("this", None)):
         with tempfile.TemporaryDirectory(prefix="check-speed-against-") as tmp:
             row: dict = {}
             for run, fmt in (("cold_j1", "json"), ("warm_j1", "json"), ("warm_j1_text", "text")):
                 seconds, report = check(files, includes, 1, Path(tmp) / "c", cc, fmt, src)
                 row[run] = {"seconds": round(seconds, 2), "cpu_seconds": round(CPU["last"], 2)}
+                if run == "cold_j1":
+                    cold[label] = report
                 if report:
                     row[run]["findings"] = len(report["findings"])
                     row[run]["compile_errors"] = sum(1 for f in report["files"] if f["compile_error"])
         row["cold_over_nvcc"] = round(row["cold_j1"]["seconds"] / nvcc_s, 3)
         row["cold_cpu_over_nvcc_cpu"] = round(row["cold_j1"]["cpu_seconds"] / max(CPU["nvcc"], 1e-9), 3)
         out[label] = row
+    out["findings_equal_baseline"] = all(cold["baseline"].get(k) == cold["this"].get(k) for k in ("findings", "files"))
     out["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     return out
 

@@ -6,7 +6,8 @@ Two levels, as ccache's "direct mode" does:
 1. A **manifest**, keyed by what is known before compiling: the analyzed file's path, the flags
    and defines, the compute capability, the toolchain fingerprint (each tool's path and version)
    and this cache's format version. It records the dependency list the compiler reported for the
-   last compile (``nvcc -MD``: every file the preprocessor opened, the file itself included).
+   last compile (:func:`compile_deps`: every file the device compile's preprocessor opened, the file
+   itself included).
 2. A **result**, keyed by the manifest key plus a digest of every file on that list. Files of
    the project are digested by content; files under the toolchain's folder or the system's
    include folders by size and modification time (they change only with an install).
@@ -30,7 +31,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-FORMAT_VERSION = "4"  # 3: keyed by the compiler's dependency list (-MD); 4: kernels keep their shared load widths
+FORMAT_VERSION = "5"  # 3: keyed by the compiler's dependency list (-MD); 4: kernels keep their shared load widths;
+# 5: the list is the device compile's (compile_deps), no longer the host-side pass nvcc -MD adds
 _STAT_ROOTS = ("/usr/include/", "/usr/lib/", "/usr/local/include/")
 
 
@@ -41,20 +43,76 @@ def cache_dir() -> Path:
     return Path(base) / "cudalens"
 
 
+#: The dependency list is written by the device compile's own preprocessor (``gcc -E -MD`` through
+#: ``-Xcompiler``), into this file of the compile's folder (nvcc's ``-MD`` would add a second, host-side
+#: preprocessing pass: a sixth of nvcc's time on llm.c's units)
+DEPFILE = "deps.d"
+DEPENDENCY_FLAGS = ("-Xcompiler", f"-MD,-MF,{DEPFILE}")
+_LINE_MARKER = re.compile(r'^# \d+ "((?:[^"\\]|\\.)*)"', re.M)
+
+
+def compile_deps(folder: str | Path, keep: str | Path | None = None, leave_out: str | Path | None = None) -> list[str]:
+    """Every file the compile in ``folder`` (run with :data:`DEPENDENCY_FLAGS`, in that folder) read
+    for its device code, as real paths in order, without ``leave_out`` (the generated wrapper). A host
+    compiler that wrote no dependency file: the files named by the line markers of the preprocessed
+    unit nvcc kept in ``keep`` (``*.cpp1.ii``). [] when neither is there.
+
+    This is the one reader of the list: both caches (compile results here and whole analyses in
+    cudalens.pipeline.result_cache) are keyed by what it returns."""
+    base = Path(folder)
+    try:
+        deps = parse_depfile((base / DEPFILE).read_text(errors="replace"), base)
+    except OSError:
+        deps = _marker_deps(keep, base)
+    if leave_out is None:
+        return deps
+    skip = os.path.realpath(leave_out)
+    return [d for d in deps if d != skip]
+
+
+def _marker_deps(keep: str | Path | None, base: Path) -> list[str]:
+    """The files named by the line markers of the kept device preprocessor output (``# 12 "a.h" 2``)."""
+    for f in sorted(Path(keep).glob("*.cpp1.ii")) if keep is not None else ():
+        try:
+            text = f.read_text(errors="replace")
+        except OSError:
+            continue
+        names = dict.fromkeys(re.sub(r"\\(.)", r"\1", m) for m in _LINE_MARKER.findall(text))
+        return _real_paths((n for n in names if not n.startswith("<")), base)
+    return []
+
+
 def parse_depfile(text: str, base: str | Path = ".") -> list[str]:
-    """The prerequisites of a make rule as ``nvcc -MD`` writes it (``out: a.cu b.h \\``),
+    """The prerequisites of a make rule as ``gcc -MD`` writes it (``out: a.cu b.h \\``),
     resolved to real paths (links followed) relative to ``base``, in order, without repeats."""
     body = text.replace("\\\n", " ").replace("\\\r\n", " ")
     _, sep, rest = body.partition(": ")
     if not sep:
         return []
-    out: list[str] = []
-    for token in re.findall(r"(?:\\.|[^\s\\])+", rest):
-        name = re.sub(r"\\(.)", r"\1", token).replace("$$", "$")
-        full = os.path.realpath(os.path.join(str(base), name))
-        if full not in out:
-            out.append(full)
-    return out
+    names = (re.sub(r"\\(.)", r"\1", token).replace("$$", "$") for token in re.findall(r"(?:\\.|[^\s\\])+", rest))
+    return _real_paths(names, base)
+
+
+def _real_paths(names: Iterable[str], base: str | Path) -> list[str]:
+    """``names`` as real paths relative to ``base``, in order, without repeats. Each folder is
+    resolved once per call (a unit's hundreds of headers lie in a few dozen folders); a name that is
+    itself a link is resolved whole."""
+    folders: dict[str, str] = {}
+    out: dict[str, None] = {}
+    for name in names:
+        full = os.path.join(str(base), name)
+        folder, leaf = os.path.split(full)
+        if leaf in ("", ".", ".."):
+            real = os.path.realpath(full)
+        else:
+            real_folder = folders.get(folder)
+            if real_folder is None:
+                real_folder = folders[folder] = os.path.realpath(folder)
+            real = os.path.join(real_folder, leaf)
+            if os.path.islink(real):
+                real = os.path.realpath(real)
+        out.setdefault(real, None)
+    return list(out)
 
 
 def manifest_key(path: str, flags: Iterable[str], cc: str, toolchain_fingerprint: str, extra: str = "") -> str:

@@ -2,17 +2,22 @@
 
 Steps (each a tool call; see toolchain.py for which copies are used):
 
-1. ``nvcc -cubin -arch=sm_XY -lineinfo -Xptxas -v [extra flags] -MD --keep tu.cu``, where ``tu.cu``
-   is a wrapper in a private folder that defines the macros and includes the file (invocation.py:
-   no user text on nvcc's command line): the cubin, ptxas's resource report on stderr, the list
-   of files the compiler read (the cache key, cache.py) and, kept from the same compile, the PTX
-   ptxas assembled (the compiled access model's input: one compile serves both).
+1. ``nvcc -cubin -arch=sm_XY -lineinfo -Xptxas -v [extra flags] -Xcompiler -MD,-MF,deps.d --keep tu.cu``,
+   where ``tu.cu`` is a wrapper in a private folder that defines the macros and includes the file
+   (invocation.py: no user text on nvcc's command line): the cubin, ptxas's resource report on
+   stderr, the list of files the compiler read (written by the device preprocessor as it runs, not
+   by a second pass: cache.compile_deps; the cache key) and, kept from the same compile, the PTX
+   ptxas assembled (the compiled access model's input: one compile serves both). The same steps
+   (preprocessor, cicc, ptxas) as a plain ``nvcc -cubin``, nothing added.
 2. ``cuobjdump --dump-resource-usage`` on the cubin: the same resources as the binary records them,
    plus constant bank 0, which CUDA 13's ptxas no longer prints. The two reports are cross-checked;
    any disagreement is kept in ``CompiledKernel.cross_check``.
-3. ``nvdisasm -gi -c`` on the cubin: the SASS with line info, classified by sass.py.
+3. ``nvdisasm -gi -c -ndf`` on the cubin: the SASS with line info, classified by sass.py. Default
+   rules read it (g4, g6, i2, i6, the SASS confirmation of findings, the shared load widths of the
+   compiled access model). About 0.4 s of each call is nvdisasm's start, whatever the cubin.
 
-Steps 2 and 3 run at the same time. The result is cached (cache.py) unless ``use_cache=False``.
+Steps 2 and 3 run at the same time, and not at all when ptxas compiled no kernel. The result is
+cached (cache.py) unless ``use_cache=False``.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from cudalens.compiled.reports import (
     parse_ptxas_verbose,
     parse_resource_usage,
 )
-from cudalens.compiled.sass import parse_nvdisasm
+from cudalens.compiled.sass import FunctionSass, parse_nvdisasm
 from cudalens.compiled.toolchain import FIX_COMMANDS, Toolchain, discover
 from cudalens.errors import InputError, ToolchainError
 
@@ -166,12 +171,9 @@ def compile_file(
     with tempfile.TemporaryDirectory(prefix="cudalens-") as tmp:
         inv = invocation.prepare(unit, tmp, flags, where=where, instantiate=insts)
         cubin = Path(tmp) / "out.cubin"
-        depfile = Path(tmp) / "deps.d"
         keep = Path(tmp) / "keep"
         keep.mkdir()
-        cmd = [nvcc.path, *inv.flags, "-MD", "-MF", str(depfile), "--keep", "--keep-dir", str(keep),
-               str(inv.wrapper), "-o", str(cubin)]
-        proc = _run(cmd, tc, cwd=tmp)
+        proc = _run(nvcc_command(nvcc.path, inv.flags, inv.wrapper, cubin, keep), tc, cwd=tmp)
         output = inv.user_path(proc.stderr + proc.stdout)
         diagnostics = parse_diagnostics(output)
         # the wrapper's own warnings are noise; an error in it is the user's (a -D value, an unreadable
@@ -189,31 +191,13 @@ def compile_file(
                         or f"nvcc exited with {proc.returncode}")
                 messages = (*messages, CompilerMessage(None, None, tail, "error"))
             raise CompileError(messages, " ".join([nvcc.path, *flags, str(unit)]))
-        try:
-            deps = [d for d in _cache.parse_depfile(depfile.read_text(errors="replace"), tmp)
-                    if Path(d).name != invocation.WRAPPER or not d.startswith(str(Path(tmp).resolve()))]
-        except OSError:
-            deps = []
+        deps = _cache.compile_deps(tmp, keep, leave_out=inv.wrapper)
         ptx = _kept_ptx(keep, cc)
-        env = tc.env()
-        dump_p = subprocess.Popen([cuobjdump.path, "--dump-resource-usage", str(cubin)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        # no dataflow pass (-ndf) from Volta on: it only labels branch-stack jumps, which those GPUs do not
-        # have (the same text, a quarter less of nvdisasm's time)
-        quick = ("-ndf",) if int(cc.split(".")[0]) >= 7 else ()
-        sass_p = subprocess.Popen([nvdisasm.path, "-gi", "-c", *quick, str(cubin)], stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True, env=env)
-        dump_out, dump_err = dump_p.communicate(timeout=600)
-        sass_out, sass_err = sass_p.communicate(timeout=600)
+        ptxas = parse_ptxas_verbose(output)
         # parsed while the private folder exists: line info of a file reached through a link names
         # the link, which is matched to the analyzed file by its real path
-        sass = parse_nvdisasm(sass_out, str(src)) if sass_p.returncode == 0 else {}
-    if sass_p.returncode != 0:
-        raise ToolchainError(f"nvdisasm failed: {sass_err.strip()[:300]}")
-    if dump_p.returncode != 0:
-        raise ToolchainError(f"cuobjdump failed: {dump_err.strip()[:300]}")
+        sass, dump = _binary_facts(cubin, cuobjdump.path, nvdisasm.path, cc, str(src), tc) if ptxas else ({}, {})
 
-    ptxas = parse_ptxas_verbose(output)
-    dump = parse_resource_usage(dump_out)
     demangled = demangle_all(sorted(ptxas), tc.demangler)
     major = int(cc.split(".")[0])
     kernels: dict[str, CompiledKernel] = {}
@@ -242,6 +226,37 @@ def compile_file(
     if use_cache and key is not None and deps:
         _cache.record(key, deps, {**result.to_dict(), "ptx": ptx}, roots)
     return result
+
+
+def nvcc_command(nvcc: str, flags: Iterable[str], unit: str | Path, cubin: str | Path, keep: str | Path) -> list[str]:
+    """The compile of step 1 (run in the folder that gets the dependency list, cache.DEPFILE): ``flags``
+    from :func:`build_flags` (through invocation.prepare), ``unit`` the wrapper, ``keep`` the folder
+    nvcc keeps its intermediate files in (the PTX, the preprocessed unit)."""
+    return [nvcc, *flags, *_cache.DEPENDENCY_FLAGS, "--keep", "--keep-dir", str(keep), str(unit), "-o", str(cubin)]
+
+
+def sass_command(nvdisasm: str, cubin: str | Path, cc: str) -> list[str]:
+    """Step 3: the SASS with line info. No dataflow pass (-ndf) from Volta on: it only labels
+    branch-stack jumps, which those GPUs do not have (the same text, a quarter less of nvdisasm's time)."""
+    quick = ("-ndf",) if int(cc.split(".")[0]) >= 7 else ()
+    return [nvdisasm, "-gi", "-c", *quick, str(cubin)]
+
+
+def _binary_facts(cubin: Path, cuobjdump: str, nvdisasm: str, cc: str, source: str,
+                  tc: Toolchain) -> tuple[dict[str, FunctionSass], dict[str, dict[str, int]]]:
+    """Steps 2 and 3, at the same time: (the SASS of each function, cuobjdump's resources of each)."""
+    env = tc.env()
+    dump_p = subprocess.Popen([cuobjdump, "--dump-resource-usage", str(cubin)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env)
+    sass_p = subprocess.Popen(sass_command(nvdisasm, cubin, cc), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=env)
+    dump_out, dump_err = dump_p.communicate(timeout=600)
+    sass_out, sass_err = sass_p.communicate(timeout=600)
+    if sass_p.returncode != 0:
+        raise ToolchainError(f"nvdisasm failed: {sass_err.strip()[:300]}")
+    if dump_p.returncode != 0:
+        raise ToolchainError(f"cuobjdump failed: {dump_err.strip()[:300]}")
+    return parse_nvdisasm(sass_out, source), parse_resource_usage(dump_out)
 
 
 def _kept_ptx(keep: Path, cc: str) -> str:

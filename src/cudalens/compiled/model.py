@@ -148,7 +148,7 @@ class CompileResult:
     seconds: float
     cache_hit: bool
     flags: tuple[str, ...] = ()
-    deps: tuple[str, ...] = ()  # every file the preprocessor read (nvcc -MD), real paths
+    deps: tuple[str, ...] = ()  # every file the device preprocessor read (cache.compile_deps), real paths
     # the PTX of the same compile (nvcc --keep): what ptxas assembled into the cubin above, read by
     # the compiled access model (cudalens.evidence.compiled_access); "" when not kept
     ptx: str = field(default="", repr=False, compare=False)

@@ -385,7 +385,7 @@ def ptx_flags(cc: str, defines: Mapping[str, str | None] | Iterable[str] | None 
 def compile_ptx(path: str | Path, cc: str = "9.0", defines: Mapping[str, str | None] | Iterable[str] | None = None,
                 extra_flags: Iterable[str] = (), toolchain=None, use_cache: bool = True) -> PtxBuild:
     """``nvcc -ptx -lineinfo`` of one translation unit with the project's toolchain, cached like the
-    cubin (cudalens.compiled.cache: keyed by the files the compiler read, ``-MD``).
+    cubin (cudalens.compiled.cache: keyed by the files the compiler read, cache.compile_deps).
 
     Raises InputError for a missing file, ToolchainError when nvcc is missing, and
     :class:`cudalens.compiled.model.CompileError` when the code does not compile.
@@ -413,12 +413,12 @@ def compile_ptx(path: str | Path, cc: str = "9.0", defines: Mapping[str, str | N
     from cudalens.compiled import invocation
 
     with tempfile.TemporaryDirectory(prefix="cudalens-ptx-") as tmp:
-        out, dep = Path(tmp) / "out.ptx", Path(tmp) / "out.d"
+        out = Path(tmp) / "out.ptx"
         # nvcc passes its input's name through a shell: it compiles a fixed-name wrapper that
         # includes the user's file (as compile.py does), never the user's file name itself
         inv = invocation.prepare(src.resolve(), tmp, flags)
         try:
-            proc = subprocess.run([nvcc.path, *inv.flags, "-MD", "-MF", str(dep), str(inv.wrapper), "-o", str(out)],
+            proc = subprocess.run([nvcc.path, *inv.flags, *_cache.DEPENDENCY_FLAGS, str(inv.wrapper), "-o", str(out)],
                                   capture_output=True, text=True, env=tc.env(), timeout=600, cwd=tmp)
         except OSError as exc:
             raise ToolchainError(f"cannot run {nvcc.path}: {exc}") from exc
@@ -432,8 +432,7 @@ def compile_ptx(path: str | Path, cc: str = "9.0", defines: Mapping[str, str | N
                 messages = (*messages, CompilerMessage(None, None, tail, "error"))
             raise CompileError(messages, " ".join([nvcc.path, *flags, str(src)]))
         text = out.read_text(errors="replace")
-        if key is not None and dep.exists():
-            deps = [d for d in _cache.parse_depfile(dep.read_text(errors="replace"), tmp)
-                    if Path(d).name != invocation.WRAPPER or not d.startswith(str(Path(tmp).resolve()))]
+        deps = _cache.compile_deps(tmp, leave_out=inv.wrapper) if key is not None else []
+        if key is not None and deps:
             _cache.record(key, deps, {"ptx": text}, roots)
     return PtxBuild(str(src), text, tuple(flags), time.perf_counter() - t0, parse_ptx(text))

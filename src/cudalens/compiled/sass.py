@@ -164,18 +164,24 @@ def parse_nvdisasm(text: str, source_path: str | None) -> dict[str, FunctionSass
             file_match[path] = _same_file(path, source_path)
         return file_match[path]
 
+    locations: dict[str, tuple[tuple[str, int], ...]] = {}  # a "//##" comment -> its locations (they repeat)
+    classes: dict[tuple[str, bool], str | None] = {}  # (opcode, in a division subroutine) -> class, CALLs aside
     for raw in text.splitlines():
-        if m := _SECTION_RE.match(raw):
+        stripped = raw.strip()
+        if stripped.startswith("//##"):  # the most common line: line info of the instructions below
+            if current is not None:
+                got = locations.get(stripped)
+                if got is None:
+                    got = locations[stripped] = tuple((f, int(n)) for f, n in _LOC_RE.findall(stripped))
+                pending_locs.extend(got)
+            continue
+        if stripped.startswith(".section") and (m := _SECTION_RE.match(raw)):
             current = functions.setdefault(m.group(1), [])
             lines_now, pending_locs, last_label, in_div_sub, written = (), [], None, False, None
             continue
         if current is None:
             continue
-        stripped = raw.strip()
-        if stripped.startswith("//##"):
-            pending_locs.extend((f, int(n)) for f, n in _LOC_RE.findall(stripped))
-            continue
-        if m := _INSN_RE.match(raw):
+        if stripped.startswith("/*") and (m := _INSN_RE.match(raw)):
             if pending_locs:
                 lines_now = tuple(n for f, n in pending_locs if in_file(f))
                 written = pending_locs[0]
@@ -185,7 +191,11 @@ def parse_nvdisasm(text: str, source_path: str | None) -> dict[str, FunctionSass
                 last_label = None
                 continue  # the padding self-loop after EXIT
             last_label = None
-            klass = classify(opcode, rest, in_div_sub)
+            if opcode.startswith("CALL"):
+                klass = classify(opcode, rest, in_div_sub)
+            else:
+                key = (opcode, in_div_sub)
+                klass = classes[key] if key in classes else classes.setdefault(key, classify(opcode, rest, in_div_sub))
             current.append(Instruction(offset, opcode, klass, lines_now[0] if lines_now else None, lines_now, written))
             continue
         if m := _LABEL_RE.match(stripped):

@@ -1,6 +1,6 @@
 """What decides a compile failure, so the result cache can keep it (issue #29).
 
-A file whose compile failed has no dependency list from the compiler (``nvcc -MD`` writes none), and
+A file whose compile failed has no dependency list from the compiler (a failed compile leaves none), and
 a failure for a **missing header** is undone by a file appearing that none of its files names: the
 header installed in an include folder, in the toolkit, or into the repository (where
 :func:`cudalens.pipeline.compile_failure.retry_folder` would find it). So such a failure is stored
