@@ -299,7 +299,7 @@ def _consult(cache: Any, paths: list[str], block: Any, defines: Mapping[str, Any
 
     return consult(cache, paths, block=block, defines=defines, cc=limits(cc).cc, compile=compile, build=build,
                    project=project, table=table, instantiate=_instantiations(paths, instantiate) if compile else {},
-                   kernels={p: _kernel_names(source_text(p)) for p in paths})
+                   kernels=lambda p: _kernel_names(source_text(p)))
 
 
 _GLOBAL_OR_END = re.compile(r"__global__|[;{(]")
