@@ -263,7 +263,7 @@ def test_check_identical_with_and_without_the_cache_on_projects(tmp_path, monkey
     plain = _check(project, env, "--no-cache")
     assert not (tmp_path / "cache" / "results").exists()  # --no-cache writes nothing
     cold = _check(project, env)
-    assert info(tmp_path / "cache")["results_files"] >= 2  # two views per file
+    assert info(tmp_path / "cache")["results_files"] >= 3  # three views per file
     warm = _check(project, env)
     assert plain == cold == warm
 
@@ -279,9 +279,9 @@ def test_cache_info_and_clean(tmp_path, monkeypatch):
     _run(_tree(tmp_path / "src"), ResultCache(), False)
     out = CliRunner().invoke(cli, ["cache", "info"])
     assert out.exit_code == 0 and f"cache folder: {tmp_path / 'cache'}" in out.output
-    assert "analyses: 9 files" in out.output  # 4 full views, 4 summaries, the launch table
+    assert "analyses: 13 files" in out.output  # 3 views of 4 files, the launch table
     out = CliRunner().invoke(cli, ["cache", "clean"])
-    assert out.exit_code == 0 and "removed 9 files" in out.output
+    assert out.exit_code == 0 and "removed 13 files" in out.output
     assert info(tmp_path / "cache")["results_files"] == 0 and (tmp_path / "cache" / "tune" / "keep.bin").exists()
     assert clean(tmp_path / "nowhere") == 0
 

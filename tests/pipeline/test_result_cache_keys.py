@@ -94,3 +94,22 @@ def test_the_summary_view_prints_what_the_full_view_does(tmp_path, monkeypatch):
     again = _run(tmp_path, files, cache := ResultCache(tmp_path / "cache", view="summary"))
     assert len(cache.hits) == 2 and all(fa.kernels for fa in again.files)
     assert _lines(again) == _lines(_run(tmp_path, files, None))
+
+
+def test_the_json_view_writes_the_document_the_full_view_does(tmp_path):
+    """--format json reads the records already rendered (pipeline.result_cache.json_view): the document is
+    the same, byte for byte, as the one rendered from the whole analysis."""
+    from cudalens.api import check
+    from cudalens.report.emit import emit
+
+    files = _tree(tmp_path)
+
+    def run(cache):
+        return check(files, include_dirs=[str(tmp_path / "inc")], compile=False, use_config=False, jobs=1, cache=cache)
+
+    plain = emit(run(None), "json")
+    cold = emit(run(ResultCache(tmp_path / "cache")), "json")
+    warm_report = run(cache := ResultCache(tmp_path / "cache", view="json"))
+    assert len(cache.hits) == 3 and all(fa.kernels_json is not None and fa.kernels == () for fa in warm_report.files)
+    assert any(fa.kernels_json for fa in warm_report.files)
+    assert emit(warm_report, "json") == cold == plain

@@ -89,8 +89,8 @@ def register(group: click.Group) -> None:
         refuse_clobber_all(collect_paths(list(paths), tuple(exclude)), output, write_baseline)
         limits = _limits(deadline, memory_cap)
         cache = result_cache(no_cache)
-        if cache is not None and (statistics or fmt in SUMMARY_FORMATS):
-            cache.view = "summary"  # what these formats print: no compiled facts read (pipeline.result_cache)
+        if cache is not None and (statistics or fmt in SUMMARY_FORMATS or fmt == "json"):  # (pipeline.result_cache)
+            cache.view = "json" if fmt == "json" and not statistics else "summary"  # what these formats write, no more
         with _progress() as progress:
             report = check(list(paths), exclude=exclude, jobs=jobs, cc=cc, defines=list(defines),
                            compile=not no_compile, include_dirs=include_dirs, nvcc_flags=nvcc_flags,

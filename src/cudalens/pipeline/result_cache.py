@@ -19,8 +19,9 @@ tree is never walked or parsed again. A file that changed or vanished, or appear
 would open it, is a miss for that file and every file whose analysis read it (its includers), and
 for nothing else.
 
-Two views are stored: ``full`` (the whole analysis, which the JSON, SARIF and HTML formats render)
-and ``summary`` (:func:`summary_view`: what the text, concise and github formats print, without the
+Three views are stored: ``full`` (the whole analysis: SARIF and HTML render it), ``json``
+(:func:`json_view`: the kernel records already rendered as ``--format json`` writes them) and
+``summary`` (:func:`summary_view`: what the text, concise and github formats print, without the
 compiled facts and kernel records); ``ResultCache.view`` chooses, and a run where some file misses
 reads the full view of every hit (a header may be compiled through a unit read from the cache).
 
@@ -212,10 +213,21 @@ def summary_view(fa: Any) -> Any:
     return dataclasses.replace(fa, compiled=None, kernels=())
 
 
+def json_view(fa: Any) -> Any:
+    """What ``--format json`` writes of ``fa``: the summary's parts, whether it compiled, and its kernel
+    records already rendered (:func:`cudalens.pipeline.analysis.kernels_json`); the compiled facts'
+    kernels, PTX and dependency list left out."""
+    from cudalens.pipeline.analysis import kernels_json
+
+    compiled = dataclasses.replace(fa.compiled, kernels={}, deps=(), ptx="") if fa.compiled is not None else None
+    return dataclasses.replace(fa, compiled=compiled, kernels=(), kernels_json=kernels_json(fa))
+
+
 @dataclass
 class ResultCache:
     """The cache one analysis reads and fills; ``hits`` and ``misses`` name the files of each;
-    ``view``: the stored view read (``"summary"``: :func:`summary_view`, when every file hits).
+    ``view``: the stored view read when every file hits (``"summary"``: :func:`summary_view`,
+    ``"json"``: :func:`json_view`; else the whole analysis).
     Once per run: ``walks`` (the repositories walked for stored failures), ``digests`` (the
     files read), ``places`` (whether each probed place exists), ``defined`` and
     ``every`` (:func:`consult`)."""
@@ -291,11 +303,12 @@ class ResultCache:
         except (OSError, ValueError):
             return
         try:
-            full, summary = _pickled(fa), _pickled(summary_view(fa))
+            views = {"full": _pickled(fa), "summary": _pickled(summary_view(fa)), "json": _pickled(json_view(fa))}
         except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
             return
-        if self.write(key, "full", manifest, full):
-            self.write(key, "summary", manifest, summary)
+        for view, payload in views.items():
+            if not self.write(key, view, manifest, payload):
+                return
 
 
 def _pickled(obj: Any) -> bytes:
@@ -382,7 +395,7 @@ def consult(cache: ResultCache, paths: Sequence[str], *, block: Any, defines: Ma
             keys[p] = file_key(p, options=options, build=build, table=table, compile=compile, real=os.path.realpath(p))
         except Exception:  # noqa: BLE001 - e.g. a refused compile_commands flag: the analysis says so, uncached
             continue
-    view = "summary" if cache.view == "summary" else "full"
+    view = cache.view if cache.view in ("summary", "json") else "full"
     words: dict[str, frozenset[str]] = {}
     with collector_paused():  # over every lookup, not only each entry's unpickling
         found = {p: got for p in keys if (got := cache.entry(keys[p], view)) is not None}
@@ -392,7 +405,7 @@ def consult(cache: ResultCache, paths: Sequence[str], *, block: Any, defines: Ma
             cache.defined[p] = frozenset(stored) if ok else kernels(p)  # type: ignore[arg-type]
         cache.every = frozenset().union(*cache.defined.values())
         found = {p: got for p, got in found.items() if _same_elsewhere(cache, p, got[0], project, words)}
-        if view == "summary" and len(found) < len(keys):  # some file is analysed: the hits in full
+        if view != "full" and len(found) < len(keys):  # some file is analysed: the hits in full
             found = {p: got for p in found if (got := cache.entry(keys[p], "full")) is not None
                      and _same_elsewhere(cache, p, got[0], project, words)}
         hits = {p: fa for p in found if isinstance(fa := unpickle(found[p][1]), FileAnalysis)}
