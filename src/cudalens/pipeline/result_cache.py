@@ -469,7 +469,8 @@ def fill(cache: ResultCache, done: Sequence[Any], keys: Mapping[str, str], hits:
     for fa in done:
         p = given.get(os.path.realpath(fa.model.path), "")
         if p in keys and p not in hits:
-            manifest = {"deps": dependencies(p, fa, project, build), "shadows": probes([p], build),
+            through = [p, *project.includers(p)] if project is not None else [p]  # a header: its units' includes too
+            manifest = {"deps": dependencies(p, fa, project, build), "shadows": probes(through, build),
                         "kernels": sorted(cache.defined.get(p, frozenset())),
                         "every": _names_digest(_elsewhere(cache, p)),
                         "elsewhere": _mentioned_elsewhere(cache, p, project, words)}
