@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from cudalens.pipeline import analyze
 from cudalens.pipeline import stages as _stages
 from cudalens.pipeline.result_cache import ResultCache
@@ -33,13 +35,22 @@ def _tree(root: Path) -> list[str]:
     return [str(root / "src" / n) for n in ("a.cu", "b.cu", "c.cu")]
 
 
-def _run(root: Path, files: list[str], cache: ResultCache | None):
+def _run(root: Path, files: list[str], cache: ResultCache | None, compile: bool = False):
     from cudalens.api.analysis import load_project_of
     from cudalens.project import build_context
 
     project = load_project_of([str(root / "src")], files)
     build = build_context(files, include_dirs=[str(root / "inc")], project=project, use_config=False)
-    return analyze(files, compile=False, build=build, jobs=1, keep_going=True, project=project, cache=cache)
+    return analyze(files, compile=compile, build=build, jobs=1, keep_going=True, project=project, cache=cache)
+
+
+def _nvcc() -> bool:
+    from cudalens.compiled.toolchain import discover
+
+    try:
+        return "nvcc" in discover().tools and discover().host_compiler is not None
+    except Exception:  # noqa: BLE001
+        return False
 
 
 def _counting(monkeypatch) -> list[str]:
@@ -60,25 +71,28 @@ def _lines(result) -> list[str]:
     return summary_lines(result, show_all=True)
 
 
-def test_a_header_edit_or_a_new_shadowing_header_misses_exactly_its_includers(tmp_path, monkeypatch):
+@pytest.mark.parametrize("compile", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_a_header_edit_or_a_new_shadowing_header_misses_exactly_its_includers(tmp_path, monkeypatch, compile):
+    if compile and not _nvcc():
+        pytest.skip("no nvcc")
     files = _tree(tmp_path)
-    _run(tmp_path, files, ResultCache(tmp_path / "cache"))
+    _run(tmp_path, files, ResultCache(tmp_path / "cache"), compile)
     seen = _counting(monkeypatch)
-    _run(tmp_path, files, cache := ResultCache(tmp_path / "cache"))
+    _run(tmp_path, files, cache := ResultCache(tmp_path / "cache"), compile)
     assert seen == [] and len(cache.hits) == 3
 
     # a header found through -I edited: its includers miss (its macros reach their source models)
     (tmp_path / "inc" / "common.cuh").write_text("#pragma once\n#define TILE 16\n")
-    edited = _run(tmp_path, files, ResultCache(tmp_path / "cache"))
+    edited = _run(tmp_path, files, ResultCache(tmp_path / "cache"), compile)
     assert seen == ["a.cu", "b.cu"]
-    assert _lines(edited) == _lines(_run(tmp_path, files, None))
+    assert _lines(edited) == _lines(_run(tmp_path, files, None, compile))
 
     # a new header beside the units, which a quoted include opens before the -I folder's
     seen.clear()
     (tmp_path / "src" / "common.cuh").write_text("#pragma once\n#define TILE 8\n")
-    shadowed = _run(tmp_path, files, cache := ResultCache(tmp_path / "cache"))
+    shadowed = _run(tmp_path, files, cache := ResultCache(tmp_path / "cache"), compile)
     assert seen == ["a.cu", "b.cu"] and cache.hits == [str(tmp_path / "src" / "c.cu")]
-    assert _lines(shadowed) == _lines(_run(tmp_path, files, None))
+    assert _lines(shadowed) == _lines(_run(tmp_path, files, None, compile))
 
 
 def test_the_summary_view_prints_what_the_full_view_does(tmp_path, monkeypatch):
