@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from typing import Any, Mapping
 
@@ -116,7 +116,9 @@ class Finding:
         return self.impact * (self.runs if self.runs is not None else 1.0)
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        # the fields in order (what asdict gives: every other field holds a plain value), without
+        # asdict's deep copy of the evidence and speedup that are written below
+        d = {name: getattr(self, name) for name in _FINDING_FIELDS}
         d["priority"] = self.priority.value
         d["evidence"] = [e.to_dict() for e in self.evidence]
         d["impact_estimate"] = {"cost": self.impact, "cost_measures": self.impact_text, "runs_per_thread": self.runs,
@@ -140,6 +142,9 @@ class Finding:
                    evidence=evidence, status=d.get("status", "flagged"), column=d.get("column"),
                    runs=d.get("runs"), advisory=bool(d.get("advisory", False)),
                    speedup=_speedup_from_dict(d.get("speedup")))
+
+
+_FINDING_FIELDS = tuple(f.name for f in fields(Finding))
 
 
 def is_advisory(f: Finding) -> bool:

@@ -212,19 +212,25 @@ def test_options_and_launches_are_part_of_the_key(tmp_path, monkeypatch):
 
 
 def test_a_broken_entry_is_a_miss_never_a_crash(tmp_path, monkeypatch):
+    import hashlib
+    import hmac
+
+    from cudalens.pipeline import result_entry
+
     files = _tree(tmp_path / "src")
     cold = _run(files, ResultCache(tmp_path / "cache"), False)
-    stored = sorted(f for f in (tmp_path / "cache").rglob("*.pickle") if "launches" not in f.parts)
-    assert len(stored) == len(files)
+    stored = sorted((tmp_path / "cache").rglob("*.full"))
+    assert len(stored) == len(files) and len(list((tmp_path / "cache").rglob("*.summary"))) == len(files)
     stored[0].write_bytes(stored[0].read_bytes()[:40])  # truncated
     stored[1].write_bytes(b"not a cache entry")  # another format
-    for manifest in sorted((tmp_path / "cache").rglob("*.json"))[:1]:
-        manifest.write_text("{")  # unreadable manifest
-    for table in (tmp_path / "cache" / "launches").rglob("*.pickle"):
+    body = (1).to_bytes(4, "big") + b"{" + b"payload"  # signed, but its manifest is no JSON
+    stored[2].write_bytes(result_entry.FORMAT + hmac.new(result_entry._signing_key(), body, hashlib.sha256).digest()
+                          + body)
+    for table in (tmp_path / "cache" / "launches").rglob("*.launches"):
         table.write_bytes(b"\x00" * 10)  # a broken launch table: computed again
     seen = _counting(monkeypatch)
     again = _run(files, cache := ResultCache(tmp_path / "cache"), False)
-    assert 2 <= len(seen) <= 3 and len(cache.misses) == len(seen)
+    assert len(seen) == 3 and len(cache.misses) == len(seen)
     assert _findings(again) == _findings(cold)
 
 
@@ -257,7 +263,7 @@ def test_check_identical_with_and_without_the_cache_on_projects(tmp_path, monkey
     plain = _check(project, env, "--no-cache")
     assert not (tmp_path / "cache" / "results").exists()  # --no-cache writes nothing
     cold = _check(project, env)
-    assert info(tmp_path / "cache")["results_files"] >= 2  # a manifest and a result per file
+    assert info(tmp_path / "cache")["results_files"] >= 3  # three views per file
     warm = _check(project, env)
     assert plain == cold == warm
 
@@ -273,9 +279,9 @@ def test_cache_info_and_clean(tmp_path, monkeypatch):
     _run(_tree(tmp_path / "src"), ResultCache(), False)
     out = CliRunner().invoke(cli, ["cache", "info"])
     assert out.exit_code == 0 and f"cache folder: {tmp_path / 'cache'}" in out.output
-    assert "analyses: 9 files" in out.output  # 4 manifests, 4 results, the launch table
+    assert "analyses: 13 files" in out.output  # 3 views of 4 files, the launch table
     out = CliRunner().invoke(cli, ["cache", "clean"])
-    assert out.exit_code == 0 and "removed 9 files" in out.output
+    assert out.exit_code == 0 and "removed 13 files" in out.output
     assert info(tmp_path / "cache")["results_files"] == 0 and (tmp_path / "cache" / "tune" / "keep.bin").exists()
     assert clean(tmp_path / "nowhere") == 0
 

@@ -176,13 +176,16 @@ def suppression_warnings(raw: Any) -> list[str]:
     from cudalens.rules.registry import load_all
     from cudalens.triage.suppress import audit
 
+    commented = [fa for fa in raw.files if "cudalens" in fa.model.text.lower()]  # a directive names the tool
+    if not commented:
+        return []  # (no rule module imported for nothing)
     known = set(load_all())
     by_file: dict[str, list[tuple[str, int | None]]] = {}
     for fa in raw.files:
         for f in fa.findings:
             by_file.setdefault(f.file, []).append((f.rule, f.line))
     out: list[str] = []
-    for fa in raw.files:
+    for fa in commented:
         out += audit(fa.model.path, fa.model.text, by_file.get(fa.model.path, ()), known)
     return out
 

@@ -81,19 +81,23 @@ def register(group: click.Group) -> None:
         from cudalens.api import check
         from cudalens.cli._triage import fails, refuse_clobber_all
         from cudalens.cli.cache import result_cache
+        from cudalens.pipeline.result_cache import SUMMARY_FORMATS
         from cudalens.project.paths import collect_paths
         from cudalens.textio import printable
         from cudalens.triage import Triaged
 
         refuse_clobber_all(collect_paths(list(paths), tuple(exclude)), output, write_baseline)
         limits = _limits(deadline, memory_cap)
+        cache = result_cache(no_cache)
+        if cache is not None and (statistics or fmt in SUMMARY_FORMATS or fmt == "json"):  # (pipeline.result_cache)
+            cache.view = "json" if fmt == "json" and not statistics else "summary"  # what these formats write, no more
         with _progress() as progress:
             report = check(list(paths), exclude=exclude, jobs=jobs, cc=cc, defines=list(defines),
                            compile=not no_compile, include_dirs=include_dirs, nvcc_flags=nvcc_flags,
                            compile_commands=compile_commands, use_config=not no_config, trust_flags=trust_flags,
                            select=select, ignore=ignore, baseline=baseline, min_priority=min_priority,
                            min_impact=min_impact, write_baseline=write_baseline, instantiate=instantiate,
-                           progress=progress, file_limits=limits, cache=result_cache(no_cache))
+                           progress=progress, file_limits=limits, cache=cache)
         from cudalens.report.emit import Style, emit
 
         result, triaged = report.analysis, Triaged((), dict(report.suppressed))

@@ -28,6 +28,9 @@ class FileAnalysis:
     notes: tuple[str, ...] = ()
     kernels: tuple[KernelRecord, ...] = ()  # the join of source and compiled facts, one per kernel
     failure: CompileFailure | None = None  # why the file was analysed source-only (compile asked for, failed)
+    # the kernel records as the JSON document writes them (kernels_json), where ``kernels`` was left
+    # out of a stored analysis read for --format json (pipeline.result_cache); None: render ``kernels``
+    kernels_json: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
 
     @property
     def compile_error(self) -> str | None:
@@ -90,6 +93,24 @@ class Analysis:
                     out[(fa.model.path, k.name)] = k.launch
                     out.setdefault(("", k.name), k.launch)  # a finding on a launch in another file
         return out
+
+
+def json_default(obj: Any) -> Any:
+    """What the JSON document writes for a value ``json`` cannot: a set sorted, a fact its ``to_dict()``."""
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj)
+    if hasattr(obj, "to_dict"):
+        return obj.to_dict()
+    return str(obj)
+
+
+def kernels_json(fa: FileAnalysis) -> tuple[str, ...]:
+    """Each kernel record of ``fa`` as the JSON document writes it, at the top level (indent 2)."""
+    import json
+
+    if fa.kernels_json is not None:
+        return fa.kernels_json
+    return tuple(json.dumps(rec.to_dict(), indent=2, default=json_default) for rec in fa.kernels)
 
 
 def _finding_dict(f: Finding, launches: dict[tuple[str, str], Any] | None = None) -> dict[str, Any]:

@@ -8,8 +8,8 @@ Order of work (the result lists files in the order given):
 2. translation units are compiled ``jobs`` at a time in worker threads (nvcc runs in its own
    processes, so the threads only wait);
 3. a header (``.cuh``, ``.h``, ...) is compiled through the first of the given translation units
-   whose dependency list (``nvcc -MD``) holds it, else through a unit of compile_commands.json that
-   includes it, so its templates are instantiated as the project uses them and its findings point
+   whose dependency list (the device preprocessor's ``-MD``) holds it, else through a unit of
+   compile_commands.json that includes it, so its templates are instantiated as the project uses them and its findings point
    into its own lines; a header no unit includes is compiled through the generated wrapper alone
    (never handed to nvcc as an input file);
 4. each file's model and rules run on the calling thread as its compile completes.
@@ -299,7 +299,7 @@ def _consult(cache: Any, paths: list[str], block: Any, defines: Mapping[str, Any
 
     return consult(cache, paths, block=block, defines=defines, cc=limits(cc).cc, compile=compile, build=build,
                    project=project, table=table, instantiate=_instantiations(paths, instantiate) if compile else {},
-                   kernels={p: _kernel_names(source_text(p)) for p in paths})
+                   kernels=lambda p: _kernel_names(source_text(p)))
 
 
 _GLOBAL_OR_END = re.compile(r"__global__|[;{(]")

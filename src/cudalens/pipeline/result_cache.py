@@ -1,90 +1,68 @@
 """A cache of whole file analyses, as ruff keeps one: an unchanged file costs a hash and a read.
 
 A file's :class:`~cudalens.pipeline.analysis.FileAnalysis` (source model, compiled facts, kernel
-records, findings, notes) is stored in two levels, the compile cache's (:mod:`cudalens.compiled.cache`,
-whose manifest, digest and atomic writes this module reuses):
+records, findings, notes) is stored as one file per view (:mod:`cudalens.pipeline.result_entry`:
+a signed manifest, then the pickle), named by a key of what is known before any work
+(:func:`file_key`): the file's real path, the options that change results (compute capability,
+``--block``, ``--define``, ``--instantiate``, compile or not, the build's flags and forced macros for
+the file), the launch context the project model gives the file (the launches of the kernels it
+defines, from the project's launch table), the toolchain's fingerprint, and the tool's version (its
+version string and the size and time of each of its modules).
 
-1. a **manifest**, keyed by what is known before any work (:func:`file_key`): the file's real path,
-   the options that change results (compute capability, ``--block``, ``--define``, ``--instantiate``,
-   compile or not, the build's flags and macros for the file, the kernels other analysed files define),
-   the launch context the project model gives the file (the launches of the kernels it defines, from
-   the project's launch table), the toolchain's fingerprint, and the tool's version (its version
-   string and the size and time of each of its modules). It records the dependency list of the last
-   analysis: the files the compiler read (``nvcc -MD``; for a file that did not compile, the file and
-   what it includes in the project's include graph);
-2. the **result**, keyed by the manifest key plus the digest of every file on that list, stored as a
-   pickle behind a header naming this module's storage format.
+The manifest holds what proves the entry still holds (:mod:`cudalens.pipeline.result_deps`): the
+**dependency list** (every file the analysis read: the compiler's list, the project headers whose
+macros the source model reads, the include closure) and its digest, the **places** where a new file
+would shadow one it includes, and the kernels this file defines with the kernels other analysed files
+define that it mentions (a kernel defined elsewhere is left out of its compiled facts). A lookup
+hashes each listed file once per run (a header 200 units share is hashed once), so an unchanged
+tree is never walked or parsed again. A file that changed or vanished, or appeared where an include
+would open it, is a miss for that file and every file whose analysis read it (its includers), and
+for nothing else.
 
-The project's launch table, which every key depends on, is stored too (:func:`launch_table`), under a
-digest of the files it is computed from, so a warm run parses nothing.
+Three views are stored: ``full`` (the whole analysis: SARIF and HTML render it), ``json``
+(:func:`json_view`: the kernel records already rendered as ``--format json`` writes them) and
+``summary`` (:func:`summary_view`: what the text, concise and github formats print, without the
+compiled facts and kernel records); ``ResultCache.view`` chooses, and a run where some file misses
+reads the full view of every hit (a header may be compiled through a unit read from the cache).
 
-A file that changed, vanished or appeared on an include path read earlier changes the digest: that
-file and every file whose compile read it (its includers) miss, and nothing else. Writes are atomic
-(a temporary file, then ``os.replace``); an entry that cannot be read or unpickled, or of another
-format, is a miss, never a crash. Results whose notes say the analysis hit a time or memory budget
-are not stored (they depend on the machine's load). A file whose compile failed is stored too, with
-what decides the failure (:mod:`cudalens.pipeline.failure_probes`): for a missing header, the places
-it would have been found (a header appearing there is a miss: the compile is tried again).
+The project's launch table, which every key depends on, is stored too (:func:`launch_table`), under
+a digest of the files it parses with their headers as its dependency list, so a warm run parses
+nothing. Writes are atomic (a temporary file, then ``os.replace``); an entry that cannot be read or
+unpickled, or of another format, is a miss, never a crash. Results whose notes say the analysis hit a
+time or memory budget are not stored (they depend on the machine's load). A file whose compile failed
+is stored too, with what decides the failure (:mod:`cudalens.pipeline.failure_probes`): for a missing
+header, the places it would have been found (a header appearing there is a miss: the compile is tried
+again).
 
-The folder is ``<cache_dir>/results`` (launch tables in ``results/launches``; ``$CUDALENS_CACHE_DIR``, else ``$XDG_CACHE_HOME/cudalens``, else
-``~/.cache/cudalens``), beside the compile cache's entries; ``cudalens cache info|clean`` reads and empties
-both. The entries are pickles, so each is signed (HMAC-SHA256) with a key the folder does not hold:
-``$CUDALENS_CACHE_KEY`` (a CI secret, so a persisted cache stays usable across runners), else a random
-key made once in ``$XDG_CONFIG_HOME/cudalens/cache.key`` (``~/.config``; mode 0600). An entry whose
-signature does not match (written by someone else, or restored from a cache that a pull request could
-write) is a miss and is never unpickled.
+The folder is ``<cache_dir>/results`` (launch tables in ``results/launches``; ``$CUDALENS_CACHE_DIR``,
+else ``$XDG_CACHE_HOME/cudalens``, else ``~/.cache/cudalens``), beside the compile cache's entries;
+``cudalens cache info|clean`` reads and empties both. The entries are pickles, so each is signed
+(:mod:`cudalens.pipeline.result_entry`); one another key signed is a miss, never unpickled.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-import gc
 import hashlib
-import hmac
 import os
 import pickle
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cudalens.compiled import cache as _compiled
+from cudalens.pipeline.result_deps import digest
+from cudalens.pipeline.result_entry import FORMAT, _signing_key, collector_paused, opened, sealed, unpickle
 
-FORMAT = b"cudalens-result/2\n"  # the storage format: this header, the HMAC of the pickle, then the pickle
+__all__ = ["FORMAT", "ResultCache", "_signing_key", "clean", "consult", "fill", "file_key", "info", "launch_table",
+           "stored_launch_table", "summary_view"]
+
 _MISSING = ("No such file or directory", "cannot open source file", "could not open")  # a file not found
 _UNSTABLE = ("budget of", "budget spent", "timed out", "compiled layer unavailable", "stopped at")
-
-
-@functools.lru_cache(maxsize=1)
-def _signing_key() -> bytes:
-    """The key that signs this user's entries (see the module docstring); b"" when none can be had
-    (then nothing is stored or read)."""
-    given = os.environ.get("CUDALENS_CACHE_KEY")
-    if given:
-        return hashlib.sha256(given.encode()).digest()
-    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "cudalens"
-    path = base / "cache.key"
-    try:
-        if not path.exists():
-            base.mkdir(parents=True, exist_ok=True)
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            except FileExistsError:  # another process made it first
-                pass
-            else:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(os.urandom(32))
-        data = path.read_bytes()
-    except OSError:
-        return b""
-    return data[:32] if len(data) >= 32 else b""
-
-
-def _sealed(payload: bytes) -> bytes | None:
-    """The stored form of ``payload``: the format header, its signature, the payload (None: no key)."""
-    key = _signing_key()
-    return FORMAT + hmac.new(key, payload, hashlib.sha256).digest() + payload if key else None
+#: the formats that print no more than :func:`summary_view` keeps
+SUMMARY_FORMATS = ("text", "concise", "github", "statistics")
 
 
 def results_dir() -> Path:
@@ -119,25 +97,27 @@ def _toolchain() -> tuple[str, tuple[str, ...]]:
         return "none", ()
 
 
-def launch_context(table: Any, path: str) -> str:
-    """A digest of the launches the project's launch table gives the kernels ``path`` defines."""
+def launch_context(table: Any, path: str, real: str | None = None) -> str:
+    """A digest of the launches the project's launch table gives the kernels ``path`` (real path
+    ``real``) defines."""
     if table is None:
         return ""
-    real = os.path.realpath(path)
+    real = real or os.path.realpath(path)
     mine = sorted((k, v) for k, v in getattr(table, "sites", {}).items() if k[1] == real)
     return hashlib.sha256(repr((getattr(table, "root", None), mine)).encode()).hexdigest()
 
 
-def file_key(path: str, *, options: Mapping[str, Any], build: Any, table: Any, compile: bool) -> str:
-    """The manifest key of ``path`` under ``options`` (see the module docstring)."""
+def file_key(path: str, *, options: Mapping[str, Any], build: Any, table: Any, compile: bool,
+             real: str | None = None) -> str:
+    """The key of ``path`` (real path ``real``) under ``options`` (see the module docstring)."""
+    real = real or os.path.realpath(path)
     macros: tuple[Any, ...] = ()
     if build is not None:  # the whole build context (its compile_commands entries, config) and the file's share
-        macros = (_build_digest(build), tuple(build.nvcc_flags(path)), _macros(build, path),
-                  tuple(build.forced_macros(path)))
+        macros = (_build_digest(build), tuple(build.nvcc_flags(path)), tuple(build.forced_macros(path)))
     fingerprint = _toolchain()[0] if compile else "no-compile"
-    text = repr((sorted((k, repr(v)) for k, v in options.items()), macros, launch_context(table, path),
-                 compile, tool_version(), _environment() if compile else ()))
-    return _compiled.manifest_key(os.path.realpath(path), (), "result", fingerprint, extra=text)
+    text = repr((real, fingerprint, sorted((k, repr(v)) for k, v in options.items()), macros,
+                 launch_context(table, path, real), compile, tool_version(), _environment() if compile else ()))
+    return hashlib.sha256(FORMAT + text.encode()).hexdigest()
 
 
 def _environment() -> tuple[str, ...]:
@@ -161,64 +141,46 @@ def _build_digest(build: Any) -> str:
     return got[1]
 
 
-_MACROS: dict[tuple[int, str], tuple[tuple[str, str], ...]] = {}
-
-
-def _macros(build: Any, path: str) -> tuple[tuple[str, str], ...]:
-    """``build.header_macros(path)`` (the macros of the project headers it includes), once per run."""
-    if not _BUILDS or next(iter(_BUILDS.values()))[0] is not build:
-        _build_digest(build)
-        _MACROS.clear()
-    key = (id(build), os.path.realpath(path))
-    if key not in _MACROS:
-        _MACROS[key] = tuple(sorted(build.header_macros(path).items()))
-    return _MACROS[key]
-
-
-def _table_file(cache: ResultCache, paths: Sequence[str], project: Any, build: Any) -> Path | None:
-    """Where the launch table of ``paths`` is stored: under a digest of every file it reads (the files
-    whose launches can reach ``paths``: project.resolve._relevant), the macros each is parsed with, the
-    build context, the include graph and the tool's version; None when a file cannot be read."""
+def _table_key(cache: ResultCache, paths: Sequence[str], project: Any, build: Any) -> tuple[str, list[str]] | None:
+    """(the key of the launch table of ``paths``, the files it parses): a digest of every file it parses
+    (the files whose launches can reach ``paths``: project.resolve._relevant), the macros its build
+    forces on each, the build context, the include graph and the tool's version; None when a file
+    cannot be read. The headers that give each file its macros are the entry's dependency list
+    (:mod:`cudalens.pipeline.result_deps`), as a file's analysis has them."""
+    from cudalens.compiled.cache import _STAT_ROOTS
+    from cudalens.pipeline.result_deps import part
     from cudalens.project.resolve import _relevant
 
     files = _relevant(project, list(paths)) if paths else list(project.files)
+    roots = (*_STAT_ROOTS, *_toolchain()[1])
     h = hashlib.sha256(FORMAT + tool_version().encode())
     h.update(repr((project.root, sorted(project.includes.items()))).encode())
     if build is not None:
         h.update(_build_digest(build).encode())
     for f in files:
         try:
-            h.update(f"\0{f}\0".encode() + _content(cache, f))
+            h.update(part(f, roots, cache.digests))
             if build is not None:
-                h.update(repr((_macros(build, f), build.forced_macros(f))).encode())
+                h.update(repr(build.forced_macros(f)).encode())
         except Exception:  # noqa: BLE001 - unreadable now: computed, never stored
             return None
-    digest = h.hexdigest()
-    return cache._dir() / "launches" / digest[:2] / f"{digest}.pickle"
-
-
-def _content(cache: ResultCache, path: str) -> bytes:
-    """The content digest of ``path``, read once per run (``cache.contents``)."""
-    st = os.stat(path)
-    seen = (path, st.st_size, st.st_mtime_ns, st.st_ino)
-    if seen not in cache.contents:
-        cache.contents[seen] = _compiled.content_digest(path)
-    return cache.contents[seen]
+    return h.hexdigest(), files
 
 
 def stored_launch_table(cache: ResultCache, paths: Sequence[str], project: Any, build: Any) -> Any:
     """The stored launch table of ``paths`` if no file it reads changed (a hash and a read), else None."""
-    return _stored_table(_table_file(cache, paths, project, build))
+    return _stored_table(cache, _table_key(cache, paths, project, build))
 
 
-def _stored_table(where: Path | None) -> Any:
+def _stored_table(cache: ResultCache, keyed: tuple[str, list[str]] | None) -> Any:
     from types import MappingProxyType
 
     from cudalens.project.resolve import LaunchTable
 
-    got = _read(where) if where is not None else None
-    if isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], dict):
-        return LaunchTable(MappingProxyType(got[0]), got[1])
+    got = cache.entry(keyed[0], "launches") if keyed is not None else None
+    table = unpickle(got[1]) if got is not None else None
+    if isinstance(table, tuple) and len(table) == 2 and isinstance(table[0], dict):
+        return LaunchTable(MappingProxyType(table[0]), table[1])
     return None
 
 
@@ -227,84 +189,104 @@ def launch_table(cache: ResultCache, paths: Sequence[str], project: Any, build: 
     """The project's launch table for ``paths`` (``compute()``), read from ``cache`` when no file it
     reads changed (:func:`stored_launch_table`), else computed and stored: an unchanged project costs
     reading its files, not parsing them."""
-    where = _table_file(cache, paths, project, build)
-    got = _stored_table(where)
+    from cudalens.pipeline.result_deps import dependencies, probes
+
+    keyed = _table_key(cache, paths, project, build)
+    got = _stored_table(cache, keyed)
     if got is not None:
         return got
     table = compute()
-    if where is None:
+    if keyed is None:
         return table
+    deps = list(dict.fromkeys(d for f in keyed[1] for d in dependencies(f, None, project, build)))
     try:
-        data = _sealed(pickle.dumps((dict(table.sites), table.root), protocol=pickle.HIGHEST_PROTOCOL))
-        if data is not None:
-            _compiled.atomic_write(where, data)
-    except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
-        pass
+        payload = pickle.dumps((dict(table.sites), table.root), protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        return table
+    cache.write(keyed[0], "launches", {"deps": deps, "shadows": probes(keyed[1], build)}, payload)
     return table
 
 
-def dependencies(path: str, fa: Any, project: Any = None, build: Any = None) -> list[str]:
-    """What ``fa`` was computed from: the compiler's dependency list when it compiled, else (source
-    only) the file and what it includes (the project's include graph; for a failed compile also the
-    file its error is in and the project headers the build's include folders give it)."""
-    compiled = getattr(fa, "compiled", None)
-    deps = list(getattr(compiled, "deps", ()) or ())
-    real = os.path.realpath(path)
-    if real not in deps:
-        deps.insert(0, real)
-    if compiled is None and project is not None:
-        from cudalens.project.resolve import _closure
+def summary_view(fa: Any) -> Any:
+    """What the summary formats (:data:`SUMMARY_FORMATS`) read of ``fa``: its source model, findings,
+    notes and failure; the compiled facts and kernel records (most of a stored analysis) left out."""
+    return dataclasses.replace(fa, compiled=None, kernels=())
 
-        deps += sorted(f for f in _closure(real, project.includes) if f not in deps)
-    if compiled is None and getattr(fa, "failure", None) is not None:
-        from cudalens.pipeline.failure_probes import failure_deps
 
-        deps += [f for f in dict.fromkeys(failure_deps(fa, build)) if f not in deps]
-    return deps
+def json_view(fa: Any) -> Any:
+    """What ``--format json`` writes of ``fa``: the summary's parts, whether it compiled, and its kernel
+    records already rendered (:func:`cudalens.pipeline.analysis.kernels_json`); the compiled facts'
+    kernels, PTX and dependency list left out."""
+    from cudalens.pipeline.analysis import kernels_json
+
+    compiled = dataclasses.replace(fa.compiled, kernels={}, deps=(), ptx="") if fa.compiled is not None else None
+    return dataclasses.replace(fa, compiled=compiled, kernels=(), kernels_json=kernels_json(fa))
 
 
 @dataclass
 class ResultCache:
-    """The cache one analysis reads and fills; ``hits`` and ``misses`` name the files of each
-    (``walks``: the repositories walked for stored failures, ``digests``, ``contents``: the files read, once per run)."""
+    """The cache one analysis reads and fills; ``hits`` and ``misses`` name the files of each;
+    ``view``: the stored view read when every file hits (``"summary"``: :func:`summary_view`,
+    ``"json"``: :func:`json_view`; else the whole analysis).
+    Once per run: ``walks`` (the repositories walked for stored failures), ``digests`` (the
+    files read), ``places`` (whether each probed place exists), ``defined`` and
+    ``every`` (:func:`consult`)."""
 
     directory: Path | None = None
+    view: str = "full"
     hits: list[str] = field(default_factory=list)
     misses: list[str] = field(default_factory=list)
     walks: dict[str, frozenset[str]] = field(default_factory=dict)
     digests: dict[str, bytes] = field(default_factory=dict)
-    contents: dict[tuple[str, int, int, int], bytes] = field(default_factory=dict)
+    places: dict[str, bool] = field(default_factory=dict)
+    defined: dict[str, frozenset[str]] = field(default_factory=dict)  # the kernels each analysed file defines
+    every: frozenset[str] = frozenset()  # all of them
 
     def _dir(self) -> Path:
         return self.directory or results_dir()
 
-    def _result_file(self, digest: str) -> Path:
-        return self._dir() / digest[:2] / f"{digest}.pickle"
+    def _file(self, key: str, view: str) -> Path:
+        return self._dir() / ("launches" if view == "launches" else "") / key[:2] / f"{key}.{view}"
 
-    def lookup(self, path: str, key: str) -> Any | None:
-        """The stored analysis of ``path`` if nothing it was computed from changed, else None."""
-        from cudalens.pipeline.analysis import FileAnalysis
-
-        fa = None
+    def entry(self, key: str, view: str) -> tuple[dict[str, Any], bytes] | None:
+        """(manifest, payload) of the ``view`` stored under ``key`` if nothing it was computed from
+        changed (its dependency list hashes as stored, no probed place appeared, a stored failure's
+        header is still missing), else None."""
         from cudalens.pipeline.failure_probes import still_failing
+        from cudalens.pipeline.result_deps import unshadowed
 
-        manifest = _compiled.load(key, self._dir())
-        deps = manifest.get("deps") if isinstance(manifest, dict) else None
-        if isinstance(manifest, dict) and "absent" in manifest and not still_failing(manifest, self.walks):
-            deps = None  # a header the stored failure lacked has appeared: compiled again
-        if isinstance(deps, list) and all(isinstance(d, str) for d in deps):
-            digest = _compiled.deps_digest(key, deps, _toolchain()[1], self.digests)
-            if digest is not None:
-                fa = _read(self._result_file(digest))
-        if not isinstance(fa, FileAnalysis):
-            self.misses.append(path)
+        got = opened(self._file(key, view))
+        if got is None:
             return None
-        self.hits.append(path)
-        return fa
+        manifest = got[0]  # written by this module (its signature says so): no field checked twice
+        deps = manifest.get("deps")
+        if not isinstance(deps, list):
+            return None
+        if "absent" in manifest and not still_failing(manifest, self.walks):
+            return None  # a header the stored failure lacked has appeared: compiled again
+        if not unshadowed(manifest.get("shadows"), self.places):
+            return None  # a file appeared where an include would now open it
+        if digest(key, deps, _toolchain()[1], self.digests) != manifest.get("digest"):
+            return None
+        return got
 
-    def store(self, key: str, fa: Any, deps: Sequence[str], build: Any = None) -> None:
-        """Store ``fa`` under ``key`` and ``deps``; not when it depends on the machine's load or no
-        toolchain was found. A failure for a missing header is stored with the places the header
+    def write(self, key: str, view: str, manifest: dict[str, Any], payload: bytes) -> bool:
+        """Store ``payload`` as the ``view`` of ``key`` with ``manifest`` (its ``deps`` digested now);
+        False when it cannot be (a listed file unreadable, no signing key, the folder not writable)."""
+        got = digest(key, manifest["deps"], _toolchain()[1], self.digests)
+        data = sealed({**manifest, "digest": got}, payload) if got is not None else None
+        if data is None:
+            return False
+        try:
+            _compiled.atomic_write(self._file(key, view), data)
+        except OSError:
+            return False  # a cache that cannot be written is no cache, never a failure
+        return True
+
+    def store(self, key: str, fa: Any, manifest: dict[str, Any], build: Any = None) -> None:
+        """Store ``fa`` (both views) under ``key`` with ``manifest`` (its ``deps``, the ``shadows`` a new
+        file would shadow, :func:`consult`'s kernel fields); not when it depends on the machine's load
+        or no toolchain was found. A failure for a missing header is stored with the places the header
         would have been found (:func:`cudalens.pipeline.failure_probes.probes`)."""
         from cudalens.pipeline.failure_probes import missing_of, probes
 
@@ -313,62 +295,30 @@ class ResultCache:
             return
         if any(w in n for n in (*fa.notes, *fa.model.problems) for w in _UNSTABLE):
             return
-        digest = _compiled.deps_digest(key, deps, _toolchain()[1], self.digests)
-        if digest is None:
-            return
-        manifest: dict[str, Any] = {"deps": list(deps)}
         try:
             if fa.compiled is None and missing_of(fa):
-                manifest.update(probes(fa, deps, build, _toolchain()[1], self.walks))
+                manifest = {**manifest, **probes(fa, manifest["deps"], build, _toolchain()[1], self.walks)}
             if fa.compiled is None and "absent" not in manifest and any(w in (fa.compile_error or "") for w in _MISSING):
                 return  # a file not found whose places cannot be named: never stored
         except (OSError, ValueError):
             return
         try:
-            import io
-
-            from cudalens.pipeline.isolated import _Pickler
-
-            buf = io.BytesIO()
-            _Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(fa)  # tree-sitter nodes left out
-            data = _sealed(buf.getvalue())
-            if data is None:
+            views = {"full": _pickled(fa), "summary": _pickled(summary_view(fa)), "json": _pickled(json_view(fa))}
+        except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+            return
+        for view, payload in views.items():
+            if not self.write(key, view, manifest, payload):
                 return
-            _compiled.atomic_write(self._result_file(digest), data)
-            _compiled.store(key, manifest, self._dir())
-        except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
-            return  # a cache that cannot be written is no cache, never a failure
 
 
-def _read(f: Path) -> Any:
-    try:
-        data = f.read_bytes()
-    except OSError:
-        return None
-    key = _signing_key()
-    if not key or not data.startswith(FORMAT):
-        return None
-    mac, payload = data[len(FORMAT):len(FORMAT) + 32], data[len(FORMAT) + 32:]
-    if not hmac.compare_digest(mac, hmac.new(key, payload, hashlib.sha256).digest()):
-        return None  # not signed with this user's key: never unpickled
-    with _collector_paused():
-        try:
-            return pickle.loads(payload)  # noqa: S301 - signed by this user's key (see the module docstring)
-        except Exception:  # noqa: BLE001 - a truncated or foreign entry is a miss
-            return None
+def _pickled(obj: Any) -> bytes:
+    import io
 
+    from cudalens.pipeline.isolated import _Pickler
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The garbage collector off inside: stored entries are many small objects and no garbage, and a
-    collector pass while (or just after) they are read walks them all again."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
+    buf = io.BytesIO()
+    _Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)  # tree-sitter nodes left out
+    return buf.getvalue()
 
 
 def _entries(root: Path) -> dict[str, list[Path]]:
@@ -424,31 +374,68 @@ def clean(directory: Path | None = None) -> int:
 
 def consult(cache: ResultCache, paths: Sequence[str], *, block: Any, defines: Mapping[str, Any], cc: str,
             compile: bool, build: Any, project: Any, table: Any, instantiate: Mapping[str, tuple[str, ...]],
-            kernels: Mapping[str, frozenset[str]]) -> tuple[dict[str, Any], dict[str, str]]:
-    """(the stored analyses of ``paths`` that are still valid, the manifest key of every path).
-    ``kernels``: the kernels each analysed file defines (a file's compiled facts leave out those
-    another analysed file defines); ``instantiate``: the templates each file instantiates."""
+            kernels: Callable[[str], frozenset[str]]) -> tuple[dict[str, Any], dict[str, str]]:
+    """(the stored analyses of ``paths`` that are still valid, the key of every path).
+    ``kernels``: the kernels a file defines, read from its text (asked only of files that miss: a
+    hit's are in its manifest); a file's compiled facts leave out those another analysed file defines,
+    so an entry holds only while the ones its files mention are the same. ``instantiate``: the
+    templates each file instantiates."""
+    from cudalens.pipeline.analysis import FileAnalysis
     from cudalens.project.context import is_header
 
-    includers = {p: tuple(project.includers(p)) if project is not None and not is_header(p) else () for p in paths}
+    graph = project is not None and bool(project.includes)  # (without one, no file has includers)
+    includers = {p: tuple(project.includers(p)) if graph and not is_header(p) else () for p in paths}
     units = tuple(p for p in paths if not is_header(p) and not includers[p])
-    every = frozenset().union(*kernels.values()) if kernels else frozenset()
     keys: dict[str, str] = {}
-    words: dict[str, frozenset[str]] = {}
     for p in paths:
-        elsewhere = every - kernels.get(p, frozenset())  # what the other files define (one set op, not n unions)
-        if project is not None:  # only the names its compile can hold: those its files mention
-            elsewhere &= _mentioned(p, project, words)
         options = {"block": block, "defines": sorted((k, repr(v)) for k, v in defines.items()), "cc": cc,
-                   "instantiate": instantiate.get(p, ()), "elsewhere": sorted(elsewhere),
-                   "includers": includers[p], "through": () if p in units else units}
+                   "instantiate": instantiate.get(p, ()), "includers": includers[p],
+                   "through": () if p in units else units}
         try:
-            keys[p] = file_key(p, options=options, build=build, table=table, compile=compile)
+            keys[p] = file_key(p, options=options, build=build, table=table, compile=compile, real=os.path.realpath(p))
         except Exception:  # noqa: BLE001 - e.g. a refused compile_commands flag: the analysis says so, uncached
             continue
-    with _collector_paused():  # over every lookup, not only each entry's unpickling
-        hits = {p: fa for p in keys if (fa := cache.lookup(p, keys[p])) is not None}
+    view = cache.view if cache.view in ("summary", "json") else "full"
+    words: dict[str, frozenset[str]] = {}
+    with collector_paused():  # over every lookup, not only each entry's unpickling
+        found = {p: got for p in keys if (got := cache.entry(keys[p], view)) is not None}
+        for p in paths:
+            stored = found[p][0].get("kernels") if p in found else None
+            ok = isinstance(stored, list) and all(isinstance(k, str) for k in stored)
+            cache.defined[p] = frozenset(stored) if ok else kernels(p)  # type: ignore[arg-type]
+        cache.every = frozenset().union(*cache.defined.values())
+        found = {p: got for p, got in found.items() if _same_elsewhere(cache, p, got[0], project, words)}
+        if view != "full" and len(found) < len(keys):  # some file is analysed: the hits in full
+            found = {p: got for p in found if (got := cache.entry(keys[p], "full")) is not None
+                     and _same_elsewhere(cache, p, got[0], project, words)}
+        hits = {p: fa for p in found if isinstance(fa := unpickle(found[p][1]), FileAnalysis)}
+    cache.hits += [p for p in keys if p in hits]
+    cache.misses += [p for p in keys if p not in hits]
     return hits, keys
+
+
+def _elsewhere(cache: ResultCache, p: str) -> frozenset[str]:
+    """The kernels the other analysed files define (``cache.defined``) that ``p`` does not."""
+    return cache.every - cache.defined.get(p, frozenset())
+
+
+def _mentioned_elsewhere(cache: ResultCache, p: str, project: Any, words: dict[str, frozenset[str]]) -> list[str]:
+    """Those of :func:`_elsewhere` ``p``'s compile can hold: the names its files mention."""
+    names = _elsewhere(cache, p)
+    return sorted(names & _mentioned(p, project, words) if project is not None else names)
+
+
+def _names_digest(names: frozenset[str]) -> str:
+    return hashlib.sha256("\0".join(sorted(names)).encode()).hexdigest()
+
+
+def _same_elsewhere(cache: ResultCache, p: str, manifest: Mapping[str, Any], project: Any,
+                    words: dict[str, frozenset[str]]) -> bool:
+    """Whether the kernels other files define that ``p`` mentions are those it was stored with: at
+    once when the other files define the same kernels as then, else by reading ``p``'s files' words."""
+    if manifest.get("every") == _names_digest(_elsewhere(cache, p)):
+        return True
+    return manifest.get("elsewhere") == _mentioned_elsewhere(cache, p, project, words)
 
 
 def _mentioned(path: str, project: Any, memo: dict[str, frozenset[str]]) -> frozenset[str]:
@@ -471,9 +458,20 @@ def _mentioned(path: str, project: Any, memo: dict[str, frozenset[str]]) -> froz
 
 def fill(cache: ResultCache, done: Sequence[Any], keys: Mapping[str, str], hits: Mapping[str, Any],
          project: Any = None, build: Any = None) -> None:
-    """Store each analysis of ``done`` that was computed now (not read from the cache)."""
+    """Store each analysis of ``done`` that was computed now (not read from the cache), with what
+    proves it still holds (:mod:`cudalens.pipeline.result_deps`, :func:`consult`'s kernel fields)."""
+    from cudalens.pipeline.result_deps import dependencies, probes
+
+    if all(p in hits for p in keys):
+        return  # nothing computed now
     given = {os.path.realpath(p): p for p in keys}
+    words: dict[str, frozenset[str]] = {}
     for fa in done:
         p = given.get(os.path.realpath(fa.model.path), "")
         if p in keys and p not in hits:
-            cache.store(keys[p], fa, dependencies(p, fa, project, build), build)
+            through = [p, *project.includers(p)] if project is not None else [p]  # a header: its units' includes too
+            manifest = {"deps": dependencies(p, fa, project, build), "shadows": probes(through, build),
+                        "kernels": sorted(cache.defined.get(p, frozenset())),
+                        "every": _names_digest(_elsewhere(cache, p)),
+                        "elsewhere": _mentioned_elsewhere(cache, p, project, words)}
+            cache.store(keys[p], fa, manifest, build)

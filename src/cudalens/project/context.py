@@ -116,6 +116,15 @@ class BuildContext:
         include folders only. Headers of the toolkit or the system are not followed."""
         return self._walk(path)[1]
 
+    def include_probes(self, path: str | Path) -> tuple[list[str], list[str]]:
+        """(the project headers ``path`` includes, as :meth:`project_includes`; the places where a
+        file appearing would change what one of their includes opens: for each ``#include`` the walk
+        meets, every candidate (the including file's folder, then the include folders) before the
+        one that holds it, all of them when none does). What :meth:`header_macros` reads and the
+        compiler's include lookup among the project's folders both depend on no more than these."""
+        absent: list[str] = []
+        return self._walk(path, absent)[1], list(dict.fromkeys(absent))
+
     def header_macros(self, path: str | Path) -> dict[str, str]:
         """Object-like macros and integral constants of the project headers ``path`` includes, in
         the preprocessor's order (a later definition wins), then the configuration's ``defines``,
@@ -180,10 +189,11 @@ class BuildContext:
             self._resolved[key] = str(hit.resolve()) if hit is not None else None
         return self._resolved[key]
 
-    def _walk(self, path: str | Path) -> tuple[list[tuple[str, tuple[tuple[str, str], ...]]], list[str]]:
+    def _walk(self, path: str | Path, absent: list[str] | None = None
+              ) -> tuple[list[tuple[str, tuple[tuple[str, str], ...]]], list[str]]:
         """([(header, the macros of a stretch of its text between two includes)] in the order the
         preprocessor reads them, [headers in first-inclusion order]); each header is read once
-        (include guards, #pragma once)."""
+        (include guards, #pragma once). ``absent``: filled with :meth:`include_probes`' places."""
         from cudalens.compiled.toolchain import is_toolchain_file
 
         dirs = tuple(Path(d) for d in self.search_dirs(path))
@@ -199,6 +209,11 @@ class BuildContext:
                 if include is None:
                     continue
                 real = self._found(cur, include, dirs)
+                if absent is not None:
+                    for c in [*([cur.parent] if include[0] == '"' else []), *dirs]:
+                        if (c / include[1]).is_file():
+                            break
+                        absent.append(str(c / include[1]))
                 if real is not None:
                     if real not in seen and not is_toolchain_file(real) and len(seen) < 500:
                         seen.add(real)

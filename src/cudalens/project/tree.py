@@ -61,6 +61,8 @@ class Project:
 
     def includers(self, path: str) -> tuple[str, ...]:
         """The translation units that include ``path``, directly or through other files."""
+        if not self.includes:  # no include graph: nothing includes anything (no path resolved for it)
+            return ()
         real = os.path.realpath(path)
         out: list[str] = []
         seen = {real}
@@ -86,6 +88,8 @@ class Project:
     def included_kernel_files(self, unit: str) -> tuple[str, ...]:
         """The project files ``unit`` includes, directly or not, that define kernels (``__global__``):
         analysed with it, their kernels are evaluated inside the unit that compiles them."""
+        if not self.includes:  # no include graph: nothing included (no path resolved for it)
+            return ()
         out: list[str] = []
         seen = {os.path.realpath(unit)}
         todo = list(seen)

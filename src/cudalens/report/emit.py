@@ -14,9 +14,9 @@ import io
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from cudalens.errors import InputError
+from cudalens.pipeline.analysis import json_default
 from cudalens.pipeline.report import Report
 from cudalens.report.frames import with_frames
 
@@ -47,15 +47,20 @@ def emit(report: Report, fmt: str, style: Style = Style()) -> str:
 
 
 def _json(report: Report, style: Style) -> str:
-    return json.dumps(report.to_dict(), indent=2, default=_default)
+    doc = report.to_dict()
+    files = report.analysis.files if report.analysis is not None and "kernels" in doc else ()
+    if not any(fa.kernels_json is not None for fa in files):
+        return json.dumps(doc, indent=2, default=json_default)
+    # records read already rendered (a cached analysis): written into the document as they are
+    from cudalens.pipeline.analysis import kernels_json
+
+    records = [r for fa in files for r in kernels_json(fa)]
+    text = json.dumps({**doc, "kernels": _RECORDS}, indent=2, default=json_default)
+    body = "[\n" + ",\n".join("    " + r.replace("\n", "\n    ") for r in records) + "\n  ]" if records else "[]"
+    return text.replace(json.dumps(_RECORDS), body, 1)
 
 
-def _default(obj: Any) -> Any:
-    if isinstance(obj, (set, frozenset)):
-        return sorted(obj)
-    if hasattr(obj, "to_dict"):
-        return obj.to_dict()
-    return str(obj)
+_RECORDS = "\0the kernel records\0"  # where they go (json writes it \u0000..., which no value holds)
 
 
 def _sarif(report: Report, style: Style) -> str:

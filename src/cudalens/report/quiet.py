@@ -67,13 +67,19 @@ def statistics_lines(findings: Sequence[Finding]) -> list[str]:
     return out
 
 
+def speedup_text(f: Finding) -> str:
+    """``~41%`` (estimated speedup of the program's kernel time when fixed), ``<1%``, or ``-``."""
+    s = f.estimated_speedup
+    if s is None:
+        return "-"
+    return f"~{s:.0%}" if s >= 0.005 else "<1%"
+
+
 def summary_lines(result, show_all: bool = True, source=None) -> list[str]:
     """One header per file (finding counts by priority), then one line per finding, in ranked
     order with the estimated speedup beside the guide's priority (with its code frame when
     ``source``, path -> lines, is given: --show-source); without ``show_all``, info-level hygiene
     is collapsed to one line per rule (:mod:`cudalens.report.quiet`)."""
-    from cudalens.report.terminal import speedup_text
-
     lines = []
     total: dict[str, int] = {}
     for fa in result.files:

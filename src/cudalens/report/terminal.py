@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from cudalens.findings import Finding
+from cudalens.report.quiet import speedup_text
 from cudalens.textio import printable
 
 if TYPE_CHECKING:  # annotations only: check's text summary renders with no guided analysis (nor numpy) loaded
@@ -19,14 +19,6 @@ if TYPE_CHECKING:  # annotations only: check's text summary renders with no guid
     from cudalens.guided.merge import Guided
 
 _COLORS = {"high": "bold red", "medium": "yellow", "medium-low": "cyan", "low": "blue", "info": "dim"}
-
-
-def speedup_text(f: Finding) -> str:
-    """``~41%`` (estimated speedup of the program's kernel time when fixed), ``<1%``, or ``-``."""
-    s = f.estimated_speedup
-    if s is None:
-        return "-"
-    return f"~{s:.0%}" if s >= 0.005 else "<1%"
 
 
 def render_analysis(analysis: Any, console: Console, show_accesses: bool = True,

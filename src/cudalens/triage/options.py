@@ -37,12 +37,12 @@ def build_options(config: Any, select: tuple[str, ...], ignore: tuple[str, ...],
 
     cfg = config.raw
     where = cfg.get("__file__", "pyproject.toml")
-    known = set(load_all())
+    chosen = select or _listed(cfg.get("select"), f"{where}: [tool.cudalens] select")
+    left_out = ignore or _listed(cfg.get("ignore"), f"{where}: [tool.cudalens] ignore")
+    known = set(load_all()) if chosen or left_out else set()  # (no rule module imported for nothing)
     try:
-        sel = validate(select or _listed(cfg.get("select"), f"{where}: [tool.cudalens] select"),
-                       known, "--select" if select else f"{where}: [tool.cudalens] select")
-        ign = validate(ignore or _listed(cfg.get("ignore"), f"{where}: [tool.cudalens] ignore"),
-                       known, "--ignore" if ignore else f"{where}: [tool.cudalens] ignore")
+        sel = validate(chosen, known, "--select" if select else f"{where}: [tool.cudalens] select")
+        ign = validate(left_out, known, "--ignore" if ignore else f"{where}: [tool.cudalens] ignore")
     except ValueError as exc:
         raise InputError(str(exc)) from None
     if min_impact is None and cfg.get("min-impact") is not None:
