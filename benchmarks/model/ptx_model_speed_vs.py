@@ -47,6 +47,10 @@ def main(argv: list[str]) -> int:
     root = Path(_arg(argv, "--root", "/tmp/m27/speedroot")).resolve()
     rounds, repeat = int(_arg(argv, "--rounds", "3")), _arg(argv, "--repeat", "3")
     runs = []
+    # each code's own src first; other entries of PYTHONPATH (a folder of installed wheels) are kept,
+    # a compared checkout's src is dropped, so no code imports another's modules
+    sources = {(Path(d).resolve() / "src") for _, d in codes}
+    kept = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and Path(p).resolve() not in sources]
     with tempfile.TemporaryDirectory() as tmp:
         for rnd in range(1, rounds + 1):
             for label, d in codes:
@@ -55,7 +59,8 @@ def main(argv: list[str]) -> int:
                 before = os.getloadavg()
                 proc = subprocess.run([sys.executable, str(_script(src)), str(root), str(res),
                                        "--serial", "--repeat", repeat], cwd=src, capture_output=True, text=True,
-                                      env={**os.environ, "PYTHONPATH": str(src / "src")}, check=False)
+                                      env={**os.environ, "PYTHONPATH": os.pathsep.join([str(src / "src"), *kept])},
+                                      check=False)
                 if proc.returncode != 0:
                     sys.stderr.write(f"ptx_model_speed_vs: {label} failed:\n{proc.stderr[-2000:]}\n")
                     return 1
