@@ -103,9 +103,10 @@ def _count_branches(m: Machine, runs: list[tuple[int, np.ndarray, np.ndarray, in
     if not runs:
         return
     act = np.stack([r[1] for r in runs]).reshape(len(runs), -1, WARP)
-    tk = np.stack([r[2] for r in runs]).reshape(act.shape).sum(axis=2)
-    live = act.any(axis=2)
-    div = live & (tk > 0) & (tk < act.sum(axis=2))
+    tk = np.count_nonzero(np.stack([r[2] for r in runs]).reshape(act.shape), axis=2)
+    on = np.count_nonzero(act, axis=2)
+    live = on > 0
+    div = live & (tk > 0) & (tk < on)
     key = np.arange(len(runs))[:, None] * m.V + m.row_variant[None, :]
     req = np.bincount(key[live], minlength=len(runs) * m.V).reshape(len(runs), m.V)
     dv = np.bincount(key[div], minlength=len(runs) * m.V).reshape(len(runs), m.V)
