@@ -154,8 +154,8 @@ def block_shifts(addr: np.ndarray, active: np.ndarray, executions: int, variants
     where both are active; 32 when whole sectors apart (or never both active). Execution-major."""
     lanes = addr.reshape(executions, variants, blocks, -1)
     on = active.reshape(lanes.shape)
-    d = np.where(on[:, :, 0] & on[:, :, 1], (lanes[:, :, 1] - lanes[:, :, 0]) % 32, 0).astype(np.int64)
-    return np.gcd(np.gcd.reduce(d, axis=2), 32).ravel()
+    d = np.where(on[:, :, 0] & on[:, :, 1], (lanes[:, :, 1] - lanes[:, :, 0]) % 32, 0).astype(np.int64) | 32
+    return (d & -d).min(axis=2).ravel()  # gcd(32, x) for 0 <= x < 32 is the lowest set bit of x | 32: their gcd the least
 
 
 def warp_model(space: str, width: int) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]]:
@@ -182,9 +182,8 @@ def distinct_rows(model: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ..
     the same sectors or banks in the same pattern), with the same lanes active, share figures."""
     if len(addr) < _DEDUP_ROWS or _PERIOD % max(width, 1):
         return model(addr, active)
-    top = np.iinfo(np.int64).max
-    low = np.where(active, addr, top).min(axis=1, keepdims=True)  # (no lane active: moved by nothing)
-    norm = np.where(active, addr - np.where(low == top, 0, low // _PERIOD * _PERIOD), _SENTINEL)
+    on = addr[np.arange(len(addr)), active.argmax(axis=1)]  # the first active lane's address (none: masked)
+    norm = np.where(active, addr - (on & -_PERIOD)[:, None], _SENTINEL)  # (-_PERIOD: its multiples' mask)
     _, first, inv = np.unique(norm @ _MIX[:norm.shape[1]], return_index=True, return_inverse=True)  # (wraps)
     if len(first) == len(addr) or not (norm == norm[first][inv]).all():  # (no two alike, or a hash collision)
         return model(addr, active)

@@ -12,14 +12,17 @@ from cudalens.compiled.ptx import Instruction
 #: integer operations whose result modulo 2**n is the same for signed and unsigned operands
 _MODULAR = frozenset({"add", "sub", "mul", "mad", "and", "or", "xor", "shl"})
 _NARROW = frozenset({"s8", "s16", "s32", "u8", "u16", "u32", "b8", "b16", "b32"})
+_BINARY = frozenset({"add", "sub", "mul", "mad", "min", "max", "div", "rem", "and", "or", "xor", "shl", "shr", "fma",
+                     "mul24", "mad24", "sad", "copysign"})
+_UNARY = frozenset({"mov", "neg", "not", "abs", "cnot", "popc", "clz", "brev", "cvta", "sqrt", "rcp", "rsqrt", "ex2",
+                    "lg2", "sin", "cos", "tanh", "cvt", "bfind", "isspacep", "testp"})
 
 
 def alu(m: Machine, ins: Instruction, mask: np.ndarray) -> None:  # noqa: C901 - one dispatch table
     op, ts, o = ins.base, _types(ins), ins.operands
     typ = ts[-1] if ts else "s64"
     parts = ins.parts
-    if op in ("add", "sub", "mul", "mad", "min", "max", "div", "rem", "and", "or", "xor", "shl", "shr", "fma", "mul24",
-              "mad24", "sad", "copysign"):
+    if op in _BINARY:
         wide = "wide" in parts
         src_t = typ
         if op in _MODULAR and not wide and typ in _NARROW and "sat" not in parts and "hi" not in parts:
@@ -89,8 +92,7 @@ def alu(m: Machine, ins: Instruction, mask: np.ndarray) -> None:  # noqa: C901 -
         out_t = ("s64" if typ[0] == "s" else "u64") if wide else typ
         m.write(o[0], Val(r, t, w, "f" if r.dtype.kind == "f" else "i" if r.dtype == np.int64 else ""), out_t, mask)
         return
-    if op in ("mov", "neg", "not", "abs", "cnot", "popc", "clz", "brev", "cvta", "sqrt", "rcp", "rsqrt", "ex2", "lg2",
-              "sin", "cos", "tanh", "cvt", "bfind", "isspacep", "testp"):
+    if op in _UNARY:
         if op == "mov" and o[0].startswith("{"):  # unpack
             dsts = [d.strip() for d in o[0][1:-1].split(",")]
             v = m.read(o[1], "u64" if typ in ("b64", "u64") else "u32")

@@ -8,7 +8,7 @@ Pure functions of a parsed function.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from cudalens.access.ptx_exec import basic_blocks
 from cudalens.compiled.ptx import Function
@@ -117,20 +117,23 @@ def _sides(fn: Function, blocks: list[tuple[int, int]]) -> dict[int, dict[int, s
             out.add(k + 1)
         succ.append({x if x < nb else nb for x in out} or {nb})
     exit_node = nb
-    pdom: list[set[int]] = [set(range(nb + 1)) for _ in range(nb)] + [{exit_node}]
+    # postdominator sets as bit masks over the blocks and the exit (bit k: block k)
+    pdom: list[int] = [(1 << (nb + 1)) - 1] * nb + [1 << exit_node]
     changed = True
     while changed:
         changed = False
         for k in range(nb - 1, -1, -1):
-            inter = set.intersection(*(pdom[s] for s in succ[k])) if succ[k] else set()
-            new = inter | {k}
+            inter = -1
+            for s in succ[k]:
+                inter &= pdom[s]
+            new = inter | (1 << k)
             if new != pdom[k]:
                 pdom[k], changed = new, True
     ipdom: dict[int, int] = {}
     for k in range(nb):
-        strict = pdom[k] - {k}
+        strict = pdom[k] & ~(1 << k)
         # strict postdominators form a chain: the immediate one is postdominated by all the others
-        ipdom[k] = max(strict, key=lambda c: len(pdom[c])) if strict else exit_node
+        ipdom[k] = max(_members(strict), key=lambda c: pdom[c].bit_count()) if strict else exit_node
     out_map: dict[int, dict[int, set[int]]] = {}
     for k, (_s, e) in enumerate(blocks):
         last = fn.instructions[e - 1]
@@ -147,6 +150,14 @@ def _sides(fn: Function, blocks: list[tuple[int, int]]) -> dict[int, dict[int, s
                 seen += 1
         out_map[last.index] = sides
     return out_map
+
+
+def _members(bits: int) -> Iterator[int]:
+    """The positions of the set bits of ``bits``, lowest first."""
+    while bits:
+        low = bits & -bits
+        yield low.bit_length() - 1
+        bits ^= low
 
 
 def varying_cut_loop(fn: Function, res: Any) -> bool:

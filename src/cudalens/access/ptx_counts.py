@@ -85,9 +85,9 @@ def _per_execution(m: Machine, space: str, width: int, calls: list) -> tuple[np.
         a_all = np.concatenate([c[0] for c in part]).reshape(-1, WARP)
         act_all = np.concatenate([c[1] for c in part]).reshape(-1, WARP)
         act = act_all[present]
-        key = (np.repeat(np.arange(e) * m.V, rows) + np.tile(m.row_variant, e))[present]
+        key = (np.repeat(np.arange(e) * m.V, rows) + np.tile(m.row_variant, e))[present]  # (non-decreasing)
         out[0].append(np.bincount(key, minlength=e * m.V))
-        out[1].append(np.bincount(key, weights=act.sum(axis=1), minlength=e * m.V))
+        out[1].append(np.bincount(key, weights=np.count_nonzero(act, axis=1), minlength=e * m.V))
         if space == "global":
             for k, x in enumerate(_lane_strides(a_all[present], act, key, e * m.V)):
                 out[2 + k].append(x)
@@ -102,7 +102,8 @@ def _per_execution(m: Machine, space: str, width: int, calls: list) -> tuple[np.
 
 def _lane_strides(a: np.ndarray, act: np.ndarray, key: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Per key (execution x variant): the least and greatest address distance between neighbouring
-    lanes that are both active, over its rows (least > greatest: no such pair)."""
+    lanes that are both active, over its rows (least > greatest: no such pair). ``key``: per row,
+    non-decreasing (each key's rows together)."""
     big = np.iinfo(np.int64).max
     d = a[:, 1:] - a[:, :-1]
     pair = act[:, 1:] & act[:, :-1]
@@ -110,6 +111,9 @@ def _lane_strides(a: np.ndarray, act: np.ndarray, key: np.ndarray, n: int) -> tu
     hi_row = np.where(pair, d, -big).max(axis=1)
     has = lo_row <= hi_row
     lo, hi = np.full(n, big), np.full(n, -big)
-    np.minimum.at(lo, key[has], lo_row[has])
-    np.maximum.at(hi, key[has], hi_row[has])
+    k = key[has]
+    if k.size:  # per run of equal keys: its least and greatest
+        starts = np.flatnonzero(np.concatenate(([True], k[1:] != k[:-1])))
+        lo[k[starts]] = np.minimum.reduceat(lo_row[has], starts)
+        hi[k[starts]] = np.maximum.reduceat(hi_row[has], starts)
     return lo, hi

@@ -449,21 +449,26 @@ class Machine:
 
     def address(self, tok: str) -> tuple[Val, str | None]:
         """[reg+off] / [sym+off] / [param] -> (address, param name when a param)."""
-        inner = tok.strip()[1:-1].replace(" ", "")
-        off = 0
-        base = inner
-        for sep in ("+", "-"):
-            if sep in inner[1:]:
-                b, o = inner.rsplit(sep, 1)
-                if _imm(o) is not None:
-                    base, off = b, int(_imm(o)) * (1 if sep == "+" else -1)
-                    break
+        base, off = _address_parts(tok)
         if base in self.params:
             return Val(np.full(self.T, off, dtype=np.int64)), base
         if base in self.symbols:
             return Val(np.full(self.T, self.symbols[base] + off, dtype=np.int64)), None
         v = self.read(base, "s64")
         return (v if not off else Val(v.a + off, v.taint, v.why, "i")), None
+
+
+@lru_cache(maxsize=65536)
+def _address_parts(tok: str) -> tuple[str, int]:
+    """``[base+off]`` (or ``-off``, or ``[base]``) -> (base, off)."""
+    inner = tok.strip()[1:-1].replace(" ", "")
+    for sep in ("+", "-"):
+        if sep in inner[1:]:
+            b, o = inner.rsplit(sep, 1)
+            c = _imm(o)
+            if c is not None:
+                return b, int(c) * (1 if sep == "+" else -1)
+    return inner, 0
 
 
 _CMP: dict[str, Callable[[Any, Any], Any]] = {

@@ -39,18 +39,19 @@ def count_skipped(fn: Function, mem_v: list[dict[int, MemRecord]], row_variant: 
     by_branch: dict[int, list[int]] = {}
     for e, r in enumerate(mine):
         by_branch.setdefault(r[0], []).append(e)
+    memory = {i: space for i, space in ((ins.index, next((x for x in _SPACES if x in ins.parts), None))
+                                        for ins in fn.instructions if ins.base in ("ld", "ldu", "st")) if space}
     per: dict[int, np.ndarray] = {}
     for b, es in by_branch.items():
         for s, side in enumerate(sides[b]):
             n = per_run[s][es].sum(axis=0)
             if side and n.any():
                 for i in side:
-                    per[i] = per[i] + n if i in per else n
+                    if i in memory:  # (the only records it makes)
+                        per[i] = per[i] + n if i in per else n
     for i, n in per.items():
         ins = fn.instructions[i]
-        space = next((x for x in _SPACES if x in ins.parts), None)
-        if ins.base not in ("ld", "ldu", "st") or space is None:
-            continue
+        space = memory[i]
         vec = 4 if "v4" in ins.parts else 2 if "v2" in ins.parts else 1
         width = vec * (type_bytes(ins.parts[-1]) or 4)
         for v in np.nonzero(n)[0].tolist():

@@ -30,19 +30,21 @@ def pointer_params(fn: Function) -> set[int]:
             if k is not None and fn.params[k].size == 8 and not fn.params[k].is_array:
                 loaded[ins.operands[0]] = k
     out = {k for k, p in enumerate(fn.params) if p.is_array}
-    out |= {k for r, k in loaded.items() if _addresses(fn, {r})}
-    scalar = {k for ins in fn.instructions if ins.base in _SCALAR_USES or ins.base == "setp"
-              and "0" not in ins.operands[1:] for r, k in loaded.items() if r in ins.operands[1:]}
+    addressed = _addressing(fn)
+    out |= {k for r, k in loaded.items() if r in addressed}
+    scaled = {o for ins in fn.instructions if ins.base in _SCALAR_USES or ins.base == "setp"
+              and "0" not in ins.operands[1:] for o in ins.operands[1:]}
+    scalar = {k for r, k in loaded.items() if r in scaled}
     origin: dict[str, frozenset[int]] = {r: frozenset({k}) for r, k in loaded.items()}
+    moves = [ins for ins in fn.instructions if ins.base in ("add", "sub", "mov", "cvta") and len(ins.operands) >= 2]
     grew = True
     while grew:  # per register, the 64-bit parameters it holds plus offsets of
         grew = False
-        for ins in fn.instructions:
-            if ins.base in ("add", "sub", "mov", "cvta") and len(ins.operands) >= 2:
-                got = frozenset().union(*(origin.get(o, frozenset()) for o in ins.operands[1:]))
-                if got and not got <= origin.get(ins.operands[0], frozenset()):
-                    origin[ins.operands[0]] = origin.get(ins.operands[0], frozenset()) | got
-                    grew = True
+        for ins in moves:
+            got = frozenset().union(*(origin.get(o, frozenset()) for o in ins.operands[1:]))
+            if got and not got <= origin.get(ins.operands[0], frozenset()):
+                origin[ins.operands[0]] = origin.get(ins.operands[0], frozenset()) | got
+                grew = True
     bases = [origin.get((ins.operands[1] if ins.base == "ld" else ins.operands[0]).strip("[]").split("+")[0],
                         frozenset()) for ins in fn.instructions if ins.base in ("ld", "st") and "param" not in ins.parts]
     for b in bases:
@@ -51,16 +53,16 @@ def pointer_params(fn: Function) -> set[int]:
     return out | {k for b in bases if len(b) == 1 for k in b if k not in scalar}
 
 
-def _addresses(fn: Function, regs: set[str]) -> bool:
-    """Whether one of ``regs`` is converted to a global address or is the base of a load's or store's address."""
+def _addressing(fn: Function) -> set[str]:
+    """The registers converted to a global address or the base of a load's or store's address."""
+    out: set[str] = set()
     for ins in fn.instructions:
-        if ins.base == "cvta" and len(ins.operands) == 2 and ins.operands[1] in regs:
-            return True
+        if ins.base == "cvta" and len(ins.operands) == 2:
+            out.add(ins.operands[1])
         if ins.base in ("ld", "st") and "param" not in ins.parts:
             tok = ins.operands[1] if ins.base == "ld" else ins.operands[0]
-            if tok.strip("[]").split("+")[0] in regs:
-                return True
-    return False
+            out.add(tok.strip("[]").split("+")[0])
+    return out
 
 
 #: operations a pointer never goes through in address arithmetic

@@ -103,9 +103,10 @@ def _count_branches(m: Machine, runs: list[tuple[int, np.ndarray, np.ndarray, in
     if not runs:
         return
     act = np.stack([r[1] for r in runs]).reshape(len(runs), -1, WARP)
-    tk = np.stack([r[2] for r in runs]).reshape(act.shape).sum(axis=2)
-    live = act.any(axis=2)
-    div = live & (tk > 0) & (tk < act.sum(axis=2))
+    tk = np.count_nonzero(np.stack([r[2] for r in runs]).reshape(act.shape), axis=2)
+    on = np.count_nonzero(act, axis=2)
+    live = on > 0
+    div = live & (tk > 0) & (tk < on)
     key = np.arange(len(runs))[:, None] * m.V + m.row_variant[None, :]
     req = np.bincount(key[live], minlength=len(runs) * m.V).reshape(len(runs), m.V)
     dv = np.bincount(key[div], minlength=len(runs) * m.V).reshape(len(runs), m.V)
@@ -164,13 +165,16 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
     if dsts and m.launch.needed is not None and not any(d in m.launch.needed for d in dsts):
         return  # a value nothing executed reads: counted above, not made
     if op in ("ld", "ldu"):
-        rows = addr.a.reshape(-1, WARP)
-        act = mask.reshape(-1, WARP)
-        first = np.where(act, rows, 0).max(axis=1, keepdims=True)
-        uniform = np.count_nonzero((rows != first) & act) == 0
-        taint = max(addr.taint, 1 if uniform else 2)
-        why = addr.why if addr.taint >= (1 if uniform else 2) else (
-            f"{'warp-uniform ' if uniform else 'per-lane '}value loaded at line {line}")
+        if addr.taint >= 2:  # its taint and why, whether or not the address is the same for a warp's lanes
+            taint, why = addr.taint, addr.why
+        else:
+            rows = addr.a.reshape(-1, WARP)
+            act = mask.reshape(-1, WARP)
+            first = np.where(act, rows, 0).max(axis=1, keepdims=True)
+            uniform = np.count_nonzero((rows != first) & act) == 0
+            taint = max(addr.taint, 1 if uniform else 2)
+            why = addr.why if addr.taint >= (1 if uniform else 2) else (
+                f"{'warp-uniform ' if uniform else 'per-lane '}value loaded at line {line}")
         for k, d in enumerate(dsts):
             m.write(d, Val(_synthetic(m, addr.a + k * eb if k else addr.a, typ), taint, why), typ, mask)
 
@@ -417,7 +421,7 @@ def fork_run(r: _Run) -> _Run:
     m = c.m = copy.copy(r.m)
     recs = {id(x): _copied(x) for x in [*r.m.records, *(x for d in r.m.mem_v for x in d.values())]}
     m.mem_v = [{i: recs[id(x)] for i, x in d.items()} for d in r.m.mem_v]
-    m.branches_v = [{i: copy.copy(x) for i, x in d.items()} for d in r.m.branches_v]
+    m.branches_v = [{i: _fresh(x) for i, x in d.items()} for d in r.m.branches_v]
     m.records = [recs[id(x)] for x in r.m.records]
     m.record_id = {id(x): k for k, x in enumerate(m.records)}
     m.record_sets, m.regs, m.unmodelled = dict(r.m.record_sets), dict(r.m.regs), dict(r.m.unmodelled)
@@ -426,7 +430,14 @@ def fork_run(r: _Run) -> _Run:
     return c
 
 
+def _fresh(rec: BranchRecord) -> BranchRecord:
+    c = object.__new__(BranchRecord)  # (what copy.copy makes, without its protocol's cost)
+    c.__dict__.update(rec.__dict__)
+    return c
+
+
 def _copied(rec: MemRecord) -> MemRecord:
-    c = copy.copy(rec)
+    c = object.__new__(MemRecord)
+    c.__dict__.update(rec.__dict__)
     c.per_call = list(rec.per_call)
     return c
