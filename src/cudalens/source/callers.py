@@ -94,6 +94,19 @@ def sites_in(tree: object, names: set[str]) -> dict[str, list[CallSite]]:
     return out
 
 
+#: a function-like macro's head (``define NAME(``), loosely: a source without one defines none
+_FUNCTION_MACRO = re.compile(rb"define[\s\\]+[^\s(]+\(")
+
+
+def header_checks(data: bytes) -> tuple[set[str], set[tuple[str, str]]]:
+    """:func:`error_checks` of a header's bytes, parsed only where it can hold one: a function that
+    calls a reader names the reader, and a macro is function-like (cuBLAS' 330 kB API header
+    has neither, and every unit that includes it read it again)."""
+    if not any(r.encode() in data for r in READERS) and not _FUNCTION_MACRO.search(data):
+        return set(), set()
+    return error_checks(syn.parse_tree(data))
+
+
 def error_checks(tree: object) -> tuple[set[str], set[tuple[str, str]]]:
     """(functions whose body calls a reader, (macro, body) pairs) of one parsed source."""
     root = getattr(tree, "root_node", tree)
@@ -149,7 +162,7 @@ def caller_facts(path: str, tree: object, names: Iterable[str], include_dirs: It
         data = _read(h)
         if data is None:
             continue
-        f, m = error_checks(syn.parse_tree(data))
+        f, m = header_checks(data)
         funcs |= f
         macros |= m
         queue.extend(_headers(data, os.path.dirname(h), dirs))
