@@ -154,9 +154,11 @@ _ON_FIRST_USE = ("cudalens.evidence.compiled_access", "cudalens.evidence.model_w
 
 @functools.cache
 def preload() -> None:
-    """Import what a file's analysis uses, load the rules and make the parser, in this process:
+    """Import what a file's analysis uses, load the rules, make the parser and read the compute
+    capability table, in this process:
     the per-file workers (pipeline.isolated) forked after it start with them, where each imported
     them again (about 150 modules, numpy's among them)."""
+    from cudalens.hardware.table import known_ccs
     from cudalens.rules.registry import load_all
     from cudalens.source.syntax import _parser
 
@@ -167,3 +169,4 @@ def preload() -> None:
             pass
     load_all()
     _parser()
+    known_ccs()  # the compute capability table, read
