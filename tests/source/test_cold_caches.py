@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
-import pytest
 
 from cudalens.access import memory as M
 from cudalens.source import callers
@@ -40,18 +42,45 @@ def test_macro_values_are_read_once_and_each_read_is_a_new_dict():
     assert scope._macro_map() is scope._macro_map()
 
 
-HEADERS = [
-    b"#define CHECK(x) do { x; cudaError_t e = cudaGetLastError(); } while (0)\nint f(int);\n",
-    b"static void sync_check() { cudaPeekAtLastError(); }\n#define N 4\n",
-    b"#define WRAP(x) CHECK(x)\n#define  SPACED(a)  a\n",
-    b"int api(int a, int b);\n#define VERSION 13\n#define EMPTY\n",  # no reader, no function-like macro
-    b"#define OBJECT (x)\nvoid g() { cudaDeviceSynchronize(); }\n",
-]
+def _checks_every_header_parsed(path, names, dirs):
+    """Rule Y1's error checks as caller_facts found them before it skipped headers: every header parsed."""
+    tree = parse_tree(open(path, "rb").read())
+    funcs, macros = callers.error_checks(tree)
+    seen, queue = set(), callers._headers(open(path, "rb").read(), str(path.parent), dirs)
+    while queue:
+        h = queue.pop(0)
+        if h in seen:
+            continue
+        seen.add(h)
+        data = open(h, "rb").read()
+        f, m = callers.error_checks(parse_tree(data))
+        funcs |= f
+        macros |= m
+        queue.extend(callers._headers(data, str(Path(h).parent), dirs))
+    checks = set(callers.READERS) | funcs
+    for _ in range(3):
+        checks |= {n for n, body in macros if any(re.search(rf"\b{re.escape(c)}\b", body) for c in checks)}
+    return frozenset(checks)
 
 
-@pytest.mark.parametrize("data", HEADERS)
-def test_header_checks_equal_the_parsed_headers(data):
-    assert callers.header_checks(data) == callers.error_checks(parse_tree(data))
+HEADERS = {
+    "reader.h": "static inline void sync_check(const char *m) { if (cudaPeekAtLastError()) abort(); }\n",
+    "chain.h": '#include "wrap.h"\n#define LAUNCH_OK(msg) WRAPPED(msg)\n#define OTHER(x) (x + 1)\n',
+    "wrap.h": "#define WRAPPED(msg) sync_check(msg)\n#define  SPACED(a)  a\n",
+    "plain.h": "int api(int a, int b);\n#define VERSION 13\n#define EMPTY\n#define F(x) api(x, x)\n",
+    "deep.h": "#define DEEPER(m) LAUNCH_OK(m)\n#define DEEPEST(m) DEEPER(m)\n#define TOO_DEEP(m) DEEPEST(m)\n",
+}
+
+
+def test_caller_facts_reads_headers_only_where_they_can_name_a_check(tmp_path):
+    for name, text in HEADERS.items():
+        (tmp_path / name).write_text(text)
+    cu = tmp_path / "main.cu"
+    cu.write_text("".join(f'#include "{h}"\n' for h in HEADERS) + "__global__ void k() {}\n"
+                  "void run() { k<<<1, 32>>>(); }\nint main() { run(); LAUNCH_OK(\"x\"); return 0; }\n")
+    got = callers.caller_facts(str(cu), parse_tree(cu.read_bytes()), {"run"}).checks
+    assert got == _checks_every_header_parsed(cu, {"run"}, ())
+    assert {"sync_check", "WRAPPED", "LAUNCH_OK", "DEEPER"} <= got and not {"OTHER", "F", "DEEPEST"} & got  # 3 rounds
 
 
 def _lane_stride_rows(index, active):
