@@ -137,7 +137,12 @@ def distinct_addresses(index: np.ndarray, active: np.ndarray) -> np.ndarray:
 
 def lane_stride(index: np.ndarray, active: np.ndarray) -> int | None:
     """The constant element distance between consecutive active lanes, or None if not constant."""
-    strides = set()
+    if index.ndim == 2 and index.dtype.kind in "iu" and index.shape == active.shape:
+        vals = index[active]  # every row's active lanes in order, row after row
+        rows = np.nonzero(active)[0]
+        d = np.unique((vals[1:] - vals[:-1])[rows[1:] == rows[:-1]])  # neighbours within a row
+        return d.tolist()[0] if len(d) == 1 else None
+    strides = set()  # floating indices (NaN, -0.0 as a set keeps them) or another shape: row by row
     for row, m in zip(index, active):
         v = row[m]
         if len(v) > 1:

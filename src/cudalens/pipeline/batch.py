@@ -222,6 +222,10 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
             progress(count[0], len(order), p)
 
     units = [p for p in order if not is_header(p) and not included[p]]
+    if missed:  # imported once here, not in every worker
+        from cudalens.pipeline.stages import preload
+
+        preload()
     unit_results.update({p: cached[p] for p in units if p in cached})
     unit_results.update(run_limited([p for p in units if p not in cached], one, limits, jobs, tick))
     results = {**unit_results, **cached}
@@ -368,6 +372,9 @@ def _bounded_launch_table(paths: list[str], project: Any, build: Any, cache: Any
         table = _launch_table(paths, project, build, cache)
         return dict(table.sites), table.root  # (a MappingProxyType does not pickle)
 
+    from cudalens.pipeline.stages import preload
+
+    preload()  # the files are analysed next: imported once here, for this worker and theirs
     try:
         sites, root = run_one(resolve, RESOLUTION, limits)
     except Exception as exc:  # noqa: BLE001 - whatever stopped it, the files are analysed, and the report says why

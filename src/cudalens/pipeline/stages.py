@@ -7,6 +7,8 @@ present; if it is missing or fails, the analysis continues source-only and says 
 
 from __future__ import annotations
 
+import functools
+import importlib
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Mapping
@@ -137,3 +139,34 @@ def _launchers_callers(path: str, model: Any, build: Any = None) -> Any:
         return CallerFacts()
     return caller_facts(path, tree, names, getattr(build, "include_dirs", ()) if build is not None else ())
 
+
+
+#: what a file's analysis imports on first use (the compiled access model and its worker process, rule
+#: Y1's callers, the launch layer the resolution reads, occupancy and speed-up estimates)
+_ON_FIRST_USE = ("cudalens.evidence.compiled_access", "cudalens.evidence.model_workers", "cudalens.evidence.fill",
+                 "cudalens.evidence.inlined_accesses", "cudalens.evidence.compiled_figures", "cudalens.access.siblings",
+                 "cudalens.source.callers", "cudalens.source.host_calls", "cudalens.source.type_facts",
+                 "cudalens.project.chains", "cudalens.project.host_code", "cudalens.project.sites",
+                 "cudalens.occupancy.calculator", "cudalens.occupancy.whatif", "cudalens.occupancy.sweep",
+                 "cudalens.occupancy.blocksize", "cudalens.triage.speedup", "concurrent.futures.process",
+                 "multiprocessing.popen_fork", "multiprocessing.synchronize", "numpy.ma")
+
+
+@functools.cache
+def preload() -> None:
+    """Import what a file's analysis uses, load the rules, make the parser and read the compute
+    capability table, in this process:
+    the per-file workers (pipeline.isolated) forked after it start with them, where each imported
+    them again (about 150 modules, numpy's among them)."""
+    from cudalens.hardware.table import known_ccs
+    from cudalens.rules.registry import load_all
+    from cudalens.source.syntax import _parser
+
+    for name in _ON_FIRST_USE:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # an optional part: the worker meets the same error, in its own time
+            pass
+    load_all()
+    _parser()
+    known_ccs()  # the compute capability table, read

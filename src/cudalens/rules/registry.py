@@ -155,10 +155,17 @@ def rule(id: str, *, name: str, layers: str, advisory: bool = False, impact: str
 def load_all() -> dict[str, RuleSpec]:
     """Import every rule module of this package's chapter packages (each registers its rule)."""
     package = sys.modules[__name__.rpartition(".")[0]]  # cudalens.rules, loaded before any submodule
-    for info in pkgutil.walk_packages(package.__path__, prefix="cudalens.rules."):
+    _import_rule_modules(tuple(package.__path__))
+    return RULES
+
+
+@functools.cache
+def _import_rule_modules(path: tuple[str, ...]) -> None:
+    """The walk over the rule packages on ``path``, once per process and path (a module imported
+    stays registered; the walk lists folders, and confirming each finding asks for the rules again)."""
+    for info in pkgutil.walk_packages(list(path), prefix="cudalens.rules."):
         if not info.name.rsplit(".", 1)[-1].startswith("_"):
             importlib.import_module(info.name)
-    return RULES
 
 
 

@@ -94,6 +94,10 @@ def sites_in(tree: object, names: set[str]) -> dict[str, list[CallSite]]:
     return out
 
 
+#: a function-like macro's head (``define NAME(``), loosely: a header without one defines none
+_FUNCTION_MACRO = re.compile(rb"define[\s\\]+[^\s(]+\(")
+
+
 def error_checks(tree: object) -> tuple[set[str], set[tuple[str, str]]]:
     """(functions whose body calls a reader, (macro, body) pairs) of one parsed source."""
     root = getattr(tree, "root_node", tree)
@@ -140,6 +144,7 @@ def caller_facts(path: str, tree: object, names: Iterable[str], include_dirs: It
         funcs |= f
         macros |= m
     seen: set[str] = set()
+    later: list[bytes] = []  # headers whose function-like macros are read only if they name a check
     queue = [h for p, data in texts for h in _headers(data, os.path.dirname(os.path.abspath(p)), dirs)]
     while queue and len(seen) < MAX_HEADERS:
         h = queue.pop(0)
@@ -149,11 +154,30 @@ def caller_facts(path: str, tree: object, names: Iterable[str], include_dirs: It
         data = _read(h)
         if data is None:
             continue
-        f, m = error_checks(syn.parse_tree(data))
-        funcs |= f
-        macros |= m
+        if any(r.encode() in data for r in READERS):  # its functions may read the error state
+            f, m = error_checks(syn.parse_tree(data))
+            funcs |= f
+            macros |= m
+        elif _FUNCTION_MACRO.search(data):
+            later.append(data)
         queue.extend(_headers(data, os.path.dirname(h), dirs))
     checks = set(READERS) | funcs
     for _ in range(3):  # macros that call a check (getLastCudaError(msg) -> __getLastCudaError(...))
+        macros |= _named_macros(later, checks)
         checks |= {name for name, body in macros if any(re.search(rf"\b{re.escape(c)}\b", body) for c in checks)}
     return CallerFacts({k: tuple(v) for k, v in found.items()}, frozenset(checks))
+
+
+def _named_macros(later: list[bytes], checks: set[str]) -> set[tuple[str, str]]:
+    """The function-like macros of the headers in ``later`` that name one of ``checks`` somewhere in
+    their text, parsed now and taken off the list: a macro whose body names a check is in such a
+    header, so the others need no parse (cuda-samples' helper headers, read by every unit)."""
+    if not all(c.isascii() for c in checks):
+        keys = None  # (a name the bytes may not hold as written: every header read)
+    else:
+        keys = [c.encode() for c in checks]
+    out: set[tuple[str, str]] = set()
+    for data in [d for d in later if keys is None or any(k in d for k in keys)]:
+        later.remove(data)
+        out |= error_checks(syn.parse_tree(data))[1]
+    return out

@@ -79,6 +79,8 @@ class FileScope:
     facts: Any = None  # typedefs and static members of the file and its headers (type_facts.TypeFacts), if read
     host_fns: dict[str, tuple[tuple[str, ...], Any]] = field(default_factory=dict)  # small host functions run
     _calls_deep: int = 0
+    _defining: int = 0  # macro values being read now (define_expr calls in progress)
+    _values: dict[str, E.Expr] | None = None  # every macro's value, once all are read (macro_values)
 
     @classmethod
     def build(cls, root: Any, defines: dict[str, str], functions: list[tuple[Any, Any, bool, Any]]) -> "FileScope":
@@ -111,7 +113,11 @@ class FileScope:
         """A macro's value as an expression (its own macros left as symbols); unknown if unparsable."""
         if name not in self._define_cache:
             self._define_cache[name] = E.unknown(f"macro {name}")  # guards self-reference
-            self._define_cache[name] = _parse_value_text(self.defines.get(name, ""), self)
+            self._defining += 1
+            try:
+                self._define_cache[name] = _parse_value_text(self.defines.get(name, ""), self)
+            finally:
+                self._defining -= 1
         return self._define_cache[name]
 
     def resolve_const(self, name: str) -> E.Expr:
@@ -192,17 +198,29 @@ class FileScope:
         return E.num(got) if got is not None else E.unknown(f"call {name}")
 
     def macro_values(self, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Values for every macro symbol: the file's ``#define``s, overridden by ``overrides``."""
-        vals: dict[str, Any] = {name: self.define_expr(name) for name in self.defines}
+        """Values for every macro symbol: the file's ``#define``s, overridden by ``overrides`` (a new dict)."""
+        vals: dict[str, Any] = dict(self._macro_map())
         if overrides:
             vals.update(overrides)
         return vals
 
+    def _macro_map(self) -> dict[str, E.Expr]:
+        """Every macro's value (not to be changed): read once, then kept. A read that starts while a
+        macro's own value is being read (a host call in a macro runs with the macros) is not kept:
+        that macro's value is still its guard then."""
+        if self._values is not None:
+            return self._values
+        nested = self._defining > 0
+        vals = {name: self.define_expr(name) for name in self.defines}
+        if not nested:
+            self._values = vals
+        return vals
+
     def const_value(self, node: Any, extra: dict[str, Any] | None = None) -> int | float | None:
         try:
-            vals = self.macro_values()
+            vals: dict[str, Any] = self._macro_map()
             if extra:
-                vals.update(extra)
+                vals = {**vals, **extra}
 
             def resolve(name: str) -> E.Expr:
                 if extra and name in extra:
@@ -232,17 +250,57 @@ class FileScope:
 
 
 
+#: value text -> (its expression, the names it resolved with what each gave): every scope of the
+#: process reads the same macros (a unit's 357 cuBLAS macros, in each of its scopes), so a text's
+#: expression is kept and reused where each of those names resolves the same (a text with a call
+#: is not kept: the call runs in its scope). Bounded: cleared when full.
+_VALUES: dict[str, tuple[E.Expr, tuple[tuple[str, E.Expr], ...]]] = {}
+_VALUES_MAX = 8192
+
+
 def _parse_value_text(text: str, scope: FileScope) -> E.Expr:
+    """The expression a macro's (or a constant's) value text gives in ``scope``: as
+    ``scope.expr`` would build it from the text parsed alone."""
     if not text.strip():
         return E.unknown("empty macro")
-
+    kept = _VALUES.get(text)
+    if kept is not None and all(scope.resolve_const(name) == got for name, got in kept[1]):
+        return kept[0]
     tree = parse_tree(f"int __cudalens_v = ({text});".encode())
     for n in _iter(tree.root_node):
         if n.type == "init_declarator":
             value = n.child_by_field_name("value")
             if value is not None and not value.has_error:
-                return scope.expr(value)
+                return _value_expr(text, value, scope)
+    _keep(text, E.unknown("macro not an expression"), ())
     return E.unknown("macro not an expression")
+
+
+def _keep(text: str, e: E.Expr, asked: tuple[tuple[str, E.Expr], ...]) -> None:
+    if len(_VALUES) >= _VALUES_MAX:
+        _VALUES.clear()
+    _VALUES[text] = (e, asked)
+
+
+def _value_expr(text: str, value: Any, scope: FileScope) -> E.Expr:
+    """``scope.expr(value)``, kept in :data:`_VALUES` with the names it resolved when it ran no call."""
+    asked: list[tuple[str, E.Expr]] = []
+    called = False
+
+    def resolve(name: str) -> E.Expr:
+        got = scope.resolve_const(name)
+        asked.append((name, got))
+        return got
+
+    def on_call(node: Any) -> E.Expr:
+        nonlocal called
+        called = True
+        return scope._pure_call(node)
+
+    e = E.from_node(value, resolve, on_call=on_call)
+    if not called:
+        _keep(text, e, tuple(asked))
+    return e
 
 
 def _iter(node: Any):

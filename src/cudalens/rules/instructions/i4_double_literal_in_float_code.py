@@ -83,12 +83,13 @@ def double_literal_in_float_code(ctx: RuleContext) -> Iterator[Finding]:
         ```
     """
     src = ctx.source
+    macros: dict[str, str] | None = None  # the same for every function of the file: read once
     for fn in device_functions(src):
         types = _types_used(fn.node)
         if "double" in types or not any(t.startswith("float") for t in types):
             continue
         seen: set[tuple[int, int]] = set()
-        macros = _double_macros(src)
+        macros = _double_macros(src) if macros is None else macros
         for n in syn.nodes_of(fn.body, "number_literal", "identifier"):
             if n.type == "identifier":
                 if syn.text(n) not in macros:
