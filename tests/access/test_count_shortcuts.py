@@ -1,17 +1,21 @@
 """The end-of-run counts' shortcuts give what the plain formulas give (issue #27's speed point):
 per-key least and greatest lane strides by runs of sorted keys (no ``ufunc.at``), the block-to-block
-shift as the least lowest set bit (the gcd with 32), and an address token parsed once."""
+shift as the least lowest set bit (the gcd with 32), an address token parsed once, and the rows of
+an execution alike counted once (lanes, lane strides, figures)."""
 
 from __future__ import annotations
 
 import math
+import types
 
 import numpy as np
 import pytest
 
 from cudalens.access import memory as M
-from cudalens.access.ptx_counts import _lane_strides
-from cudalens.access.ptx_exec import _address_parts
+from cudalens.access.ptx_counts import _key_strides, _per_execution, _row_strides
+from cudalens.access.ptx_exec import Launch, _address_parts
+from cudalens.access.ptx_run import run_variants
+from cudalens.compiled.ptx import parse_ptx
 
 
 def _strides_plain(a: np.ndarray, act: np.ndarray, key: np.ndarray, n: int) -> tuple[list, list]:
@@ -31,7 +35,7 @@ def test_lane_strides_per_key_are_the_plain_least_and_greatest(seed):
     key = np.sort(rng.integers(0, n, size=rows))  # some keys with no row, some with several
     a = np.cumsum(rng.integers(-8, 64, size=(rows, 32)) * rng.choice([1, 4, 16], size=(rows, 1)), axis=1)
     act = rng.random((rows, 32)) < rng.choice([0.0, 0.3, 0.9, 1.0], size=(rows, 1))  # rows with no pair too
-    lo, hi = _lane_strides(a, act, key, n)
+    lo, hi = _key_strides(*_row_strides(a, act), key, n)
     plain_lo, plain_hi = _strides_plain(a, act, key, n)
     assert lo.tolist() == plain_lo and hi.tolist() == plain_hi
     assert len({k for k in key.tolist()}) > 5 and any(lo_k > hi_k for lo_k, hi_k in zip(plain_lo, plain_hi))
@@ -99,3 +103,91 @@ def test_distinct_rows_model_each_class_of_rows_once():
     assert got.tolist() == spy(addr, active)[0].tolist()
     classes = len(set(spy(addr, active)[0].tolist()))
     assert seen[0] == classes and classes <= 2 * 80 + 1  # base, moved and the copy of base share classes
+
+
+def _per_execution_plain(V: int, row_variant: np.ndarray, space: str, width: int, calls: list) -> list[list]:
+    """Per (execution, variant): warps present, active lanes, least and greatest lane stride, figure and
+    ideal, every present row modelled on its own."""
+    big = np.iinfo(np.int64).max
+    out: list[list] = [[0, 0, big, -big, 0, 0] for _ in range(len(calls) * V)]
+    for e, (addr, act, present, _vs, _ids) in enumerate(calls):
+        a, on = addr.reshape(-1, 32), act.reshape(-1, 32)
+        for r in np.flatnonzero(present).tolist():
+            k = out[e * V + int(row_variant[r])]
+            k[0] += 1
+            k[1] += int(on[r].sum())
+            for j in range(31):
+                if on[r, j] and on[r, j + 1]:
+                    k[2], k[3] = min(k[2], int(a[r, j + 1] - a[r, j])), max(k[3], int(a[r, j + 1] - a[r, j]))
+            fig = (M.global_sectors(a[r:r + 1], on[r:r + 1], width, distinct_ideal=True) if space == "global"
+                   else M.shared_wavefronts(a[r:r + 1], on[r:r + 1], width)[1:])
+            k[4] += int(fig[0][0])
+            k[5] += int(fig[1][0])
+    return out
+
+
+@pytest.mark.parametrize(("space", "width"), [("global", 4), ("global", 8), ("shared", 4), ("shared", 16)])
+def test_per_execution_counts_rows_alike_once_with_every_rows_figures(space, width):
+    """Rows alike (the same lanes active, moved by a multiple of 128 bytes) share their lanes, lane strides
+    and figures, worked out once; rows moved by less, or with other lanes active, keep their own."""
+    rng = np.random.default_rng(width)
+    V, rows, executions = 4, 24, 12  # (over memory._DEDUP_ROWS present rows: the classes are used)
+    base = rng.integers(0, 1 << 12, size=(rows, 32)) * width
+    base[::3] = np.arange(32) * width * rng.integers(1, 9, size=(len(base[::3]), 1))  # strided rows
+    calls = []
+    for e in range(executions):
+        moves = rng.choice([0, 128, -256, 4 * width, 1 << 12], size=(V, 1, 1))  # some by less than 128 bytes
+        addr = (base[None] + moves + 128 * rng.integers(0, 3, size=(V, rows, 1))).reshape(-1)
+        act = rng.random((V, rows, 32)) < 0.85
+        act[:, ::5] = act[:1, ::5]  # every variant the same lanes on some rows
+        act[e % V, 2] = False
+        present = rng.random(V * rows) < 0.9
+        calls.append((addr, act.reshape(-1), present, [], []))
+    row_variant = np.repeat(np.arange(V), rows)
+    m = types.SimpleNamespace(V=V, row_variant=row_variant, launch=types.SimpleNamespace(blocks=((0, 0, 0),)))
+    count, lanes, lo, hi, _shifts, num, ideal = _per_execution(m, space, width, calls)
+    plain = _per_execution_plain(V, row_variant, space, width, calls)
+    assert count.tolist() == [p[0] for p in plain] and lanes.tolist() == [p[1] for p in plain]
+    assert num.tolist() == [p[4] for p in plain] and ideal.tolist() == [p[5] for p in plain]
+    if space == "global":
+        assert lo.tolist() == [p[2] for p in plain] and hi.tolist() == [p[3] for p in plain]
+    seen: list[int] = []
+    model = M.row_model(space, width)
+    M.distinct_rows(lambda a, on: (seen.append(len(a)), model(a, on))[1], *(np.concatenate(x) for x in zip(
+        *((c[0].reshape(-1, 32)[c[2]], c[1].reshape(-1, 32)[c[2]]) for c in calls))), width)
+    assert seen[0] < sum(int(c[2].sum()) for c in calls)  # rows alike were there, and modelled once
+
+
+LATER_LOADED = """
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 k_param_0)
+{
+	ld.param.u64 	%rd1, [k_param_0];
+	mov.u32 	%r1, %tid.x;
+	mov.u32 	%r3, 0;
+$L__BB0_1:
+	mul.wide.u32 	%rd2, %r1, 4;
+	add.s64 	%rd3, %rd1, %rd2;
+	st.global.u32 	[%rd3], %r3;
+	ld.global.u32 	%r1, [%rd3];
+	add.s32 	%r3, %r3, 1;
+	setp.lt.s32 	%p1, %r3, 3;
+	@%p1 bra 	$L__BB0_1;
+	ret;
+}
+"""
+
+
+def test_a_record_takes_the_taint_of_a_later_execution():
+    """A store first executed at an address of thread indices, then (next iteration) at one loaded per lane:
+    its record says per-lane data (the records' taint kept with their execution sets only skips what cannot rise)."""
+    fn = parse_ptx(LATER_LOADED).entries[0]
+    variants = ((1, {}), (2, {}), (0, {}))
+    res = run_variants(parse_ptx(LATER_LOADED), fn, Launch((2, 1, 1), (64, 1, 1), ((0, 0, 0), (1, 0, 0)), {}, 1, 8,
+                                                           6000, variants=variants))
+    store = next(i.index for i in fn.instructions if i.base == "st")
+    for r in res:
+        rec = r.mem[store]
+        assert rec.requests == 3 * 4 and rec.taint == 2 and "per-lane value loaded" in rec.why

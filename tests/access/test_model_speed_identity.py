@@ -58,10 +58,9 @@ def test_the_warp_models_once_per_distinct_row_give_every_rows_figures(space, wi
     # the same rows moved by multiples of 128 bytes (the same banks and sectors) and by less (not the same)
     addr = np.concatenate([base, base + 128 * rng.integers(-3, 9, size=(80, 1)), base + width, base + 16 * rng.integers(1, 9, size=(80, 1))])
     act = np.concatenate([active] * 4)
-    whole = M.warp_model(space, width)
     direct = (M.global_sectors(addr, act, width, distinct_ideal=True) if space == "global"
               else M.shared_wavefronts(addr, act, width)[1:])
-    got = whole(addr, act)
+    got = M.distinct_rows(M.row_model(space, width), addr, act, width)
     assert all(np.array_equal(g, d) for g, d in zip(got, direct, strict=True))
     # the dedup did take place: a model that counts its rows sees fewer than were given
     seen = []

@@ -163,12 +163,13 @@ def block_shifts(addr: np.ndarray, active: np.ndarray, executions: int, variants
     return (d & -d).min(axis=2).ravel()  # gcd(32, x) for 0 <= x < 32 is the lowest set bit of x | 32: their gcd the least
 
 
-def warp_model(space: str, width: int) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]]:
-    """(addresses, active) -> (figure, ideal) per warp: sectors of a global access (the ideal with
-    lanes reading one address counted once), wavefronts of a shared one."""
+def row_model(space: str, width: int) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]]:
+    """(addresses, active) -> (figure, ideal) per warp, row by row: sectors of a global access (the ideal
+    with lanes reading one address counted once), wavefronts of a shared one. :func:`distinct_rows`
+    runs it once per class of rows alike."""
     if space == "global":
-        return lambda a, act: distinct_rows(lambda x, y: global_sectors(x, y, width, distinct_ideal=True), a, act, width)
-    return lambda a, act: distinct_rows(lambda x, y: shared_wavefronts(x, y, width)[1:], a, act, width)
+        return lambda a, act: global_sectors(a, act, width, distinct_ideal=True)
+    return lambda a, act: shared_wavefronts(a, act, width)[1:]
 
 
 #: fewer rows than this are modelled directly (grouping them would cost more than it saves)
@@ -194,28 +195,3 @@ def distinct_rows(model: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ..
         return model(addr, active)
     return tuple(x[inv] for x in model(addr[first], active[first]))
 
-
-def rows_once(model: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]], addr: np.ndarray,
-              active: np.ndarray, present: np.ndarray, variants: int, rows: int) -> tuple[np.ndarray, ...]:
-    """``model(addr[present], active[present])`` for a row-wise model (its figures of a warp depend on
-    that warp's row alone: :func:`global_sectors`, :func:`shared_wavefronts`), computed once for the
-    rows trials share. ``addr``/``active``: (executions x ``variants`` x ``rows``, 32), variant-major
-    within an execution (the lane machine's layout); ``present``: the rows to give figures for. A
-    variant whose rows all equal the first variant's in the same execution (the same rows present,
-    the same lanes active at the same addresses: a trial that does not change this access) takes
-    the first variant's figures instead of being modelled again."""
-    if variants <= 1 or len(present) < _DEDUP_ROWS:  # (few rows: comparing them costs more than it saves)
-        return model(addr[present], active[present])
-    shape = (-1, variants, rows)
-    p = present.reshape(shape)
-    a = np.where(active, addr, _SENTINEL).reshape(*shape, 32)  # inactive lanes: no address an access has
-    same = (p == p[:, :1]).all(axis=2) & (a == a[:, :1]).all(axis=(2, 3))
-    same[:, 0] = False
-    need = p & ~same[:, :, None]
-    got = model(addr[need.ravel()], active[need.ravel()])
-    out = []
-    for x in got:
-        full = np.zeros(p.shape, dtype=x.dtype)
-        full[need] = x
-        out.append(np.where(same[:, :, None], full[:, :1], full)[p])
-    return tuple(out)

@@ -6,6 +6,7 @@ per (space, width)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -73,42 +74,67 @@ _CHUNK_LANES = 1 << 18
 def _per_execution(m: Machine, space: str, width: int, calls: list) -> tuple[np.ndarray, ...]:
     """Per (execution, variant), execution-major: warps present, active lanes, least and greatest
     lane stride (global), block-to-block shift (global, two blocks or more), and the figure and
-    ideal summed over the warps (global, shared); the executions a chunk at a time."""
+    ideal summed over the warps (global, shared); the executions a chunk at a time, of each only
+    the rows present. The figures of a row, its active lanes and lane strides, are worked out once
+    per class of rows alike (:func:`cudalens.access.memory.distinct_rows`: the same lanes active at
+    addresses moved by a multiple of 128 bytes; those of trials that do not change the access among them)."""
     rows = len(m.row_variant)
     nb = len(m.launch.blocks)
+    shifts = space == "global" and nb > 1  # (block_shifts works on every row: lanes aligned across blocks)
+    row_figures = _row_figures(space, width)
     step = max(1, _CHUNK_LANES // (rows * WARP))
     out: list[list[np.ndarray]] = [[] for _ in range(7)]
     for j in range(0, len(calls), step):
         part = calls[j:j + step]
         e = len(part)
         present = np.concatenate([c[2] for c in part])
-        a_all = np.concatenate([c[0] for c in part]).reshape(-1, WARP)
-        act_all = np.concatenate([c[1] for c in part]).reshape(-1, WARP)
-        act = act_all[present]
+        if shifts:
+            a_all = np.concatenate([c[0] for c in part]).reshape(-1, WARP)
+            act_all = np.concatenate([c[1] for c in part]).reshape(-1, WARP)
+            a, act = a_all[present], act_all[present]
+            out[4].append(M.block_shifts(a_all, act_all, e, m.V, nb))
+        else:
+            a = np.concatenate([c[0].reshape(-1, WARP)[c[2]] for c in part])
+            act = np.concatenate([c[1].reshape(-1, WARP)[c[2]] for c in part])
         key = (np.repeat(np.arange(e) * m.V, rows) + np.tile(m.row_variant, e))[present]  # (non-decreasing)
+        got = M.distinct_rows(row_figures, a, act, width) if space in ("global", "shared") else row_figures(a, act)
         out[0].append(np.bincount(key, minlength=e * m.V))
-        out[1].append(np.bincount(key, weights=np.count_nonzero(act, axis=1), minlength=e * m.V))
+        out[1].append(np.bincount(key, weights=got[0], minlength=e * m.V))
         if space == "global":
-            for k, x in enumerate(_lane_strides(a_all[present], act, key, e * m.V)):
+            for k, x in enumerate(_key_strides(got[3], got[4], key, e * m.V)):
                 out[2 + k].append(x)
-            if nb > 1:
-                out[4].append(M.block_shifts(a_all, act_all, e, m.V, nb))
         if space in ("global", "shared"):
-            num, ideal = M.rows_once(M.warp_model(space, width), a_all, act_all, present, m.V, rows // m.V)
-            out[5].append(np.bincount(key, weights=num, minlength=e * m.V))
-            out[6].append(np.bincount(key, weights=ideal, minlength=e * m.V))
+            out[5].append(np.bincount(key, weights=got[1], minlength=e * m.V))
+            out[6].append(np.bincount(key, weights=got[2], minlength=e * m.V))
     return tuple(np.concatenate(x) if x else np.zeros(0) for x in out)
 
 
-def _lane_strides(a: np.ndarray, act: np.ndarray, key: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per key (execution x variant): the least and greatest address distance between neighbouring
-    lanes that are both active, over its rows (least > greatest: no such pair). ``key``: per row,
-    non-decreasing (each key's rows together)."""
+def _row_figures(space: str, width: int) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]]:
+    """(addresses, active) -> per row: active lanes, and the figure and ideal (global, shared), and
+    the least and greatest lane stride (global)."""
+    model = M.row_model(space, width) if space in ("global", "shared") else None
+
+    def figures(a: np.ndarray, act: np.ndarray) -> tuple[np.ndarray, ...]:
+        lanes = np.count_nonzero(act, axis=1)
+        if model is None:
+            return (lanes,)
+        return (lanes, *model(a, act), *(_row_strides(a, act) if space == "global" else ()))
+    return figures
+
+
+def _row_strides(a: np.ndarray, act: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: the least and greatest address distance between neighbouring lanes that are both
+    active (least > greatest: no such pair)."""
     big = np.iinfo(np.int64).max
     d = a[:, 1:] - a[:, :-1]
     pair = act[:, 1:] & act[:, :-1]
-    lo_row = np.where(pair, d, big).min(axis=1)
-    hi_row = np.where(pair, d, -big).max(axis=1)
+    return np.where(pair, d, big).min(axis=1), np.where(pair, d, -big).max(axis=1)
+
+
+def _key_strides(lo_row: np.ndarray, hi_row: np.ndarray, key: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per key (execution x variant): the least and greatest of its rows' :func:`_row_strides` (least >
+    greatest: no row with a pair). ``key``: per row, non-decreasing (each key's rows together)."""
+    big = np.iinfo(np.int64).max
     has = lo_row <= hi_row
     lo, hi = np.full(n, big), np.full(n, -big)
     k = key[has]

@@ -363,7 +363,8 @@ class Machine:
         self.deferred: dict[tuple[str, int], list[tuple[np.ndarray, np.ndarray, np.ndarray, list, list]]] = {}
         self.records: list[MemRecord] = []  # every record an execution was deferred for
         self.record_id: dict[int, int] = {}  # id(record) -> its position in ``records``
-        self.record_sets: dict[tuple[int, bytes], tuple[list, list]] = {}  # (instruction, variants) -> (them, ids)
+        # (instruction, variants) -> (them, their records' ids, the least taint of those records)
+        self.record_sets: dict[tuple[int, bytes], tuple[list, list, int]] = {}
         self._imms: dict[tuple[str, bool], Val] = {}  # immediates, read-only arrays made once
         self._full: tuple[np.ndarray | None, bool] = (None, False)  # the last mask checked, and whether all lanes
         self.rows_of: tuple[Any, ...] = (None,)  # the last block mask recorded at, its rows present, their variants

@@ -77,8 +77,9 @@ def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active
             mem.setdefault(ins.index, MemRecord(ins.index, space, op, width))
         return
     known = m.record_sets.get((ins.index, vkey))
-    if known is not None and addr.taint <= 0 and extra_taint[0] <= 0:  # its records made: no taint to raise
-        m.deferred.setdefault((space, width), []).append((addr.a, active, rows_present, *known))
+    if known is not None and addr.taint <= known[2] and extra_taint[0] <= known[2]:  # its records made, each
+        # with a taint at least this one's (taints only rise): nothing to raise
+        m.deferred.setdefault((space, width), []).append((addr.a, active, rows_present, known[0], known[1]))
         return
     vs, ids = np.nonzero(variants)[0].tolist(), []
     for v in vs:
@@ -93,7 +94,7 @@ def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active
             m.records.append(rec)
             k = m.record_id[id(rec)] = len(m.records) - 1
         ids.append(k)
-    m.record_sets[(ins.index, vkey)] = (vs, ids)
+    m.record_sets[(ins.index, vkey)] = (vs, ids, min(m.records[k].taint for k in ids))
     m.deferred.setdefault((space, width), []).append((addr.a, active, rows_present, vs, ids))
 
 
