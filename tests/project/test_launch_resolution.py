@@ -270,3 +270,44 @@ def test_a_header_only_a_subfolder_makefile_names_is_found_in_the_repository(tmp
     project = load_project(tmp_path, named=True)
     unit = str((tmp_path / "Samples/x/x.cu").resolve())
     assert project.includes[unit] == (str((tmp_path / "Common/helper.h").resolve()),)
+
+
+DISPATCH = ("template <int B>\n__global__ void tile(float *a) { a[threadIdx.y * B + threadIdx.x] = 1.0f; }\n"
+            "int run(int block_size, float *d) {\n  dim3 threads(block_size, block_size);\n"
+            "  if (block_size == 16) {\n    tile<16><<<1, threads>>>(d);\n  } else {\n"
+            "    tile<32><<<1, threads>>>(d);\n  }\n  return 0;\n}\n"
+            "int main() {\n  int block_size = %s;\n  float *d = 0;\n  return run(block_size, d);\n}\n")
+
+
+@pytest.mark.parametrize("block_size", [16, 32])
+def test_a_launch_under_an_if_the_programs_values_settle_false_is_not_the_kernels_launch(tmp_path, block_size):
+    # cuda-samples' matrixMul: `if (block_size == 16) K<16><<<...>>> else K<32><<<...>>>`, block_size from main
+    write(tmp_path, {"mm.cu": DISPATCH % block_size})
+    launch, _table, _k = resolved(tmp_path, "tile", "mm.cu")
+    taken, skipped = (6, 8) if block_size == 16 else (8, 6)
+    assert launch.site == f"mm.cu:{taken}" and launch.block == (block_size, block_size, 1)
+    assert dict(launch.params)["B"] == block_size
+    assert any(f"mm.cu:{skipped} is not made" in n and "block_size == 16" in n for n in launch.notes)
+
+
+def test_a_launch_under_an_if_on_a_program_input_is_kept(tmp_path):
+    # the condition reads argv: the values do not settle it, both launches stay (the first evaluated)
+    text = (DISPATCH % "atoi(argv[1])").replace("int main() {", "int main(int argc, char **argv) {")
+    write(tmp_path, {"mm.cu": text})
+    launch, _table, _k = resolved(tmp_path, "tile", "mm.cu")
+    assert not any("is not made" in n for n in launch.notes)
+
+
+def test_a_site_left_out_for_some_callers_values_keeps_the_values_that_reach_it(tmp_path):
+    # cuda-samples' bitonicSort: one launch site, reached only for the sizes its `if` lets through
+    write(tmp_path, {"s.cu": (
+        "__global__ void big(float *a, int n) { a[threadIdx.x * n] = 0.0f; }\n"
+        "__global__ void small(float *a, int n) { a[threadIdx.x] = n; }\n"
+        "void sort(float *d, int n) {\n  if (n <= 1024) {\n    small<<<1, 256>>>(d, n);\n  } else {\n"
+        "    big<<<n / 256, 256>>>(d, n);\n  }\n}\n"
+        "int main() {\n  float *d = 0;\n  sort(d, 64);\n  sort(d, 4096);\n  return 0;\n}\n")})
+    big, _table, _k = resolved(tmp_path, "big", "s.cu")
+    assert big.site == "s.cu:7" and dict(big.params)["n"] == 4096 and big.grid == (4096 // 256, 1, 1)
+    assert "the launch at s.cu:7 is not made with the values for which `n <= 1024` is true" in big.notes
+    small, _table, _k = resolved(tmp_path, "small", "s.cu")
+    assert small.site == "s.cu:5" and dict(small.params)["n"] == 64

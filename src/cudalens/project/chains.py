@@ -97,6 +97,26 @@ def _optional(node: Any, env: Any) -> bool:
     return False
 
 
+def not_taken(node: Any, env: Any) -> tuple[str, bool] | None:
+    """Why ``node`` does not run with ``env``'s values: the condition (its text, and the truth those values
+    give it) of an ``if`` around it that they settle exactly, no program input among them, the other way
+    (``if (block_size == 16)`` with ``block_size`` 32 from the caller); None where it runs or may run."""
+    cur = node
+    while cur.parent is not None and cur.parent.type != "function_definition":
+        parent = cur.parent
+        if parent.type == "if_statement":
+            cond = parent.child_by_field_name("condition")
+            expr = cond.child_by_field_name("value") if cond is not None and cond.type == "condition_clause" else cond
+            branch = (True if cur == parent.child_by_field_name("consequence")
+                      else False if cur == parent.child_by_field_name("alternative") else None)
+            if expr is not None and branch is not None and not env.inputs(expr):
+                truth = env.truth(expr, _line(expr))
+                if truth is not None and truth != branch:
+                    return _text(expr), truth
+        cur = parent
+    return None
+
+
 def _envs(scope: Any, body: Any, names: tuple[str, ...], calls: list[CallValues] | None,
           tparams: tuple[str, ...] = ()) -> list[tuple[Any, bool]]:
     """The host environments of a function, each with whether it is optional: one per distinct

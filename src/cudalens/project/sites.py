@@ -49,7 +49,7 @@ def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | N
     """Every launch in ``model``'s host code of a kernel among ``kernels`` (by name), resolved;
     ``callers``: the values the calls of each launching host function pass (:func:`call_values`),
     which its parameters take."""
-    from cudalens.project.chains import _envs, _iterations, _optional, _template_params
+    from cudalens.project.chains import _envs, _iterations, _optional, _template_params, not_taken
     from cudalens.source.declarations import params
 
     if model.tree is None or not kernels or not any(m in model.text for m in _MAYBE):
@@ -58,6 +58,7 @@ def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | N
     where = os.path.relpath(model.path, root) if root and os.path.isabs(model.path) else model.path
     out: dict[tuple[Any, ...], ResolvedLaunch] = {}
     later: dict[tuple[Any, ...], ResolvedLaunch] = {}  # launches a run with the program's defaults skips
+    skipped: dict[str, dict[tuple[str, str, bool], None]] = {}  # kernel -> (site, condition, its truth) left out
     for fn, body in _host_bodies(model):
         nodes = [n for n in syn.find_all(body, *_SITE_TYPES) if _is_site(n)]
         if not nodes:
@@ -69,13 +70,30 @@ def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | N
                 api = syn.call_name(node) if node.type == "call_expression" else ".func"
                 opt = optional or _optional(node, env)
                 for e, note in _iterations(env, node):
+                    dead = not_taken(node, e)
                     for r in _site(node, api, e, model, kernels, f"{where}:{_line(node)}"):
+                        if dead:  # a launch the program does not make: said beside the kernel's others
+                            skipped.setdefault(r.kernel, {}).setdefault((r.site or "", *dead), None)
+                            continue
                         if note:
                             r = dataclasses.replace(r, notes=(*r.notes, note))
                         # a member of a local class is walked twice; one site, one entry per distinct launch
                         (later if opt else out).setdefault((r.kernel, r.site, r.block, r.grid, r.dynamic_smem,
                                                             r.params), r)
-    return [*out.values(), *(r for k, r in later.items() if k not in out)]
+    kept = [*out.values(), *(r for k, r in later.items() if k not in out)]
+    notes = {k: _not_made(v, {r.site or "" for r in kept if r.kernel == k}) for k, v in skipped.items()}
+    return [dataclasses.replace(r, notes=(*r.notes, *notes[r.kernel])) if r.kernel in notes else r for r in kept]
+
+
+def _not_made(skipped: dict[tuple[str, str, bool], None], kept_sites: set[str]) -> tuple[str, ...]:
+    """The notes on a kernel's launches that the program's values leave out (:func:`chains.not_taken`);
+    a site kept with other values (a loop, another caller) is left out only with those values."""
+    out = []
+    for site, cond, truth in skipped:
+        said = f"`{cond}` is {'true' if truth else 'false'}"
+        out.append(f"the launch at {site} is not made with the values for which {said}" if site in kept_sites
+                   else f"the launch at {site} is not made: {said} with the program's values")
+    return tuple(out)
 
 
 def _targets(node: Any, model: SourceModel, kernels: Mapping[str, Kernel]) -> tuple[list[tuple[str, Any]], str]:

@@ -221,8 +221,9 @@ class HostEnv:
                     out += [r for t in texts if t is not None for r in self.inputs(t)]
         return tuple(dict.fromkeys(out))
 
-    def value(self, node: Any, line: int) -> int | float | None:
-        """The value of a launch argument at ``line``, or None where it does not follow from the source.
+    def _settled(self, node: Any, line: int) -> Any:
+        """The value of an expression at ``line`` (a launch argument, the condition of an ``if`` around a
+        launch), or None where it does not follow from the source.
 
         A number literal, an expression of ``#define``s and file-level constants, or of host locals
         defined exactly once before the launch (``int n = 1 << 20;``). A local that is redefined,
@@ -242,10 +243,17 @@ class HostEnv:
         if any(name not in fixed and (name in self.unsettled or inside.get(name, defs.get(name, 0)) > 1)
                for name in names):
             return None
-        v = self.scope.const_value(node, self._values_before(line))
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            return None
-        return v
+        return self.scope.const_value(node, self._values_before(line))
+
+    def value(self, node: Any, line: int) -> int | float | None:
+        """The number :meth:`_settled` gives (a truth value is not one)."""
+        v = self._settled(node, line)
+        return None if isinstance(v, bool) or not isinstance(v, (int, float)) else v
+
+    def truth(self, node: Any, line: int) -> bool | None:
+        """Whether the condition ``node`` holds at ``line``, where :meth:`_settled` decides it, else None."""
+        v = self._settled(node, line)
+        return bool(v) if isinstance(v, (bool, int, float)) else None
 
     def fixed(self, values: dict[str, int | float], since: int) -> HostEnv:
         """A copy for one iteration of the loops around a launch (:func:`cudalens.source.host_loops.
