@@ -23,7 +23,6 @@ Compare with check_speed.py's ``cpu_seconds`` of ``check -j 1`` cold on the same
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import shutil
@@ -116,12 +115,7 @@ def main() -> int:
            "load_average_before": [round(x, 2) for x in os.getloadavg()], **parts(files, includes, args.cc, args.before, args.variants)}
     out["wall_seconds"] = round(time.perf_counter() - t0, 1)
     out["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-    text = json.dumps(out, indent=1)
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text + "\n")
-    print(text)
-    return 0
+    return cs.write_result(out, args.output, indent=1)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import check_speed as cs  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -67,12 +70,7 @@ def main() -> int:
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "note": "cold: each run starts with an empty compile cache; the machine is shared, see the load averages",
     }
-    text = json.dumps(result, indent=2)
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text + "\n")
-    print(text)
-    return 0
+    return cs.write_result(result, args.output, indent=2)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import glob
-import json
 import os
 import pstats
 import shutil
@@ -147,12 +146,7 @@ def main() -> int:
                   "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "set": args.name,
                   "units": len(files), "src": src or "PYTHONPATH", "seconds_profiled_run": round(seconds, 2),
                   "load_average_1min": round(load, 2), **breakdown(folder)}
-    text = json.dumps(result, indent=2)
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text + "\n")
-    print(text)
-    return 0
+    return cs.write_result(result, args.output, indent=2)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ run's findings and files are compared with the first code's (``findings_equal``)
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -85,12 +84,7 @@ def main() -> int:
               "files": [str(f.relative_to(args.sources / args.name)) for f in files],
               "codes": dict(codes), "fill_run": {"seconds": round(fill_s, 2), "cpu_seconds": round(fill_cpu, 2)},
               "runs": runs, "summary": summary}
-    text = json.dumps(result, indent=2)
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text + "\n")
-    print(text)
-    return 0
+    return cs.write_result(result, args.output, indent=2)
 
 
 if __name__ == "__main__":

@@ -46,6 +46,17 @@ SETS: dict[str, dict[str, object]] = {
 }
 
 
+def write_result(result: dict, output: Path | None, indent: int = 2) -> int:
+    """Print ``result`` as JSON, and write it to ``output`` as well where one is given; exit status 0.
+    (The tail of every benchmarks/check script that writes a JSON result.)"""
+    text = json.dumps(result, indent=indent)
+    if output:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text + "\n")
+    print(text)
+    return 0
+
+
 def prepare(sources: Path) -> None:
     """Export each set's folders from the fetched bare mirror (``fetch github:OWNER/NAME``)."""
     for name, spec in SETS.items():
@@ -266,12 +277,7 @@ def main() -> int:
     else:
         result["sets"] = {name: one_set(args.sources, name, args.limit, args.jobs, args.cc, args.profile)
                           for name in (args.sets or SETS)}
-    text = json.dumps(result, indent=2)
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text + "\n")
-    print(text)
-    return 0
+    return write_result(result, args.output, indent=2)
 
 
 if __name__ == "__main__":

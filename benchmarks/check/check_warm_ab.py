@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import platform
 import resource
@@ -26,6 +25,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import check_speed as cs  # noqa: E402
 
 
 def _cpu() -> float:
@@ -83,12 +85,7 @@ def main() -> int:
     result["median"] = {k: {f: {m: statistics.median(r[k][f][m] for r in result["rounds"])
                                 for m in ("seconds", "cpu_seconds")} for f in ("text", "json")} for k in ("a", "b")}
     result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-    text = json.dumps(result, indent=2)
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text + "\n")
-    print(text)
-    return 0
+    return cs.write_result(result, args.output, indent=2)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import check_speed as cs  # noqa: E402
+
 _CUDA_FLAGS = re.compile(r'set\(CMAKE_CUDA_FLAGS\s+"\$\{CMAKE_CUDA_FLAGS\}\s+([^"]+)"\)')
 _OPTIONS = re.compile(r"target_compile_options\(\s*\S+\s+(?:PRIVATE|PUBLIC|INTERFACE)\s+([^)]*)\)")
 _GENEX = re.compile(r"\$<\$<COMPILE_LANGUAGE:CUDA>:([^>]*)>")
@@ -134,12 +137,7 @@ def main() -> int:
                                                 for f in not_analyzed], key=lambda d: d["file"]),
         "exit_code": proc.returncode,
     }
-    text = json.dumps(result, indent=2)
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text + "\n")
-    print(text)
-    return 0
+    return cs.write_result(result, args.output, indent=2)
 
 
 if __name__ == "__main__":

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from check_speed import SETS, units  # noqa: E402
+from check_speed import SETS, units, write_result  # noqa: E402
 
 
 def main() -> int:
@@ -48,11 +47,7 @@ def main() -> int:
         out["sets"][name] = {"units": len(paths), "seconds": round(min(walls), 2), "cpu_seconds": round(min(cpus), 2),
                              "launch_sites": sum(len(v) for v in table.sites.values()), "table_digest": digest}
     out["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-    text = json.dumps(out, indent=1)
-    if args.output:
-        args.output.write_text(text + "\n")
-    sys.stdout.write(text + "\n")
-    return 0
+    return write_result(out, args.output, indent=1)
 
 
 if __name__ == "__main__":
