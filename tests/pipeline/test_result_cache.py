@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from _analyses import counting
 from cudalens.pipeline import analyze
-from cudalens.pipeline import stages as _stages
 from cudalens.pipeline.result_cache import ResultCache, clean, info
 from cudalens.project.paths import collect_paths
 
@@ -44,13 +44,6 @@ void run_alone(float *y, float *x) { alone<<<1, 128>>>(y, x); }
 """
 
 
-def _nvcc() -> bool:
-    from cudalens.compiled.toolchain import discover
-
-    try:
-        return "nvcc" in discover().tools and discover().host_compiler is not None
-    except Exception:  # noqa: BLE001
-        return False
 
 
 def _tree(root: Path) -> list[str]:
@@ -70,16 +63,6 @@ def _project(files: list[str]):
     return project, build_context(files, project=project)
 
 
-def _counting(monkeypatch) -> list[str]:
-    seen: list[str] = []
-    real = _stages.analyze_file
-
-    def counted(path, **kw):
-        seen.append(Path(path).name)
-        return real(path, **kw)
-
-    monkeypatch.setattr(_stages, "analyze_file", counted)
-    return seen
 
 
 def _run(files: list[str], cache: ResultCache | None, compile: bool):
@@ -92,12 +75,12 @@ def _findings(result) -> str:
 
 
 @pytest.mark.parametrize("compile", [False, pytest.param(True, marks=pytest.mark.slow)])
-def test_one_file_edit_reanalyses_that_file_and_its_includers(tmp_path, monkeypatch, compile):
-    if compile and not _nvcc():
-        pytest.skip("no nvcc")
+def test_one_file_edit_reanalyses_that_file_and_its_includers(tmp_path, monkeypatch, compile, request):
+    if compile:
+        request.getfixturevalue("nvcc_toolchain")
     files = _tree(tmp_path / "src")
     cache = ResultCache(tmp_path / "cache")
-    seen = _counting(monkeypatch)
+    seen = counting(monkeypatch)
     cold = _run(files, cache, compile)
     assert sorted(seen) == ["a.cu", "b.cu", "c.cu", "common.cuh"] and cache.hits == []
     seen.clear()
@@ -122,16 +105,14 @@ def test_one_file_edit_reanalyses_that_file_and_its_includers(tmp_path, monkeypa
 
 @pytest.mark.slow
 @pytest.mark.parametrize("where", ["beside", "elsewhere in the repository"])
-def test_a_failed_compile_is_kept_until_the_header_it_lacked_appears(tmp_path, monkeypatch, where):
+def test_a_failed_compile_is_kept_until_the_header_it_lacked_appears(tmp_path, monkeypatch, where, nvcc_toolchain):
     """A unit whose compile failed for a missing header is read from the cache while nothing changes,
     and compiled again (now with success) once the header appears where the compiler, or the retry
     through the repository's folders, finds it."""
-    if not _nvcc():
-        pytest.skip("no nvcc")
     files = _tree(tmp_path / "src")
     (tmp_path / "src" / "c.cu").write_text('#include "not_installed_yet.h"\n' + ALONE)
     cold = _run(files, ResultCache(tmp_path / "cache"), True)
-    seen = _counting(monkeypatch)
+    seen = counting(monkeypatch)
     warm = _run(files, cache := ResultCache(tmp_path / "cache"), True)
     assert seen == [] and sorted(cache.hits) == sorted(files)  # the failure too is read from the cache
     assert _findings(warm) == _findings(cold)
@@ -199,7 +180,7 @@ def test_options_and_launches_are_part_of_the_key(tmp_path, monkeypatch):
     files = _tree(tmp_path / "src")
     cache = ResultCache(tmp_path / "cache")
     _run(files, cache, False)
-    seen = _counting(monkeypatch)
+    seen = counting(monkeypatch)
     project, build = _project(files)
     analyze(files, compile=False, build=build, project=project, block=(64, 1, 1), cache=ResultCache(tmp_path / "cache"))
     assert sorted(seen) == ["a.cu", "b.cu", "c.cu", "common.cuh"]  # --block changes every result
@@ -228,7 +209,7 @@ def test_a_broken_entry_is_a_miss_never_a_crash(tmp_path, monkeypatch):
                           + body)
     for table in (tmp_path / "cache" / "launches").rglob("*.launches"):
         table.write_bytes(b"\x00" * 10)  # a broken launch table: computed again
-    seen = _counting(monkeypatch)
+    seen = counting(monkeypatch)
     again = _run(files, cache := ResultCache(tmp_path / "cache"), False)
     assert len(seen) == 3 and len(cache.misses) == len(seen)
     assert _findings(again) == _findings(cold)
@@ -251,9 +232,7 @@ def _check(project: Path, env: dict[str, str], *extra: str) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["02_included_kernel_cu", "16_llmc_cuh_modules", "33_two_included_kernels"])
-def test_check_identical_with_and_without_the_cache_on_projects(tmp_path, monkeypatch, name):
-    if not _nvcc():
-        pytest.skip("no nvcc")
+def test_check_identical_with_and_without_the_cache_on_projects(tmp_path, monkeypatch, name, nvcc_toolchain):
     project = tmp_path / name
     shutil.copytree(PROJECTS / name, project)
     import os
@@ -297,7 +276,7 @@ def test_an_entry_signed_with_another_key_is_never_unpickled(tmp_path, monkeypat
     monkeypatch.setenv("CUDALENS_CACHE_KEY", "key of the first run")
     result_cache._signing_key.cache_clear()
     cold = _run(files, ResultCache(tmp_path / "cache"), False)
-    seen = _counting(monkeypatch)
+    seen = counting(monkeypatch)
     warm = _run(files, cache := ResultCache(tmp_path / "cache"), False)
     assert seen == [] and len(cache.hits) == len(files) and _findings(warm) == _findings(cold)
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from _analyses import counting
 from cudalens.pipeline import analyze
-from cudalens.pipeline import stages as _stages
 from cudalens.pipeline.result_cache import ResultCache
 
 UNIT = """#include "common.cuh"
@@ -44,25 +44,8 @@ def _run(root: Path, files: list[str], cache: ResultCache | None, compile: bool 
     return analyze(files, compile=compile, build=build, jobs=1, keep_going=True, project=project, cache=cache)
 
 
-def _nvcc() -> bool:
-    from cudalens.compiled.toolchain import discover
-
-    try:
-        return "nvcc" in discover().tools and discover().host_compiler is not None
-    except Exception:  # noqa: BLE001
-        return False
 
 
-def _counting(monkeypatch) -> list[str]:
-    seen: list[str] = []
-    real = _stages.analyze_file
-
-    def counted(path, **kw):
-        seen.append(Path(path).name)
-        return real(path, **kw)
-
-    monkeypatch.setattr(_stages, "analyze_file", counted)
-    return seen
 
 
 def _lines(result) -> list[str]:
@@ -72,12 +55,13 @@ def _lines(result) -> list[str]:
 
 
 @pytest.mark.parametrize("compile", [False, pytest.param(True, marks=pytest.mark.slow)])
-def test_a_header_edit_or_a_new_shadowing_header_misses_exactly_its_includers(tmp_path, monkeypatch, compile):
-    if compile and not _nvcc():
-        pytest.skip("no nvcc")
+def test_a_header_edit_or_a_new_shadowing_header_misses_exactly_its_includers(tmp_path, monkeypatch, compile,
+                                                                            request):
+    if compile:
+        request.getfixturevalue("nvcc_toolchain")
     files = _tree(tmp_path)
     _run(tmp_path, files, ResultCache(tmp_path / "cache"), compile)
-    seen = _counting(monkeypatch)
+    seen = counting(monkeypatch)
     _run(tmp_path, files, cache := ResultCache(tmp_path / "cache"), compile)
     assert seen == [] and len(cache.hits) == 3
 
