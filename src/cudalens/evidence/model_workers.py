@@ -14,18 +14,17 @@ evaluating all of them here (each evaluation is a pure function of the module an
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
 import multiprocessing
 import os
 import threading
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 from cudalens.access.ptx_eval import KernelEvaluation, evaluate
 from cudalens.compiled.ptx import PtxSource
 from cudalens.errors import what_failed
+from cudalens.gc_pause import collector_paused
 
 #: (mangled kernel, block, grid, known parameters, SASS shared widths per line)
 Job = tuple[str, tuple[int, int, int], tuple[int, int, int], Mapping[int, Any], Any]
@@ -47,20 +46,6 @@ def model_worker() -> Executor | None:
     pool = ProcessPoolExecutor(max_workers=1, mp_context=ctx)
     pool.submit(int)  # forks the worker now, while this process has one thread
     return pool
-
-
-@contextlib.contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """Python's cycle collector paused while kernels are evaluated: the lane machine makes many
-    short-lived objects and no cycles (a run's machine is freed by reference counting), and the
-    collector's passes cost about a tenth of the evaluation time. The previous state is restored."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _evaluate(source: PtxSource, job: Job) -> KernelEvaluation | str:
@@ -88,13 +73,13 @@ def _evaluate_chunk(key: str, text: str | None, jobs: list[Job]) -> list[KernelE
     source = _UNIT.get(key)
     if source is None:
         return None
-    with _no_cycle_collection():
+    with collector_paused():
         return [_evaluate(source, j) for j in jobs]
 
 
 def evaluate_jobs(source: PtxSource, jobs: list[Job], worker: Executor | None = None) -> dict[str, KernelEvaluation | str]:
     """Every job's evaluation (or the name of the exception it raised), by kernel name."""
-    with _no_cycle_collection():
+    with collector_paused():
         return _evaluate_jobs(source, jobs, worker)
 
 

@@ -16,16 +16,16 @@ write) is a miss and is never unpickled.
 from __future__ import annotations
 
 import functools
-import gc
 import hashlib
 import hmac
 import json
 import os
 import pickle
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from cudalens.gc_pause import collector_paused
 
 FORMAT = b"cudalens-result/3\n"  # 3: one file per entry (the manifest, then the pickle); views "full" and "summary"
 
@@ -94,15 +94,3 @@ def unpickle(payload: bytes) -> Any:
         except Exception:  # noqa: BLE001 - a truncated or foreign entry is a miss
             return None
 
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """The garbage collector off inside: stored entries are many small objects and no garbage, and a
-    collector pass while (or just after) they are read walks them all again."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
