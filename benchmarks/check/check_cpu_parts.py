@@ -99,11 +99,7 @@ def parts(files: list[Path], includes: list[str], cc: str, before: bool = False,
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sources", type=Path, default=Path("/work/ext/check_speed"))
-    ap.add_argument("--set", dest="name", choices=sorted(cs.SETS), required=True)
-    ap.add_argument("--limit", type=int, default=None)
-    ap.add_argument("--include", action="append", default=[])
-    ap.add_argument("--cc", default="9.0")
+    cs.one_set_arguments(ap)
     ap.add_argument("--before", action="store_true", help="also time the compile with nvcc's -MD (check before #29)")
     ap.add_argument("--variants", action="store_true", help="also time plain nvcc with --keep alone and -Xptxas -v alone")
     ap.add_argument("-o", "--output", type=Path, default=None)

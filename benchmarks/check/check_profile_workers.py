@@ -113,11 +113,7 @@ def breakdown(folder: str) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sources", type=Path, default=Path("/work/ext/check_speed"))
-    ap.add_argument("--set", dest="name", choices=sorted(cs.SETS), required=True)
-    ap.add_argument("--limit", type=int, default=None)
-    ap.add_argument("--include", action="append", default=[])
-    ap.add_argument("--cc", default="9.0")
+    cs.one_set_arguments(ap)
     ap.add_argument("--src", default=None, help="profile this checkout's src (default: the cudalens on PYTHONPATH)")
     ap.add_argument("--cache", type=Path, default=None, help="a compile cache folder to keep (default: temporary)")
     ap.add_argument("-o", "--output", type=Path, default=None)

@@ -35,11 +35,7 @@ def _strip(report: dict) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sources", type=Path, default=Path("/work/ext/check_speed"))
-    ap.add_argument("--set", dest="name", choices=sorted(cs.SETS), required=True)
-    ap.add_argument("--limit", type=int, default=None)
-    ap.add_argument("--include", action="append", default=[])
-    ap.add_argument("--cc", default="9.0")
+    cs.one_set_arguments(ap)
     ap.add_argument("--code", action="append", required=True, metavar="LABEL=SRC",
                     help="a checkout's src folder under a label (two or more; the first is the reference)")
     ap.add_argument("--rounds", type=int, default=3)

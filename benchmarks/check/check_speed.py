@@ -46,6 +46,16 @@ SETS: dict[str, dict[str, object]] = {
 }
 
 
+def one_set_arguments(ap: argparse.ArgumentParser) -> None:
+    """The options of the scripts that measure one set's units: --sources, --set (as ``name``), --limit,
+    --include (the -I folders, repeatable) and --cc."""
+    ap.add_argument("--sources", type=Path, default=Path("/work/ext/check_speed"))
+    ap.add_argument("--set", dest="name", choices=sorted(SETS), required=True)
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--include", action="append", default=[])
+    ap.add_argument("--cc", default="9.0")
+
+
 def write_result(result: dict, output: Path | None, indent: int = 2) -> int:
     """Print ``result`` as JSON, and write it to ``output`` as well where one is given; exit status 0.
     (The tail of every benchmarks/check script that writes a JSON result.)"""
