@@ -25,9 +25,6 @@ def module(ptx_of):
     return ptx_of(FEATURES)
 
 
-def _fn(module, name):
-    return entry(module, name)
-
 
 def _by_line(ev):
     return {(p.line, p.quantity): p for p in ev.predictions}
@@ -39,8 +36,8 @@ def _line(text: str) -> int:
 
 def test_templated_kernel_evaluated_as_instantiated(module):
     line = _line("out[i] = in[i * S];")
-    two = _by_line(evaluate(module, _fn(module, "tmpl_strideILi2E"), (256, 1, 1), (4, 1, 1)))
-    wide = _by_line(evaluate(module, _fn(module, "tmpl_strideILi32E"), (256, 1, 1), (4, 1, 1)))
+    two = _by_line(evaluate(module, entry(module, "tmpl_strideILi2E"), (256, 1, 1), (4, 1, 1)))
+    wide = _by_line(evaluate(module, entry(module, "tmpl_strideILi32E"), (256, 1, 1), (4, 1, 1)))
     assert two[(line, "global load sectors/request")].value == 8.0
     assert wide[(line, "global load sectors/request")].value == 32.0
     assert two[(line, "global store sectors/request")].value == 4.0
@@ -52,55 +49,55 @@ def test_templated_kernel_evaluated_as_instantiated(module):
 
 
 def test_helper_access_lands_on_the_helper_line_and_the_caller(module):
-    ev = evaluate(module, _fn(module, "helper_caller"), (256, 1, 1), (4, 1, 1), {2: 256})
+    ev = evaluate(module, entry(module, "helper_caller"), (256, 1, 1), (4, 1, 1), {2: 256})
     p = _by_line(ev)[(_line("return p[i];"), "global load sectors/request")]
     assert p.instructions == 2 and p.value == (4 + 32) / 2  # the two inlined calls, both on the helper's line
     assert p.iteration_invariant is False  # the two calls differ
-    fn = _fn(module, "helper_caller")
+    fn = entry(module, "helper_caller")
     ld = [i for i in fn.instructions if i.base == "ld" and "global" in i.parts]
     assert {user_location(i.loc, module.files)[1] for i in ld} == {_line("return p[i];")}
     assert all((1, _line("load_at(in, i) + load_at")) in [(f, ln) for f, ln in i.loc.inlined_at] for i in ld)
 
 
 def test_float4_loads_at_their_compiled_width(module):
-    ev = _by_line(evaluate(module, _fn(module, "vec4_copy"), (256, 1, 1), (4, 1, 1)))
+    ev = _by_line(evaluate(module, entry(module, "vec4_copy"), (256, 1, 1), (4, 1, 1)))
     p = ev[(_line("out[i] = in[i];  // 16"), "global load sectors/request")]
     assert (p.value, p.width, p.lane_stride) == (16.0, 16, 16)
     assert ev[(_line("out[i] = in[i];  // 16"), "global store sectors/request")].value == 16.0
 
 
 def test_pointer_increment_loop_is_iteration_invariant(module):
-    ev = evaluate(module, _fn(module, "ptr_increment"), (256, 1, 1), (2, 1, 1), {2: 64})
+    ev = evaluate(module, entry(module, "ptr_increment"), (256, 1, 1), (2, 1, 1), {2: 64})
     p = _by_line(ev)[(_line("acc += A[0];"), "global load sectors/request")]
     assert p.value == 4.0 and p.iteration_invariant is True
     assert p.requests == 2 * 8 * (64 // 8)  # 2 blocks x 8 warps x 8 iterations: every iteration ran
-    unknown_k = _by_line(evaluate(module, _fn(module, "ptr_increment"), (256, 1, 1), (2, 1, 1)))
+    unknown_k = _by_line(evaluate(module, entry(module, "ptr_increment"), (256, 1, 1), (2, 1, 1)))
     q = unknown_k[(_line("acc += A[0];"), "global load sectors/request")]
     assert q.value == 4.0 and str(PLAUSIBLE[0]) in q.condition  # same for every plausible K
 
 
 def test_extern_shared_buffer(module):
-    ev = _by_line(evaluate(module, _fn(module, "extern_shared"), (256, 1, 1), (2, 1, 1)))
+    ev = _by_line(evaluate(module, entry(module, "extern_shared"), (256, 1, 1), (2, 1, 1)))
     assert ev[(_line("buf[(2 * t) % blockDim.x]"), "shared load wavefronts/request")].value == 2.0
     assert ev[(_line("buf[t] = in["), "shared store wavefronts/request")].value == 1.0
 
 
 def test_cooperative_groups_thread_rank(module):
-    ev = _by_line(evaluate(module, _fn(module, "cg_rank"), (32, 8, 1), (2, 1, 1), {2: 256}))
+    ev = _by_line(evaluate(module, entry(module, "cg_rank"), (32, 8, 1), (2, 1, 1), {2: 256}))
     line = _line("in[r * ld]")
     assert ev[(line, "global load sectors/request")].value == 32.0
     assert ev[(line, "global store sectors/request")].value == 4.0
 
 
 def test_warp_uniform_loaded_index(module):
-    ev = _by_line(evaluate(module, _fn(module, "uniform_index"), (256, 1, 1), (4, 1, 1), {3: 256}))
+    ev = _by_line(evaluate(module, entry(module, "uniform_index"), (256, 1, 1), (4, 1, 1), {3: 256}))
     line = _line("table[idx * C + c]")
     assert ev[(line, "global load sectors/request")].value == 4.0
     assert ev[(_line("int idx = rows[blockIdx.x];"), "global load sectors/request")].value == 1.0
 
 
 def test_divergent_branch_and_idle_lanes(module):
-    ev = _by_line(evaluate(module, _fn(module, "divergent"), (256, 1, 1), (2, 1, 1), {1: 4}))
+    ev = _by_line(evaluate(module, entry(module, "divergent"), (256, 1, 1), (2, 1, 1), {1: 4}))
     p = ev[(_line("v += out[k * blockDim.x + t]"), "global load sectors/request")]
     assert p.value == 2.0 and p.threads_per_request == 16.0  # half the lanes: 64 B
     br = ev[(_line("if (t % 32 < 16)"), BRANCH_QUANTITY)]
@@ -108,7 +105,7 @@ def test_divergent_branch_and_idle_lanes(module):
 
 
 def test_transpose_tile_column_read(module):
-    ev = _by_line(evaluate(module, _fn(module, "transpose_naive_tile"), (32, 32, 1), (2, 2, 1), {2: 64},
+    ev = _by_line(evaluate(module, entry(module, "transpose_naive_tile"), (32, 32, 1), (2, 2, 1), {2: 64},
                            blocks=((0, 0, 0), (1, 1, 0))))
     assert ev[(_line("tile[threadIdx.x][threadIdx.y];"), "shared load wavefronts/request")].value == 32.0
     assert ev[(_line("tile[threadIdx.y][threadIdx.x] = in"), "shared store wavefronts/request")].value == 1.0

@@ -35,9 +35,6 @@ def module(ptx_of):
     return ptx_of(PATTERNS)
 
 
-def _fn(module, name):
-    return entry(module, name)
-
 
 def _line(text: str) -> int:
     return line_of(PATTERNS, text)
@@ -59,22 +56,22 @@ def test_lane_group_rule_on_the_measured_patterns():
 
 
 def test_wide_shared_loads_by_lane_groups(module):
-    ev = evaluate(module, _fn(module, "wide_lane_mod4"), (64, 1, 1), (2, 1, 1))
+    ev = evaluate(module, entry(module, "wide_lane_mod4"), (64, 1, 1), (2, 1, 1))
     p = _at(ev, "// lane % 4", "shared load wavefronts/request")
     assert (p.value, p.width, p.nway) == (4.0, 16, 4.0)
-    ev8 = evaluate(module, _fn(module, "wide_tid_mod8"), (8, 8, 4), (1, 1, 1))
+    ev8 = evaluate(module, entry(module, "wide_tid_mod8"), (8, 8, 4), (1, 1, 1))
     q = _at(ev8, "// tid.x % 8 per lane", "shared store wavefronts/request")
     assert (q.value, q.width) == (2.0, 8)
 
 
 def test_nway_is_the_whole_part_per_instruction(module):
-    ev = evaluate(module, _fn(module, "mixed_stride"), (256, 1, 1), (1, 1, 1), {1: 2})
+    ev = evaluate(module, entry(module, "mixed_stride"), (256, 1, 1), (1, 1, 1), {1: 2})
     p = _at(ev, "// mixed", "shared load wavefronts/request")
     assert p.value == 1.5 and p.nway == 1.0 and p.iteration_invariant is False
 
 
 def test_warp_uniform_loaded_stride_gives_a_range(module):
-    ev = evaluate(module, _fn(module, "loaded_stride"), (256, 1, 1), (2, 1, 1))
+    ev = evaluate(module, entry(module, "loaded_stride"), (256, 1, 1), (2, 1, 1))
     p = _at(ev, "// loaded stride", "global load sectors/request")
     assert p.value is None and (p.low, p.high) == (1.0, 32.0)
     assert "zero: 1.0" in p.condition and "warp-uniform value loaded at line" in p.reason
@@ -82,7 +79,7 @@ def test_warp_uniform_loaded_stride_gives_a_range(module):
 
 
 def test_a_loop_cut_under_the_step_budget_still_reaches_what_follows(module):
-    ev = evaluate(module, _fn(module, "long_loop_then_store"), (256, 1, 1), (2, 1, 1), {2: 1000}, loop_cap=16,
+    ev = evaluate(module, entry(module, "long_loop_then_store"), (256, 1, 1), (2, 1, 1), {2: 1000}, loop_cap=16,
                   max_steps=120)
     assert ev.complete
     assert _at(ev, "// after the loop", "global store sectors/request").value == 4.0
@@ -91,14 +88,14 @@ def test_a_loop_cut_under_the_step_budget_still_reaches_what_follows(module):
 
 
 def test_unreached_line_names_the_data_that_gates_it(module):
-    ev = evaluate(module, _fn(module, "gated_by_loaded_flag"), (256, 1, 1), (2, 1, 1))
+    ev = evaluate(module, entry(module, "gated_by_loaded_flag"), (256, 1, 1), (2, 1, 1))
     p = _at(ev, "// gated store", "global store sectors/request")
     assert p.value is None
     assert p.reason.startswith("data-dependent: not reached") and "per-lane value loaded at line" in p.reason
 
 
 def test_the_code_after_a_loaded_branch_is_not_under_it(module):
-    ev = evaluate(module, _fn(module, "after_a_loaded_branch"), (256, 1, 1), (2, 1, 1), {3: 4})
+    ev = evaluate(module, entry(module, "after_a_loaded_branch"), (256, 1, 1), (2, 1, 1), {3: 4})
     inside = _at(ev, "// inside the branch", "global load sectors/request")
     assert inside.value is None and inside.reason.startswith("data-dependent: runs under a branch")
     after = _at(ev, "// after the branch", "global store sectors/request")
@@ -144,7 +141,7 @@ def test_reading_a_register_at_another_width_converts_as_ptx_does():
 def test_scoped_register_blocks_keep_their_statements(module):
     # `{ .reg .b64 %tmp; ... cvta.shared.u64 %rd, %tmp; }` then a store on the next line: the store
     # used to be swallowed into the cvta's operands, so the line had no prediction at all
-    fn = _fn(module, "shared_pointer_published")
+    fn = entry(module, "shared_pointer_published")
     assert not any(i.opcode.startswith("{") or ";" in " ".join(i.operands) for i in fn.instructions)
     ev = evaluate(module, fn, (256, 1, 1), (1, 1, 1))
     p = _at(ev, "// publish", "shared store wavefronts/request")
@@ -152,31 +149,31 @@ def test_scoped_register_blocks_keep_their_statements(module):
 
 
 def test_match_any_groups_lanes_by_value(module):
-    ev = evaluate(module, _fn(module, "match_groups"), (64, 1, 1), (2, 1, 1))
+    ev = evaluate(module, entry(module, "match_groups"), (64, 1, 1), (2, 1, 1))
     p = _at(ev, "// leader store", "global store sectors/request")
     assert (p.value, p.threads_per_request) == (4.0, 4.0) and not any("match" in n for n in ev.notes)
 
 
 def test_redux_sum_over_the_warp(module):
-    ev = evaluate(module, _fn(module, "redux_stride"), (64, 1, 1), (2, 1, 1))
+    ev = evaluate(module, entry(module, "redux_stride"), (64, 1, 1), (2, 1, 1))
     assert _at(ev, "// strided by the reduction", "global store sectors/request").value == 32.0
 
 
 def test_a_virtual_calls_callee_names_the_loaded_target(module):
-    ev = evaluate(module, _fn(module, "virtual_call"), (64, 1, 1), (1, 1, 1))
+    ev = evaluate(module, entry(module, "virtual_call"), (64, 1, 1), (1, 1, 1))
     p = _at(ev, "// virtual body", "global load sectors/request")
     assert p.value is None and p.reason.startswith("data-dependent: in a function the kernel reaches through a pointer")
     assert f"loaded at line {_line('out[threadIdx.x] = shape->area(v, threadIdx.x);')}" in p.reason
 
 
 def test_a_helpers_figures_are_bounded_per_call_site(module):
-    ev = evaluate(module, _fn(module, "helper_two_strides"), (256, 1, 1), (1, 1, 1))
+    ev = evaluate(module, entry(module, "helper_two_strides"), (256, 1, 1), (1, 1, 1))
     p = _at(ev, "// helper loads", "shared load wavefronts/request")
     assert p.value == 1.5 and p.call_sites == ((str(PATTERNS), _line("// helper call")),)
     assert p.site_bounds == ((str(PATTERNS), _line("// helper call"), 1.0, 2.0, 1.0, 2.0, None, None),)  # (shared: no ratio)
 
 
 def test_a_broadcast_needs_one_sector_ideally(module):
-    ev = evaluate(module, _fn(module, "broadcast_bias"), (64, 1, 1), (2, 2, 1))
+    ev = evaluate(module, entry(module, "broadcast_bias"), (64, 1, 1), (2, 2, 1))
     p = _at(ev, "// broadcast", "global load sectors/request")
     assert (p.value, p.ideal) == (1.0, 1.0)

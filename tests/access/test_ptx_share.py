@@ -34,16 +34,13 @@ def module(ptx_of):
     return ptx_of(PATTERNS)
 
 
-def _fn(module, name):
-    return entry(module, name)
-
 
 def _line(text: str) -> int:
     return line_of(PATTERNS, text)
 
 
 def test_a_pointer_stored_through_with_an_offset_and_no_cvta_is_a_pointer(module):
-    fn = _fn(module, "stream_stats")
+    fn = entry(module, "stream_stats")
     assert _pointer_params(fn) == {0, 1, 2}
     ev = evaluate(module, fn, (128, 1, 1), (64, 1, 1), {3: 256, 4: 768})
     stcs = [p for p in ev.predictions if p.file.endswith("sm_32_intrinsics.hpp") and p.quantity.startswith("global store")]
@@ -55,7 +52,7 @@ def test_a_pointer_stored_through_with_an_offset_and_no_cvta_is_a_pointer(module
 
 
 def test_a_size_added_to_an_address_another_parameter_bases_is_a_scalar(module):
-    fn = _fn(module, "offset_by_size")
+    fn = entry(module, "offset_by_size")
     assert _pointer_params(fn) == {0, 1}
     ev = evaluate(module, fn, (256, 1, 1), (4, 1, 1), {3: 1024})
     load = next(p for p in ev.predictions if p.line == _line("SKIP_LOAD") and p.quantity.startswith("global load"))
@@ -64,7 +61,7 @@ def test_a_size_added_to_an_address_another_parameter_bases_is_a_scalar(module):
 
 def test_a_line_reached_only_at_some_trials_gets_their_range_said_as_trials(module):
     # pyramid: at 256 no thread is valid; at the small trials (16, 17, 32, 33, 100) some are
-    ev = evaluate(module, _fn(module, "pyramid"), (256, 1, 1), (4, 1, 1))
+    ev = evaluate(module, entry(module, "pyramid"), (256, 1, 1), (4, 1, 1))
     store = next(p for p in ev.predictions if p.line == _line("PYRAMID_COPY") and p.quantity.startswith("global store"))
     assert store.value is None and store.reason == REACHED_AT_SOME_TRIALS
     assert store.low is not None and store.high is not None and store.low <= store.high
@@ -75,21 +72,21 @@ def test_a_line_reached_only_at_some_trials_gets_their_range_said_as_trials(modu
 
 def test_a_guard_every_equal_trial_fails_is_tried_with_one_parameter_at_0(module):
     # n - 1 - t < 0 whenever n = t: only the trials with t = 0 (or n = 0, by unsigned wrap) pass it
-    ev = evaluate(module, _fn(module, "eliminate"), (4, 4, 1), (4, 4, 1))
+    ev = evaluate(module, entry(module, "eliminate"), (4, 4, 1), (4, 4, 1))
     store = next(p for p in ev.predictions if p.line == _line("ELIMINATE_ROW") and p.quantity.startswith("global store"))
     assert store.reason == REACHED_AT_SOME_TRIALS and "param 3 = 0 with the others = 256 tried" in store.condition
     assert store.low is not None and store.high == 4.0  # 4 rows of 4 floats at t = 0: 4 sectors
 
 
 def test_a_line_no_trial_reaches_stays_without_a_figure(module):
-    ev = evaluate(module, _fn(module, "never"), (256, 1, 1), (2, 1, 1))
+    ev = evaluate(module, entry(module, "never"), (256, 1, 1), (2, 1, 1))
     store = next(p for p in ev.predictions if p.line == _line("NEVER_STORE") and p.quantity.startswith("global store"))
     assert store.value is None and store.low is None and store.reason.startswith("not a data dependence: not reached")
 
 
 def test_a_shared_atomics_addresses_get_their_wavefronts_per_call(module):
     # atomicAdd is CUDA's inline function: its instruction's figure is per call in site_bounds
-    ev = evaluate(module, _fn(module, "shared_sums"), (256, 1, 1), (4, 1, 1), {2: 0})
+    ev = evaluate(module, entry(module, "shared_sums"), (256, 1, 1), (4, 1, 1), {2: 0})
     atomic = [p for p in ev.predictions if p.quantity == "shared atomic wavefronts/request"]
     assert atomic and all(p.value is not None for p in atomic)
     bounds = {b[1]: b for p in atomic for b in p.site_bounds}
