@@ -8,7 +8,7 @@ command line (``--shmoo``) is optional and ordered after them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from cudalens.project.host_code import Callers, _args, _host_bodies, _is_site, _iter, _line, _scalar, _scope, _text
@@ -82,18 +82,30 @@ def ordered(calls: list[CallValues]) -> list[CallValues]:
     return sorted(seen.items(), key=lambda c: c[1])
 
 
-def _optional(node: Any, env: Any) -> bool:
-    """Whether ``node`` runs only under an ``if`` on the program's command line (``if
-    (checkCmdLineFlag(argc, argv, "shmoo"))``, ``if (argc > 2)``): a run with the defaults skips it."""
+def _guards(node: Any) -> Iterator[tuple[Any, bool]]:
+    """The condition of each ``if`` around ``node`` in its function, innermost first, with whether ``node``
+    is in its then-branch (True) or its else-branch (False)."""
     cur = node
     while cur.parent is not None and cur.parent.type != "function_definition":
         parent = cur.parent
-        if parent.type == "if_statement" and cur == parent.child_by_field_name("consequence"):
+        if parent.type == "if_statement":
             cond = parent.child_by_field_name("condition")
-            words = {_text(x) for x in _iter(cond) if x.type == "identifier"} if cond is not None else set()
-            if words & {"argc", *env._argv} or (cond is not None and env.inputs(cond)):
-                return True
+            then = (True if cur == parent.child_by_field_name("consequence")
+                    else False if cur == parent.child_by_field_name("alternative") else None)
+            if cond is not None and then is not None:
+                yield cond, then
         cur = parent
+
+
+def _optional(node: Any, env: Any) -> bool:
+    """Whether ``node`` runs only under an ``if`` on the program's command line (``if
+    (checkCmdLineFlag(argc, argv, "shmoo"))``, ``if (argc > 2)``): a run with the defaults skips it."""
+    for cond, then in _guards(node):
+        if not then:
+            continue
+        words = {_text(x) for x in _iter(cond) if x.type == "identifier"}
+        if words & {"argc", *env._argv} or env.inputs(cond):
+            return True
     return False
 
 
@@ -101,19 +113,12 @@ def not_taken(node: Any, env: Any) -> tuple[str, bool] | None:
     """Why ``node`` does not run with ``env``'s values: the condition (its text, and the truth those values
     give it) of an ``if`` around it that they settle exactly, no program input among them, the other way
     (``if (block_size == 16)`` with ``block_size`` 32 from the caller); None where it runs or may run."""
-    cur = node
-    while cur.parent is not None and cur.parent.type != "function_definition":
-        parent = cur.parent
-        if parent.type == "if_statement":
-            cond = parent.child_by_field_name("condition")
-            expr = cond.child_by_field_name("value") if cond is not None and cond.type == "condition_clause" else cond
-            branch = (True if cur == parent.child_by_field_name("consequence")
-                      else False if cur == parent.child_by_field_name("alternative") else None)
-            if expr is not None and branch is not None and not env.inputs(expr):
-                truth = env.truth(expr, _line(expr))
-                if truth is not None and truth != branch:
-                    return _text(expr), truth
-        cur = parent
+    for cond, then in _guards(node):
+        expr = cond.child_by_field_name("value") if cond.type == "condition_clause" else cond
+        if expr is not None and not env.inputs(expr):
+            truth = env.truth(expr, _line(expr))
+            if truth is not None and truth != then:
+                return _text(expr), truth
     return None
 
 
