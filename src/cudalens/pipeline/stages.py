@@ -140,7 +140,6 @@ def _launchers_callers(path: str, model: Any, build: Any = None) -> Any:
     return caller_facts(path, tree, names, getattr(build, "include_dirs", ()) if build is not None else ())
 
 
-
 #: what a file's analysis imports on first use (the compiled access model and its worker process, rule
 #: Y1's callers, the launch layer the resolution reads, occupancy and speed-up estimates)
 _ON_FIRST_USE = ("cudalens.evidence.compiled_access", "cudalens.evidence.model_workers", "cudalens.evidence.fill",
@@ -155,9 +154,8 @@ _ON_FIRST_USE = ("cudalens.evidence.compiled_access", "cudalens.evidence.model_w
 @functools.cache
 def preload() -> None:
     """Import what a file's analysis uses, load the rules, make the parser and read the compute
-    capability table, in this process:
-    the per-file workers (pipeline.isolated) forked after it start with them, where each imported
-    them again (about 150 modules, numpy's among them)."""
+    capability table, in this process: the per-file workers (pipeline.isolated) forked after it start
+    with them, where each imported them again (about 150 modules, numpy's among them)."""
     from cudalens.hardware.table import known_ccs
     from cudalens.rules.registry import load_all
     from cudalens.source.syntax import _parser
