@@ -10,8 +10,8 @@ Order of work (the result lists files in the order given):
 3. a header (``.cuh``, ``.h``, ...) is compiled through the first of the given translation units
    whose dependency list (the device preprocessor's ``-MD``) holds it, else through a unit of
    compile_commands.json that includes it, so its templates are instantiated as the project uses them
-   and its findings point into its own lines; a header no unit includes is compiled through the generated wrapper alone
-   (never handed to nvcc as an input file);
+   and its findings point into its own lines; a header no unit includes is compiled through the
+   generated wrapper alone (never handed to nvcc as an input file);
 4. each file's model and rules run on the calling thread as its compile completes.
 
 A file that cannot be read or is not CUDA C++ raises :class:`~cudalens.errors.InputError`, or with
