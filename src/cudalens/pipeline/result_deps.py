@@ -6,7 +6,8 @@ a warm run hashes each listed file (once per run, however many units share it) i
 each unit's includes again. The list holds:
 
 - the files the compiler read (the device preprocessor's ``-MD`` list, read through
-  :func:`compiled_deps`, the one place that knows where a compile keeps it), for a unit and for a header compiled through one;
+  :func:`compiled_deps`, the one place that knows where a compile keeps it), for a unit and for a
+  header compiled through one;
 - the project headers the build's include folders give the file (the walk behind
   :meth:`cudalens.project.context.BuildContext.header_macros`, whose macros the source model
   reads; it follows includes the compiler may skip under ``#if``);
