@@ -7,7 +7,9 @@ Usage: python3 benchmarks/model/ptx_model_speed_vs.py OUT.json --code LABEL=DIR 
   imports moved between versions). Each round runs every code once, in the order given, each in a
   fresh process (``--serial``: the model in that process alone), ``--repeat`` times per unit.
 
-OUT.json: ``what`` and ``runs`` (per code and round: the sum over units of the least wall seconds
+OUT.json: ``what``, ``summary`` (:func:`summary`: per code the per-unit least CPU seconds over every round, summed,
+and its ratio to the first code's; per round each code's CPU sum over the first code's; where two labels name one
+DIR, that A/A pair's ratios: the noise of this machine and method, measured in the same run) and ``runs`` (per code and round: the sum over units of the least wall seconds
 of the repeats, the sum of this process's least CPU seconds, kernels evaluated, median, p90 and
 max per unit, the load averages before and after, and the seconds per unit), the shape of
 benchmarks/results/cpu/ptx_model_speed_vs_7e8b909_2026-11-27.json with CPU seconds added. The
@@ -82,8 +84,36 @@ def main(argv: list[str]) -> int:
     what = (f"benchmarks/ptx_model_speed.py {root} OUT --serial --repeat {repeat}, each code with its own copy of the "
             f"script, alternately, {rounds} round(s): " + ", ".join(f"{c[0]}={c[1]}" for c in codes))
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"what": what, "runs": runs}, indent=1) + "\n")
+    result = {"what": what, "summary": summary(runs, codes), "runs": runs}
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    sys.stdout.write(json.dumps(result["summary"], indent=1) + "\n")
     return 0
+
+
+def summary(runs: list[dict], codes: list[list[str]]) -> dict:
+    """Per code (by label): the per-unit least CPU seconds over every round, summed (``least_cpu_sum``), and
+    its ratio to the first code's; per round, each code's CPU sum over the first code's in that round
+    (``round_ratios``). Labels that name the same DIR are an A/A pair: their ratios are the noise."""
+    labels = [c[0] for c in codes]
+    best: dict[str, dict[str, float]] = {}
+    per_round: dict[str, dict[int, float]] = {}
+    for r in runs:
+        label = r["code"].split(" ")[0]
+        units = best.setdefault(label, {})
+        for unit, cpu in r["per_unit_cpu"].items():
+            units[unit] = min(units.get(unit, cpu), cpu)
+        per_round.setdefault(label, {})[r["round"]] = r["cpu_seconds_sum"]
+    first = labels[0]
+    sums = {label: sum(best[label].values()) for label in labels}
+    out: dict = {"first": first, "codes": {}}
+    for label in labels:
+        ratios = [per_round[label][k] / per_round[first][k] for k in sorted(per_round[first]) if k in per_round[label]]
+        out["codes"][label] = {"least_cpu_sum": round(sums[label], 3), "ratio": round(sums[label] / sums[first], 3),
+                               "round_ratios": [round(x, 3) for x in ratios]}
+    dirs = [Path(c[1]).resolve() for c in codes]
+    out["a_a_pairs"] = [[labels[i], labels[j]] for i in range(len(codes)) for j in range(i + 1, len(codes))
+                        if dirs[i] == dirs[j]]
+    return out
 
 
 if __name__ == "__main__":
