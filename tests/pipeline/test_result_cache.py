@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from _analyses import counting
-from cudalens.pipeline import analyze
+from cudalens.pipeline import analyze, result_entry
 from cudalens.pipeline.result_cache import ResultCache, clean, info
 from cudalens.project.paths import collect_paths
 
@@ -196,8 +196,6 @@ def test_a_broken_entry_is_a_miss_never_a_crash(tmp_path, monkeypatch):
     import hashlib
     import hmac
 
-    from cudalens.pipeline import result_entry
-
     files = _tree(tmp_path / "src")
     cold = _run(files, ResultCache(tmp_path / "cache"), False)
     stored = sorted((tmp_path / "cache").rglob("*.full"))
@@ -205,7 +203,7 @@ def test_a_broken_entry_is_a_miss_never_a_crash(tmp_path, monkeypatch):
     stored[0].write_bytes(stored[0].read_bytes()[:40])  # truncated
     stored[1].write_bytes(b"not a cache entry")  # another format
     body = (1).to_bytes(4, "big") + b"{" + b"payload"  # signed, but its manifest is no JSON
-    stored[2].write_bytes(result_entry.FORMAT + hmac.new(result_entry._signing_key(), body, hashlib.sha256).digest()
+    stored[2].write_bytes(result_entry.FORMAT + hmac.new(result_entry.signing_key(), body, hashlib.sha256).digest()
                           + body)
     for table in (tmp_path / "cache" / "launches").rglob("*.launches"):
         table.write_bytes(b"\x00" * 10)  # a broken launch table: computed again
@@ -270,18 +268,16 @@ def test_an_entry_signed_with_another_key_is_never_unpickled(tmp_path, monkeypat
     pull request could write) must be a miss without being unpickled."""
     import pickle
 
-    from cudalens.pipeline import result_cache
-
     files = _tree(tmp_path / "src")
     monkeypatch.setenv("CUDALENS_CACHE_KEY", "key of the first run")
-    result_cache._signing_key.cache_clear()
+    result_entry.signing_key.cache_clear()
     cold = _run(files, ResultCache(tmp_path / "cache"), False)
     seen = counting(monkeypatch)
     warm = _run(files, cache := ResultCache(tmp_path / "cache"), False)
     assert seen == [] and len(cache.hits) == len(files) and _findings(warm) == _findings(cold)
 
     monkeypatch.setenv("CUDALENS_CACHE_KEY", "another key")
-    result_cache._signing_key.cache_clear()
+    result_entry.signing_key.cache_clear()
 
     def refuse(*_a, **_k):
         raise AssertionError("an entry signed with another key was unpickled")
@@ -290,21 +286,19 @@ def test_an_entry_signed_with_another_key_is_never_unpickled(tmp_path, monkeypat
     other = _run(files, cache := ResultCache(tmp_path / "cache"), False)
     assert cache.hits == [] and sorted(seen) == sorted(Path(f).name for f in files)
     assert _findings(other) == _findings(cold)
-    result_cache._signing_key.cache_clear()
+    result_entry.signing_key.cache_clear()
 
 
 def test_the_signing_key_is_made_once_outside_the_cache_folder(tmp_path, monkeypatch):
-    from cudalens.pipeline import result_cache
-
     monkeypatch.delenv("CUDALENS_CACHE_KEY", raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    result_cache._signing_key.cache_clear()
-    key = result_cache._signing_key()
+    result_entry.signing_key.cache_clear()
+    key = result_entry.signing_key()
     path = tmp_path / "config" / "cudalens" / "cache.key"
     assert len(key) == 32 and path.read_bytes() == key and (path.stat().st_mode & 0o777) == 0o600
-    result_cache._signing_key.cache_clear()
-    assert result_cache._signing_key() == key  # read back, not made again
-    result_cache._signing_key.cache_clear()
+    result_entry.signing_key.cache_clear()
+    assert result_entry.signing_key() == key  # read back, not made again
+    result_entry.signing_key.cache_clear()
 
 
 def test_a_warm_run_where_every_file_hits_starts_no_worker(tmp_path, monkeypatch):

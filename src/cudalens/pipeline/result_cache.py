@@ -55,9 +55,9 @@ from typing import Any
 from cudalens.compiled import cache as _compiled
 from cudalens.gc_pause import collector_paused
 from cudalens.pipeline.result_deps import digest
-from cudalens.pipeline.result_entry import FORMAT, _signing_key, opened, sealed, unpickle
+from cudalens.pipeline.result_entry import FORMAT, opened, sealed, unpickle
 
-__all__ = ["FORMAT", "ResultCache", "_signing_key", "clean", "consult", "fill", "file_key", "info", "launch_table",
+__all__ = ["FORMAT", "ResultCache", "clean", "consult", "fill", "file_key", "info", "launch_table",
            "stored_launch_table", "summary_view"]
 
 _MISSING = ("No such file or directory", "cannot open source file", "could not open")  # a file not found

@@ -31,7 +31,7 @@ FORMAT = b"cudalens-result/3\n"  # 3: one file per entry (the manifest, then the
 
 
 @functools.lru_cache(maxsize=1)
-def _signing_key() -> bytes:
+def signing_key() -> bytes:
     """The key that signs this user's entries (see the module docstring); b"" when none can be had
     (then nothing is stored or read)."""
     given = os.environ.get("CUDALENS_CACHE_KEY")
@@ -57,7 +57,7 @@ def _signing_key() -> bytes:
 
 def sealed(manifest: Mapping[str, Any], payload: bytes) -> bytes | None:
     """The stored form of ``manifest`` and ``payload`` (see the module docstring); None: no key."""
-    key = _signing_key()
+    key = signing_key()
     if not key:
         return None
     head = json.dumps(manifest).encode()
@@ -72,7 +72,7 @@ def opened(f: Path) -> tuple[dict[str, Any], bytes] | None:
         data = f.read_bytes()
     except OSError:
         return None
-    key = _signing_key()
+    key = signing_key()
     if not key or not data.startswith(FORMAT):
         return None
     mac, body = data[len(FORMAT):len(FORMAT) + 32], data[len(FORMAT) + 32:]
