@@ -315,18 +315,24 @@ def _loc_position(s: str) -> tuple[Position, Position | None] | None:
 
 
 @lru_cache(maxsize=65536)
-def _statement(stmt: str) -> tuple[str | None, str, tuple[str, ...]]:
-    """One statement (without its ';'): ``[@pred] opcode operands`` -> (pred, opcode, operands)."""
+def _statement(stmt: str) -> tuple[str | None, str, tuple[str, ...], tuple[str, ...]]:
+    """One statement (without its ';'): ``[@pred] opcode operands`` -> (pred, opcode, operands, the
+    opcode's dotted parts)."""
     pred = None
     if stmt.startswith("@"):
         pred, stmt = stmt[1:].split(None, 1)
     parts = stmt.split(None, 1)
-    return pred, parts[0], _split_operands(parts[1]) if len(parts) > 1 else ()
+    return pred, parts[0], _split_operands(parts[1]) if len(parts) > 1 else (), _opcode_parts(parts[0])
 
 
 def _instruction(stmt: str, index: int, loc: Loc | None) -> Instruction:
-    pred, opcode, operands = _statement(stmt)
-    return Instruction(index, opcode, operands, pred, loc)
+    """The record of one statement: the fields :class:`Instruction`'s constructor sets, set at once
+    (a parsed unit has tens of thousands; the frozen constructor sets them one call at a time)."""
+    pred, opcode, operands, parts = _statement(stmt)
+    ins = object.__new__(Instruction)
+    ins.__dict__.update(index=index, opcode=opcode, operands=operands, pred=pred, loc=loc, parts=parts,
+                        base=parts[0])
+    return ins
 
 
 def is_system_file(path: str) -> bool:
