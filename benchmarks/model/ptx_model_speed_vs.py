@@ -7,7 +7,7 @@ Usage: python3 benchmarks/model/ptx_model_speed_vs.py OUT.json --code LABEL=DIR 
   imports moved between versions). Each round runs every code once, in the order given, each in a
   fresh process (``--serial``: the model in that process alone), ``--repeat`` times per unit.
 
-OUT.json: ``what``, ``summary`` (:func:`summary`: per code the per-unit least CPU seconds over every round, summed,
+OUT.json: ``what``, ``summary`` (:func:`side_by_side`: per code the per-unit least CPU seconds over every round, summed,
 and its ratio to the first code's; per round each code's CPU sum over the first code's; where two labels name one
 DIR, that A/A pair's ratios: the noise of this machine and method, measured in the same run) and ``runs`` (per code and round: the sum over units of the least wall seconds
 of the repeats, the sum of this process's least CPU seconds, kernels evaluated, median, p90 and
@@ -84,13 +84,13 @@ def main(argv: list[str]) -> int:
     what = (f"benchmarks/ptx_model_speed.py {root} OUT --serial --repeat {repeat}, each code with its own copy of the "
             f"script, alternately, {rounds} round(s): " + ", ".join(f"{c[0]}={c[1]}" for c in codes))
     out.parent.mkdir(parents=True, exist_ok=True)
-    result = {"what": what, "summary": summary(runs, codes), "runs": runs}
+    result = {"what": what, "summary": side_by_side(runs, codes), "runs": runs}
     out.write_text(json.dumps(result, indent=1) + "\n")
     sys.stdout.write(json.dumps(result["summary"], indent=1) + "\n")
     return 0
 
 
-def summary(runs: list[dict], codes: list[list[str]]) -> dict:
+def side_by_side(runs: list[dict], codes: list[list[str]]) -> dict:
     """Per code (by label): the per-unit least CPU seconds over every round, summed (``least_cpu_sum``), and
     its ratio to the first code's; per round, each code's CPU sum over the first code's in that round
     (``round_ratios``). Labels that name the same DIR are an A/A pair: their ratios are the noise."""
