@@ -358,9 +358,9 @@ class Machine:
         self.calls = 0
         self.indirect: list[str] = []
         # executions of memory accesses whose requests, lanes and sectors (wavefronts) are counted at
-        # the end of the run, by (space, width): (addresses, active lanes, rows present, variants, their
-        # records' positions in ``records``)
-        self.deferred: dict[tuple[str, int], list[tuple[np.ndarray, np.ndarray, np.ndarray, list, list]]] = {}
+        # the end of the run, by (space, width): (addresses, or (base, offset) whose sum they are, active
+        # lanes, rows present, variants, their records' positions in ``records``)
+        self.deferred: dict[tuple[str, int], list[tuple[Any, np.ndarray, np.ndarray, list, list]]] = {}
         self.records: list[MemRecord] = []  # every record an execution was deferred for
         self.record_id: dict[int, int] = {}  # id(record) -> its position in ``records``
         # (instruction, variants) -> (them, their records' ids, the least taint of those records)
@@ -450,13 +450,16 @@ class Machine:
 
     def address(self, tok: str) -> tuple[Val, str | None]:
         """[reg+off] / [sym+off] / [param] -> (address, param name when a param)."""
+        v, off, pname = self.address_base(tok)
+        return (v if not off else Val(v.a + off, v.taint, v.why, "i")), pname
+
+    def address_base(self, tok: str) -> tuple[Val, int, str | None]:
+        """[reg+off] / [sym+off] / [param] -> (the base's lanes read as s64, off, param name when a
+        param: then its lanes hold off, and off is 0)."""
         base, off = _address_parts(tok)
         if base in self.params:
-            return Val(np.full(self.T, off, dtype=np.int64)), base
-        if base in self.symbols:
-            return Val(np.full(self.T, self.symbols[base] + off, dtype=np.int64)), None
-        v = self.read(base, "s64")
-        return (v if not off else Val(v.a + off, v.taint, v.why, "i")), None
+            return Val(np.full(self.T, off, dtype=np.int64)), 0, base
+        return self.read(base, "s64"), off, None
 
 
 @lru_cache(maxsize=65536)

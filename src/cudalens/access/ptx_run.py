@@ -26,6 +26,7 @@ from cudalens.access.ptx_exec import (
     MemRecord,
     RunResult,
     Val,
+    _address_parts,
     _int_bits,
     _NotModelled,
     _types,
@@ -64,9 +65,13 @@ def _synthetic(m: Machine, addr: np.ndarray, typ: str) -> np.ndarray:
 
 
 def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active: np.ndarray, present: np.ndarray,
-            width: int, extra_taint: tuple[int, str] = (0, "")) -> None:
+            width: int, extra_taint: tuple[int, str] = (0, ""), lanes: np.ndarray | tuple[np.ndarray, int] | None = None
+            ) -> None:
     """One execution of a memory instruction: its records (per variant with a warp at it) and their taint now;
-    its requests, lanes and sectors (wavefronts) at the end of the run (:func:`cudalens.access.ptx_counts.count_deferred`, all at once)."""
+    its requests, lanes and sectors (wavefronts) at the end of the run (:func:`cudalens.access.ptx_counts.count_deferred`, all at once).
+    ``lanes``: the addresses kept for then, ``addr``'s or (base lanes, offset) whose sum they are (a
+    register's lanes shared by the executions that add offsets to it, not a new array each)."""
+    kept = addr.a if lanes is None else lanes
     if m.rows_of[0] is not present:  # (the same block mask for every instruction of a block)
         rows = np.logical_or.reduce(present.reshape(-1, WARP), axis=1)
         on = rows.reshape(m.V, -1).any(axis=1)  # rows are variant-major
@@ -79,7 +84,7 @@ def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active
     known = m.record_sets.get((ins.index, vkey))
     if known is not None and addr.taint <= known[2] and extra_taint[0] <= known[2]:  # its records made, each
         # with a taint at least this one's (taints only rise): nothing to raise
-        m.deferred.setdefault((space, width), []).append((addr.a, active, rows_present, known[0], known[1]))
+        m.deferred.setdefault((space, width), []).append((kept, active, rows_present, known[0], known[1]))
         return
     vs, ids = np.nonzero(variants)[0].tolist(), []
     for v in vs:
@@ -95,7 +100,7 @@ def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active
             k = m.record_id[id(rec)] = len(m.records) - 1
         ids.append(k)
     m.record_sets[(ins.index, vkey)] = (vs, ids, min(m.records[k].taint for k in ids))
-    m.deferred.setdefault((space, width), []).append((addr.a, active, rows_present, vs, ids))
+    m.deferred.setdefault((space, width), []).append((kept, active, rows_present, vs, ids))
 
 
 def _count_branches(m: Machine, runs: list[tuple[int, np.ndarray, np.ndarray, int, str]]) -> None:
@@ -137,9 +142,8 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
     vec, eb, typ = _width(ins)
     space = _space(ins)
     if op in ("ld", "ldu") and space == "param":
-        addr, pname = m.address(o[1])
-        k, v = m.params.get(pname, (None, 0)) if pname else (None, 0)
-        off = int(addr.a[0]) if addr.a.size else 0
+        pname, off = _address_parts(o[1])  # (a parameter's lanes all hold the offset)
+        k, v = m.params.get(pname, (None, 0))  # (not a parameter: 0, whatever the offset)
         vals = [_param_value(x, off, eb) for x in (v if isinstance(v, list) else [v])]
         dt = np.float64 if typ.startswith("f") or any(isinstance(x, float) for x in vals) else np.int64
         arr = np.full(m.T, vals[0], dtype=dt) if len(set(vals)) == 1 else np.asarray(vals, dtype=dt)[m.variant]
@@ -147,21 +151,25 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
             m.write(d, Val(arr), typ, mask)
         return
     mem_tok = o[1] if op in ("ld", "ldu") else o[0]
-    addr, _ = m.address(mem_tok)
+    base, off, _p = m.address_base(mem_tok)
+    addr = base if not off else Val(base.a + off, base.taint, base.why, "i")
+    kept = (base.a, off) if off else base.a  # what the counts keep of the addresses while they are these
     if space is None:  # generic: shared window or global, by value
         sh = (addr.a >= SHARED_BASE) & (addr.a < SHARED_BASE + (1 << 32))
         on = np.count_nonzero(mask)
         space = "shared" if on and np.count_nonzero(sh[mask]) == on else "global"
     if space == "shared" and (_int_bits(addr.form) or 64) > 32 and addr.a.size and addr.a.max() >= SHARED_BASE:
         addr = Val(np.where(addr.a >= SHARED_BASE, addr.a - SHARED_BASE, addr.a), addr.taint, addr.why)  # generic
+        kept = addr.a
     line = ins.loc.line if ins.loc else 0
     width = m.launch.merged.get(ins.index, vec * eb)
     if width < 0:  # vectorized by ptxas across unrolled iterations: the aligned wider access holding it
         width = -width
         addr = Val(addr.a - addr.a % width, addr.taint, addr.why)
+        kept = addr.a
     if space in ("global", "shared", "const", "local") and width:
         _record(m, ins, space, "load" if op in ("ld", "ldu") else "store", addr, mask, present,
-                width, ptaint)
+                width, ptaint, kept)
     dsts = [d.strip() for d in o[0].strip("{}").split(",")] if op in ("ld", "ldu") else []
     if dsts and m.launch.needed is not None and not any(d in m.launch.needed for d in dsts):
         return  # a value nothing executed reads: counted above, not made
