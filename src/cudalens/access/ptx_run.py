@@ -27,11 +27,10 @@ from cudalens.access.ptx_exec import (
     RunResult,
     Val,
     _address_parts,
-    _int_bits,
     _NotModelled,
-    _types,
     basic_blocks,
 )
+from cudalens.access.ptx_forms import _int_bits, _types
 from cudalens.access.ptx_predicated import count_skipped
 from cudalens.access.ptx_slice import slice_of
 from cudalens.access.ptx_warp import match_redux, shfl, vote
