@@ -151,28 +151,34 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
         return
     mem_tok = o[1] if op in ("ld", "ldu") else o[0]
     base, off, _p = m.address_base(mem_tok)
-    addr = base if not off else Val(base.a + off, base.taint, base.why, "i")
-    kept = (base.a, off) if off else base.a  # what the counts keep of the addresses while they are these
+    # the addresses, made when something needs their lanes (the counts keep the base and the offset)
+    addr = base if not off else None
+    kept: np.ndarray | tuple[np.ndarray, int] = (base.a, off) if off else base.a
     if space is None:  # generic: shared window or global, by value
+        addr = addr or Val(base.a + off, base.taint, base.why, "i")
         sh = (addr.a >= SHARED_BASE) & (addr.a < SHARED_BASE + (1 << 32))
         on = np.count_nonzero(mask)
         space = "shared" if on and np.count_nonzero(sh[mask]) == on else "global"
-    if space == "shared" and (_int_bits(addr.form) or 64) > 32 and addr.a.size and addr.a.max() >= SHARED_BASE:
-        addr = Val(np.where(addr.a >= SHARED_BASE, addr.a - SHARED_BASE, addr.a), addr.taint, addr.why)  # generic
-        kept = addr.a
+    if space == "shared" and (_int_bits(addr.form if addr else _sum_form(base.form, off)) or 64) > 48:  # (2**48: SHARED_BASE)
+        addr = addr or Val(base.a + off, base.taint, base.why, "i")
+        if addr.a.size and addr.a.max() >= SHARED_BASE:
+            addr = Val(np.where(addr.a >= SHARED_BASE, addr.a - SHARED_BASE, addr.a), addr.taint, addr.why)  # generic
+            kept = addr.a
     line = ins.loc.line if ins.loc else 0
     width = m.launch.merged.get(ins.index, vec * eb)
     if width < 0:  # vectorized by ptxas across unrolled iterations: the aligned wider access holding it
         width = -width
+        addr = addr or Val(base.a + off, base.taint, base.why, "i")
         addr = Val(addr.a - addr.a % width, addr.taint, addr.why)
         kept = addr.a
     if space in ("global", "shared", "const", "local") and width:
-        _record(m, ins, space, "load" if op in ("ld", "ldu") else "store", addr, mask, present,
+        _record(m, ins, space, "load" if op in ("ld", "ldu") else "store", addr or base, mask, present,
                 width, ptaint, kept)
     dsts = [d.strip() for d in o[0].strip("{}").split(",")] if op in ("ld", "ldu") else []
     if dsts and m.launch.needed is not None and not any(d in m.launch.needed for d in dsts):
         return  # a value nothing executed reads: counted above, not made
     if op in ("ld", "ldu"):
+        addr = addr or Val(base.a + off, base.taint, base.why, "i")
         if addr.taint >= 2:  # its taint and why, whether or not the address is the same for a warp's lanes
             taint, why = addr.taint, addr.why
         else:
@@ -185,6 +191,12 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
                 f"{'warp-uniform ' if uniform else 'per-lane '}value loaded at line {line}")
         for k, d in enumerate(dsts):
             m.write(d, Val(_synthetic(m, addr.a + k * eb if k else addr.a, typ), taint, why), typ, mask)
+
+
+def _sum_form(form: str, off: int) -> str:
+    """The form of ``base + off`` for lanes of ``form``, where it is known to stay below SHARED_BASE."""
+    bits = _int_bits(form)
+    return "u48" if bits is not None and bits < 48 and 0 <= off < (1 << 47) else "i"
 
 
 def _taint_dsts(m: Machine, ins: Instruction, mask: np.ndarray, why: str) -> None:
