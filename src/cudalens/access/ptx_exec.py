@@ -208,11 +208,13 @@ class Machine:
         tid = np.tile(np.arange(per), nb * self.V)
         self.variant = np.repeat(np.arange(self.V), per * nb)  # lanes: variant-major, then blocks
         self.row_variant = self.variant[::WARP]
-        self.seed_lane = np.asarray([sd for sd, _p in variants], dtype=np.int64)[self.variant]
+        seeds = np.asarray([sd for sd, _p in variants], dtype=np.int64)
+        self.seed_lane = seeds[self.variant]
         self.valid = tid < nthr
-        # the seed's part of a synthetic loaded value (ptx_run._synthetic), and the lanes of seed 0
+        # the seed's part of a synthetic loaded value (ptx_run._synthetic), and the lanes (lo, hi) of seed 0
         self.seed_term = self.seed_lane * 7919
-        self.zero_seed = (self.seed_lane == 0) if bool((self.seed_lane == 0).any()) else None
+        lanes = per * nb  # (each variant's)
+        self.zero_seed = [(v * lanes, (v + 1) * lanes) for v in np.flatnonzero(seeds == 0).tolist()]
         self.special = _Specials(launch, tid, per, self.V, self.nw)
         self.regs: dict[str, Val] = {}
         self.ctl: tuple[int, str] = (0, "")  # taint of the branches deciding the block now running, and why

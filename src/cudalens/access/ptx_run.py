@@ -58,8 +58,8 @@ def _synthetic(m: Machine, addr: np.ndarray, typ: str) -> np.ndarray:
     """The value a load yields in each lane's trial seed: 0 for seed 0 (zero-filled memory), else a
     hash of the address, different per seed."""
     h = ((addr >> 2) * 2654435761 + m.seed_term) % _SYNTHETIC_MOD
-    if m.zero_seed is not None:
-        h = np.where(m.zero_seed, 0, h)
+    for lo, hi in m.zero_seed:  # (a new array: set in place)
+        h[lo:hi] = 0
     return h.astype(np.float64) if typ.startswith("f") else h
 
 
@@ -183,9 +183,12 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
             taint, why = addr.taint, addr.why
         else:
             rows = addr.a.reshape(-1, WARP)
-            act = mask.reshape(-1, WARP)
-            first = np.where(act, rows, 0).max(axis=1, keepdims=True)
-            uniform = np.count_nonzero((rows != first) & act) == 0
+            if m.full(mask):  # every lane active: whether each row holds one address
+                uniform = bool((rows == rows[:, :1]).all())
+            else:
+                act = mask.reshape(-1, WARP)
+                first = np.where(act, rows, 0).max(axis=1, keepdims=True)
+                uniform = np.count_nonzero((rows != first) & act) == 0
             taint = max(addr.taint, 1 if uniform else 2)
             why = addr.why if addr.taint >= (1 if uniform else 2) else (
                 f"{'warp-uniform ' if uniform else 'per-lane '}value loaded at line {line}")
