@@ -253,16 +253,26 @@ class Machine:
         # (instruction, variants) -> (them, their records' ids, the least taint of those records)
         self.record_sets: dict[tuple[int, bytes], tuple[list, list, int]] = {}
         self._imms: dict[tuple[str, bool], Val] = {}  # immediates, read-only arrays made once
-        self._full: tuple[np.ndarray | None, bool] = (None, False)  # the last mask checked, and whether all lanes
+        # the last mask checked, whether it holds all lanes, and its lanes' span (:meth:`span`; None: not known)
+        self._full: tuple[np.ndarray | None, bool, tuple[int, int] | None] = (None, False, None)
         self.rows_of: tuple[Any, ...] = (None,)  # the last block mask recorded at, its rows present, their variants
 
     def full(self, mask: np.ndarray) -> bool:
         """Whether ``mask`` holds every lane (remembered for the last mask asked about)."""
-        last, ans = self._full
+        last, ans, _ = self._full
         if last is not mask:
             ans = np.count_nonzero(mask) == mask.size
-            self._full = (mask, ans)
+            self._full = (mask, ans, None)
         return ans
+
+    def span(self, mask: np.ndarray) -> tuple[int, int]:
+        """The lanes from ``mask``'s first to its last held (all: none held), remembered with :meth:`full`."""
+        self.full(mask)
+        last, ans, got = self._full
+        if got is None:
+            got = (int(mask.argmax()), mask.size - int(mask[::-1].argmax()))
+            self._full = (last, ans, got)
+        return got
 
     # ---------------------------------------------------------------- operands
     def read(self, tok: str, typ: str) -> Val:
@@ -330,7 +340,12 @@ class Machine:
             self.regs[tok] = Val(new if new.shape == (self.T,) else np.broadcast_to(new, (self.T,)).copy(),
                                  val.taint, val.why, form)
             return
-        a = np.where(mask, new, old.a if old.a.dtype == new.dtype else old.a.astype(new.dtype))
+        lo, hi = self.span(mask) if old.a.dtype == new.dtype else (0, self.T)
+        if hi - lo < self.T:  # lanes outside the span keep their values: selected within it only
+            a = old.a.copy()
+            a[lo:hi] = np.where(mask[lo:hi], np.broadcast_to(new, (self.T,))[lo:hi], old.a[lo:hi])
+        else:
+            a = np.where(mask, new, old.a if old.a.dtype == new.dtype else old.a.astype(new.dtype))
         t = val.taint if val.taint >= old.taint else old.taint
         self.regs[tok] = Val(a, t, val.why if val.taint >= old.taint else old.why,
                              _union(form, old.form) if old.a.dtype == new.dtype else "")
