@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cudalens.access.ptx_exec import _CMP, _M32, SHARED_BASE, Machine, Val, _merge, _NotModelled, _types
+from cudalens.access.ptx_exec import _CMP, _M32, SHARED_BASE, Machine, Val, _merge, _NotModelled
+from cudalens.access.ptx_forms import _types
 from cudalens.compiled.ptx import Instruction
 
 #: integer operations whose result modulo 2**n is the same for signed and unsigned operands

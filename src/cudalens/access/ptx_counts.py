@@ -89,12 +89,12 @@ def _per_execution(m: Machine, space: str, width: int, calls: list) -> tuple[np.
         e = len(part)
         present = np.concatenate([c[2] for c in part])
         if shifts:
-            a_all = np.concatenate([c[0] for c in part]).reshape(-1, WARP)
+            a_all = np.concatenate([_lanes(c[0]) for c in part]).reshape(-1, WARP)
             act_all = np.concatenate([c[1] for c in part]).reshape(-1, WARP)
             a, act = a_all[present], act_all[present]
             out[4].append(M.block_shifts(a_all, act_all, e, m.V, nb))
         else:
-            a = np.concatenate([c[0].reshape(-1, WARP)[c[2]] for c in part])
+            a = np.concatenate([_lanes(c[0], c[2]) for c in part])
             act = np.concatenate([c[1].reshape(-1, WARP)[c[2]] for c in part])
         key = (np.repeat(np.arange(e) * m.V, rows) + np.tile(m.row_variant, e))[present]  # (non-decreasing)
         got = M.distinct_rows(row_figures, a, act, width) if space in ("global", "shared") else row_figures(a, act)
@@ -107,6 +107,13 @@ def _per_execution(m: Machine, space: str, width: int, calls: list) -> tuple[np.
             out[5].append(np.bincount(key, weights=got[1], minlength=e * m.V))
             out[6].append(np.bincount(key, weights=got[2], minlength=e * m.V))
     return tuple(np.concatenate(x) if x else np.zeros(0) for x in out)
+
+
+def _lanes(kept: np.ndarray | tuple[np.ndarray, int], rows: np.ndarray | None = None) -> np.ndarray:
+    """An execution's addresses (``kept``: them, or (base, offset), ptx_run._memory), all or the warp rows ``rows``."""
+    a, off = (kept, 0) if isinstance(kept, np.ndarray) else kept
+    a = a if rows is None else a.reshape(-1, WARP)[rows]
+    return a + off if off else a
 
 
 def _row_figures(space: str, width: int) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]]:

@@ -24,13 +24,22 @@ Pure: :func:`run` takes a parsed function and a launch and returns frozen per-in
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from cudalens.access.ptx_forms import (
+    _as,
+    _form_of,
+    _imm,
+    _read_form,
+    _same_as,
+    _store_as,
+    _stored_form,
+    _union,
+)
 from cudalens.compiled.ptx import Function, Instruction, PtxModule
 
 WARP = 32
@@ -154,130 +163,6 @@ def basic_blocks(fn: Function) -> list[tuple[int, int]]:
     return [(s, (starts[k + 1] if k + 1 < len(starts) else len(fn.instructions))) for k, s in enumerate(starts)]
 
 
-def _imm(tok: str) -> int | float | None:
-    t = tok.strip()
-    try:
-        if t.startswith(("0f", "0F")) and len(t) == 10:
-            return struct.unpack(">f", bytes.fromhex(t[2:]))[0]
-        if t.startswith(("0d", "0D")) and len(t) == 18:
-            return struct.unpack(">d", bytes.fromhex(t[2:]))[0]
-        if t.lower().startswith(("0x", "-0x")):
-            return int(t.rstrip("U"), 16)
-        return int(t.rstrip("U"))
-    except ValueError:
-        try:
-            return float(t)
-        except ValueError:
-            return None
-
-
-def _as(v: np.ndarray, typ: str) -> np.ndarray:
-    """Interpret raw lane values as PTX type ``typ``."""
-    k, bits = typ[0], typ[1:]
-    if k == "f":
-        return v if v.dtype == np.float64 else v.astype(np.float64)
-    if v.dtype.kind == "f":
-        v = np.clip(np.where(np.isfinite(v), v, 0), -(2.0 ** 62), 2.0 ** 62).astype(np.int64)
-    if bits in ("64", "") or not bits.isdigit():
-        return v if v.dtype == np.int64 else v.astype(np.int64)
-    n = int(bits)
-    m = (1 << n) - 1
-    u = v.astype(np.int64, copy=False) & m
-    if k == "s":  # u in [0, 2**n): flipping the sign bit and taking it away sign-extends
-        u = (u ^ (1 << (n - 1))) - (1 << (n - 1))
-    return u
-
-
-def _int_bits(form: str) -> int | None:
-    return int(form[1:]) if form[:1] == "u" else 64 if form == "i" else None
-
-
-@lru_cache(maxsize=1024)
-def _same_as(form: str, typ: str) -> bool:
-    """Whether values of ``form`` are unchanged by ``_as(v, typ)`` (so reading them needs no work)."""
-    if not form or typ == "pred":
-        return typ == "pred"
-    if typ[0] == "f":
-        return form == "f"
-    bits, n = _int_bits(form), typ[1:]
-    if bits is None or not n.isdigit() or typ[0] not in "bsu":
-        return False
-    if n == "64":
-        return True
-    if form == "i":
-        return False
-    return bits < int(n) if typ[0] == "s" else bits <= int(n)
-
-
-@lru_cache(maxsize=1024)
-def _stored_form(form: str, typ: str) -> tuple[bool, str]:
-    """(whether ``_store_as(v, typ)`` leaves values of ``form`` unchanged, the form stored)."""
-    if typ == "pred":
-        return form == "u1", "u1"
-    if typ[0] == "f":
-        return form == "f", "f"
-    n, bits = typ[1:], _int_bits(form)
-    if not n.isdigit() or int(n) > 64:
-        return False, ""
-    if n == "64":
-        return bits is not None, form if bits is not None else "i"
-    kept = bits is not None and bits <= int(n)
-    return kept, form if kept else "u" + n
-
-
-def _form_of(arr: np.ndarray) -> str:
-    """The form of a constant array (an immediate, a special register, a symbol's address)."""
-    if arr.dtype.kind == "f":
-        return "f"
-    return "u32" if arr.size and 0 <= int(arr.min()) and int(arr.max()) < (1 << 32) else "i"
-
-
-@lru_cache(maxsize=256)
-def _read_form(typ: str) -> str:
-    """The form of ``_as(v, typ)``'s result."""
-    if typ[0] == "f":
-        return "f"
-    n = typ[1:]
-    if typ[0] in "bu" and n.isdigit() and int(n) < 64:
-        return "u" + n
-    return "i" if typ[0] in "bsu" and n.isdigit() and int(n) <= 64 else ""
-
-
-#: integer types narrower than 64 bits: their stored lanes keep the low bits
-_LOW_BITS = {f"{k}{n}": (1 << n) - 1 for k in "bsu" for n in (8, 16, 32)}
-
-
-@lru_cache(maxsize=256)
-def _union(a: str, b: str) -> str:
-    """The form of lanes taken from values of forms ``a`` and ``b``."""
-    if a == b:
-        return a
-    x, y = _int_bits(a), _int_bits(b)
-    return "" if x is None or y is None else "i" if 64 in (x, y) else f"u{max(x, y)}"
-
-
-def _store_as(v: np.ndarray, typ: str) -> np.ndarray:
-    low = _LOW_BITS.get(typ)
-    if low is not None and v.dtype == np.int64:  # what the general path does to int64 lanes, in one step
-        return v & low
-    if typ.startswith("f"):
-        return np.asarray(v, dtype=np.float64)
-    return _as(np.asarray(v), "u" + typ[1:] if typ[1:].isdigit() and typ[1:] != "64" else "s64")
-
-
-_TYPES = {"b8", "b16", "b32", "b64", "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "f16", "f32", "f64", "pred",
-          "b128", "bf16", "f16x2", "bf16x2"}
-
-
-def _types(ins: Instruction) -> tuple[str, ...]:
-    return _opcode_types(ins.opcode)
-
-
-@lru_cache(maxsize=4096)
-def _opcode_types(opcode: str) -> tuple[str, ...]:
-    return tuple(p for p in opcode.split(".")[1:] if p in _TYPES)
-
-
 class _Specials(dict):
     """The special registers (%tid.x, %ctaid.y, %laneid, ...) per lane, each made when first read."""
 
@@ -323,11 +208,13 @@ class Machine:
         tid = np.tile(np.arange(per), nb * self.V)
         self.variant = np.repeat(np.arange(self.V), per * nb)  # lanes: variant-major, then blocks
         self.row_variant = self.variant[::WARP]
-        self.seed_lane = np.asarray([sd for sd, _p in variants], dtype=np.int64)[self.variant]
+        seeds = np.asarray([sd for sd, _p in variants], dtype=np.int64)
+        self.seed_lane = seeds[self.variant]
         self.valid = tid < nthr
-        # the seed's part of a synthetic loaded value (ptx_run._synthetic), and the lanes of seed 0
+        # the seed's part of a synthetic loaded value (ptx_run._synthetic), and the lanes (lo, hi) of seed 0
         self.seed_term = self.seed_lane * 7919
-        self.zero_seed = (self.seed_lane == 0) if bool((self.seed_lane == 0).any()) else None
+        lanes = per * nb  # (each variant's)
+        self.zero_seed = [(v * lanes, (v + 1) * lanes) for v in np.flatnonzero(seeds == 0).tolist()]
         self.special = _Specials(launch, tid, per, self.V, self.nw)
         self.regs: dict[str, Val] = {}
         self.ctl: tuple[int, str] = (0, "")  # taint of the branches deciding the block now running, and why
@@ -358,24 +245,34 @@ class Machine:
         self.calls = 0
         self.indirect: list[str] = []
         # executions of memory accesses whose requests, lanes and sectors (wavefronts) are counted at
-        # the end of the run, by (space, width): (addresses, active lanes, rows present, variants, their
-        # records' positions in ``records``)
-        self.deferred: dict[tuple[str, int], list[tuple[np.ndarray, np.ndarray, np.ndarray, list, list]]] = {}
+        # the end of the run, by (space, width): (addresses, or (base, offset) whose sum they are, active
+        # lanes, rows present, variants, their records' positions in ``records``)
+        self.deferred: dict[tuple[str, int], list[tuple[Any, np.ndarray, np.ndarray, list, list]]] = {}
         self.records: list[MemRecord] = []  # every record an execution was deferred for
         self.record_id: dict[int, int] = {}  # id(record) -> its position in ``records``
         # (instruction, variants) -> (them, their records' ids, the least taint of those records)
         self.record_sets: dict[tuple[int, bytes], tuple[list, list, int]] = {}
         self._imms: dict[tuple[str, bool], Val] = {}  # immediates, read-only arrays made once
-        self._full: tuple[np.ndarray | None, bool] = (None, False)  # the last mask checked, and whether all lanes
+        # the last mask checked, whether it holds all lanes, and its lanes' span (:meth:`span`; None: not known)
+        self._full: tuple[np.ndarray | None, bool, tuple[int, int] | None] = (None, False, None)
         self.rows_of: tuple[Any, ...] = (None,)  # the last block mask recorded at, its rows present, their variants
 
     def full(self, mask: np.ndarray) -> bool:
         """Whether ``mask`` holds every lane (remembered for the last mask asked about)."""
-        last, ans = self._full
+        last, ans, _ = self._full
         if last is not mask:
             ans = np.count_nonzero(mask) == mask.size
-            self._full = (mask, ans)
+            self._full = (mask, ans, None)
         return ans
+
+    def span(self, mask: np.ndarray) -> tuple[int, int]:
+        """The lanes from ``mask``'s first to its last held (all: none held), remembered with :meth:`full`."""
+        self.full(mask)
+        last, ans, got = self._full
+        if got is None:
+            got = (int(mask.argmax()), mask.size - int(mask[::-1].argmax()))
+            self._full = (last, ans, got)
+        return got
 
     # ---------------------------------------------------------------- operands
     def read(self, tok: str, typ: str) -> Val:
@@ -443,20 +340,28 @@ class Machine:
             self.regs[tok] = Val(new if new.shape == (self.T,) else np.broadcast_to(new, (self.T,)).copy(),
                                  val.taint, val.why, form)
             return
-        a = np.where(mask, new, old.a if old.a.dtype == new.dtype else old.a.astype(new.dtype))
+        lo, hi = self.span(mask) if old.a.dtype == new.dtype else (0, self.T)
+        if hi - lo < self.T:  # lanes outside the span keep their values: selected within it only
+            a = old.a.copy()
+            a[lo:hi] = np.where(mask[lo:hi], np.broadcast_to(new, (self.T,))[lo:hi], old.a[lo:hi])
+        else:
+            a = np.where(mask, new, old.a if old.a.dtype == new.dtype else old.a.astype(new.dtype))
         t = val.taint if val.taint >= old.taint else old.taint
         self.regs[tok] = Val(a, t, val.why if val.taint >= old.taint else old.why,
                              _union(form, old.form) if old.a.dtype == new.dtype else "")
 
     def address(self, tok: str) -> tuple[Val, str | None]:
         """[reg+off] / [sym+off] / [param] -> (address, param name when a param)."""
+        v, off, pname = self.address_base(tok)
+        return (v if not off else Val(v.a + off, v.taint, v.why, "i")), pname
+
+    def address_base(self, tok: str) -> tuple[Val, int, str | None]:
+        """[reg+off] / [sym+off] / [param] -> (the base's lanes read as s64, off, param name when a
+        param: then its lanes hold off, and off is 0)."""
         base, off = _address_parts(tok)
         if base in self.params:
-            return Val(np.full(self.T, off, dtype=np.int64)), base
-        if base in self.symbols:
-            return Val(np.full(self.T, self.symbols[base] + off, dtype=np.int64)), None
-        v = self.read(base, "s64")
-        return (v if not off else Val(v.a + off, v.taint, v.why, "i")), None
+            return Val(np.full(self.T, off, dtype=np.int64)), 0, base
+        return self.read(base, "s64"), off, None
 
 
 @lru_cache(maxsize=65536)

@@ -26,11 +26,11 @@ from cudalens.access.ptx_exec import (
     MemRecord,
     RunResult,
     Val,
-    _int_bits,
+    _address_parts,
     _NotModelled,
-    _types,
     basic_blocks,
 )
+from cudalens.access.ptx_forms import _int_bits, _types
 from cudalens.access.ptx_predicated import count_skipped
 from cudalens.access.ptx_slice import slice_of
 from cudalens.access.ptx_warp import match_redux, shfl, vote
@@ -58,15 +58,19 @@ def _synthetic(m: Machine, addr: np.ndarray, typ: str) -> np.ndarray:
     """The value a load yields in each lane's trial seed: 0 for seed 0 (zero-filled memory), else a
     hash of the address, different per seed."""
     h = ((addr >> 2) * 2654435761 + m.seed_term) % _SYNTHETIC_MOD
-    if m.zero_seed is not None:
-        h = np.where(m.zero_seed, 0, h)
+    for lo, hi in m.zero_seed:  # (a new array: set in place)
+        h[lo:hi] = 0
     return h.astype(np.float64) if typ.startswith("f") else h
 
 
 def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active: np.ndarray, present: np.ndarray,
-            width: int, extra_taint: tuple[int, str] = (0, "")) -> None:
+            width: int, extra_taint: tuple[int, str] = (0, ""), lanes: np.ndarray | tuple[np.ndarray, int] | None = None
+            ) -> None:
     """One execution of a memory instruction: its records (per variant with a warp at it) and their taint now;
-    its requests, lanes and sectors (wavefronts) at the end of the run (:func:`cudalens.access.ptx_counts.count_deferred`, all at once)."""
+    its requests, lanes and sectors (wavefronts) at the end of the run (:func:`cudalens.access.ptx_counts.count_deferred`, all at once).
+    ``lanes``: the addresses kept for then, ``addr``'s or (base lanes, offset) whose sum they are (a
+    register's lanes shared by the executions that add offsets to it, not a new array each)."""
+    kept = addr.a if lanes is None else lanes
     if m.rows_of[0] is not present:  # (the same block mask for every instruction of a block)
         rows = np.logical_or.reduce(present.reshape(-1, WARP), axis=1)
         on = rows.reshape(m.V, -1).any(axis=1)  # rows are variant-major
@@ -79,7 +83,7 @@ def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active
     known = m.record_sets.get((ins.index, vkey))
     if known is not None and addr.taint <= known[2] and extra_taint[0] <= known[2]:  # its records made, each
         # with a taint at least this one's (taints only rise): nothing to raise
-        m.deferred.setdefault((space, width), []).append((addr.a, active, rows_present, known[0], known[1]))
+        m.deferred.setdefault((space, width), []).append((kept, active, rows_present, known[0], known[1]))
         return
     vs, ids = np.nonzero(variants)[0].tolist(), []
     for v in vs:
@@ -95,7 +99,7 @@ def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active
             k = m.record_id[id(rec)] = len(m.records) - 1
         ids.append(k)
     m.record_sets[(ins.index, vkey)] = (vs, ids, min(m.records[k].taint for k in ids))
-    m.deferred.setdefault((space, width), []).append((addr.a, active, rows_present, vs, ids))
+    m.deferred.setdefault((space, width), []).append((kept, active, rows_present, vs, ids))
 
 
 def _count_branches(m: Machine, runs: list[tuple[int, np.ndarray, np.ndarray, int, str]]) -> None:
@@ -137,9 +141,8 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
     vec, eb, typ = _width(ins)
     space = _space(ins)
     if op in ("ld", "ldu") and space == "param":
-        addr, pname = m.address(o[1])
-        k, v = m.params.get(pname, (None, 0)) if pname else (None, 0)
-        off = int(addr.a[0]) if addr.a.size else 0
+        pname, off = _address_parts(o[1])  # (a parameter's lanes all hold the offset)
+        k, v = m.params.get(pname, (None, 0))  # (not a parameter: 0, whatever the offset)
         vals = [_param_value(x, off, eb) for x in (v if isinstance(v, list) else [v])]
         dt = np.float64 if typ.startswith("f") or any(isinstance(x, float) for x in vals) else np.int64
         arr = np.full(m.T, vals[0], dtype=dt) if len(set(vals)) == 1 else np.asarray(vals, dtype=dt)[m.variant]
@@ -147,37 +150,56 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
             m.write(d, Val(arr), typ, mask)
         return
     mem_tok = o[1] if op in ("ld", "ldu") else o[0]
-    addr, _ = m.address(mem_tok)
+    base, off, _p = m.address_base(mem_tok)
+    # the addresses, made when something needs their lanes (the counts keep the base and the offset)
+    addr = base if not off else None
+    kept: np.ndarray | tuple[np.ndarray, int] = (base.a, off) if off else base.a
     if space is None:  # generic: shared window or global, by value
+        addr = addr or Val(base.a + off, base.taint, base.why, "i")
         sh = (addr.a >= SHARED_BASE) & (addr.a < SHARED_BASE + (1 << 32))
         on = np.count_nonzero(mask)
         space = "shared" if on and np.count_nonzero(sh[mask]) == on else "global"
-    if space == "shared" and (_int_bits(addr.form) or 64) > 32 and addr.a.size and addr.a.max() >= SHARED_BASE:
-        addr = Val(np.where(addr.a >= SHARED_BASE, addr.a - SHARED_BASE, addr.a), addr.taint, addr.why)  # generic
+    if space == "shared" and (_int_bits(addr.form if addr else _sum_form(base.form, off)) or 64) > 48:  # (2**48: SHARED_BASE)
+        addr = addr or Val(base.a + off, base.taint, base.why, "i")
+        if addr.a.size and addr.a.max() >= SHARED_BASE:
+            addr = Val(np.where(addr.a >= SHARED_BASE, addr.a - SHARED_BASE, addr.a), addr.taint, addr.why)  # generic
+            kept = addr.a
     line = ins.loc.line if ins.loc else 0
     width = m.launch.merged.get(ins.index, vec * eb)
     if width < 0:  # vectorized by ptxas across unrolled iterations: the aligned wider access holding it
         width = -width
+        addr = addr or Val(base.a + off, base.taint, base.why, "i")
         addr = Val(addr.a - addr.a % width, addr.taint, addr.why)
+        kept = addr.a
     if space in ("global", "shared", "const", "local") and width:
-        _record(m, ins, space, "load" if op in ("ld", "ldu") else "store", addr, mask, present,
-                width, ptaint)
+        _record(m, ins, space, "load" if op in ("ld", "ldu") else "store", addr or base, mask, present,
+                width, ptaint, kept)
     dsts = [d.strip() for d in o[0].strip("{}").split(",")] if op in ("ld", "ldu") else []
     if dsts and m.launch.needed is not None and not any(d in m.launch.needed for d in dsts):
         return  # a value nothing executed reads: counted above, not made
     if op in ("ld", "ldu"):
+        addr = addr or Val(base.a + off, base.taint, base.why, "i")
         if addr.taint >= 2:  # its taint and why, whether or not the address is the same for a warp's lanes
             taint, why = addr.taint, addr.why
         else:
             rows = addr.a.reshape(-1, WARP)
-            act = mask.reshape(-1, WARP)
-            first = np.where(act, rows, 0).max(axis=1, keepdims=True)
-            uniform = np.count_nonzero((rows != first) & act) == 0
+            if m.full(mask):  # every lane active: whether each row holds one address
+                uniform = bool((rows == rows[:, :1]).all())
+            else:
+                act = mask.reshape(-1, WARP)
+                first = np.where(act, rows, 0).max(axis=1, keepdims=True)
+                uniform = np.count_nonzero((rows != first) & act) == 0
             taint = max(addr.taint, 1 if uniform else 2)
             why = addr.why if addr.taint >= (1 if uniform else 2) else (
                 f"{'warp-uniform ' if uniform else 'per-lane '}value loaded at line {line}")
         for k, d in enumerate(dsts):
             m.write(d, Val(_synthetic(m, addr.a + k * eb if k else addr.a, typ), taint, why), typ, mask)
+
+
+def _sum_form(form: str, off: int) -> str:
+    """The form of ``base + off`` for lanes of ``form``, where it is known to stay below SHARED_BASE."""
+    bits = _int_bits(form)
+    return "u48" if bits is not None and bits < 48 and 0 <= off < (1 << 47) else "i"
 
 
 def _taint_dsts(m: Machine, ins: Instruction, mask: np.ndarray, why: str) -> None:

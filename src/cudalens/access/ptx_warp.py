@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cudalens.access.ptx_exec import WARP, Machine, Val, _types
+from cudalens.access.ptx_exec import WARP, Machine, Val
+from cudalens.access.ptx_forms import _types
 from cudalens.compiled.ptx import Instruction
 
 
