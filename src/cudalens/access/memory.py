@@ -100,33 +100,43 @@ def _lane_group_wavefronts(a: np.ndarray, m: np.ndarray, width: int) -> np.ndarr
 
 def shared_wavefronts(addr: np.ndarray, active: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(ways, wavefronts, ideal_wavefronts) per warp for shared-memory byte addresses."""
+    return _shared(addr, active, width, True)  # type: ignore[return-value]
+
+
+def _shared(addr: np.ndarray, active: np.ndarray, width: int, ways_too: bool) -> tuple[np.ndarray | None, ...]:
+    """:func:`shared_wavefronts`; ways None unless ``ways_too``."""
     words_per_lane = max(1, width // 4)
     passes = 2 if width >= 16 else 1
     lanes = 32 // passes
     nwarps = addr.shape[0]
-    ways = np.zeros(nwarps, dtype=np.float64)
+    ways = np.zeros(nwarps, dtype=np.float64) if ways_too else None
     waves = np.zeros(nwarps, dtype=np.int64)
     ideal = np.zeros(nwarps, dtype=np.int64)
     for p in range(passes):
-        a = addr[:, p * lanes:(p + 1) * lanes]
-        m = active[:, p * lanes:(p + 1) * lanes]
-        words = np.concatenate([a // 4 + k for k in range(words_per_lane)], axis=1)
-        mm = np.concatenate([m] * words_per_lane, axis=1)
-        w = np.where(mm, words, _SENTINEL)
-        w = np.sort(w, axis=1)
+        a = addr[:, p * lanes:(p + 1) * lanes] if passes > 1 else addr
+        m = active[:, p * lanes:(p + 1) * lanes] if passes > 1 else active
+        if words_per_lane == 1:
+            w = np.where(m, a // 4, _SENTINEL)
+        else:
+            words = np.concatenate([a // 4 + k for k in range(words_per_lane)], axis=1)
+            w = np.where(np.concatenate([m] * words_per_lane, axis=1), words, _SENTINEL)
+        w.sort(axis=1)
         first = np.ones_like(w, dtype=bool)
         first[:, 1:] = w[:, 1:] != w[:, :-1]
         first &= w != _SENTINEL
         rows = np.nonzero(first)[0]
         banks = np.mod(w[first], BANKS)
         counts = np.bincount(rows * BANKS + banks, minlength=nwarps * BANKS).reshape(nwarps, BANKS)
-        pass_waves = np.maximum(counts.max(axis=1), _lane_group_wavefronts(a, m, width))
+        pass_waves = counts.max(axis=1)
+        if width >= 8:  # (narrower: no lane group needs more)
+            pass_waves = np.maximum(pass_waves, _lane_group_wavefronts(a, m, width))
         distinct_words = first.sum(axis=1)
         pass_ideal = np.minimum(np.maximum(-(-distinct_words // BANKS), 1), pass_waves)
         pass_ideal = np.where(m.any(axis=1), pass_ideal, 0)
         waves += pass_waves
         ideal += pass_ideal
-        ways = np.maximum(ways, np.where(pass_ideal > 0, pass_waves / np.maximum(pass_ideal, 1), 0.0))
+        if ways is not None:
+            ways = np.maximum(ways, np.where(pass_ideal > 0, pass_waves / np.maximum(pass_ideal, 1), 0.0))
     return ways, waves, ideal
 
 
@@ -169,11 +179,11 @@ def row_model(space: str, width: int) -> Callable[[np.ndarray, np.ndarray], tupl
     runs it once per class of rows alike."""
     if space == "global":
         return lambda a, act: global_sectors(a, act, width, distinct_ideal=True)
-    return lambda a, act: shared_wavefronts(a, act, width)[1:]
+    return lambda a, act: _shared(a, act, width, False)[1:]  # type: ignore[return-value]
 
 
 #: fewer rows than this are modelled directly (grouping them would cost more than it saves)
-_DEDUP_ROWS = 256
+_DEDUP_ROWS = 32
 _MIX = np.random.default_rng(27).integers(1, 1 << 62, size=64, dtype=np.int64) | 1  # row hash (checked)
 
 #: bytes by which moving a warp's addresses changes no warp model's figure (the same banks: 32 of 4
@@ -190,7 +200,14 @@ def distinct_rows(model: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ..
         return model(addr, active)
     on = addr[np.arange(len(addr)), active.argmax(axis=1)]  # the first active lane's address (none: masked)
     norm = np.where(active, addr - (on & -_PERIOD)[:, None], _SENTINEL)  # (-_PERIOD: its multiples' mask)
-    _, first, inv = np.unique(norm @ _MIX[:norm.shape[1]], return_index=True, return_inverse=True)  # (wraps)
+    h = norm @ _MIX[:norm.shape[1]]  # (wraps)
+    order = h.argsort()
+    new = np.empty(len(h), dtype=bool)  # per row in hash order: a hash not seen before it
+    new[0] = True
+    np.not_equal(h[order[1:]], h[order[:-1]], out=new[1:])
+    first = order[new]  # a row of each hash (which one does not matter: the model works row by row)
+    inv = np.empty(len(h), dtype=np.intp)
+    inv[order] = np.cumsum(new) - 1
     if len(first) == len(addr) or not (norm == norm[first][inv]).all():  # (no two alike, or a hash collision)
         return model(addr, active)
     return tuple(x[inv] for x in model(addr[first], active[first]))

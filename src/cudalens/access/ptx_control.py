@@ -130,10 +130,11 @@ def _sides(fn: Function, blocks: list[tuple[int, int]]) -> dict[int, dict[int, s
             if new != pdom[k]:
                 pdom[k], changed = new, True
     ipdom: dict[int, int] = {}
+    size = [p.bit_count() for p in pdom]
     for k in range(nb):
         strict = pdom[k] & ~(1 << k)
         # strict postdominators form a chain: the immediate one is postdominated by all the others
-        ipdom[k] = max(_members(strict), key=lambda c: pdom[c].bit_count()) if strict else exit_node
+        ipdom[k] = max(_members(strict), key=size.__getitem__) if strict else exit_node
     out_map: dict[int, dict[int, set[int]]] = {}
     for k, (_s, e) in enumerate(blocks):
         last = fn.instructions[e - 1]

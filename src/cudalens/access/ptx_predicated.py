@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from cudalens.access.ptx_exec import WARP, MemRecord
+from cudalens.access.ptx_exec import MemRecord
 from cudalens.compiled.ptx import Function, type_bytes
 
 _SPACES = ("global", "shared")
@@ -22,20 +22,21 @@ _SPACES = ("global", "shared")
 
 def count_skipped(fn: Function, mem_v: list[dict[int, MemRecord]], row_variant: np.ndarray,
                   runs: list[tuple[int, np.ndarray, np.ndarray, int, str]],
-                  sides: Mapping[int, tuple[frozenset[int], frozenset[int]]]) -> None:
+                  sides: Mapping[int, tuple[frozenset[int], frozenset[int]]], on: np.ndarray, taken: np.ndarray) -> None:
     """``runs``: every conditional branch execution of the run (branch, lanes at it, lanes taking
-    it, ...); ``sides``: ptx_control.branch_sides. Records of instructions no warp executed are
-    made (with no request) when some warp skipped them."""
-    mine = [r for r in runs if r[0] in sides]
-    if not mine:
+    it, ...); ``sides``: ptx_control.branch_sides; ``on``, ``taken``: per execution of ``runs`` and
+    warp, its lanes at the branch and those taking it (a part of them). Records of instructions no
+    warp executed are made (with no request) when some warp skipped them."""
+    sel = [e for e, r in enumerate(runs) if r[0] in sides]
+    if not sel:
         return
+    mine = [runs[e] for e in sel]
     nv = len(mem_v)
-    act = np.stack([r[1] for r in mine]).reshape(len(mine), -1, WARP)
-    tk = np.stack([r[2] for r in mine]).reshape(act.shape)
-    live = act.any(axis=2)
+    on, taken = on[sel], taken[sel]
+    live = on > 0
     key = np.arange(len(mine))[:, None] * nv + row_variant[None, :]
     per_run = [np.bincount(key[live & ~side_on], minlength=len(mine) * nv).reshape(len(mine), nv)
-               for side_on in (tk.any(axis=2), (act & ~tk).any(axis=2))]  # the taken side empty, the fall side empty
+               for side_on in (taken > 0, taken < on)]  # the taken side empty, the fall side empty
     by_branch: dict[int, list[int]] = {}
     for e, r in enumerate(mine):
         by_branch.setdefault(r[0], []).append(e)

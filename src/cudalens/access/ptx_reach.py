@@ -21,48 +21,53 @@ def pointer_params(fn: Function) -> set[int]:
     of a load's or store's address, directly or with offsets added (``__stcs(out + i, v)`` puts the
     parameter plus an offset straight into a ``st.global.cs``, with no cvta). A 64-bit value added to
     an address that another parameter already bases (``in[skip + i]``), or scaled, divided or compared
-    with anything but 0 (a ``size_t`` bound or stride), is a scalar."""
+    with anything but 0 (a ``size_t`` bound or stride), is a scalar. (One pass over the instructions.)"""
+    position: dict[str, int] = {}
+    for j, p in enumerate(fn.params):
+        position.setdefault(p.name, j)
     loaded: dict[str, int] = {}
+    addressed: set[str] = set()  # registers converted to a global address or the base of a load's or store's address
+    scaled: set[str] = set()
+    users: dict[str, list[str]] = {}  # operand -> the registers an add, sub, mov or cvta of it writes
+    bases: list[str] = []
     for ins in fn.instructions:
-        if ins.base == "ld" and "param" in ins.parts and len(ins.operands) == 2:
-            name = ins.operands[1].strip("[]").split("+")[0]
-            k = next((j for j, p in enumerate(fn.params) if p.name == name), None)
-            if k is not None and fn.params[k].size == 8 and not fn.params[k].is_array:
-                loaded[ins.operands[0]] = k
+        b, o = ins.base, ins.operands
+        if b in ("ld", "st"):
+            if "param" in ins.parts:
+                if b == "ld" and len(o) == 2:
+                    k = position.get(o[1].strip("[]").split("+")[0])
+                    if k is not None and fn.params[k].size == 8 and not fn.params[k].is_array:
+                        loaded[o[0]] = k
+            else:
+                base = (o[1] if b == "ld" else o[0]).strip("[]").split("+")[0]
+                addressed.add(base)
+                bases.append(base)
+        elif b == "cvta" and len(o) == 2:
+            addressed.add(o[1])
+        if b in _SCALAR_USES or b == "setp" and "0" not in o[1:]:
+            scaled.update(o[1:])
+        if b in ("add", "sub", "mov", "cvta") and len(o) >= 2:
+            for x in o[1:]:
+                users.setdefault(x, []).append(o[0])
     out = {k for k, p in enumerate(fn.params) if p.is_array}
-    addressed = _addressing(fn)
     out |= {k for r, k in loaded.items() if r in addressed}
-    scaled = {o for ins in fn.instructions if ins.base in _SCALAR_USES or ins.base == "setp"
-              and "0" not in ins.operands[1:] for o in ins.operands[1:]}
     scalar = {k for r, k in loaded.items() if r in scaled}
+    # per register, the 64-bit parameters it holds plus offsets of (the least fixpoint, by a work list)
     origin: dict[str, frozenset[int]] = {r: frozenset({k}) for r, k in loaded.items()}
-    moves = [ins for ins in fn.instructions if ins.base in ("add", "sub", "mov", "cvta") and len(ins.operands) >= 2]
-    grew = True
-    while grew:  # per register, the 64-bit parameters it holds plus offsets of
-        grew = False
-        for ins in moves:
-            got = frozenset().union(*(origin.get(o, frozenset()) for o in ins.operands[1:]))
-            if got and not got <= origin.get(ins.operands[0], frozenset()):
-                origin[ins.operands[0]] = origin.get(ins.operands[0], frozenset()) | got
-                grew = True
-    bases = [origin.get((ins.operands[1] if ins.base == "ld" else ins.operands[0]).strip("[]").split("+")[0],
-                        frozenset()) for ins in fn.instructions if ins.base in ("ld", "st") and "param" not in ins.parts]
-    for b in bases:
-        if b & out:
-            scalar |= b - out  # offsets added to a known pointer
-    return out | {k for b in bases if len(b) == 1 for k in b if k not in scalar}
-
-
-def _addressing(fn: Function) -> set[str]:
-    """The registers converted to a global address or the base of a load's or store's address."""
-    out: set[str] = set()
-    for ins in fn.instructions:
-        if ins.base == "cvta" and len(ins.operands) == 2:
-            out.add(ins.operands[1])
-        if ins.base in ("ld", "st") and "param" not in ins.parts:
-            tok = ins.operands[1] if ins.base == "ld" else ins.operands[0]
-            out.add(tok.strip("[]").split("+")[0])
-    return out
+    work = list(origin)
+    while work:
+        r = work.pop()
+        got = origin[r]
+        for d in users.get(r, ()):
+            have = origin.get(d, frozenset())
+            if not got <= have:
+                origin[d] = have | got
+                work.append(d)
+    held = [origin.get(x, frozenset()) for x in bases]
+    for h in held:
+        if h & out:
+            scalar |= h - out  # offsets added to a known pointer
+    return out | {k for h in held if len(h) == 1 for k in h if k not in scalar}
 
 
 #: operations a pointer never goes through in address arithmetic

@@ -102,11 +102,13 @@ def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active
     m.deferred.setdefault((space, width), []).append((kept, active, rows_present, vs, ids))
 
 
-def _count_branches(m: Machine, runs: list[tuple[int, np.ndarray, np.ndarray, int, str]]) -> None:
+def _count_branches(m: Machine, runs: list[tuple[int, np.ndarray, np.ndarray, int, str]]
+                    ) -> tuple[np.ndarray, np.ndarray] | None:
     """Per conditional branch and variant: the warp executions (warps with a lane at it) and those
-    whose lanes split, from every execution of the run at once; records made in execution order."""
+    whose lanes split, from every execution of the run at once; records made in execution order.
+    Returns per execution and warp its lanes at the branch and those taking it (None: no execution)."""
     if not runs:
-        return
+        return None
     act = np.stack([r[1] for r in runs]).reshape(len(runs), -1, WARP)
     tk = np.count_nonzero(np.stack([r[2] for r in runs]).reshape(act.shape), axis=2)
     on = np.count_nonzero(act, axis=2)
@@ -115,13 +117,18 @@ def _count_branches(m: Machine, runs: list[tuple[int, np.ndarray, np.ndarray, in
     key = np.arange(len(runs))[:, None] * m.V + m.row_variant[None, :]
     req = np.bincount(key[live], minlength=len(runs) * m.V).reshape(len(runs), m.V)
     dv = np.bincount(key[div], minlength=len(runs) * m.V).reshape(len(runs), m.V)
-    for e, (index, _mask, _taken, taint, why) in enumerate(runs):
-        for v in np.nonzero(req[e])[0].tolist():
-            rec = m.branches_v[v].setdefault(index, BranchRecord(index))
-            rec.requests += int(req[e, v])
-            rec.divergent += int(dv[e, v])
+    for (index, _mask, _taken, taint, why), req_e, dv_e in zip(runs, req.tolist(), dv.tolist()):
+        for v, n in enumerate(req_e):
+            if not n:
+                continue
+            rec = m.branches_v[v].get(index)
+            if rec is None:
+                rec = m.branches_v[v][index] = BranchRecord(index)
+            rec.requests += n
+            rec.divergent += dv_e[v]
             if taint > rec.taint:
                 rec.taint, rec.why = taint, why
+    return on, tk
 
 
 def _param_value(v: object, off: int, eb: int) -> int | float:
@@ -406,8 +413,9 @@ class _Run:
     def finish(self) -> list[RunResult]:
         m = self.m
         count_deferred(m)
-        _count_branches(m, self.branch_runs)
-        count_skipped(self.fn, m.mem_v, m.row_variant, self.branch_runs, self.launch.sides or {})
+        lanes = _count_branches(m, self.branch_runs)
+        if lanes is not None and self.launch.sides:
+            count_skipped(self.fn, m.mem_v, m.row_variant, self.branch_runs, self.launch.sides, *lanes)
         return [RunResult(mem, br, self.back_taken, self.truncated, self.steps, self.complete, m.unmodelled, m.calls,
                           tuple(m.indirect))
                 for mem, br in zip(m.mem_v, m.branches_v)]

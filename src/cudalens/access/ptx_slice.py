@@ -23,7 +23,7 @@ import re
 from functools import lru_cache
 
 from cudalens.access.ptx_exec import NOOPS, UNMODELLED
-from cudalens.compiled.ptx import Function, Instruction
+from cudalens.compiled.ptx import Function
 
 _REG = re.compile(r"%[A-Za-z_$][\w$]*")
 # executed for their effect, not (only) for a register result: never skipped (memory, control flow,
@@ -40,13 +40,10 @@ def _regs(*toks: str) -> tuple[str, ...]:
     return tuple(r for t in toks for r in _reg_names(t))
 
 
-def _uses(ins: Instruction) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
-    """(registers it defines, registers it reads, whether what it reads always matters)."""
-    return _uses_of(ins.base, ins.operands, ins.pred)
-
-
 @lru_cache(maxsize=65536)
 def _uses_of(b: str, o: tuple[str, ...], p: str | None) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
+    """An instruction's (registers it defines, registers it reads, whether what it reads always
+    matters), from its base opcode, operands and predicate."""
     pred = (p.lstrip("!"),) if p else ()
     if b in ("ld", "ldu"):
         return (_regs(o[0]) if o else ()), _regs(*o[1:]) + pred, True
@@ -84,15 +81,19 @@ def slice_and_params(fn: Function) -> tuple[frozenset[int], frozenset[str], froz
     """:func:`slice_of` and the names of the kernel parameters whose values may reach the address
     of a memory access (global, shared or generic; the same flow-insensitive backward slice, from
     addresses alone). A parameter that only decides branches or lane masks is not among them."""
-    uses = [_uses(ins) for ins in fn.instructions]
+    uses = [_uses_of(ins.base, ins.operands, ins.pred) for ins in fn.instructions]
     defined_by: dict[str, list[int]] = {}
     needed: set[str] = set()
+    live: set[int] = set()
     for k, (dsts, srcs, always) in enumerate(uses):
         for d in dsts:
-            defined_by.setdefault(d, []).append(k)
+            if d in defined_by:
+                defined_by[d].append(k)
+            else:
+                defined_by[d] = [k]
         if always:
             needed.update(srcs)
-    live = {k for k, (_d, _s, always) in enumerate(uses) if always}
+            live.add(k)
     work = list(needed)
     while work:
         reg = work.pop()
