@@ -53,25 +53,27 @@ def count_deferred(m: Machine) -> None:
             first = flat % m.V == 0
             for r, t, k in zip(rid[first].tolist(), total[first].tolist(), n[first].tolist()):
                 m.records[r].per_call.append(round(t / k, 4))
-        sums = (req_r, lanes_r, lo_r, hi_r, shift_r, num_r, ideal_r)  # per record held, in position order
-        cols: list[Any] = [x[held].tolist() if x is not None else None for x in sums]
+        # per record held, in position order (None: a sum the space or the run has not)
+        req_h, lanes_h = req_r[held].tolist(), lanes_r[held].tolist()
+        lo_h, hi_h, shift_h, num_h, ideal_h = [x[held].tolist() if x is not None else None
+                                               for x in (lo_r, hi_r, shift_r, num_r, ideal_r)]
         for j, r in enumerate(uniq):
             rec = m.records[r]
-            rec.requests += int(cols[0][j])
-            rec.lanes += int(cols[1][j])
-            if cols[2] is not None and cols[2][j] <= cols[3][j]:
-                lo1, hi1 = cols[2][j], cols[3][j]
+            rec.requests += int(req_h[j])
+            rec.lanes += int(lanes_h[j])
+            if lo_h is not None and hi_h is not None and lo_h[j] <= hi_h[j]:
+                lo1, hi1 = lo_h[j], hi_h[j]
                 rec.stride_lo = lo1 if rec.stride_lo is None else min(rec.stride_lo, lo1)
                 rec.stride_hi = hi1 if rec.stride_hi is None else max(rec.stride_hi, hi1)
-            if cols[4] is not None:
-                rec.block_shift = math.gcd(rec.block_shift, int(cols[4][j]))
-            if cols[5] is not None:
+            if shift_h is not None:
+                rec.block_shift = math.gcd(rec.block_shift, int(shift_h[j]))
+            if num_h is not None and ideal_h is not None:
                 if space == "global":
-                    rec.sectors += cols[5][j]
-                    rec.ideal += cols[6][j]
+                    rec.sectors += num_h[j]
+                    rec.ideal += ideal_h[j]
                 else:
-                    rec.wavefronts += cols[5][j]
-                    rec.ideal_wavefronts += cols[6][j]
+                    rec.wavefronts += num_h[j]
+                    rec.ideal_wavefronts += ideal_h[j]
     m.deferred.clear()
 
 
@@ -143,18 +145,16 @@ def _row_figures(space: str, width: int) -> Callable[[np.ndarray, np.ndarray], t
 def _row_strides(a: np.ndarray, act: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per row: the least and greatest address distance between neighbouring lanes that are both
     active (least > greatest: no such pair)."""
-    big = _BIG
     d = a[:, 1:] - a[:, :-1]
     pair = act[:, 1:] & act[:, :-1]
-    return np.where(pair, d, big).min(axis=1), np.where(pair, d, -big).max(axis=1)
+    return np.where(pair, d, _BIG).min(axis=1), np.where(pair, d, -_BIG).max(axis=1)
 
 
 def _key_strides(lo_row: np.ndarray, hi_row: np.ndarray, key: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Per key (execution x variant): the least and greatest of its rows' :func:`_row_strides` (least >
     greatest: no row with a pair). ``key``: per row, non-decreasing (each key's rows together)."""
-    big = _BIG
     has = lo_row <= hi_row
-    lo, hi = np.full(n, big), np.full(n, -big)
+    lo, hi = np.full(n, _BIG), np.full(n, -_BIG)
     k = key[has]
     if k.size:  # per run of equal keys: its least and greatest
         starts = np.flatnonzero(np.concatenate(([True], k[1:] != k[:-1])))

@@ -353,7 +353,7 @@ class Machine:
     def address(self, tok: str) -> tuple[Val, str | None]:
         """[reg+off] / [sym+off] / [param] -> (address, param name when a param)."""
         v, off, pname = self.address_base(tok)
-        return (v if not off else Val(v.a + off, v.taint, v.why, "i")), pname
+        return offset_address(v, off), pname
 
     def address_base(self, tok: str) -> tuple[Val, int, str | None]:
         """[reg+off] / [sym+off] / [param] -> (the base's lanes read as s64, off, param name when a
@@ -362,6 +362,11 @@ class Machine:
         if base in self.params:
             return Val(np.full(self.T, off, dtype=np.int64)), 0, base
         return self.read(base, "s64"), off, None
+
+
+def offset_address(base: Val, off: int) -> Val:
+    """The addresses ``base + off`` (of :meth:`Machine.address_base`'s parts), ``base`` itself when ``off`` is 0."""
+    return base if not off else Val(base.a + off, base.taint, base.why, "i")
 
 
 @lru_cache(maxsize=65536)

@@ -29,6 +29,7 @@ from cudalens.access.ptx_exec import (
     _address_parts,
     _NotModelled,
     basic_blocks,
+    offset_address,
 )
 from cudalens.access.ptx_forms import _int_bits, _types
 from cudalens.access.ptx_predicated import count_skipped
@@ -158,16 +159,17 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
         return
     mem_tok = o[1] if op in ("ld", "ldu") else o[0]
     base, off, _p = m.address_base(mem_tok)
-    # the addresses, made when something needs their lanes (the counts keep the base and the offset)
+    # the addresses (offset_address), made when something needs their lanes (the counts keep the base and
+    # the offset); a Val is never false, so ``addr or ...`` makes them only while they are not made
     addr = base if not off else None
     kept: np.ndarray | tuple[np.ndarray, int] = (base.a, off) if off else base.a
     if space is None:  # generic: shared window or global, by value
-        addr = addr or Val(base.a + off, base.taint, base.why, "i")
+        addr = addr or offset_address(base, off)
         sh = (addr.a >= SHARED_BASE) & (addr.a < SHARED_BASE + (1 << 32))
         on = np.count_nonzero(mask)
         space = "shared" if on and np.count_nonzero(sh[mask]) == on else "global"
     if space == "shared" and (_int_bits(addr.form if addr else _sum_form(base.form, off)) or 64) > 48:  # (2**48: SHARED_BASE)
-        addr = addr or Val(base.a + off, base.taint, base.why, "i")
+        addr = addr or offset_address(base, off)
         if addr.a.size and addr.a.max() >= SHARED_BASE:
             addr = Val(np.where(addr.a >= SHARED_BASE, addr.a - SHARED_BASE, addr.a), addr.taint, addr.why)  # generic
             kept = addr.a
@@ -175,7 +177,7 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
     width = m.launch.merged.get(ins.index, vec * eb)
     if width < 0:  # vectorized by ptxas across unrolled iterations: the aligned wider access holding it
         width = -width
-        addr = addr or Val(base.a + off, base.taint, base.why, "i")
+        addr = addr or offset_address(base, off)
         addr = Val(addr.a - addr.a % width, addr.taint, addr.why)
         kept = addr.a
     if space in ("global", "shared", "const", "local") and width:
@@ -185,7 +187,7 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
     if dsts and m.launch.needed is not None and not any(d in m.launch.needed for d in dsts):
         return  # a value nothing executed reads: counted above, not made
     if op in ("ld", "ldu"):
-        addr = addr or Val(base.a + off, base.taint, base.why, "i")
+        addr = addr or offset_address(base, off)
         if addr.taint >= 2:  # its taint and why, whether or not the address is the same for a warp's lanes
             taint, why = addr.taint, addr.why
         else:
