@@ -79,3 +79,23 @@ def test_a_file_path_holding_a_double_slash_is_kept():
             '\t.file\t3 "/src/h.cuh" // a real comment\n')
     files = parse_ptx(text).files
     assert files == {1: "/src/k.cu", 2: "/venv/nvidia/cu13/bin/..//include/sm_32_intrinsics.hpp", 3: "/src/h.cuh"}
+
+
+def test_a_parsed_instruction_is_the_record_its_constructor_makes():
+    """The parser sets an instruction's fields at once (compiled/ptx._instruction), beside the frozen
+    constructor: the two must make the same record (a field added to Instruction and not to the parser
+    fails here)."""
+    from dataclasses import fields
+
+    from cudalens.compiled.ptx import Instruction
+
+    module = parse_ptx(PTX)
+    checked = 0
+    for fn in module.functions:
+        for ins in fn.instructions:
+            made = Instruction(ins.index, ins.opcode, ins.operands, ins.pred, ins.loc)
+            assert ins == made and hash(ins) == hash(made) and repr(ins) == repr(made)
+            assert ins.__dict__ == made.__dict__ and list(ins.__dict__) == list(made.__dict__)
+            assert set(ins.__dict__) == {f.name for f in fields(Instruction)}
+            checked += 1
+    assert checked > 5
