@@ -24,17 +24,11 @@ import sys
 from pathlib import Path
 
 import cudalens.access.ptx_eval as pe
-from cudalens.access.model import analyze_model
-from cudalens.pipeline.defines import compiler_defines
-from cudalens.source.limits import Budget
-from cudalens.source.parse import parse_file
 
-try:
-    from cudalens.evidence.compiled_access import compiled_access
-    FORKED = True
-except ImportError:  # 7e8b909
-    from cudalens.pipeline.compiled_access import compiled_access  # type: ignore[no-redef]
-    FORKED = False
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import speed_root  # noqa: E402
+
+FORKED = speed_root.compiled_access.__module__ == "cudalens.evidence.compiled_access"  # (7e8b909: pipeline's)
 
 SMALL = set(getattr(pe, "SMALL", ()))
 
@@ -95,18 +89,14 @@ def main(argv: list[str]) -> int:
         return 2
     count = _Count()
     _hook(count)
-    plan = json.loads((root / "plan.json").read_text())
-    units = [u for u in plan["units"] if u["project"] != "own"]
-    for u in units:
+    units = 0
+    for u, model, text in speed_root.units(root):
         count.unit = u["tu"]
-        budget = Budget()
-        model = analyze_model(parse_file(u["source"], (), budget), budget=budget)
-        text = (root / u["ptx"]).read_text(errors="replace")
-        compiled_access(u["source"], model, "9.0", compiler_defines(model, {}), flags=(), sass_lds=None, ptx=text,
-                        worker=None)
+        speed_root.run(u, model, text)
+        units += 1
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     total = sum(count.kinds.values())
-    result = {"code_commit": commit, "units": len(units), "lane_steps_total_M": round(total / 1e6, 2),
+    result = {"code_commit": commit, "units": units, "lane_steps_total_M": round(total / 1e6, 2),
               "by_kind_M": {k: round(v / 1e6, 2) for k, v in count.kinds.most_common()},
               "per_unit_M": {k: round(v / 1e6, 3) for k, v in count.units.most_common()}}
     out.parent.mkdir(parents=True, exist_ok=True)

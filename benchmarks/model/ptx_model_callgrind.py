@@ -20,7 +20,6 @@ OUT.json: ``what``, ``units`` (the names run) and per code ``instructions_M`` (o
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import shutil
@@ -32,29 +31,13 @@ from pathlib import Path
 
 
 def _child(root: Path, passes: int, subs: list[str]) -> int:
-    from cudalens.access.model import analyze_model
-    from cudalens.pipeline.defines import compiler_defines
-    from cudalens.source.limits import Budget
-    from cudalens.source.parse import parse_file
-    try:
-        from cudalens.evidence.compiled_access import compiled_access
-    except ImportError:  # 7e8b909
-        from cudalens.pipeline.compiled_access import compiled_access  # type: ignore[no-redef]
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import speed_root
 
-    plan = json.loads((root / "plan.json").read_text())
-    kw: dict = {"flags": (), "sass_lds": None}
-    if "worker" in inspect.signature(compiled_access).parameters:
-        kw["worker"] = None
-    prep = []
-    for u in plan["units"]:
-        if u["project"] == "own" or not any(s in u["tu"] for s in subs):
-            continue
-        budget = Budget(seconds=1e9, memory_mb=1e9)
-        model = analyze_model(parse_file(u["source"], (), budget), budget=budget)
-        prep.append((u, model, (root / u["ptx"]).read_text(errors="replace")))
+    prep = list(speed_root.units(root, subs, {"seconds": 1e9, "memory_mb": 1e9}))
     for _ in range(passes + 1):  # the first: warm-up
         for u, model, text in prep:
-            compiled_access(u["source"], model, "9.0", compiler_defines(model, {}), ptx=text, **kw)
+            speed_root.run(u, model, text)
     sys.stdout.write(json.dumps([u["tu"] for u, _m, _t in prep]) + "\n")
     return 0
 
