@@ -1,0 +1,306 @@
+"""The SASS of many cubins from ONE nvdisasm start, equal to the per-cubin ``nvdisasm -gi -c`` parse.
+
+nvdisasm's start costs ~0.35 s of CPU per call, whatever the cubin. :func:`disassemble_many` reads each
+cubin's ELF itself (pyelftools), concatenates the raw bytes of every ``.text.*`` section of every cubin
+into one file, disassembles it with ONE ``nvdisasm -b SM<xy> -c -ndf`` call, splits the output by
+offset, and writes per cubin the text ``nvdisasm -gi -c -ndf CUBIN`` would print (what
+:func:`cudalens.compiled.sass.parse_nvdisasm` reads: sections, labels, ``//##`` lines, instructions),
+then parses it with that same parser. The rules it follows (checked on 13.2's nvdisasm):
+
+* line info: dwarf_lines.py decodes ``.debug_line``; per address the LAST row at that address counts.
+  A ``//##`` block is printed only where that row's (file, line) differs from the last printed one of
+  the section; it prints the inlining chain innermost first, each element with its immediate
+  inlined-at row: ``//## File "a.h", line 3 inlined at "k.cu", line 9``.
+* labels: internal functions (symbols in a section at an offset other than 0, e.g.
+  ``$__internal_0_$__cuda_sm20_div_s64``) are printed as labels; a ``CALL ... 0xADDR`` target is printed
+  as the name of the function at that address (through the instruction's relocation first), and a
+  ``BRA`` to its own address (the padding self-loop) gets a label of its own, as nvdisasm does.
+
+A cubin falls back to its own per-cubin command (``compile.sass_command``) wherever this reading cannot
+be trusted: an unreadable ELF, a line table dwarf_lines.py refuses, a section size not a multiple of 16,
+a line row off an instruction, an offset missing from the raw output, a CALL target with no name. All
+cubins fall back when ``cc`` has no raw-binary architecture in nvdisasm (before Turing) or the one raw
+call fails.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from cudalens.compiled.dwarf_lines import LineTableError, Row, decode_line_table
+from cudalens.compiled.sass import FunctionSass, parse_nvdisasm
+from cudalens.errors import ToolchainError
+
+# nvdisasm 13.2's --binary architectures (the "a"/"f" variants aside): Turing on.
+RAW_ARCHS = frozenset({"75", "80", "86", "87", "88", "89", "90", "100", "101", "103", "110", "120", "121"})
+_RAW_INSN_RE = re.compile(r"^\s*/\*([0-9a-f]+)\*/\s+(.*?)\s*$")
+_CALL_RE = re.compile(r"(\bCALL\S*\s+)0x([0-9a-f]+)")
+_BRA_RE = re.compile(r"^((?:@!?U?P[T0-9]+\s+)?BRA\s+)0x([0-9a-f]+)")
+_SELF_LABEL = ".L_x_self"
+
+
+class _Untrusted(Exception):
+    """This cubin's fast path cannot be trusted: it falls back to the per-cubin command."""
+
+
+@dataclass(frozen=True)
+class SassBatch:
+    """What :func:`disassemble_batch` gives: per item the parse, and why the items that fell back did."""
+
+    results: tuple[dict[str, FunctionSass], ...]
+    fell_back: Mapping[int, str]  # item index -> reason
+
+
+@dataclass(frozen=True)
+class _Section:
+    name: str
+    data: bytes
+    labels: Mapping[int, str]  # offset (not 0) -> symbol name printed as a label
+    comments: Mapping[int, tuple[str, ...]]  # offset -> the "//##" lines printed before it
+
+
+@dataclass(frozen=True)
+class _Cubin:
+    sections: tuple[_Section, ...]
+    functions: Mapping[tuple[str, int], str]  # (section, offset) -> function symbol name
+    call_relocations: Mapping[tuple[str, int], str]  # (section, offset) -> symbol a relocation names
+
+
+def raw_arch(cc: str) -> str | None:
+    """nvdisasm's --binary name for ``cc`` ("9.0" -> "SM90"), or None where it has none."""
+    major, _, minor = cc.partition(".")
+    xy = f"{major}{minor or '0'}"
+    return f"SM{xy}" if xy in RAW_ARCHS else None
+
+
+def _comment_lines(rows: Sequence[Row], k: int) -> tuple[str, ...]:
+    """The //## lines of row ``k``: its inlining chain, innermost first."""
+    out = []
+    for _ in range(len(rows)):
+        row = rows[k]
+        text = f'\t//## File "{row.file}", line {row.line}'
+        if not row.inlined_at:
+            out.append(text)
+            return tuple(out)
+        if not 1 <= row.inlined_at <= len(rows):
+            raise _Untrusted(f"inlined-at row {row.inlined_at} of {len(rows)}")
+        parent = rows[row.inlined_at - 1]
+        out.append(f'{text} inlined at "{parent.file}", line {parent.line}')
+        k = row.inlined_at - 1
+    raise _Untrusted("an inlined-at cycle")
+
+
+def _section_comments(rows_by_section: Mapping[str, Mapping[int, tuple[Sequence[Row], int]]], name: str,
+                      size: int) -> dict[int, tuple[str, ...]]:
+    out: dict[int, tuple[str, ...]] = {}
+    last: tuple[str, int] | None = None
+    for address, (rows, k) in sorted(rows_by_section.get(name, {}).items()):
+        if address >= size:
+            continue  # the end of the section: no instruction to print it before
+        if address % 16:
+            raise _Untrusted(f"a line row at {name}+{address:#x}, off an instruction")
+        here = (rows[k].file, rows[k].line)
+        if here != last:
+            out[address] = _comment_lines(rows, k)
+            last = here
+    return out
+
+
+def _read_cubin(path: str | Path) -> _Cubin:
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.relocation import RelocationSection
+    from elftools.elf.sections import SymbolTableSection
+
+    try:
+        with open(path, "rb") as fh:
+            elf = ELFFile(fh)
+            all_sections = list(elf.iter_sections())
+            names = [s.name for s in all_sections]
+            by_name = {s.name: s for s in all_sections}
+            symtab = by_name.get(".symtab")
+            if symtab is not None and not isinstance(symtab, SymbolTableSection):
+                raise _Untrusted(".symtab is no symbol table")
+            symbols = list(symtab.iter_symbols()) if symtab is not None else []
+
+            def where(sym) -> tuple[str, int] | None:
+                shndx = sym["st_shndx"]
+                return (names[shndx], sym["st_value"]) if isinstance(shndx, int) and 0 < shndx < len(names) else None
+
+            def relocations(section_name: str) -> dict[int, tuple[str, tuple[str, int] | None, int]]:
+                """offset -> (symbol name, where the symbol is defined, addend)."""
+                sec = by_name.get(section_name)
+                if sec is None:
+                    return {}
+                if not isinstance(sec, RelocationSection) or not sec.is_RELA():
+                    raise _Untrusted(f"{section_name} without addends")
+                out = {}
+                for rel in sec.iter_relocations():
+                    sym = symbols[rel["r_info_sym"]]
+                    named = sym.name if sym["st_info"]["type"] != "STT_SECTION" else ""
+                    out[rel["r_offset"]] = (named, where(sym), rel["r_addend"])
+                return out
+
+            texts = [(s.name, s.data()) for s in all_sections if s.name.startswith(".text.")]
+            debug_line = by_name.get(".debug_line")
+            line_data = debug_line.data() if debug_line is not None else b""
+            line_relocs = {}
+            for off, (_, at, addend) in relocations(".rela.debug_line").items():
+                if at is None:
+                    raise _Untrusted("a .debug_line relocation names no section")
+                line_relocs[off] = (at[0], at[1] + addend)
+            functions: dict[tuple[str, int], str] = {}
+            labels: dict[str, dict[int, str]] = {}
+            for sym in symbols:
+                at = where(sym)
+                kind = sym["st_info"]["type"]
+                if at is None or not sym.name or kind in ("STT_SECTION", "STT_FILE"):
+                    continue
+                if kind == "STT_FUNC":
+                    functions.setdefault(at, sym.name)
+                if at[1] and at[0].startswith(".text."):
+                    labels.setdefault(at[0], {}).setdefault(at[1], sym.name)
+            calls: dict[tuple[str, int], str] = {}
+            for name, _ in texts:
+                for off, (sym_name, at, addend) in relocations(f".rela{name}").items():
+                    target = sym_name if sym_name and not addend else None
+                    if target is None and at is not None:
+                        target = functions.get((at[0], at[1] + addend))
+                    if target:
+                        calls[(name, off - off % 16)] = target
+    except (OSError, ELFError, ValueError, KeyError, IndexError, AttributeError) as exc:
+        raise _Untrusted(f"ELF: {exc}") from exc
+    try:
+        sequences = decode_line_table(line_data, line_relocs) if line_data else []
+    except LineTableError as exc:
+        raise _Untrusted(str(exc)) from exc
+    rows_by_section: dict[str, dict[int, tuple[Sequence[Row], int]]] = {}
+    for seq in sequences:
+        per = rows_by_section.setdefault(seq.section, {})
+        for k, row in enumerate(seq.rows):
+            per[row.address] = (seq.rows, k)  # the last row at an address counts
+    sections = []
+    for name, data in texts:
+        if len(data) % 16:
+            raise _Untrusted(f"{name} is {len(data)} bytes, not whole instructions")
+        sections.append(_Section(name, data, labels.get(name, {}), _section_comments(rows_by_section, name, len(data))))
+    return _Cubin(tuple(sections), functions, calls)
+
+
+def _synthesize(cubin: _Cubin, bases: Sequence[int], raw: Mapping[int, str]) -> str:
+    """The text ``nvdisasm -gi -c`` prints for ``cubin`` (what parse_nvdisasm reads), from the raw
+    disassembly (blob offset -> instruction text) of its sections, placed at ``bases`` in the blob."""
+    where = {base: sec.name for base, sec in zip(bases, cubin.sections)}
+    starts = sorted(where)
+    out: list[str] = []
+    for base, sec in zip(bases, cubin.sections):
+        out.append(f'\t.section\t{sec.name},"ax",@progbits')
+        for off in range(0, len(sec.data), 16):
+            if off in sec.labels:
+                out.append(f"{sec.labels[off]}:")
+            out.extend(sec.comments.get(off, ()))
+            text = raw.get(base + off)
+            if text is None:
+                raise _Untrusted(f"{sec.name}+{off:#x} missing from the raw disassembly")
+            if m := _CALL_RE.search(text):
+                target = cubin.call_relocations.get((sec.name, off))
+                if target is None:
+                    address = int(m.group(2), 16)
+                    at = max((s for s in starts if s <= address), default=None)
+                    target = cubin.functions.get((where[at], address - at)) if at is not None else None
+                if target is None:
+                    raise _Untrusted(f"{sec.name}+{off:#x}: a CALL to no named function")
+                text = f"{text[:m.start()]}{m.group(1)}`({target}){text[m.end():]}"
+            elif (m := _BRA_RE.match(text)) and int(m.group(2), 16) == base + off:
+                out.append(f"{_SELF_LABEL}:")
+                text = f"{m.group(1)}`({_SELF_LABEL}){text[m.end():]}"
+            out.append(f"        /*{off:04x}*/                   {text}")
+    out.append("")
+    return "\n".join(out)
+
+
+def _per_cubin(nvdisasm: str, cc: str, cubin: str | Path, source: str | None,
+               env: Mapping[str, str] | None) -> dict[str, FunctionSass]:
+    """The per-cubin path: ``nvdisasm -gi -c`` on the cubin, parsed (compile._binary_facts's reading)."""
+    from cudalens.compiled.compile import sass_command  # compile.py imports this module
+
+    try:
+        done = subprocess.run(sass_command(nvdisasm, cubin, cc), capture_output=True, text=True, timeout=600,
+                              env=None if env is None else dict(env), check=False)
+    except OSError as exc:
+        raise ToolchainError(f"cannot run {nvdisasm}: {exc}") from exc
+    if done.returncode != 0:
+        raise ToolchainError(f"nvdisasm failed: {done.stderr.strip()[:300]}")
+    return parse_nvdisasm(done.stdout, source)
+
+
+def _raw_disassembly(nvdisasm: str, arch: str, blob: bytes, env: Mapping[str, str] | None) -> dict[int, str] | None:
+    """Blob offset -> instruction text from one ``nvdisasm -b ARCH -c -ndf`` call; None if it fails."""
+    with tempfile.TemporaryDirectory(prefix="cudalens-sass-") as tmp:
+        path = os.path.join(tmp, "text.bin")
+        with open(path, "wb") as fh:
+            fh.write(blob)
+        try:
+            done = subprocess.run([nvdisasm, "-b", arch, "-c", "-ndf", path], capture_output=True, text=True,
+                                  timeout=600, env=None if env is None else dict(env), errors="replace", check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+    if done.returncode != 0:
+        return None
+    out = {}
+    for line in done.stdout.splitlines():
+        if m := _RAW_INSN_RE.match(line):
+            out[int(m.group(1), 16)] = m.group(2)
+    return out
+
+
+def disassemble_batch(nvdisasm: str, cc: str, items: Sequence[tuple[str | Path, str | None]],
+                      env: Mapping[str, str] | None = None) -> SassBatch:
+    """:func:`disassemble_many`, with the items that fell back to the per-cubin command and why."""
+    reasons: dict[int, str] = {}
+    cubins: dict[int, _Cubin] = {}
+    arch = raw_arch(cc)
+    for i, (path, _) in enumerate(items):
+        if arch is None:
+            reasons[i] = f"no raw-binary architecture for {cc}"
+            continue
+        try:
+            cubins[i] = _read_cubin(path)
+        except _Untrusted as exc:
+            reasons[i] = str(exc)
+    bases: dict[int, list[int]] = {}
+    chunks: list[bytes] = []
+    size = 0
+    for i, cubin in cubins.items():
+        bases[i] = []
+        for sec in cubin.sections:
+            bases[i].append(size)
+            chunks.append(sec.data)
+            size += len(sec.data)
+    raw = _raw_disassembly(nvdisasm, arch, b"".join(chunks), env) if cubins and arch else None
+    results: list[dict[str, FunctionSass] | None] = [None] * len(items)
+    for i, cubin in cubins.items():
+        if raw is None:
+            reasons[i] = "the raw nvdisasm call failed"
+            continue
+        try:
+            results[i] = parse_nvdisasm(_synthesize(cubin, bases[i], raw), items[i][1])
+        except _Untrusted as exc:
+            reasons[i] = str(exc)
+    for i in reasons:
+        results[i] = _per_cubin(nvdisasm, cc, items[i][0], items[i][1], env)
+    return SassBatch(tuple(r if r is not None else {} for r in results), dict(sorted(reasons.items())))
+
+
+def disassemble_many(nvdisasm: str, cc: str, items: Sequence[tuple[str | Path, str | None]],
+                     env: Mapping[str, str] | None = None) -> list[dict[str, FunctionSass]]:
+    """For each (cubin, analyzed source file): exactly ``parse_nvdisasm`` of ``nvdisasm -gi -c -ndf CUBIN``,
+    with one nvdisasm start for all of them (see the module docstring; :func:`disassemble_batch` also
+    says which items fell back to their own call). Raises ToolchainError where a per-cubin call fails."""
+    return list(disassemble_batch(nvdisasm, cc, items, env).results)
