@@ -1,0 +1,220 @@
+"""Many cubins' SASS from one nvdisasm start (compiled/sass_elf.py) equals the per-cubin ``nvdisasm -gi -c``
+parse, on kernels of our own that hold what real code has: a header's __forceinline__ helper inlined at
+several lines, __ldg, a 64-bit division by a runtime value (the div_s64 subroutine), a float division's
+slow path, several kernels and template instances in one unit, an unrolled loop, a __noinline__ call and
+printf (relocated calls). The line-table decoder is also tested alone on hand-built bytes."""
+
+from __future__ import annotations
+
+import re
+import struct
+import subprocess
+
+import pytest
+
+from cudalens.compiled import sass_elf
+from cudalens.compiled.dwarf_lines import LineTableError, Row, decode_line_table
+from cudalens.compiled.sass_elf import _comment_lines, _per_cubin, _section_comments, disassemble_batch
+
+HEADER = """#pragma once
+// A helper inlined into the kernels at several call sites.
+__device__ __forceinline__ float lens_scale(const float* p, int i, float s) {
+  return __ldg(p + i) * s + 1.0f;
+}
+"""
+UNIT_A = """#include "lens_math.h"
+
+__global__ void lens_two_sites(const float* in, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float a = lens_scale(in, i, 2.0f);
+  float b = lens_scale(in, i + 1, 3.0f);
+  out[i] = a / b;
+}
+
+__global__ void lens_div64(const long long* num, long long* q, long long d, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) q[i] = num[i] / d;
+}
+
+template <int K>
+__global__ void lens_unrolled(const float* in, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float acc = 0.0f;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    acc += lens_scale(in, (i + k) % n, 0.5f);
+  }
+  out[i] = acc;
+}
+
+template __global__ void lens_unrolled<4>(const float*, float*, int);
+template __global__ void lens_unrolled<8>(const float*, float*, int);
+"""
+UNIT_B = """#include <cstdio>
+
+__device__ __noinline__ float lens_far(float x, float y) { return x / y + 1.0f; }
+
+__global__ void lens_calls(float* out, const float* in, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = lens_far(in[i], in[n - 1 - i]);
+  if (i == 0) printf("n=%d\\n", n);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def units(wheel_toolchain, tmp_path_factory):
+    """(nvdisasm, env, [(cubin, source)]): the two units compiled once for sm_90 with line info."""
+    tmp = tmp_path_factory.mktemp("sass_elf")
+    (tmp / "lens_math.h").write_text(HEADER)
+    items = []
+    for name, text in (("unit_a", UNIT_A), ("unit_b", UNIT_B)):
+        src, cubin = tmp / f"{name}.cu", tmp / f"{name}.cubin"
+        src.write_text(text)
+        done = subprocess.run([wheel_toolchain.get("nvcc").path, "-cubin", "-arch=sm_90", "-lineinfo", str(src),
+                               "-o", str(cubin)], capture_output=True, text=True, env=wheel_toolchain.env(),
+                              cwd=tmp, check=False)
+        assert done.returncode == 0, done.stderr
+        items.append((cubin, str(src)))
+    return wheel_toolchain.get("nvdisasm").path, wheel_toolchain.env(), items
+
+
+def _reference(units, items=None):
+    nvdisasm, env, default = units
+    return [_per_cubin(nvdisasm, "9.0", cubin, source, env) for cubin, source in (items or default)]
+
+
+def test_the_kernels_hold_the_patterns(units):
+    """The comparison below means something only if the SASS has what the kernels were written for."""
+    a, b = _reference(units)
+    two = a["_Z14lens_two_sitesPKfPfi"]
+    header_lines = {i.line for i in two.instructions if i.written and i.written[0].endswith("lens_math.h")}
+    assert {6, 7} <= header_lines  # the helper, inlined at both lines of the unit
+    assert any(i.opcode.startswith("LDG.E.CONSTANT") for i in two.instructions)  # __ldg
+    assert two.counts().get("slowpath_call") == 1
+    assert a["_Z10lens_div64PKxPxxi"].counts().get("int_div", 0) >= 1
+    assert {"_Z13lens_unrolledILi4EEvPKfPfi", "_Z13lens_unrolledILi8EEvPKfPfi"} <= set(a)
+    assert a["_Z13lens_unrolledILi8EEvPKfPfi"].counts()["ldg.32"] == 8  # unrolled: one load per step
+    calls = b["_Z10lens_callsPfPKfi"].counts()
+    assert calls.get("call", 0) >= 2 and calls.get("slowpath_call") == 1  # lens_far, printf; the division
+
+
+@pytest.mark.parametrize("with_source", [True, False], ids=["source", "every_file"])
+def test_one_start_equals_the_per_cubin_parse(units, with_source):
+    nvdisasm, env, items = units
+    if not with_source:
+        items = [(cubin, None) for cubin, _ in items]
+    batch = disassemble_batch(nvdisasm, "9.0", items, env)
+    assert batch.fell_back == {}
+    assert list(batch.results) == _reference(units, items)
+    assert sass_elf.disassemble_many(nvdisasm, "9.0", items, env) == list(batch.results)
+
+
+def test_one_nvdisasm_start_for_all(units, monkeypatch):
+    nvdisasm, env, items = units
+    calls = []
+    real = subprocess.run
+
+    def counting(cmd, *args, **kwargs):
+        calls.append(cmd)
+        return real(cmd, *args, **kwargs)
+
+    monkeypatch.setattr(sass_elf.subprocess, "run", counting)
+    disassemble_batch(nvdisasm, "9.0", items * 3, env)
+    assert len(calls) == 1 and calls[0][1:3] == ["-b", "SM90"]
+
+
+def test_an_unknown_extended_opcode_falls_back(units, tmp_path):
+    """NVIDIA's inlined-at opcode 0x90 turned into 0x91 in a copy: that cubin asks nvdisasm itself."""
+    nvdisasm, env, items = units
+    data = bytearray(items[0][0].read_bytes())
+    from elftools.elf.elffile import ELFFile
+
+    with open(items[0][0], "rb") as fh:
+        sec = ELFFile(fh).get_section_by_name(".debug_line")
+        start, size = sec["sh_offset"], sec["sh_size"]
+    m = re.search(rb"\x00[\x02-\x06]\x90", bytes(data[start:start + size]))
+    assert m is not None
+    data[start + m.start() + 2] = 0x91
+    patched = tmp_path / "patched.cubin"
+    patched.write_bytes(bytes(data))
+    mixed = [(patched, items[0][1]), items[1]]
+    batch = disassemble_batch(nvdisasm, "9.0", mixed, env)
+    assert list(batch.fell_back) == [0] and "0x91" in batch.fell_back[0]
+    assert list(batch.results) == _reference(units, mixed)
+
+
+def test_everything_falls_back_without_a_raw_architecture_or_raw_call(units, monkeypatch):
+    nvdisasm, env, items = units
+    assert sass_elf.raw_arch("7.0") is None and sass_elf.raw_arch("9.0") == "SM90" and sass_elf.raw_arch("12.1")
+    batch = disassemble_batch(nvdisasm, "7.0", items, env)
+    assert sorted(batch.fell_back) == [0, 1] and list(batch.results) == _reference(units)
+    monkeypatch.setattr(sass_elf, "_raw_disassembly", lambda *a: None)
+    batch = disassemble_batch(nvdisasm, "9.0", items, env)
+    assert sorted(batch.fell_back) == [0, 1] and list(batch.results) == _reference(units)
+
+
+# ---- the line-table decoder alone, on hand-built bytes ------------------------------------------------
+
+def _uleb(v: int) -> bytes:
+    out = bytearray()
+    while True:
+        b, v = v & 0x7F, v >> 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def _program(body: bytes, opcode_base: int = 10) -> bytes:
+    """A DWARF 2 line program (min_inst_length 1, line_base -5, line_range 14) with directory "/inc" and
+    files 1 "/src/k.cu", 2 "h.h" (in /inc)."""
+    head = bytes([1, 1, 0xFB, 14, opcode_base]) + bytes([0, 1, 1, 1, 1, 0, 0, 0, 1] + [0] * (opcode_base - 10))
+    head += b"/inc\0\0" + b"/src/k.cu\0" + bytes([0, 0, 0]) + b"h.h\0" + bytes([1, 0, 0]) + b"\0"
+    unit = struct.pack("<HI", 2, len(head)) + head + body
+    return struct.pack("<I", len(unit)) + unit
+
+
+SET_ADDRESS = b"\x00\x09\x02" + bytes(8)
+
+
+def _chain_body(inlined_op: int = 0x90) -> bytes:
+    def inlined(row: int) -> bytes:
+        operand = _uleb(row) + _uleb(0)
+        return b"\x00" + _uleb(1 + len(operand)) + bytes([inlined_op]) + operand
+
+    return (SET_ADDRESS + b"\x03" + _uleb(9) + b"\x01"  # row 1: 0x0 k.cu:10
+            + b"\x02" + _uleb(16) + b"\x03" + _uleb(10) + b"\x01"  # row 2: 0x10 k.cu:20
+            + inlined(2) + b"\x04\x02\x03\x70\x01"  # row 3: 0x10 h.h:4 inlined at row 2
+            + b"\x02" + _uleb(16) + inlined(0) + b"\x04\x01\x03\x0b\x01"  # row 4: 0x20 k.cu:15
+            + b"\x00\x01\x01")
+
+
+def test_the_decoder_follows_the_inlined_at_chain():
+    data = _program(_chain_body())
+    operand = data.index(SET_ADDRESS) + 3
+    [seq] = decode_line_table(data, {operand: (".text.k", 0x100)})
+    assert seq.section == ".text.k"
+    assert seq.rows == (Row(0x100, "/src/k.cu", 10, 0), Row(0x110, "/src/k.cu", 20, 0),
+                        Row(0x110, "/inc/h.h", 4, 2), Row(0x120, "/src/k.cu", 15, 0))
+    assert _comment_lines(seq.rows, 2) == ('\t//## File "/inc/h.h", line 4 inlined at "/src/k.cu", line 20',
+                                           '\t//## File "/src/k.cu", line 20')
+    # the last row at an address counts; a block only where (file, line) changes
+    comments = _section_comments({".text.k": {r.address - 0x100: (seq.rows, k) for k, r in enumerate(seq.rows)}},
+                                 ".text.k", 0x30)
+    assert sorted(comments) == [0x0, 0x10, 0x20] and comments[0x10][0].startswith('\t//## File "/inc/h.h"')
+
+
+def test_the_decoder_refuses_what_it_does_not_know():
+    data = _program(_chain_body(inlined_op=0x91))
+    operand = data.index(SET_ADDRESS) + 3
+    with pytest.raises(LineTableError, match="0x91"):
+        decode_line_table(data, {operand: (".text.k", 0)})
+    good = _program(_chain_body())
+    with pytest.raises(LineTableError, match="without a relocation"):
+        decode_line_table(good, {})
+    with pytest.raises(LineTableError, match="version 3"):
+        decode_line_table(good[:4] + struct.pack("<H", 3) + good[6:], {operand: (".text.k", 0)})
+    with pytest.raises(LineTableError, match="standard opcode 12"):  # opcode_base 13: 10..12 standard ones
+        data = _program(SET_ADDRESS + b"\x0c" + b"\x00\x01\x01", opcode_base=13)
+        decode_line_table(data, {data.index(SET_ADDRESS) + 3: (".text.k", 0)})
