@@ -79,25 +79,30 @@ def raw_arch(cc: str) -> str | None:
     return f"SM{xy}" if xy in RAW_ARCHS else None
 
 
-def _comment_lines(rows: Sequence[Row], k: int) -> tuple[str, ...]:
-    """The //## lines of row ``k``: its inlining chain, innermost first."""
-    out = []
-    for _ in range(len(rows)):
-        row = rows[k]
-        text = f'\t//## File "{row.file}", line {row.line}'
-        if not row.inlined_at:
-            out.append(text)
-            return tuple(out)
-        if not 1 <= row.inlined_at <= len(rows):
-            raise _Untrusted(f"inlined-at row {row.inlined_at} of {len(rows)}")
+def _comment_lines(rows: Sequence[Row], k: int, memo: dict[tuple[int, int], tuple[str, ...]] | None = None,
+                   depth: int = 0) -> tuple[str, ...]:
+    """The //## lines of row ``k``: its inlining chain, innermost first (``memo``: the chains already
+    written, by (id(rows), row index); a chain's tail is its inlined-at row's chain)."""
+    key = (id(rows), k)
+    if memo is not None and key in memo:
+        return memo[key]
+    row = rows[k]
+    text = f'\t//## File "{row.file}", line {row.line}'
+    if not row.inlined_at:
+        got: tuple[str, ...] = (text,)
+    elif not 1 <= row.inlined_at <= len(rows) or depth >= len(rows):
+        raise _Untrusted(f"inlined-at row {row.inlined_at} of {len(rows)} (or a cycle)")
+    else:
         parent = rows[row.inlined_at - 1]
-        out.append(f'{text} inlined at "{parent.file}", line {parent.line}')
-        k = row.inlined_at - 1
-    raise _Untrusted("an inlined-at cycle")
+        got = (f'{text} inlined at "{parent.file}", line {parent.line}',
+               *_comment_lines(rows, row.inlined_at - 1, memo, depth + 1))
+    if memo is not None:
+        memo[key] = got
+    return got
 
 
 def _section_comments(rows_by_section: Mapping[str, Mapping[int, tuple[Sequence[Row], int]]], name: str,
-                      size: int) -> dict[int, tuple[str, ...]]:
+                      size: int, memo: dict[tuple[int, int], tuple[str, ...]] | None = None) -> dict[int, tuple[str, ...]]:
     out: dict[int, tuple[str, ...]] = {}
     last: tuple[str, int] | None = None
     for address, (rows, k) in sorted(rows_by_section.get(name, {}).items()):
@@ -107,7 +112,7 @@ def _section_comments(rows_by_section: Mapping[str, Mapping[int, tuple[Sequence[
             raise _Untrusted(f"a line row at {name}+{address:#x}, off an instruction")
         here = (rows[k].file, rows[k].line)
         if here != last:
-            out[address] = _comment_lines(rows, k)
+            out[address] = _comment_lines(rows, k, memo)
             last = here
     return out
 
@@ -186,10 +191,11 @@ def _read_cubin(path: str | Path) -> _Cubin:
         for k, row in enumerate(seq.rows):
             per[row.address] = (seq.rows, k)  # the last row at an address counts
     sections = []
+    memo: dict[tuple[int, int], tuple[str, ...]] = {}
     for name, data in texts:
         if len(data) % 16:
             raise _Untrusted(f"{name} is {len(data)} bytes, not whole instructions")
-        sections.append(_Section(name, data, labels.get(name, {}), _section_comments(rows_by_section, name, len(data))))
+        sections.append(_Section(name, data, labels.get(name, {}), _section_comments(rows_by_section, name, len(data), memo)))
     return _Cubin(tuple(sections), functions, calls)
 
 
@@ -208,7 +214,7 @@ def _synthesize(cubin: _Cubin, bases: Sequence[int], raw: Mapping[int, str]) -> 
             text = raw.get(base + off)
             if text is None:
                 raise _Untrusted(f"{sec.name}+{off:#x} missing from the raw disassembly")
-            if m := _CALL_RE.search(text):
+            if "CALL" in text and (m := _CALL_RE.search(text)):
                 target = cubin.call_relocations.get((sec.name, off))
                 if target is None:
                     address = int(m.group(2), 16)
@@ -217,7 +223,7 @@ def _synthesize(cubin: _Cubin, bases: Sequence[int], raw: Mapping[int, str]) -> 
                 if target is None:
                     raise _Untrusted(f"{sec.name}+{off:#x}: a CALL to no named function")
                 text = f"{text[:m.start()]}{m.group(1)}`({target}){text[m.end():]}"
-            elif (m := _BRA_RE.match(text)) and int(m.group(2), 16) == base + off:
+            elif "BRA" in text and (m := _BRA_RE.match(text)) and int(m.group(2), 16) == base + off:
                 out.append(f"{_SELF_LABEL}:")
                 text = f"{m.group(1)}`({_SELF_LABEL}){text[m.end():]}"
             out.append(f"        /*{off:04x}*/                   {text}")
