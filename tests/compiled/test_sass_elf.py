@@ -13,8 +13,9 @@ import subprocess
 import pytest
 
 from cudalens.compiled import sass_elf
-from cudalens.compiled.dwarf_lines import LineTableError, Row, decode_line_table
-from cudalens.compiled.sass_elf import _comment_lines, _per_cubin, _section_comments, disassemble_batch
+from cudalens.compiled.dwarf_lines import LineTableError, Row, comment_lines, decode_line_table, section_comments
+from cudalens.compiled.sass_elf import _per_cubin, disassemble_batch
+from cudalens.errors import ToolchainError
 
 HEADER = """#pragma once
 // A helper inlined into the kernels at several call sites.
@@ -197,10 +198,10 @@ def test_the_decoder_follows_the_inlined_at_chain():
     assert seq.section == ".text.k"
     assert seq.rows == (Row(0x100, "/src/k.cu", 10, 0), Row(0x110, "/src/k.cu", 20, 0),
                         Row(0x110, "/inc/h.h", 4, 2), Row(0x120, "/src/k.cu", 15, 0))
-    assert _comment_lines(seq.rows, 2) == ('\t//## File "/inc/h.h", line 4 inlined at "/src/k.cu", line 20',
+    assert comment_lines(seq.rows, 2) == ('\t//## File "/inc/h.h", line 4 inlined at "/src/k.cu", line 20',
                                            '\t//## File "/src/k.cu", line 20')
     # the last row at an address counts; a block only where (file, line) changes
-    comments = _section_comments({".text.k": {r.address - 0x100: (seq.rows, k) for k, r in enumerate(seq.rows)}},
+    comments = section_comments({".text.k": {r.address - 0x100: (seq.rows, k) for k, r in enumerate(seq.rows)}},
                                  ".text.k", 0x30)
     assert sorted(comments) == [0x0, 0x10, 0x20] and comments[0x10][0].startswith('\t//## File "/inc/h.h"')
 
@@ -218,3 +219,14 @@ def test_the_decoder_refuses_what_it_does_not_know():
     with pytest.raises(LineTableError, match="standard opcode 12"):  # opcode_base 13: 10..12 standard ones
         data = _program(SET_ADDRESS + b"\x0c" + b"\x00\x01\x01", opcode_base=13)
         decode_line_table(data, {data.index(SET_ADDRESS) + 3: (".text.k", 0)})
+
+
+def test_an_unreadable_cubin_raises_as_the_per_cubin_path_does(units, tmp_path):
+    """A truncated cubin: pyelftools cannot read it (fall back), then nvdisasm fails on it: ToolchainError."""
+    nvdisasm, env, items = units
+    broken = tmp_path / "broken.cubin"
+    broken.write_bytes(items[0][0].read_bytes()[:3000])
+    with pytest.raises(sass_elf._Untrusted, match="ELF"):
+        sass_elf._read_cubin(broken)
+    with pytest.raises(ToolchainError, match="nvdisasm failed"):
+        disassemble_batch(nvdisasm, "9.0", [items[1], (broken, None)], env)

@@ -15,6 +15,11 @@ What nvcc writes (checked against nvdisasm 13.2 on sm_90 cubins; sass_elf.py rel
 * ``DW_LNE_end_sequence`` (extended opcode 1) ends a sequence; its row (the end address) is not kept.
 * A file's name is its include directory + "/" + its name (directory index 0 or an absolute name:
   the name alone).
+
+How nvdisasm -gi prints them (:func:`section_comments`): per address the LAST row at that address counts;
+a ``//##`` block is printed only where its (file, line) differs from the last printed one of the section,
+and it holds the inlining chain innermost first, each element with its immediate inlined-at row:
+``//## File "a.h", line 3 inlined at "k.cu", line 9``.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ class Row(NamedTuple):
 
 
 @dataclass(frozen=True)
-class Sequence:
+class LineSequence:
     """The rows of one sequence; ``section`` is the ``.text.*`` section its set_address named."""
 
     section: str
@@ -77,13 +82,13 @@ def _cstring(data: bytes, i: int) -> tuple[str, int]:
     return data[i:end].decode(), end + 1
 
 
-def decode_line_table(data: bytes, relocated: Mapping[int, tuple[str, int]]) -> list[Sequence]:
+def decode_line_table(data: bytes, relocated: Mapping[int, tuple[str, int]]) -> list[LineSequence]:
     """Every sequence of every line program in ``data`` (the ``.debug_line`` section's bytes).
 
     ``relocated``: offset of a set_address operand in ``data`` -> (section name, address it holds).
     Raises :class:`LineTableError` where the reading cannot be trusted (see the module docstring)."""
     try:
-        out: list[Sequence] = []
+        out: list[LineSequence] = []
         i = 0
         while i < len(data):
             i = _program(data, i, relocated, out)
@@ -130,7 +135,7 @@ def _header(data: bytes, i: int) -> tuple[int, int, int, int, int, int, list[str
     return end, program, min_len, line_base, line_range, opcode_base, files
 
 
-def _program(data: bytes, i: int, relocated: Mapping[int, tuple[str, int]], out: list[Sequence]) -> int:
+def _program(data: bytes, i: int, relocated: Mapping[int, tuple[str, int]], out: list[LineSequence]) -> int:
     """Decode the line program at ``i`` into ``out``; the offset of the next one."""
     end, p, min_len, line_base, line_range, opcode_base, files = _header(data, i)
     rows: list[Row] = []
@@ -159,7 +164,7 @@ def _program(data: bytes, i: int, relocated: Mapping[int, tuple[str, int]], out:
             ext, q, p = data[p], p + 1, p + length
             if ext == 1:  # end_sequence
                 if section is not None:
-                    out.append(Sequence(section, tuple(rows)))
+                    out.append(LineSequence(section, tuple(rows)))
                 rows, section, address, file, line, inlined = [], None, 0, 1, 1, 0
             elif ext == 2:  # set_address
                 if q not in relocated:
@@ -200,3 +205,43 @@ def _program(data: bytes, i: int, relocated: Mapping[int, tuple[str, int]], out:
     if rows or section is not None:
         raise LineTableError("a sequence without end_sequence")
     return end
+
+
+def comment_lines(rows: tuple[Row, ...], k: int, memo: dict[tuple[int, int], tuple[str, ...]] | None = None,
+                  depth: int = 0) -> tuple[str, ...]:
+    """The //## lines of row ``k``: its inlining chain, innermost first (``memo``: the chains already
+    written, by (id(rows), row index); a chain's tail is its inlined-at row's chain)."""
+    key = (id(rows), k)
+    if memo is not None and key in memo:
+        return memo[key]
+    row = rows[k]
+    text = f'\t//## File "{row.file}", line {row.line}'
+    if not row.inlined_at:
+        got: tuple[str, ...] = (text,)
+    elif not 1 <= row.inlined_at <= len(rows) or depth >= len(rows):
+        raise LineTableError(f"inlined-at row {row.inlined_at} of {len(rows)} (or a cycle)")
+    else:
+        parent = rows[row.inlined_at - 1]
+        got = (f'{text} inlined at "{parent.file}", line {parent.line}',
+               *comment_lines(rows, row.inlined_at - 1, memo, depth + 1))
+    if memo is not None:
+        memo[key] = got
+    return got
+
+
+def section_comments(rows_by_section: Mapping[str, Mapping[int, tuple[tuple[Row, ...], int]]], name: str,
+                     size: int, memo: dict[tuple[int, int], tuple[str, ...]] | None = None) -> dict[int, tuple[str, ...]]:
+    """Offset in section ``name`` (``size`` bytes) -> the //## lines nvdisasm -gi prints before it:
+    where the last row at an offset differs in (file, line) from the last printed one."""
+    out: dict[int, tuple[str, ...]] = {}
+    last: tuple[str, int] | None = None
+    for address, (rows, k) in sorted(rows_by_section.get(name, {}).items()):
+        if address >= size:
+            continue  # the end of the section: no instruction to print it before
+        if address % 16:
+            raise LineTableError(f"a line row at {name}+{address:#x}, off an instruction")
+        here = (rows[k].file, rows[k].line)
+        if here != last:
+            out[address] = comment_lines(rows, k, memo)
+            last = here
+    return out

@@ -7,10 +7,8 @@ offset, and writes per cubin the text ``nvdisasm -gi -c -ndf CUBIN`` would print
 :func:`cudalens.compiled.sass.parse_nvdisasm` reads: sections, labels, ``//##`` lines, instructions),
 then parses it with that same parser. The rules it follows (checked on 13.2's nvdisasm):
 
-* line info: dwarf_lines.py decodes ``.debug_line``; per address the LAST row at that address counts.
-  A ``//##`` block is printed only where that row's (file, line) differs from the last printed one of
-  the section; it prints the inlining chain innermost first, each element with its immediate
-  inlined-at row: ``//## File "a.h", line 3 inlined at "k.cu", line 9``.
+* line info: dwarf_lines.py decodes ``.debug_line`` and writes the ``//##`` blocks (its docstring says
+  how: the last row per address, a block where (file, line) changes, the inlining chain innermost first).
 * labels: internal functions (symbols in a section at an offset other than 0, e.g.
   ``$__internal_0_$__cuda_sm20_div_s64``) are printed as labels; a ``CALL ... 0xADDR`` target is printed
   as the name of the function at that address (through the instruction's relocation first), and a
@@ -33,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudalens.compiled.dwarf_lines import LineTableError, Row, decode_line_table
+from cudalens.compiled.dwarf_lines import LineTableError, Row, decode_line_table, section_comments
 from cudalens.compiled.sass import FunctionSass, parse_nvdisasm
 from cudalens.errors import ToolchainError
 
@@ -79,123 +77,87 @@ def raw_arch(cc: str) -> str | None:
     return f"SM{xy}" if xy in RAW_ARCHS else None
 
 
-def _comment_lines(rows: Sequence[Row], k: int, memo: dict[tuple[int, int], tuple[str, ...]] | None = None,
-                   depth: int = 0) -> tuple[str, ...]:
-    """The //## lines of row ``k``: its inlining chain, innermost first (``memo``: the chains already
-    written, by (id(rows), row index); a chain's tail is its inlined-at row's chain)."""
-    key = (id(rows), k)
-    if memo is not None and key in memo:
-        return memo[key]
-    row = rows[k]
-    text = f'\t//## File "{row.file}", line {row.line}'
-    if not row.inlined_at:
-        got: tuple[str, ...] = (text,)
-    elif not 1 <= row.inlined_at <= len(rows) or depth >= len(rows):
-        raise _Untrusted(f"inlined-at row {row.inlined_at} of {len(rows)} (or a cycle)")
-    else:
-        parent = rows[row.inlined_at - 1]
-        got = (f'{text} inlined at "{parent.file}", line {parent.line}',
-               *_comment_lines(rows, row.inlined_at - 1, memo, depth + 1))
-    if memo is not None:
-        memo[key] = got
-    return got
-
-
-def _section_comments(rows_by_section: Mapping[str, Mapping[int, tuple[Sequence[Row], int]]], name: str,
-                      size: int, memo: dict[tuple[int, int], tuple[str, ...]] | None = None) -> dict[int, tuple[str, ...]]:
-    out: dict[int, tuple[str, ...]] = {}
-    last: tuple[str, int] | None = None
-    for address, (rows, k) in sorted(rows_by_section.get(name, {}).items()):
-        if address >= size:
-            continue  # the end of the section: no instruction to print it before
-        if address % 16:
-            raise _Untrusted(f"a line row at {name}+{address:#x}, off an instruction")
-        here = (rows[k].file, rows[k].line)
-        if here != last:
-            out[address] = _comment_lines(rows, k, memo)
-            last = here
-    return out
-
-
-def _read_cubin(path: str | Path) -> _Cubin:
-    from elftools.common.exceptions import ELFError
+def _elf_facts(path: str | Path) -> tuple[list[tuple[str, bytes]], bytes, dict, dict, dict, dict]:
+    """(.text sections, .debug_line bytes, its relocations, functions, labels, CALL relocations) of a cubin."""
     from elftools.elf.elffile import ELFFile
     from elftools.elf.relocation import RelocationSection
     from elftools.elf.sections import SymbolTableSection
 
+    with open(path, "rb") as fh:
+        all_sections = list(ELFFile(fh).iter_sections())
+        names = [s.name for s in all_sections]
+        by_name = {s.name: s for s in all_sections}
+        symtab = by_name.get(".symtab")
+        if not isinstance(symtab, SymbolTableSection):
+            raise _Untrusted("no symbol table")
+        symbols = list(symtab.iter_symbols())
+
+        def where(sym) -> tuple[str, int] | None:
+            shndx = sym["st_shndx"]
+            return (names[shndx], sym["st_value"]) if isinstance(shndx, int) and 0 < shndx < len(names) else None
+
+        def relocations(section_name: str) -> dict[int, tuple[str, tuple[str, int] | None, int]]:
+            """offset -> (symbol name, where the symbol is defined, addend)."""
+            sec = by_name.get(section_name)
+            if sec is not None and (not isinstance(sec, RelocationSection) or not sec.is_RELA()):
+                raise _Untrusted(f"{section_name} without addends")
+            out = {}
+            for rel in sec.iter_relocations() if sec is not None else ():
+                sym = symbols[rel["r_info_sym"]]
+                named = sym.name if sym["st_info"]["type"] != "STT_SECTION" else ""
+                out[rel["r_offset"]] = (named, where(sym), rel["r_addend"])
+            return out
+
+        texts = [(s.name, s.data()) for s in all_sections if s.name.startswith(".text.")]
+        line_data = by_name[".debug_line"].data() if ".debug_line" in by_name else b""
+        line_relocs = {}
+        for off, (_, at, addend) in relocations(".rela.debug_line").items():
+            if at is None:
+                raise _Untrusted("a .debug_line relocation names no section")
+            line_relocs[off] = (at[0], at[1] + addend)
+        functions: dict[tuple[str, int], str] = {}
+        labels: dict[str, dict[int, str]] = {}
+        for sym in symbols:
+            at, kind = where(sym), sym["st_info"]["type"]
+            if at is None or not sym.name or kind in ("STT_SECTION", "STT_FILE"):
+                continue
+            if kind == "STT_FUNC":
+                functions.setdefault(at, sym.name)
+            if at[1] and at[0].startswith(".text."):
+                labels.setdefault(at[0], {}).setdefault(at[1], sym.name)
+        calls: dict[tuple[str, int], str] = {}
+        for name, _ in texts:
+            for off, (sym_name, at, addend) in relocations(f".rela{name}").items():
+                target = sym_name if sym_name and not addend else None
+                if target is None and at is not None:
+                    target = functions.get((at[0], at[1] + addend))
+                if target:
+                    calls[(name, off - off % 16)] = target
+    return texts, line_data, line_relocs, functions, labels, calls
+
+
+def _read_cubin(path: str | Path) -> _Cubin:
     try:
-        with open(path, "rb") as fh:
-            elf = ELFFile(fh)
-            all_sections = list(elf.iter_sections())
-            names = [s.name for s in all_sections]
-            by_name = {s.name: s for s in all_sections}
-            symtab = by_name.get(".symtab")
-            if symtab is not None and not isinstance(symtab, SymbolTableSection):
-                raise _Untrusted(".symtab is no symbol table")
-            symbols = list(symtab.iter_symbols()) if symtab is not None else []
-
-            def where(sym) -> tuple[str, int] | None:
-                shndx = sym["st_shndx"]
-                return (names[shndx], sym["st_value"]) if isinstance(shndx, int) and 0 < shndx < len(names) else None
-
-            def relocations(section_name: str) -> dict[int, tuple[str, tuple[str, int] | None, int]]:
-                """offset -> (symbol name, where the symbol is defined, addend)."""
-                sec = by_name.get(section_name)
-                if sec is None:
-                    return {}
-                if not isinstance(sec, RelocationSection) or not sec.is_RELA():
-                    raise _Untrusted(f"{section_name} without addends")
-                out = {}
-                for rel in sec.iter_relocations():
-                    sym = symbols[rel["r_info_sym"]]
-                    named = sym.name if sym["st_info"]["type"] != "STT_SECTION" else ""
-                    out[rel["r_offset"]] = (named, where(sym), rel["r_addend"])
-                return out
-
-            texts = [(s.name, s.data()) for s in all_sections if s.name.startswith(".text.")]
-            debug_line = by_name.get(".debug_line")
-            line_data = debug_line.data() if debug_line is not None else b""
-            line_relocs = {}
-            for off, (_, at, addend) in relocations(".rela.debug_line").items():
-                if at is None:
-                    raise _Untrusted("a .debug_line relocation names no section")
-                line_relocs[off] = (at[0], at[1] + addend)
-            functions: dict[tuple[str, int], str] = {}
-            labels: dict[str, dict[int, str]] = {}
-            for sym in symbols:
-                at = where(sym)
-                kind = sym["st_info"]["type"]
-                if at is None or not sym.name or kind in ("STT_SECTION", "STT_FILE"):
-                    continue
-                if kind == "STT_FUNC":
-                    functions.setdefault(at, sym.name)
-                if at[1] and at[0].startswith(".text."):
-                    labels.setdefault(at[0], {}).setdefault(at[1], sym.name)
-            calls: dict[tuple[str, int], str] = {}
-            for name, _ in texts:
-                for off, (sym_name, at, addend) in relocations(f".rela{name}").items():
-                    target = sym_name if sym_name and not addend else None
-                    if target is None and at is not None:
-                        target = functions.get((at[0], at[1] + addend))
-                    if target:
-                        calls[(name, off - off % 16)] = target
-    except (OSError, ELFError, ValueError, KeyError, IndexError, AttributeError) as exc:
+        texts, line_data, line_relocs, functions, labels, calls = _elf_facts(path)
+    except _Untrusted:
+        raise
+    except Exception as exc:  # whatever pyelftools raises on a file it cannot read: fall back
         raise _Untrusted(f"ELF: {exc}") from exc
-    try:
-        sequences = decode_line_table(line_data, line_relocs) if line_data else []
-    except LineTableError as exc:
-        raise _Untrusted(str(exc)) from exc
-    rows_by_section: dict[str, dict[int, tuple[Sequence[Row], int]]] = {}
-    for seq in sequences:
-        per = rows_by_section.setdefault(seq.section, {})
-        for k, row in enumerate(seq.rows):
-            per[row.address] = (seq.rows, k)  # the last row at an address counts
+    rows_by_section: dict[str, dict[int, tuple[tuple[Row, ...], int]]] = {}
     sections = []
     memo: dict[tuple[int, int], tuple[str, ...]] = {}
-    for name, data in texts:
-        if len(data) % 16:
-            raise _Untrusted(f"{name} is {len(data)} bytes, not whole instructions")
-        sections.append(_Section(name, data, labels.get(name, {}), _section_comments(rows_by_section, name, len(data), memo)))
+    try:
+        for seq in decode_line_table(line_data, line_relocs) if line_data else []:
+            per = rows_by_section.setdefault(seq.section, {})
+            for k, row in enumerate(seq.rows):
+                per[row.address] = (seq.rows, k)  # the last row at an address counts
+        for name, data in texts:
+            if len(data) % 16:
+                raise _Untrusted(f"{name} is {len(data)} bytes, not whole instructions")
+            comments = section_comments(rows_by_section, name, len(data), memo)
+            sections.append(_Section(name, data, labels.get(name, {}), comments))
+    except LineTableError as exc:
+        raise _Untrusted(str(exc)) from exc
     return _Cubin(tuple(sections), functions, calls)
 
 
