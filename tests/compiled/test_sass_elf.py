@@ -62,18 +62,26 @@ __global__ void lens_calls(float* out, const float* in, int n) {
   if (i == 0) printf("n=%d\\n", n);
 }
 """
+UNIT_90A = """__global__ void lens_warpgroup(float* out) {
+  asm volatile("wgmma.fence.sync.aligned;\\n");
+  asm volatile("wgmma.commit_group.sync.aligned;\\n");
+  asm volatile("wgmma.wait_group.sync.aligned 0;\\n");
+  out[threadIdx.x] = 1.0f;
+}
+"""
 
 
 @pytest.fixture(scope="module")
 def units(wheel_toolchain, tmp_path_factory):
-    """(nvdisasm, env, [(cubin, source)]): the two units compiled once for sm_90 with line info."""
+    """(nvdisasm, env, [(cubin, source)]): the units compiled once with line info, for sm_90 (the third,
+    arch-specific warpgroup instructions, for sm_90a: still cc 9.0, disassembled as SM90)."""
     tmp = tmp_path_factory.mktemp("sass_elf")
     (tmp / "lens_math.h").write_text(HEADER)
     items = []
-    for name, text in (("unit_a", UNIT_A), ("unit_b", UNIT_B)):
+    for name, text, arch in (("unit_a", UNIT_A, "sm_90"), ("unit_b", UNIT_B, "sm_90"), ("unit_c", UNIT_90A, "sm_90a")):
         src, cubin = tmp / f"{name}.cu", tmp / f"{name}.cubin"
         src.write_text(text)
-        done = subprocess.run([wheel_toolchain.get("nvcc").path, "-cubin", "-arch=sm_90", "-lineinfo", str(src),
+        done = subprocess.run([wheel_toolchain.get("nvcc").path, "-cubin", f"-arch={arch}", "-lineinfo", str(src),
                                "-o", str(cubin)], capture_output=True, text=True, env=wheel_toolchain.env(),
                               cwd=tmp, check=False)
         assert done.returncode == 0, done.stderr
@@ -88,7 +96,7 @@ def _reference(units, items=None):
 
 def test_the_kernels_hold_the_patterns(units):
     """The comparison below means something only if the SASS has what the kernels were written for."""
-    a, b = _reference(units)
+    a, b, c = _reference(units)
     two = a["_Z14lens_two_sitesPKfPfi"]
     header_lines = {i.line for i in two.instructions if i.written and i.written[0].endswith("lens_math.h")}
     assert {6, 7} <= header_lines  # the helper, inlined at both lines of the unit
@@ -99,6 +107,7 @@ def test_the_kernels_hold_the_patterns(units):
     assert a["_Z13lens_unrolledILi8EEvPKfPfi"].counts()["ldg.32"] == 8  # unrolled: one load per step
     calls = b["_Z10lens_callsPfPKfi"].counts()
     assert calls.get("call", 0) >= 2 and calls.get("slowpath_call") == 1  # lens_far, printf; the division
+    assert any(i.opcode.startswith("WARPGROUP.") for i in c["_Z14lens_warpgroupPf"].instructions)
 
 
 @pytest.mark.parametrize("with_source", [True, False], ids=["source", "every_file"])
@@ -150,10 +159,10 @@ def test_everything_falls_back_without_a_raw_architecture_or_raw_call(units, mon
     nvdisasm, env, items = units
     assert sass_elf.raw_arch("7.0") is None and sass_elf.raw_arch("9.0") == "SM90" and sass_elf.raw_arch("12.1")
     batch = disassemble_batch(nvdisasm, "7.0", items, env)
-    assert sorted(batch.fell_back) == [0, 1] and list(batch.results) == _reference(units)
+    assert sorted(batch.fell_back) == [0, 1, 2] and list(batch.results) == _reference(units)
     monkeypatch.setattr(sass_elf, "_raw_disassembly", lambda *a: None)
     batch = disassemble_batch(nvdisasm, "9.0", items, env)
-    assert sorted(batch.fell_back) == [0, 1] and list(batch.results) == _reference(units)
+    assert sorted(batch.fell_back) == [0, 1, 2] and list(batch.results) == _reference(units)
 
 
 # ---- the line-table decoder alone, on hand-built bytes ------------------------------------------------
