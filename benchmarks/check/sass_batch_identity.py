@@ -7,7 +7,9 @@ totals; and the cost of each side, in one run, alternated over ``--rounds``: CPU
 processes (resource.getrusage RUSAGE_CHILDREN: user + system) and of this Python process (the parse on the
 per-cubin side; ELF and line-table reading, text synthesis and the parse on the batched side).
 
-    python benchmarks/check/sass_batch_identity.py DIR... -o OUT.json [--cc 9.0] [--rounds 3]
+    python benchmarks/check/sass_batch_identity.py [CC=]DIR... -o OUT.json [--cc 9.0] [--rounds 3]
+
+A folder's cubins are for ``CC`` where given (``8.0=/tmp/sm_80``), else for ``--cc``; one batched call per cc.
 
 The source path given to both sides is None (every file's lines kept), the strictest comparison.
 """
@@ -33,7 +35,7 @@ def _cpu() -> tuple[float, float]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("dirs", nargs="+", type=Path)
+    ap.add_argument("dirs", nargs="+")
     ap.add_argument("-o", "--out", type=Path, required=True)
     ap.add_argument("--cc", default="9.0")
     ap.add_argument("--rounds", type=int, default=3)
@@ -44,36 +46,40 @@ def main(argv: list[str] | None = None) -> int:
 
     tc = discover()
     nvdisasm, env = tc.get("nvdisasm").path, tc.env()
-    cubins = sorted({p for d in args.dirs for p in d.rglob("*.cubin")})
+    cc_of: dict[Path, str] = {}
+    for arg in args.dirs:
+        cc, _, folder = arg.rpartition("=") if "=" in arg else (args.cc, "", arg)
+        cc_of.update({p: cc for p in Path(folder).rglob("*.cubin")})
+    cubins = sorted(cc_of)
     if not cubins:
         print("no *.cubin under the folders", file=sys.stderr)
         return 2
-    items = [(str(p), None) for p in cubins]
+    groups = {cc: [(str(p), None) for p in cubins if cc_of[p] == cc] for cc in sorted(set(cc_of.values()))}
     costs: dict[str, list[dict[str, float]]] = {"per_cubin": [], "batched": []}
-    per: list = []
-    batch = None
+    per: dict[str, dict] = {}
+    batch: dict[str, tuple] = {}
     for _ in range(args.rounds):
         for side in ("per_cubin", "batched"):
             c0, s0, w0 = *_cpu(), time.perf_counter()
             if side == "per_cubin":
-                per = [_per_cubin(nvdisasm, args.cc, p, None, env) for p, _ in items]
+                per = {p: _per_cubin(nvdisasm, cc, p, None, env) for cc, items in groups.items() for p, _ in items}
             else:
-                batch = disassemble_batch(nvdisasm, args.cc, items, env)
+                for cc, items in groups.items():
+                    got = disassemble_batch(nvdisasm, cc, items, env)
+                    batch.update({p: (r, got.fell_back.get(k)) for k, ((p, _), r) in enumerate(zip(items, got.results))})
             c1, s1, w1 = *_cpu(), time.perf_counter()
             costs[side].append({"nvdisasm_cpu_s": round(c1 - c0, 3), "python_cpu_s": round(s1 - s0, 3),
                                 "wall_s": round(w1 - w0, 3)})
-    assert batch is not None
     rows = []
-    for k, p in enumerate(cubins):
-        a, b = per[k], batch.results[k]
-        rows.append({"cubin": str(p), "equal": a == b, "functions": len(a),
-                     "instructions": sum(len(f.instructions) for f in a.values()),
-                     "fell_back": batch.fell_back.get(k)})
+    for p in cubins:
+        a, (b, why) = per[str(p)], batch[str(p)]
+        rows.append({"cubin": str(p), "cc": cc_of[p], "equal": a == b, "functions": len(a),
+                     "instructions": sum(len(f.instructions) for f in a.values()), "fell_back": why})
     least = {side: {key: min(r[key] for r in runs) for key in runs[0]} for side, runs in costs.items()}
     out = {
         "script": "benchmarks/check/sass_batch_identity.py",
-        "dirs": [str(d) for d in args.dirs],
-        "cc": args.cc,
+        "dirs": args.dirs,
+        "cubins_per_cc": {cc: len(items) for cc, items in groups.items()},
         "nvdisasm": nvdisasm,
         "host": platform.node(),
         "load_average": [round(x, 2) for x in os.getloadavg()],

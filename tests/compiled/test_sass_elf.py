@@ -203,7 +203,7 @@ def _chain_body(inlined_op: int = 0x90) -> bytes:
 def test_the_decoder_follows_the_inlined_at_chain():
     data = _program(_chain_body())
     operand = data.index(SET_ADDRESS) + 3
-    [seq] = decode_line_table(data, {operand: (".text.k", 0x100)})
+    [seq] = decode_line_table(data, {operand: (".text.k", 0x100, False)})
     assert seq.section == ".text.k"
     assert seq.rows == (Row(0x100, "/src/k.cu", 10, 0), Row(0x110, "/src/k.cu", 20, 0),
                         Row(0x110, "/inc/h.h", 4, 2), Row(0x120, "/src/k.cu", 15, 0))
@@ -215,19 +215,29 @@ def test_the_decoder_follows_the_inlined_at_chain():
     assert sorted(comments) == [0x0, 0x10, 0x20] and comments[0x10][0].startswith('\t//## File "/inc/h.h"')
 
 
+def test_the_decoder_adds_an_in_place_addend_only_for_rel():
+    """sm_75..sm_89 cubins relocate set_address through .rel.debug_line: the operand holds the addend."""
+    data = _program(_chain_body()).replace(SET_ADDRESS, b"\x00\x09\x02" + (0x40).to_bytes(8, "little"))
+    operand = data.index(b"\x00\x09\x02") + 3
+    [seq] = decode_line_table(data, {operand: (".text.k", 0x100, True)})
+    assert [r.address for r in seq.rows] == [0x140, 0x150, 0x150, 0x160]
+    with pytest.raises(LineTableError, match="besides its relocation"):
+        decode_line_table(data, {operand: (".text.k", 0x100, False)})
+
+
 def test_the_decoder_refuses_what_it_does_not_know():
     data = _program(_chain_body(inlined_op=0x91))
     operand = data.index(SET_ADDRESS) + 3
     with pytest.raises(LineTableError, match="0x91"):
-        decode_line_table(data, {operand: (".text.k", 0)})
+        decode_line_table(data, {operand: (".text.k", 0, False)})
     good = _program(_chain_body())
     with pytest.raises(LineTableError, match="without a relocation"):
         decode_line_table(good, {})
     with pytest.raises(LineTableError, match="version 3"):
-        decode_line_table(good[:4] + struct.pack("<H", 3) + good[6:], {operand: (".text.k", 0)})
+        decode_line_table(good[:4] + struct.pack("<H", 3) + good[6:], {operand: (".text.k", 0, False)})
     with pytest.raises(LineTableError, match="standard opcode 12"):  # opcode_base 13: 10..12 standard ones
         data = _program(SET_ADDRESS + b"\x0c" + b"\x00\x01\x01", opcode_base=13)
-        decode_line_table(data, {data.index(SET_ADDRESS) + 3: (".text.k", 0)})
+        decode_line_table(data, {data.index(SET_ADDRESS) + 3: (".text.k", 0, False)})
 
 
 def test_an_unreadable_cubin_raises_as_the_per_cubin_path_does(units, tmp_path):

@@ -6,9 +6,11 @@ What nvcc writes (checked against nvdisasm 13.2 on sm_90 cubins; sass_elf.py rel
   does not know, a standard opcode whose operand count differs from DWARF 2's, or an extended opcode
   other than the three below raise :class:`LineTableError` (the caller then asks nvdisasm itself).
 * ``DW_LNE_set_address`` (extended opcode 2) holds no address in the cubin: its operand is relocated
-  by ``.rela.debug_line`` (the symbol of a ``.text.<mangled>`` section plus an addend). ``relocated``
-  maps the operand's offset in the section to (section name, value); the operand bytes must be zero,
-  and a set_address without a relocation raises.
+  by ``.rela.debug_line`` (sm_90 on: the symbol of a ``.text.<mangled>`` section plus an addend; the
+  operand bytes are zero) or ``.rel.debug_line`` (sm_75..sm_89: the symbol; the addend is the operand).
+  ``relocated`` maps the operand's offset in the section to (section name, value, whether the operand
+  holds the addend); an operand that is not zero where it should be, or a set_address without a
+  relocation, raises.
 * NVIDIA's extended opcode 0x90 sets the "inlined at" row of the rows that follow: its first ULEB is a
   1-based index into the rows of the CURRENT sequence (0: not inlined). Its second ULEB, an offset into
   ``.debug_str`` (the inlined function's name), is not needed.
@@ -82,10 +84,11 @@ def _cstring(data: bytes, i: int) -> tuple[str, int]:
     return data[i:end].decode(), end + 1
 
 
-def decode_line_table(data: bytes, relocated: Mapping[int, tuple[str, int]]) -> list[LineSequence]:
+def decode_line_table(data: bytes, relocated: Mapping[int, tuple[str, int, bool]]) -> list[LineSequence]:
     """Every sequence of every line program in ``data`` (the ``.debug_line`` section's bytes).
 
-    ``relocated``: offset of a set_address operand in ``data`` -> (section name, address it holds).
+    ``relocated``: offset of a set_address operand in ``data`` -> (section name, the relocation's value,
+    whether the operand holds the addend (REL) rather than zero (RELA)).
     Raises :class:`LineTableError` where the reading cannot be trusted (see the module docstring)."""
     try:
         out: list[LineSequence] = []
@@ -135,7 +138,7 @@ def _header(data: bytes, i: int) -> tuple[int, int, int, int, int, int, list[str
     return end, program, min_len, line_base, line_range, opcode_base, files
 
 
-def _program(data: bytes, i: int, relocated: Mapping[int, tuple[str, int]], out: list[LineSequence]) -> int:
+def _program(data: bytes, i: int, relocated: Mapping[int, tuple[str, int, bool]], out: list[LineSequence]) -> int:
     """Decode the line program at ``i`` into ``out``; the offset of the next one."""
     end, p, min_len, line_base, line_range, opcode_base, files = _header(data, i)
     rows: list[Row] = []
@@ -169,9 +172,11 @@ def _program(data: bytes, i: int, relocated: Mapping[int, tuple[str, int]], out:
             elif ext == 2:  # set_address
                 if q not in relocated:
                     raise LineTableError(f"set_address at {q:#x} without a relocation")
-                if any(data[q:p]):
+                new_section, address, in_place = relocated[q]
+                if in_place:
+                    address += int.from_bytes(data[q:p], "little")
+                elif any(data[q:p]):
                     raise LineTableError(f"set_address at {q:#x} holds a value besides its relocation")
-                new_section, address = relocated[q]
                 if section is not None and new_section != section:
                     raise LineTableError("set_address moves a sequence to another section")
                 section = new_section

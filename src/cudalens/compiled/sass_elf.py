@@ -11,14 +11,15 @@ then parses it with that same parser. The rules it follows (checked on 13.2's nv
   how: the last row per address, a block where (file, line) changes, the inlining chain innermost first).
 * labels: internal functions (symbols in a section at an offset other than 0, e.g.
   ``$__internal_0_$__cuda_sm20_div_s64``) are printed as labels; a ``CALL ... 0xADDR`` target is printed
-  as the name of the function at that address (through the instruction's relocation first), and a
-  ``BRA`` to its own address (the padding self-loop) gets a label of its own, as nvdisasm does.
+  as the name of the function at that address (through the instruction's relocation first), else as a
+  local label (``.L_x_N``: a call to an unnamed subroutine), and a ``BRA`` to its own address (the
+  padding self-loop) gets a label of its own, as nvdisasm does.
 
 A cubin falls back to its own per-cubin command (``compile.sass_command``) wherever this reading cannot
 be trusted: an unreadable ELF, a line table dwarf_lines.py refuses, a section size not a multiple of 16,
-a line row off an instruction, an offset missing from the raw output, a CALL target with no name. All
-cubins fall back when ``cc`` has no raw-binary architecture in nvdisasm (before Turing) or the one raw
-call fails.
+a line row off an instruction, an offset missing from the raw output, a CALL out of the cubin or through
+a relocation it does not resolve. All cubins fall back when ``cc`` has no raw-binary architecture in
+nvdisasm (before Turing) or the one raw call fails.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ class _Section:
 class _Cubin:
     sections: tuple[_Section, ...]
     functions: Mapping[tuple[str, int], str]  # (section, offset) -> function symbol name
-    call_relocations: Mapping[tuple[str, int], str]  # (section, offset) -> symbol a relocation names
+    call_relocations: Mapping[tuple[str, int], str | None]  # (section, offset) -> symbol a relocation names
 
 
 def raw_arch(cc: str) -> str | None:
@@ -96,25 +97,25 @@ def _elf_facts(path: str | Path) -> tuple[list[tuple[str, bytes]], bytes, dict, 
             shndx = sym["st_shndx"]
             return (names[shndx], sym["st_value"]) if isinstance(shndx, int) and 0 < shndx < len(names) else None
 
-        def relocations(section_name: str) -> dict[int, tuple[str, tuple[str, int] | None, int]]:
-            """offset -> (symbol name, where the symbol is defined, addend)."""
-            sec = by_name.get(section_name)
-            if sec is not None and (not isinstance(sec, RelocationSection) or not sec.is_RELA()):
-                raise _Untrusted(f"{section_name} without addends")
+        def relocations(section_name: str) -> dict[int, tuple[str, tuple[str, int] | None, int | None]]:
+            """offset -> (symbol name, where the symbol is defined, addend: None where it is in place, REL)."""
+            sec = by_name.get(f".rela{section_name}", by_name.get(f".rel{section_name}"))
+            if sec is not None and not isinstance(sec, RelocationSection):
+                raise _Untrusted(f"{sec.name} is no relocation section")
             out = {}
             for rel in sec.iter_relocations() if sec is not None else ():
                 sym = symbols[rel["r_info_sym"]]
                 named = sym.name if sym["st_info"]["type"] != "STT_SECTION" else ""
-                out[rel["r_offset"]] = (named, where(sym), rel["r_addend"])
+                out[rel["r_offset"]] = (named, where(sym), rel["r_addend"] if rel.is_RELA() else None)
             return out
 
         texts = [(s.name, s.data()) for s in all_sections if s.name.startswith(".text.")]
         line_data = by_name[".debug_line"].data() if ".debug_line" in by_name else b""
         line_relocs = {}
-        for off, (_, at, addend) in relocations(".rela.debug_line").items():
+        for off, (_, at, addend) in relocations(".debug_line").items():
             if at is None:
                 raise _Untrusted("a .debug_line relocation names no section")
-            line_relocs[off] = (at[0], at[1] + addend)
+            line_relocs[off] = (at[0], at[1] + (addend or 0), addend is None)
         functions: dict[tuple[str, int], str] = {}
         labels: dict[str, dict[int, str]] = {}
         for sym in symbols:
@@ -125,14 +126,13 @@ def _elf_facts(path: str | Path) -> tuple[list[tuple[str, bytes]], bytes, dict, 
                 functions.setdefault(at, sym.name)
             if at[1] and at[0].startswith(".text."):
                 labels.setdefault(at[0], {}).setdefault(at[1], sym.name)
-        calls: dict[tuple[str, int], str] = {}
+        calls: dict[tuple[str, int], str | None] = {}  # None: a relocation whose target is not known
         for name, _ in texts:
-            for off, (sym_name, at, addend) in relocations(f".rela{name}").items():
-                target = sym_name if sym_name and not addend else None
-                if target is None and at is not None:
+            for off, (sym_name, at, addend) in relocations(name).items():
+                target = sym_name if sym_name and not addend else None  # REL: the named symbol itself
+                if target is None and at is not None and addend is not None:
                     target = functions.get((at[0], at[1] + addend))
-                if target:
-                    calls[(name, off - off % 16)] = target
+                calls[(name, off - off % 16)] = target or None
     return texts, line_data, line_relocs, functions, labels, calls
 
 
@@ -165,6 +165,7 @@ def _synthesize(cubin: _Cubin, bases: Sequence[int], raw: Mapping[int, str]) -> 
     """The text ``nvdisasm -gi -c`` prints for ``cubin`` (what parse_nvdisasm reads), from the raw
     disassembly (blob offset -> instruction text) of its sections, placed at ``bases`` in the blob."""
     where = {base: sec.name for base, sec in zip(bases, cubin.sections)}
+    sizes = {base: len(sec.data) for base, sec in zip(bases, cubin.sections)}
     starts = sorted(where)
     out: list[str] = []
     for base, sec in zip(bases, cubin.sections):
@@ -178,12 +179,14 @@ def _synthesize(cubin: _Cubin, bases: Sequence[int], raw: Mapping[int, str]) -> 
                 raise _Untrusted(f"{sec.name}+{off:#x} missing from the raw disassembly")
             if "CALL" in text and (m := _CALL_RE.search(text)):
                 target = cubin.call_relocations.get((sec.name, off))
-                if target is None:
+                if target is None and (sec.name, off) in cubin.call_relocations:
+                    raise _Untrusted(f"{sec.name}+{off:#x}: a CALL through a relocation not understood")
+                if target is None:  # the function at that address, else a local label (.L_x_N), as nvdisasm
                     address = int(m.group(2), 16)
                     at = max((s for s in starts if s <= address), default=None)
-                    target = cubin.functions.get((where[at], address - at)) if at is not None else None
-                if target is None:
-                    raise _Untrusted(f"{sec.name}+{off:#x}: a CALL to no named function")
+                    if at is None or address - at >= sizes[at]:
+                        raise _Untrusted(f"{sec.name}+{off:#x}: a CALL out of the cubin")
+                    target = cubin.functions.get((where[at], address - at), f".L_x_{address - at:x}")
                 text = f"{text[:m.start()]}{m.group(1)}`({target}){text[m.end():]}"
             elif "BRA" in text and (m := _BRA_RE.match(text)) and int(m.group(2), 16) == base + off:
                 out.append(f"{_SELF_LABEL}:")
