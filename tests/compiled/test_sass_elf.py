@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import struct
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -89,6 +90,19 @@ def units(wheel_toolchain, tmp_path_factory):
     return wheel_toolchain.get("nvdisasm").path, wheel_toolchain.env(), items
 
 
+@pytest.fixture(scope="module")
+def unit_sm80(units, wheel_toolchain):
+    """unit_a compiled for sm_80: its line table is relocated through .rel.debug_line (addends in place)."""
+    _, _, items = units
+    src = Path(items[0][1])
+    cubin = src.with_name("unit_a_sm80.cubin")
+    done = subprocess.run([wheel_toolchain.get("nvcc").path, "-cubin", "-arch=sm_80", "-lineinfo", str(src),
+                           "-o", str(cubin)], capture_output=True, text=True, env=wheel_toolchain.env(),
+                          cwd=src.parent, check=False)
+    assert done.returncode == 0, done.stderr
+    return cubin, str(src)
+
+
 def _reference(units, items=None):
     nvdisasm, env, default = units
     return [_per_cubin(nvdisasm, "9.0", cubin, source, env) for cubin, source in (items or default)]
@@ -119,6 +133,17 @@ def test_one_start_equals_the_per_cubin_parse(units, with_source):
     assert batch.fell_back == {}
     assert list(batch.results) == _reference(units, items)
     assert sass_elf.disassemble_many(nvdisasm, "9.0", items, env) == list(batch.results)
+
+
+def test_sm80_line_tables_through_rel_relocations(units, unit_sm80):
+    nvdisasm, env, _ = units
+    from elftools.elf.elffile import ELFFile
+
+    with open(unit_sm80[0], "rb") as fh:
+        assert ELFFile(fh).get_section_by_name(".rel.debug_line") is not None
+    batch = disassemble_batch(nvdisasm, "8.0", [unit_sm80], env)
+    assert batch.fell_back == {}
+    assert list(batch.results) == [_per_cubin(nvdisasm, "8.0", *unit_sm80, env)]
 
 
 def test_one_nvdisasm_start_for_all(units, monkeypatch):
