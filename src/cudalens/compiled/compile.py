@@ -16,7 +16,8 @@ Steps (each a tool call; see toolchain.py for which copies are used):
    rules read it (g4, g6, i2, i6, the SASS confirmation of findings, the shared load widths of the
    compiled access model). About 0.4 s of each call is nvdisasm's start, whatever the cubin.
 
-Steps 2 and 3 run at the same time, and not at all when ptxas compiled no kernel. The result is
+Steps 2 and 3 run at the same time, and not at all when ptxas compiled no kernel. Step 3 may be handed
+to a batch (``disassembler``): the units compiled ahead by ``check`` share one nvdisasm start. The result is
 cached (cache.py) unless ``use_cache=False``.
 """
 
@@ -25,7 +26,7 @@ from __future__ import annotations
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from cudalens.compiled import cache as _cache
@@ -50,6 +51,9 @@ from cudalens.compiled.reports import (
 from cudalens.compiled.sass import FunctionSass, parse_nvdisasm
 from cudalens.compiled.toolchain import FIX_COMMANDS, Toolchain, discover
 from cudalens.errors import InputError, ToolchainError
+
+#: step 3: (nvdisasm, cubin, cc, analyzed file, toolchain) -> the SASS of each function (:func:`disassemble_one`)
+Disassembler = Callable[[str, Path, str, str, Toolchain], dict[str, FunctionSass]]
 
 #: Shared memory the driver reserves per block on CC >= 8.0; cuobjdump's SHARED includes it once a
 #: kernel uses shared memory, ptxas's "bytes smem" does not.
@@ -120,6 +124,7 @@ def compile_file(
     through: str | Path | None = None,
     where: str = "--nvcc-flag",
     instantiate: Iterable[str] = (),
+    disassembler: Disassembler | None = None,
 ) -> CompileResult:
     """Compile ``path`` for ``cc`` and return its kernels' resources and SASS facts.
 
@@ -130,7 +135,10 @@ def compile_file(
     own through the wrapper, never handed to nvcc as an input file. ``where`` names the origin of
     ``extra_flags`` in the one-line error a refused flag gives. ``instantiate``: template kernels the
     wrapper instantiates (``gemm<128,128,8>``); text that is not a template-id, or that the
-    compiler rejects, is an InputError naming it.
+    compiler rejects, is an InputError naming it. ``disassembler``: step 3 done by another
+    (:class:`cudalens.compiled.sass_batch.SassBatch`: many units' cubins from one nvdisasm start);
+    it is called with the cubin while the private folder exists and must return what
+    :func:`disassemble_one` does.
 
     Raises InputError for a missing file or a refused flag, ToolchainError when a tool is missing or
     cannot run and CompileError (with the compiler's messages as file/line/message) when the code
@@ -196,7 +204,8 @@ def compile_file(
         ptxas = parse_ptxas_verbose(output)
         # parsed while the private folder exists: line info of a file reached through a link names
         # the link, which is matched to the analyzed file by its real path
-        sass, dump = _binary_facts(cubin, cuobjdump.path, nvdisasm.path, cc, str(src), tc) if ptxas else ({}, {})
+        sass, dump = (_binary_facts(cubin, cuobjdump.path, nvdisasm.path, cc, str(src), tc, disassembler)
+                      if ptxas else ({}, {}))
 
     demangled = demangle_all(sorted(ptxas), tc.demangler)
     major = int(cc.split(".")[0])
@@ -242,21 +251,27 @@ def sass_command(nvdisasm: str, cubin: str | Path, cc: str) -> list[str]:
     return [nvdisasm, "-gi", "-c", *quick, str(cubin)]
 
 
-def _binary_facts(cubin: Path, cuobjdump: str, nvdisasm: str, cc: str, source: str,
-                  tc: Toolchain) -> tuple[dict[str, FunctionSass], dict[str, dict[str, int]]]:
+def disassemble_one(nvdisasm: str, cubin: Path, cc: str, source: str, tc: Toolchain) -> dict[str, FunctionSass]:
+    """Step 3 for one cubin: its own nvdisasm call (:func:`sass_command`), parsed."""
+    proc = subprocess.run(sass_command(nvdisasm, cubin, cc), capture_output=True, text=True, env=tc.env(),
+                          timeout=600, check=False)
+    if proc.returncode != 0:
+        raise ToolchainError(f"nvdisasm failed: {proc.stderr.strip()[:300]}")
+    return parse_nvdisasm(proc.stdout, source)
+
+
+def _binary_facts(cubin: Path, cuobjdump: str, nvdisasm: str, cc: str, source: str, tc: Toolchain,
+                  disassembler: Disassembler | None = None) -> tuple[dict[str, FunctionSass], dict[str, dict[str, int]]]:
     """Steps 2 and 3, at the same time: (the SASS of each function, cuobjdump's resources of each)."""
-    env = tc.env()
     dump_p = subprocess.Popen([cuobjdump, "--dump-resource-usage", str(cubin)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env)
-    sass_p = subprocess.Popen(sass_command(nvdisasm, cubin, cc), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env=env)
-    dump_out, dump_err = dump_p.communicate(timeout=600)
-    sass_out, sass_err = sass_p.communicate(timeout=600)
-    if sass_p.returncode != 0:
-        raise ToolchainError(f"nvdisasm failed: {sass_err.strip()[:300]}")
+                              stderr=subprocess.PIPE, text=True, env=tc.env())
+    try:
+        sass = (disassembler or disassemble_one)(nvdisasm, cubin, cc, source, tc)
+    finally:
+        dump_out, dump_err = dump_p.communicate(timeout=600)
     if dump_p.returncode != 0:
         raise ToolchainError(f"cuobjdump failed: {dump_err.strip()[:300]}")
-    return parse_nvdisasm(sass_out, source), parse_resource_usage(dump_out)
+    return sass, parse_resource_usage(dump_out)
 
 
 def _kept_ptx(keep: Path, cc: str) -> str:

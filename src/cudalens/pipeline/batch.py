@@ -178,6 +178,7 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
     included = {p: project.includers(p) if project is not None and not is_header(p) and missed else () for p in order}
     defined = {p: _kernel_names(source_text(p)) for p in order} if missed else {}
     unit_results: dict[str, Any] = {}
+    ahead: Any = None  # the units' compiles, ahead of their analyses (pipeline.compile_ahead)
 
     def one(p: str) -> Any:
         from cudalens.evidence.model_workers import model_worker
@@ -189,7 +190,9 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
         outcome: Future | None = None
         compiling = None
         try:
-            if compile:
+            if compile and ahead is not None and (got := ahead.outcome(p)) is not None:
+                outcome = _done(got[1]) if got[0] == "value" else _failed(got[1])
+            elif compile:
                 defs: dict[str, Any] = {}
                 if defines:  # which --define values nvcc may get depends on the file's syntax (none: none)
                     mark("parse")
@@ -227,7 +230,14 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
 
         preload()
     unit_results.update({p: cached[p] for p in units if p in cached})
-    unit_results.update(run_limited([p for p in units if p not in cached], one, limits, jobs, tick))
+    todo = [p for p in units if p not in cached]
+    ahead = _compile_ahead(todo, cc, defines, build, wanted, jobs, limits) if compile and len(todo) > 1 else None
+    try:
+        unit_results.update(run_limited(todo, one, limits, jobs, tick, ready=ahead.ready if ahead else None))
+    finally:
+        if ahead is not None:
+            ahead.close()
+        ahead = None
     results = {**unit_results, **cached}
     results.update(run_limited([p for p in order if p not in results], one, limits, jobs, tick))
     done: list[Any] = []
@@ -291,6 +301,35 @@ def _done(value: Any) -> Future:
     f: Future = Future()
     f.set_result(value)
     return f
+
+
+def _failed(exc: BaseException) -> Future:
+    f: Future = Future()
+    f.set_exception(exc)
+    return f
+
+
+def _compile_ahead(units: list[str], cc: str, defines: Mapping[str, Any], build: Any,
+                   wanted: Mapping[str, tuple[str, ...]], jobs: int, limits: Any) -> Any:
+    """The units' compiles started in the background (:class:`cudalens.pipeline.compile_ahead.CompileAhead`),
+    with the macros each unit's own compile would get; None where fork is not available."""
+    import os
+
+    if not hasattr(os, "fork"):
+        return None
+    from cudalens.pipeline.compile_ahead import CompileAhead
+    from cudalens.pipeline.defines import compiler_defines
+    from cudalens.source.parse import parse_file
+
+    defs: dict[str, Any] = {}
+    if defines:  # as in the unit's own worker: the --define values its syntax takes
+        for p in list(units):
+            try:
+                predefined = tuple(build.header_macros(p).items()) if build is not None else ()
+                defs[p] = compiler_defines(parse_file(p, predefined), defines)
+            except Exception:  # noqa: BLE001 - its own worker meets the error and reports it
+                units = [u for u in units if u != p]
+    return CompileAhead(units, cc, defs, build, wanted, jobs, seconds_each=limits.seconds) if len(units) > 1 else None
 
 
 def _consult(cache: Any, paths: list[str], block: Any, defines: Mapping[str, Any], cc: str, compile: bool,

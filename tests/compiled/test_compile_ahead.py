@@ -1,0 +1,71 @@
+"""check's units compiled ahead (issue #29): each unit gets what its own compile gives, and a group of
+units shares one disassembler start."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import time
+from pathlib import Path
+
+from cudalens.compiled import sass_elf
+from cudalens.pipeline import compile_ahead
+from cudalens.pipeline.compile_step import compile_one
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "compiled"
+UNITS = [str(EXAMPLES / n) for n in ("mixed.cu", "local_array.cu", "double_literal.cu")]
+
+
+def test_each_unit_gets_what_its_own_compile_gives(wheel_toolchain, tmp_path, monkeypatch):
+    calls: list[int] = []
+    real = sass_elf.disassemble_many
+
+    def counted(nvdisasm, cc, items, env=None):
+        calls.append(len(items))
+        return real(nvdisasm, cc, items, env)
+
+    monkeypatch.setattr(sass_elf, "disassemble_many", counted)
+    monkeypatch.setenv("CUDALENS_CACHE_DIR", str(tmp_path / "ahead-cache"))
+    folder = tmp_path / "out"
+    folder.mkdir()
+    compile_ahead._serve(UNITS, "9.0", {}, None, {}, jobs=1, group=2, folder=str(folder))
+    assert calls == [2, 1]  # groups of two units: one disassembler start each
+
+    monkeypatch.setenv("CUDALENS_CACHE_DIR", str(tmp_path / "own-cache"))  # not the entries just stored
+    for i, unit in enumerate(UNITS):
+        kind, (ahead, _notes) = pickle.loads((folder / f"{i}.pkl").read_bytes())
+        own, _own_notes = compile_one(unit, "9.0", {}, None)
+        assert kind == "value" and not own.cache_hit and not ahead.cache_hit
+        assert ahead.kernels == own.kernels and ahead.errors == own.errors and ahead.ptx == own.ptx
+        assert any(k.instructions for k in ahead.kernels.values())
+
+
+def test_a_unit_the_process_did_not_reach_is_left_to_its_worker(tmp_path, monkeypatch):
+    monkeypatch.setattr(compile_ahead, "_serve", lambda *a, **k: time.sleep(60))  # the fork runs this one
+    ahead = compile_ahead.CompileAhead(["a.cu", "b.cu"], "9.0", {}, None, {}, jobs=1)
+    try:
+        assert not ahead.ready("a.cu") and ahead.ready("not-ahead.cu")
+        os.killpg(ahead._pid, signal.SIGKILL)  # type: ignore[arg-type]
+        deadline = time.monotonic() + 20
+        while not ahead.ready("a.cu"):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert ahead.outcome("a.cu") is None and ahead.ready("b.cu") and ahead.outcome("b.cu") is None
+    finally:
+        ahead.close()
+
+
+def test_a_process_past_the_units_own_deadlines_is_stopped(monkeypatch):
+    monkeypatch.setattr(compile_ahead, "_serve", lambda *a, **k: time.sleep(60))
+    t0 = time.monotonic()
+    ahead = compile_ahead.CompileAhead(["a.cu", "b.cu", "c.cu"], "9.0", {}, None, {}, jobs=2, seconds_each=0.5)
+    try:
+        while not ahead.ready("a.cu"):  # 3 units, 2 at a time: two rounds of 0.5 s
+            assert time.monotonic() - t0 < 20
+            time.sleep(0.05)
+        assert time.monotonic() - t0 >= 1.0 and ahead.outcome("a.cu") is None
+        pid = ahead._pid
+        assert pid is None  # stopped and reaped
+    finally:
+        ahead.close()
