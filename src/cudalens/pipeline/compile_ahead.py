@@ -26,9 +26,9 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-#: units whose SASS one nvdisasm start serves: fewer starts (about 0.35 s of CPU each) against a longer
-#: tail (the last group's analyses run after every compile)
-GROUP = 8
+#: units whose SASS one nvdisasm start serves (times jobs): each start costs about 0.35 s of CPU, and the
+#: analyses wait for every compile anyway; a group's members keep their private folders until its batch
+GROUP = 64
 
 
 class CompileAhead:
