@@ -10,6 +10,7 @@ Where the launch configuration comes from, first found wins:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,20 +102,26 @@ class RegisterStep:
     blocks_with_more: int | None
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _active_blocks(cc: str, threads_per_block: int, registers: int, dynamic_smem: int, static_smem: int,
+                   barriers: int) -> int:
+    """Blocks per SM for one launch shape (the calculator is pure; register_steps asks the same shapes
+    again for every kernel of a file, up to 240 register counts each)."""
+    calculate = _calculator()
+    return calculate(cc=cc, threads_per_block=threads_per_block, registers_per_thread=registers,
+                     shared_mem_per_block=dynamic_smem, static_shared_mem=static_smem,
+                     block_barriers=barriers).active_blocks_per_sm
+
+
 def register_steps(kernel: Any, cc: str, threads_per_block: int, dynamic_smem: int = 0, max_regs: int = 255) -> RegisterStep | None:
     """Where the next occupancy step is, in registers per thread (what-if on the calculator)."""
-    calculate = _calculator()
-    if calculate is None:
+    if _calculator() is None:
         return None
     res = kernel.resources
     barriers = 1 if res.barriers else 0
 
     def blocks(regs: int) -> int:
-        return calculate(
-            cc=cc, threads_per_block=threads_per_block, registers_per_thread=regs,
-            shared_mem_per_block=dynamic_smem, static_shared_mem=res.static_shared_bytes,
-            block_barriers=barriers,
-        ).active_blocks_per_sm
+        return _active_blocks(cc, threads_per_block, regs, dynamic_smem, res.static_shared_bytes, barriers)
 
     now = blocks(res.registers)
     fewer = fewer_blocks = None
