@@ -14,6 +14,10 @@ Order of work (the result lists files in the order given):
    generated wrapper alone (never handed to nvcc as an input file);
 4. each file's model and rules run on the calling thread as its compile completes.
 
+With per-file limits (``check``: :func:`_analyze_isolated`), the translation units are compiled first,
+in one background process (:mod:`cudalens.pipeline.compile_ahead`: ``jobs`` compiles at a time, the SASS
+of many units from one nvdisasm start), and then analysed, each in its own worker, ``jobs`` at a time.
+
 A file that cannot be read or is not CUDA C++ raises :class:`~cudalens.errors.InputError`, or with
 ``keep_going`` is listed as ``(path, reason)`` and skipped. A file that does not compile is not a
 failure: it is analyzed source-only, with the compiler's first error in its notes.
