@@ -57,7 +57,8 @@ class LineSequence:
     rows: tuple[Row, ...]
 
 
-def _uleb(data: bytes, i: int) -> tuple[int, int]:
+def _leb(data: bytes, i: int, signed: bool = False) -> tuple[int, int]:
+    """(the LEB128 number at ``data[i]``, the offset after it)."""
     value = shift = 0
     while True:
         b = data[i]
@@ -65,18 +66,15 @@ def _uleb(data: bytes, i: int) -> tuple[int, int]:
         value |= (b & 0x7F) << shift
         shift += 7
         if b < 0x80:
-            return value, i
+            return (value - (1 << shift) if signed and b & 0x40 else value), i
+
+
+def _uleb(data: bytes, i: int) -> tuple[int, int]:
+    return _leb(data, i)
 
 
 def _sleb(data: bytes, i: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        b = data[i]
-        i += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if b < 0x80:
-            return (value - (1 << shift) if b & 0x40 else value), i
+    return _leb(data, i, signed=True)
 
 
 def _cstring(data: bytes, i: int) -> tuple[str, int]:
