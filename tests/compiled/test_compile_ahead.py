@@ -69,3 +69,20 @@ def test_a_process_past_the_units_own_deadlines_is_stopped(monkeypatch):
         assert pid is None  # stopped and reaped
     finally:
         ahead.close()
+
+
+def test_check_compiles_the_units_ahead_and_says_so(wheel_toolchain, tmp_path, monkeypatch):
+    """The whole path: the progress callback names the compile phase, then counts the analyses; each file's
+    compiled facts come from the process that compiled ahead (its kernels carry SASS)."""
+    from cudalens.pipeline.batch import analyze_files
+    from cudalens.pipeline.isolated import FileLimits
+
+    monkeypatch.setenv("CUDALENS_CACHE_DIR", str(tmp_path / "cache"))
+    calls: list[tuple[int, int, str]] = []
+    done, failed, _limits = analyze_files(UNITS[:2], block=None, defines={}, cc="9.0", compile=True, build=None,
+                                          jobs=1, progress=lambda d, t, p: calls.append((d, t, p)),
+                                          file_limits=FileLimits(seconds=120))
+    assert not failed and len(done) == 2
+    assert calls[0] == (0, 2, "compiling 2 units") and [c[0] for c in calls[1:]] == [1, 2]
+    for fa in done:
+        assert fa.compiled is not None and any(k.sass_counts for k in fa.compiled.kernels.values())
