@@ -101,14 +101,15 @@ def _chunk(m: Machine, space: str, width: int, part: list) -> tuple[Any, ...]:
     e = len(part)
     nk = e * m.V
     present = np.concatenate([c[2] for c in part])
+    rows = np.flatnonzero(present)  # (take on their positions: the rows of fancy indexing, at a fraction of its cost)
     act_all = np.concatenate([c[1] for c in part]).reshape(-1, WARP)
-    act = act_all[present]
+    act = act_all.take(rows, axis=0)
     if space == "global" and nb > 1:  # (block_shifts works on every row: lanes aligned across blocks)
         a_all = np.concatenate([_lanes(c[0]) for c in part]).reshape(-1, WARP)
-        a, shifts = a_all[present], M.block_shifts(a_all, act_all, e, m.V, nb)
+        a, shifts = a_all.take(rows, axis=0), M.block_shifts(a_all, act_all, e, m.V, nb)
     else:  # of each execution only the rows present, its offset added to them alone
         a, shifts = np.concatenate([_lanes(c[0], c[2]) for c in part]), None
-    key = (np.arange(0, nk, m.V)[:, None] + m.row_variant).ravel()[present]  # (non-decreasing)
+    key = (np.arange(0, nk, m.V)[:, None] + m.row_variant).ravel().take(rows)  # (non-decreasing)
     row_figures = _row_figures(space, width)
     got = M.distinct_rows(row_figures, a, act, width) if space in ("global", "shared") else row_figures(a, act)
     count = np.bincount(key, minlength=nk)

@@ -343,7 +343,8 @@ class Machine:
         lo, hi = self.span(mask) if old.a.dtype == new.dtype else (0, self.T)
         if hi - lo < self.T:  # lanes outside the span keep their values: selected within it only
             a = old.a.copy()
-            a[lo:hi] = np.where(mask[lo:hi], np.broadcast_to(new, (self.T,))[lo:hi], old.a[lo:hi])
+            a[lo:hi] = np.where(mask[lo:hi], (new if new.shape == a.shape else np.broadcast_to(new, a.shape))[lo:hi],
+                                old.a[lo:hi])
         else:
             a = np.where(mask, new, old.a if old.a.dtype == new.dtype else old.a.astype(new.dtype))
         t = val.taint if val.taint >= old.taint else old.taint
