@@ -169,7 +169,8 @@ def block_shifts(addr: np.ndarray, active: np.ndarray, executions: int, variants
     where both are active; 32 when whole sectors apart (or never both active). Execution-major."""
     lanes = addr.reshape(executions, variants, blocks, -1)
     on = active.reshape(lanes.shape)
-    d = np.where(on[:, :, 0] & on[:, :, 1], (lanes[:, :, 1] - lanes[:, :, 0]) % 32, 0).astype(np.int64) | 32
+    d = np.where(on[:, :, 0] & on[:, :, 1], (lanes[:, :, 1] - lanes[:, :, 0]) & 31, 0).astype(np.int64) | 32  # (& 31:
+    # x mod 32 of int64 lanes, negative ones too, without a division)
     return (d & -d).min(axis=2).ravel()  # gcd(32, x) for 0 <= x < 32 is the lowest set bit of x | 32: their gcd the least
 
 
@@ -199,7 +200,11 @@ def distinct_rows(model: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ..
     if len(addr) < _DEDUP_ROWS or _PERIOD % max(width, 1):
         return model(addr, active)
     on = addr[np.arange(len(addr)), active.argmax(axis=1)]  # the first active lane's address (none: masked)
-    norm = np.where(active, addr - (on & -_PERIOD)[:, None], _SENTINEL)  # (-_PERIOD: its multiples' mask)
+    # active lanes: their address less the first's rounded down to a multiple of _PERIOD; the others _SENTINEL
+    # (np.where's values, in arithmetic that wraps back to them: three passes cheaper than its select)
+    norm = addr - ((on & -_PERIOD) + _SENTINEL)[:, None]  # (-_PERIOD: its multiples' mask)
+    np.multiply(norm, active, out=norm)
+    norm += _SENTINEL
     h = norm @ _MIX[:norm.shape[1]]  # (wraps)
     order = h.argsort()
     new = np.empty(len(h), dtype=bool)  # per row in hash order: a hash not seen before it
@@ -208,7 +213,8 @@ def distinct_rows(model: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ..
     first = order[new]  # a row of each hash (which one does not matter: the model works row by row)
     inv = np.empty(len(h), dtype=np.intp)
     inv[order] = np.cumsum(new) - 1
-    if len(first) == len(addr) or not (norm == norm[first][inv]).all():  # (no two alike, or a hash collision)
+    if len(first) == len(addr) or not (norm == norm[first].take(inv, axis=0)).all():  # (no two alike, or a hash
+        # collision; take: the rows gathered at a fraction of fancy indexing's cost)
         return model(addr, active)
     return tuple(x[inv] for x in model(addr[first], active[first]))
 

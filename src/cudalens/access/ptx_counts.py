@@ -101,14 +101,19 @@ def _chunk(m: Machine, space: str, width: int, part: list) -> tuple[Any, ...]:
     e = len(part)
     nk = e * m.V
     present = np.concatenate([c[2] for c in part])
+    rows = np.flatnonzero(present)  # (take on their positions: the rows of fancy indexing, at a fraction of its cost)
     act_all = np.concatenate([c[1] for c in part]).reshape(-1, WARP)
-    act = act_all[present]
+    act = act_all.take(rows, axis=0)
     if space == "global" and nb > 1:  # (block_shifts works on every row: lanes aligned across blocks)
         a_all = np.concatenate([_lanes(c[0]) for c in part]).reshape(-1, WARP)
-        a, shifts = a_all[present], M.block_shifts(a_all, act_all, e, m.V, nb)
+        a, shifts = a_all.take(rows, axis=0), M.block_shifts(a_all, act_all, e, m.V, nb)
     else:  # of each execution only the rows present, its offset added to them alone
-        a, shifts = np.concatenate([_lanes(c[0], c[2]) for c in part]), None
-    key = (np.arange(0, nk, m.V)[:, None] + m.row_variant).ravel()[present]  # (non-decreasing)
+        kept = [(c[0], 0) if isinstance(c[0], np.ndarray) else c[0] for c in part]
+        a, shifts = np.concatenate([k[0] for k in kept]).reshape(-1, WARP).take(rows, axis=0), None
+        offs = [k[1] for k in kept]
+        if any(offs):  # (rows // rows per execution: each row's execution)
+            a += np.asarray(offs, dtype=np.int64)[rows // len(m.row_variant)][:, None]
+    key = (np.arange(0, nk, m.V)[:, None] + m.row_variant).ravel().take(rows)  # (non-decreasing)
     row_figures = _row_figures(space, width)
     got = M.distinct_rows(row_figures, a, act, width) if space in ("global", "shared") else row_figures(a, act)
     count = np.bincount(key, minlength=nk)
@@ -122,10 +127,9 @@ def _chunk(m: Machine, space: str, width: int, part: list) -> tuple[Any, ...]:
     return count, lanes, lo, hi, shifts, num, ideal
 
 
-def _lanes(kept: np.ndarray | tuple[np.ndarray, int], rows: np.ndarray | None = None) -> np.ndarray:
-    """An execution's addresses (``kept``: them, or (base, offset), ptx_run._memory), all or the warp rows ``rows``."""
+def _lanes(kept: np.ndarray | tuple[np.ndarray, int]) -> np.ndarray:
+    """An execution's addresses (``kept``: them, or (base, offset), ptx_run._memory)."""
     a, off = (kept, 0) if isinstance(kept, np.ndarray) else kept
-    a = a if rows is None else a.reshape(-1, WARP)[rows]
     return a + off if off else a
 
 

@@ -211,10 +211,16 @@ class Machine:
         seeds = np.asarray([sd for sd, _p in variants], dtype=np.int64)
         self.seed_lane = seeds[self.variant]
         self.valid = tid < nthr
-        # the seed's part of a synthetic loaded value (ptx_run._synthetic), and the lanes (lo, hi) of seed 0
+        # the seed's part of a synthetic loaded value (ptx_run._synthetic), and the runs of lanes (lo, hi) of the
+        # variants whose seed is not 0 (those of seed 0 load zeros), neighbouring variants' in one run
         self.seed_term = self.seed_lane * 7919
         lanes = per * nb  # (each variant's)
-        self.zero_seed = [(v * lanes, (v + 1) * lanes) for v in np.flatnonzero(seeds == 0).tolist()]
+        self.seeded: list[tuple[int, int]] = []
+        for v in np.flatnonzero(seeds != 0).tolist():
+            if self.seeded and self.seeded[-1][1] == v * lanes:
+                self.seeded[-1] = (self.seeded[-1][0], (v + 1) * lanes)
+            else:
+                self.seeded.append((v * lanes, (v + 1) * lanes))
         self.special = _Specials(launch, tid, per, self.V, self.nw)
         self.regs: dict[str, Val] = {}
         self.ctl: tuple[int, str] = (0, "")  # taint of the branches deciding the block now running, and why
@@ -343,7 +349,8 @@ class Machine:
         lo, hi = self.span(mask) if old.a.dtype == new.dtype else (0, self.T)
         if hi - lo < self.T:  # lanes outside the span keep their values: selected within it only
             a = old.a.copy()
-            a[lo:hi] = np.where(mask[lo:hi], np.broadcast_to(new, (self.T,))[lo:hi], old.a[lo:hi])
+            a[lo:hi] = np.where(mask[lo:hi], (new if new.shape == a.shape else np.broadcast_to(new, a.shape))[lo:hi],
+                                old.a[lo:hi])
         else:
             a = np.where(mask, new, old.a if old.a.dtype == new.dtype else old.a.astype(new.dtype))
         t = val.taint if val.taint >= old.taint else old.taint
