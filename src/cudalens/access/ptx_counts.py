@@ -108,11 +108,7 @@ def _chunk(m: Machine, space: str, width: int, part: list) -> tuple[Any, ...]:
         a_all = np.concatenate([_lanes(c[0]) for c in part]).reshape(-1, WARP)
         a, shifts = a_all.take(rows, axis=0), M.block_shifts(a_all, act_all, e, m.V, nb)
     else:  # of each execution only the rows present, its offset added to them alone
-        kept = [(c[0], 0) if isinstance(c[0], np.ndarray) else c[0] for c in part]
-        a, shifts = np.concatenate([k[0] for k in kept]).reshape(-1, WARP).take(rows, axis=0), None
-        offs = [k[1] for k in kept]
-        if any(offs):  # (rows // rows per execution: each row's execution)
-            a += np.asarray(offs, dtype=np.int64)[rows // len(m.row_variant)][:, None]
+        a, shifts = np.concatenate([_lanes(c[0], c[2]) for c in part]), None
     key = (np.arange(0, nk, m.V)[:, None] + m.row_variant).ravel().take(rows)  # (non-decreasing)
     row_figures = _row_figures(space, width)
     got = M.distinct_rows(row_figures, a, act, width) if space in ("global", "shared") else row_figures(a, act)
@@ -127,9 +123,10 @@ def _chunk(m: Machine, space: str, width: int, part: list) -> tuple[Any, ...]:
     return count, lanes, lo, hi, shifts, num, ideal
 
 
-def _lanes(kept: np.ndarray | tuple[np.ndarray, int]) -> np.ndarray:
-    """An execution's addresses (``kept``: them, or (base, offset), ptx_run._memory)."""
+def _lanes(kept: np.ndarray | tuple[np.ndarray, int], rows: np.ndarray | None = None) -> np.ndarray:
+    """An execution's addresses (``kept``: them, or (base, offset), ptx_run._memory), all or the warp rows ``rows``."""
     a, off = (kept, 0) if isinstance(kept, np.ndarray) else kept
+    a = a if rows is None else a.reshape(-1, WARP)[rows]
     return a + off if off else a
 
 

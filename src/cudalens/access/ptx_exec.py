@@ -211,16 +211,10 @@ class Machine:
         seeds = np.asarray([sd for sd, _p in variants], dtype=np.int64)
         self.seed_lane = seeds[self.variant]
         self.valid = tid < nthr
-        # the seed's part of a synthetic loaded value (ptx_run._synthetic), and the runs of lanes (lo, hi) of the
-        # variants whose seed is not 0 (those of seed 0 load zeros), neighbouring variants' in one run
+        # the seed's part of a synthetic loaded value (ptx_run._synthetic), and the lanes (lo, hi) of seed 0
         self.seed_term = self.seed_lane * 7919
         lanes = per * nb  # (each variant's)
-        self.seeded: list[tuple[int, int]] = []
-        for v in np.flatnonzero(seeds != 0).tolist():
-            if self.seeded and self.seeded[-1][1] == v * lanes:
-                self.seeded[-1] = (self.seeded[-1][0], (v + 1) * lanes)
-            else:
-                self.seeded.append((v * lanes, (v + 1) * lanes))
+        self.zero_seed = [(v * lanes, (v + 1) * lanes) for v in np.flatnonzero(seeds == 0).tolist()]
         self.special = _Specials(launch, tid, per, self.V, self.nw)
         self.regs: dict[str, Val] = {}
         self.ctl: tuple[int, str] = (0, "")  # taint of the branches deciding the block now running, and why

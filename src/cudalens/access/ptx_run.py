@@ -57,14 +57,10 @@ def _width(ins: Instruction) -> tuple[int, int, str]:
 
 def _synthetic(m: Machine, addr: np.ndarray, typ: str) -> np.ndarray:
     """The value a load yields in each lane's trial seed: 0 for seed 0 (zero-filled memory), else a
-    hash of the address, different per seed (worked out for the lanes of the seeds not 0 alone)."""
-    if addr.shape != (m.T,) or addr.dtype != np.int64:  # (not one int64 per lane: every lane's, then zeros set)
-        h = ((addr >> 2) * 2654435761 + m.seed_term) % _SYNTHETIC_MOD
-        h[m.seed_lane == 0] = 0
-    else:
-        h = np.zeros(m.T, dtype=np.int64)
-        for lo, hi in m.seeded:
-            h[lo:hi] = ((addr[lo:hi] >> 2) * 2654435761 + m.seed_term[lo:hi]) % _SYNTHETIC_MOD
+    hash of the address, different per seed."""
+    h = ((addr >> 2) * 2654435761 + m.seed_term) % _SYNTHETIC_MOD
+    for lo, hi in m.zero_seed:  # (a new array: set in place)
+        h[lo:hi] = 0
     return h.astype(np.float64) if typ.startswith("f") else h
 
 
