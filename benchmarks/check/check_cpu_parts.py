@@ -10,7 +10,7 @@ seconds (user + system of the processes each step starts; steadier than wall tim
 - ``nvcc_keep``, ``nvcc_ptxas_v`` (with ``--variants``): plain nvcc with ``--keep`` alone and with ``-Xptxas -v``
   alone (what each costs on its own);
 - ``nvdisasm``: ``nvdisasm -gi -c`` of the cubin (SASS with line info); ``nvdisasm_ndf``: with ``-ndf``,
-  compile.sass_command, as ``check`` runs it; ``nvdisasm_start``: ``nvdisasm -c -ndf`` of a one-instruction
+  sass.sass_command, as ``check`` runs it; ``nvdisasm_start``: ``nvdisasm -c -ndf`` of a one-instruction
   cubin, nvdisasm's fixed cost per call; and ``cuobjdump --dump-resource-usage``;
 - ``toolchain``: nvcc_check + nvdisasm_ndf + cuobjdump, every tool ``check`` starts for the unit.
 
@@ -50,7 +50,8 @@ def _tool(name: str) -> str:
 
 
 def parts(files: list[Path], includes: list[str], cc: str, before: bool = False, variants: bool = False) -> dict:
-    from cudalens.compiled.compile import build_flags, nvcc_command, sass_command
+    from cudalens.compiled.compile import build_flags, nvcc_command
+    from cudalens.compiled.sass import sass_command
 
     arch = "sm_" + cc.replace(".", "")
     nvcc, nvdisasm, cuobjdump = _tool("nvcc"), _tool("nvdisasm"), _tool("cuobjdump")

@@ -1,5 +1,5 @@
 """Issue #29 cold: the SASS of many cubins from ONE nvdisasm start (cudalens.compiled.sass_elf) against the
-per-cubin ``nvdisasm -gi -c -ndf`` parse ``check`` runs (compile.sass_command + sass.parse_nvdisasm).
+per-cubin ``nvdisasm -gi -c -ndf`` parse ``check`` runs (sass.disassemble_one: sass.sass_command + sass.parse_nvdisasm).
 
 For every ``*.cubin`` under the folders: equal (FunctionSass ==, every instruction's offset, opcode, class,
 lines and written location)?, its instruction count, whether it fell back to the per-cubin command (and why);
@@ -41,7 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args(argv)
 
-    from cudalens.compiled.sass_elf import _per_cubin, disassemble_batch
+    from cudalens.compiled.sass import disassemble_one
+    from cudalens.compiled.sass_elf import disassemble_batch
     from cudalens.compiled.toolchain import discover
 
     tc = discover()
@@ -62,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         for side in ("per_cubin", "batched"):
             c0, s0, w0 = *_cpu(), time.perf_counter()
             if side == "per_cubin":
-                per = {p: _per_cubin(nvdisasm, cc, p, None, env) for cc, items in groups.items() for p, _ in items}
+                per = {p: disassemble_one(nvdisasm, p, cc, None, env) for cc, items in groups.items() for p, _ in items}
             else:
                 for cc, items in groups.items():
                     got = disassemble_batch(nvdisasm, cc, items, env)

@@ -15,7 +15,8 @@ import pytest
 
 from cudalens.compiled import sass_elf
 from cudalens.compiled.dwarf_lines import LineTableError, Row, comment_lines, decode_line_table, section_comments
-from cudalens.compiled.sass_elf import _per_cubin, disassemble_batch
+from cudalens.compiled.sass import disassemble_one
+from cudalens.compiled.sass_elf import disassemble_batch
 from cudalens.errors import ToolchainError
 
 HEADER = """#pragma once
@@ -105,7 +106,7 @@ def unit_sm80(units, wheel_toolchain):
 
 def _reference(units, items=None):
     nvdisasm, env, default = units
-    return [_per_cubin(nvdisasm, "9.0", cubin, source, env) for cubin, source in (items or default)]
+    return [disassemble_one(nvdisasm, cubin, "9.0", source, env) for cubin, source in (items or default)]
 
 
 def test_the_kernels_hold_the_patterns(units):
@@ -143,7 +144,7 @@ def test_sm80_line_tables_through_rel_relocations(units, unit_sm80):
         assert ELFFile(fh).get_section_by_name(".rel.debug_line") is not None
     batch = disassemble_batch(nvdisasm, "8.0", [unit_sm80], env)
     assert batch.fell_back == {}
-    assert list(batch.results) == [_per_cubin(nvdisasm, "8.0", *unit_sm80, env)]
+    assert list(batch.results) == [disassemble_one(nvdisasm, unit_sm80[0], "8.0", unit_sm80[1], env)]
 
 
 def test_one_nvdisasm_start_for_all(units, monkeypatch):

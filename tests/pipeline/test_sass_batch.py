@@ -11,11 +11,6 @@ import pytest
 from cudalens.compiled import sass_batch, sass_elf
 
 
-class _Tc:
-    def env(self) -> dict[str, str]:
-        return {}
-
-
 def _members(batch: sass_batch.SassBatch, plans: list[str | None], slot: threading.Semaphore | None) -> list:
     """One thread per plan: a cubin name arrives with it, None leaves; their results in order."""
     got: list = [None] * len(plans)
@@ -26,7 +21,7 @@ def _members(batch: sass_batch.SassBatch, plans: list[str | None], slot: threadi
             slot.acquire()
         try:
             if cubin is not None:
-                got[i] = place.disassemble("nvdisasm", Path(cubin), "9.0", f"src{i}.cu", _Tc())  # type: ignore[arg-type]
+                got[i] = place.disassemble("nvdisasm", Path(cubin), "9.0", f"src{i}.cu", {})
         finally:
             place.leave()
             if slot is not None:
@@ -70,14 +65,14 @@ def test_a_failed_batch_leaves_each_member_to_its_own_call(monkeypatch):
         raise RuntimeError("batch failed")
 
     monkeypatch.setattr(sass_elf, "disassemble_many", broken)
-    monkeypatch.setattr(sass_batch, "disassemble_one", lambda nvdisasm, cubin, cc, source, tc: {"own": cubin.name})
+    monkeypatch.setattr(sass_batch, "disassemble_one", lambda nvdisasm, cubin, cc, source, env: {"own": cubin.name})
     got = _members(sass_batch.SassBatch(2), ["a.cubin", "b.cubin"], None)
     assert got == [{"own": "a.cubin"}, {"own": "b.cubin"}]
 
 
 def test_a_member_arriving_after_the_batch_ran_makes_its_own_call(monkeypatch):
     monkeypatch.setattr(sass_elf, "disassemble_many", lambda nvdisasm, cc, items, env=None: [{"batch": 1} for _ in items])
-    monkeypatch.setattr(sass_batch, "disassemble_one", lambda nvdisasm, cubin, cc, source, tc: {"own": cubin.name})
+    monkeypatch.setattr(sass_batch, "disassemble_one", lambda nvdisasm, cubin, cc, source, env: {"own": cubin.name})
     batch = sass_batch.SassBatch(1)
     assert _members(batch, ["a.cubin"], None) == [{"batch": 1}]
     assert _members(batch, ["late.cubin"], None) == [{"own": "late.cubin"}]

@@ -57,9 +57,8 @@ def register(group: click.Group) -> None:
                   help="Value of a kernel parameter, template parameter or macro (repeatable).")
     @build_context_options
     @click.option("-j", "--jobs", "jobs", type=click.IntRange(1, 1024), default=None,
-                  help="Files compiled at the same time, and files analysed at the same time: a project's units are "
-                       "compiled ahead of their analyses, so one group's analyses run while the next group "
-                       "compiles (default: every core).")
+                  help="Processes at work at a time: a project's units are compiled first, N at a time, then "
+                       "analysed, N at a time (-j 1 is serial; default: every core).")
     @click.option("--deadline", "deadline", type=click.FloatRange(1, 86400), default=None, metavar="SECONDS",
                   help="Hard limit on each file's analysis (parse, compile, models, rules), in a worker that is "
                        "stopped there; the file is reported in one line and the others finish. The project's launch "

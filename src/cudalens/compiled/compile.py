@@ -12,7 +12,7 @@ Steps (each a tool call; see toolchain.py for which copies are used):
 2. ``cuobjdump --dump-resource-usage`` on the cubin: the same resources as the binary records them,
    plus constant bank 0, which CUDA 13's ptxas no longer prints. The two reports are cross-checked;
    any disagreement is kept in ``CompiledKernel.cross_check``.
-3. ``nvdisasm -gi -c -ndf`` on the cubin: the SASS with line info, classified by sass.py. Default
+3. ``nvdisasm -gi -c -ndf`` on the cubin (sass.sass_command): the SASS with line info, classified by sass.py. Default
    rules read it (g4, g6, i2, i6, the SASS confirmation of findings, the shared load widths of the
    compiled access model). About 0.4 s of each call is nvdisasm's start, whatever the cubin.
 
@@ -48,12 +48,13 @@ from cudalens.compiled.reports import (
     parse_ptxas_verbose,
     parse_resource_usage,
 )
-from cudalens.compiled.sass import FunctionSass, parse_nvdisasm
+from cudalens.compiled.sass import FunctionSass, disassemble_one
 from cudalens.compiled.toolchain import FIX_COMMANDS, Toolchain, discover
 from cudalens.errors import InputError, ToolchainError
 
-#: step 3: (nvdisasm, cubin, cc, analyzed file, toolchain) -> the SASS of each function (:func:`disassemble_one`)
-Disassembler = Callable[[str, Path, str, str, Toolchain], dict[str, FunctionSass]]
+#: step 3: (nvdisasm, cubin, cc, analyzed file, the toolchain's environment) -> the SASS of each function
+#: (:func:`cudalens.compiled.sass.disassemble_one`)
+Disassembler = Callable[[str, Path, str, str, Mapping[str, str]], dict[str, FunctionSass]]
 
 #: Shared memory the driver reserves per block on CC >= 8.0; cuobjdump's SHARED includes it once a
 #: kernel uses shared memory, ptxas's "bytes smem" does not.
@@ -138,7 +139,7 @@ def compile_file(
     compiler rejects, is an InputError naming it. ``disassembler``: step 3 done by another
     (:class:`cudalens.compiled.sass_batch.SassBatch`: many units' cubins from one nvdisasm start);
     it is called with the cubin while the private folder exists and must return what
-    :func:`disassemble_one` does.
+    :func:`cudalens.compiled.sass.disassemble_one` does.
 
     Raises InputError for a missing file or a refused flag, ToolchainError when a tool is missing or
     cannot run and CompileError (with the compiler's messages as file/line/message) when the code
@@ -244,29 +245,13 @@ def nvcc_command(nvcc: str, flags: Iterable[str], unit: str | Path, cubin: str |
     return [nvcc, *flags, *_cache.DEPENDENCY_FLAGS, "--keep", "--keep-dir", str(keep), str(unit), "-o", str(cubin)]
 
 
-def sass_command(nvdisasm: str, cubin: str | Path, cc: str) -> list[str]:
-    """Step 3: the SASS with line info. No dataflow pass (-ndf) from Volta on: it only labels
-    branch-stack jumps, which those GPUs do not have (the same text, a quarter less of nvdisasm's time)."""
-    quick = ("-ndf",) if int(cc.split(".")[0]) >= 7 else ()
-    return [nvdisasm, "-gi", "-c", *quick, str(cubin)]
-
-
-def disassemble_one(nvdisasm: str, cubin: Path, cc: str, source: str, tc: Toolchain) -> dict[str, FunctionSass]:
-    """Step 3 for one cubin: its own nvdisasm call (:func:`sass_command`), parsed."""
-    proc = subprocess.run(sass_command(nvdisasm, cubin, cc), capture_output=True, text=True, env=tc.env(),
-                          timeout=600, check=False)
-    if proc.returncode != 0:
-        raise ToolchainError(f"nvdisasm failed: {proc.stderr.strip()[:300]}")
-    return parse_nvdisasm(proc.stdout, source)
-
-
 def _binary_facts(cubin: Path, cuobjdump: str, nvdisasm: str, cc: str, source: str, tc: Toolchain,
                   disassembler: Disassembler | None = None) -> tuple[dict[str, FunctionSass], dict[str, dict[str, int]]]:
     """Steps 2 and 3, at the same time: (the SASS of each function, cuobjdump's resources of each)."""
     dump_p = subprocess.Popen([cuobjdump, "--dump-resource-usage", str(cubin)], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, env=tc.env())
     try:
-        sass = (disassembler or disassemble_one)(nvdisasm, cubin, cc, source, tc)
+        sass = (disassembler or disassemble_one)(nvdisasm, cubin, cc, source, tc.env())
     finally:
         dump_out, dump_err = dump_p.communicate(timeout=600)
     if dump_p.returncode != 0:

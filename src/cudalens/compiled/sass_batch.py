@@ -14,13 +14,15 @@ A batch that fails leaves each member to its own call.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from cudalens.compiled.compile import disassemble_one
-from cudalens.compiled.sass import FunctionSass
-from cudalens.compiled.toolchain import Toolchain
+from cudalens.compiled.sass import FunctionSass, disassemble_one
+
+#: one member's cubin: (nvdisasm, cubin, cc, analyzed file, the toolchain's environment)
+_Item = tuple[str, Path, str, str, Mapping[str, str]]
 
 
 class SassBatch:
@@ -32,7 +34,7 @@ class SassBatch:
         self._open = members
         self._parts = max(1, parts)
         self._slot = slot
-        self._items: list[tuple[str, Path, str, str, Toolchain]] = []
+        self._items: list[_Item] = []
         self._results: list[dict[str, FunctionSass] | None] | None = None
         self._state = "gathering"  # then "running", "done"
 
@@ -40,7 +42,7 @@ class SassBatch:
         """One compile's place in the batch."""
         return Member(self)
 
-    def _arrive(self, item: tuple[str, Path, str, str, Toolchain] | None) -> tuple[int, bool]:
+    def _arrive(self, item: _Item | None) -> tuple[int, bool]:
         """(index of the item, or -1; whether this arrival completes the group)."""
         with self._cond:
             if self._state != "gathering":
@@ -90,14 +92,15 @@ class Member:
         self._batch = batch
         self._counted = False
 
-    def disassemble(self, nvdisasm: str, cubin: Path, cc: str, source: str, tc: Toolchain) -> dict[str, FunctionSass]:
+    def disassemble(self, nvdisasm: str, cubin: Path, cc: str, source: str,
+                    env: Mapping[str, str]) -> dict[str, FunctionSass]:
         got = None
         if not self._counted:  # a second cubin of the same compile (a retry) makes its own call
             self._counted = True
-            index, fire = self._batch._arrive((nvdisasm, cubin, cc, source, tc))
+            index, fire = self._batch._arrive((nvdisasm, cubin, cc, source, env))
             if index >= 0:
                 got = self._batch._wait(index, fire)
-        return got if got is not None else disassemble_one(nvdisasm, cubin, cc, source, tc)
+        return got if got is not None else disassemble_one(nvdisasm, cubin, cc, source, env)
 
     def leave(self) -> None:
         if not self._counted:
@@ -107,8 +110,7 @@ class Member:
                 self._batch._run()
 
 
-def _disassemble_parts(items: list[tuple[str, Path, str, str, Toolchain]],
-                       parts: int) -> list[dict[str, FunctionSass] | None]:
+def _disassemble_parts(items: list[_Item], parts: int) -> list[dict[str, FunctionSass] | None]:
     """Each item's SASS; items of one (nvdisasm, cc) in ``parts`` calls at once."""
     from cudalens.compiled.sass_elf import disassemble_many
 
@@ -121,7 +123,7 @@ def _disassemble_parts(items: list[tuple[str, Path, str, str, Toolchain]],
 
     def one(chunk: list[int], key: tuple[str, str]) -> None:
         nvdisasm, cc = key
-        got = disassemble_many(nvdisasm, cc, [(items[k][1], items[k][3]) for k in chunk], items[chunk[0]][4].env())
+        got = disassemble_many(nvdisasm, cc, [(items[k][1], items[k][3]) for k in chunk], items[chunk[0]][4])
         for k, sass in zip(chunk, got):
             out[k] = sass
 

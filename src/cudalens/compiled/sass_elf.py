@@ -15,7 +15,7 @@ then parses it with that same parser. The rules it follows (checked on 13.2's nv
   local label (``.L_x_N``: a call to an unnamed subroutine), and a ``BRA`` to its own address (the
   padding self-loop) gets a label of its own, as nvdisasm does.
 
-A cubin falls back to its own per-cubin command (``compile.sass_command``) wherever this reading cannot
+A cubin falls back to its own per-cubin command (``sass.disassemble_one``) wherever this reading cannot
 be trusted: an unreadable ELF, a line table dwarf_lines.py refuses, a section size not a multiple of 16,
 a line row off an instruction, an offset missing from the raw output, a CALL out of the cubin or through
 a relocation it does not resolve. All cubins fall back when ``cc`` has no raw-binary architecture in
@@ -33,8 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cudalens.compiled.dwarf_lines import LineTableError, Row, decode_line_table, section_comments
-from cudalens.compiled.sass import FunctionSass, parse_nvdisasm
-from cudalens.errors import ToolchainError
+from cudalens.compiled.sass import FunctionSass, disassemble_one, parse_nvdisasm
 
 # nvdisasm 13.2's --binary architectures (the "a"/"f" variants aside): Turing on.
 RAW_ARCHS = frozenset({"75", "80", "86", "87", "88", "89", "90", "100", "101", "103", "110", "120", "121"})
@@ -49,7 +48,7 @@ class _Untrusted(Exception):
 
 
 @dataclass(frozen=True)
-class SassBatch:
+class Disassembled:
     """What :func:`disassemble_batch` gives: per item the parse, and why the items that fell back did."""
 
     results: tuple[dict[str, FunctionSass], ...]
@@ -196,21 +195,6 @@ def _synthesize(cubin: _Cubin, bases: Sequence[int], raw: Mapping[int, str]) -> 
     return "\n".join(out)
 
 
-def _per_cubin(nvdisasm: str, cc: str, cubin: str | Path, source: str | None,
-               env: Mapping[str, str] | None) -> dict[str, FunctionSass]:
-    """The per-cubin path: ``nvdisasm -gi -c`` on the cubin, parsed (compile._binary_facts's reading)."""
-    from cudalens.compiled.compile import sass_command  # compile.py imports this module
-
-    try:
-        done = subprocess.run(sass_command(nvdisasm, cubin, cc), capture_output=True, text=True, timeout=600,
-                              env=None if env is None else dict(env), check=False)
-    except OSError as exc:
-        raise ToolchainError(f"cannot run {nvdisasm}: {exc}") from exc
-    if done.returncode != 0:
-        raise ToolchainError(f"nvdisasm failed: {done.stderr.strip()[:300]}")
-    return parse_nvdisasm(done.stdout, source)
-
-
 def _raw_disassembly(nvdisasm: str, arch: str, blob: bytes, env: Mapping[str, str] | None) -> dict[int, str] | None:
     """Blob offset -> instruction text from one ``nvdisasm -b ARCH -c -ndf`` call; None if it fails."""
     with tempfile.TemporaryDirectory(prefix="cudalens-sass-") as tmp:
@@ -232,7 +216,7 @@ def _raw_disassembly(nvdisasm: str, arch: str, blob: bytes, env: Mapping[str, st
 
 
 def disassemble_batch(nvdisasm: str, cc: str, items: Sequence[tuple[str | Path, str | None]],
-                      env: Mapping[str, str] | None = None) -> SassBatch:
+                      env: Mapping[str, str] | None = None) -> Disassembled:
     """:func:`disassemble_many`, with the items that fell back to the per-cubin command and why."""
     reasons: dict[int, str] = {}
     cubins: dict[int, _Cubin] = {}
@@ -265,8 +249,8 @@ def disassemble_batch(nvdisasm: str, cc: str, items: Sequence[tuple[str | Path, 
         except _Untrusted as exc:
             reasons[i] = str(exc)
     for i in reasons:
-        results[i] = _per_cubin(nvdisasm, cc, items[i][0], items[i][1], env)
-    return SassBatch(tuple(r if r is not None else {} for r in results), dict(sorted(reasons.items())))
+        results[i] = disassemble_one(nvdisasm, items[i][0], cc, items[i][1], env)
+    return Disassembled(tuple(r if r is not None else {} for r in results), dict(sorted(reasons.items())))
 
 
 def disassemble_many(nvdisasm: str, cc: str, items: Sequence[tuple[str | Path, str | None]],

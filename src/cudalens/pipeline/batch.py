@@ -329,12 +329,13 @@ def _compile_ahead(units: list[str], cc: str, defines: Mapping[str, Any], build:
 
     defs: dict[str, Any] = {}
     if defines:  # as in the unit's own worker: the --define values its syntax takes
-        for p in list(units):
+        for p in units:
             try:
                 predefined = tuple(build.header_macros(p).items()) if build is not None else ()
                 defs[p] = compiler_defines(parse_file(p, predefined), defines)
             except Exception:  # noqa: BLE001 - its own worker meets the error and reports it
-                units = [u for u in units if u != p]
+                pass
+        units = [p for p in units if p in defs]
     return CompileAhead(units, cc, defs, build, wanted, jobs, seconds_each=limits.seconds) if len(units) > 1 else None
 
 
