@@ -130,12 +130,8 @@ def _envs(scope: Any, body: Any, names: tuple[str, ...], calls: list[CallValues]
     template arguments of its calls give (:class:`TemplateArgs`)."""
     if not calls:
         return [(HostEnv(scope, body), False)]
-    out = []
-    for call, optional in ordered(calls)[:MAX_SEEDS]:
-        env = HostEnv(scope, body)
-        _seed(env, names, [call], tparams)
-        out.append((env, optional))
-    return out
+    base = HostEnv(scope, body)
+    return [(_seed(base, names, [call], tparams), optional) for call, optional in ordered(calls)[:MAX_SEEDS]]
 
 
 class TemplateArgs(tuple):
@@ -169,9 +165,10 @@ def _template_params(fn: Any) -> tuple[str, ...]:
     return template_params(fn.parent) if fn.parent is not None and fn.parent.type == "template_declaration" else ()
 
 
-def _seed(env: Any, names: tuple[str, ...], calls: list[tuple[Any, ...]], tparams: tuple[str, ...] = ()) -> None:
-    """Seed ``env`` with the first known value the ``calls`` pass each parameter (``names``) and
-    template parameter (``tparams``; a type argument gives ``sizeof(T)``)."""
+def _seed(env: Any, names: tuple[str, ...], calls: list[tuple[Any, ...]], tparams: tuple[str, ...] = ()) -> Any:
+    """A copy of ``env`` seeded with the first known value the ``calls`` pass each parameter (``names``)
+    and template parameter (``tparams``; a type argument gives ``sizeof(T)``); ``env`` itself where
+    they pass none."""
     from cudalens.source.types import element_bytes
 
     values: dict[str, int | float] = {}
@@ -191,8 +188,7 @@ def _seed(env: Any, names: tuple[str, ...], calls: list[tuple[Any, ...]], tparam
             values[name] = v.lo if isinstance(v, ValueRange) else v
             if isinstance(v, ValueRange):
                 inputs[name] = v.condition.split(";")[0].removeprefix("from ")
-    if values:
-        env.seed(values, inputs)
+    return env.seeded_copy(values, inputs) if values else env
 
 
 def _iterations(env: Any, node: Any) -> list[tuple[Any, str]]:

@@ -97,6 +97,8 @@ class HostEnv:
         self.assigned_members: set[str] = set()  # `grid.x = ...` after `dim3 grid;`: the declaration is not the value
         self.members: list[tuple[int, str, str, Any]] = []  # (line, dim3 name, x/y/z, value) of those assignments
         self._evaluated: list[tuple[int, str, int | float | None]] | None = None
+        self._before: dict[int, dict[str, Any]] = {}  # line -> the values there (_values_before)
+        self._counts: dict[str, int] | None = None  # name -> its definitions (_definitions)
         # Names set from the program's input (argv): name -> "argv[1]". Their value is the
         # program's default where it has one (`argc > 1 ? atoi(argv[1]) : 1024`, or `int n = 1024;`
         # then `if (argc > 1) n = atoi(argv[1]);`); :meth:`inputs` names what a value depends on.
@@ -231,19 +233,28 @@ class HostEnv:
         launch depends on control flow (a loop counter, a value read at run time).
         """
         names = {_text(x) for x in _iter(node) if x.type == "identifier"}
-        defs: dict[str, int] = {}
+        defs = self._definitions()
         inside: dict[str, int] = {}  # in one loop iteration (fixed): the definitions inside the loop
         fixed = self.fixed_values
-        for ln, name, v in self.ints:
-            if isinstance(v, tuple):  # a loop's exit value: it follows from the definition before the loop
-                continue
-            defs[name] = defs.get(name, 0) + 1
-            if fixed and self.since <= ln <= line:
-                inside[name] = inside.get(name, 0) + 1
+        if fixed:
+            for ln, name, v in self.ints:
+                if not isinstance(v, tuple) and self.since <= ln <= line:
+                    inside[name] = inside.get(name, 0) + 1
         if any(name not in fixed and (name in self.unsettled or inside.get(name, defs.get(name, 0)) > 1)
                for name in names):
             return None
         return self.scope.const_value(node, self._values_before(line))
+
+    def _definitions(self) -> dict[str, int]:
+        """How many times each name is defined (a loop's exit value, which follows from the definition
+        before the loop, not counted); counted once."""
+        if self._counts is None:
+            counts: dict[str, int] = {}
+            for _ln, name, v in self.ints:
+                if not isinstance(v, tuple):
+                    counts[name] = counts.get(name, 0) + 1
+            self._counts = counts
+        return self._counts
 
     def value(self, node: Any, line: int) -> int | float | None:
         """The number :meth:`_settled` gives (a truth value is not one)."""
@@ -263,6 +274,8 @@ class HostEnv:
         out.fixed_values = dict(values)
         out.since = since
         out._evaluated = None
+        out._before = {}
+        out._counts = None
         return out
 
     def seed(self, values: dict[str, int | float], inputs: dict[str, str] | None = None) -> None:
@@ -272,17 +285,30 @@ class HostEnv:
         self.tainted.update(inputs or {})
         self._spread_taint()
         self._evaluated = None
+        self._before = {}
+
+    def seeded_copy(self, values: dict[str, int | float], inputs: dict[str, str] | None = None) -> HostEnv:
+        """A copy :meth:`seed`\ ed with ``values`` (this environment unchanged): the body is read once
+        for all the tuples its callers pass."""
+        out = copy.copy(self)
+        out.tainted = dict(self.tainted)
+        out.seed(values, inputs)
+        return out
 
     def _values_before(self, line: int) -> dict[str, Any]:
-        vals: dict[str, Any] = dict(getattr(self, "seeded", {}))
-        for ln, name, v in self._timeline():
-            if ln > line:
-                break
-            if v is None:
-                vals.pop(name, None)
-            else:
-                vals[name] = v
-        return vals
+        """The known values of the host variables at ``line`` (a new dict; worked out once per line)."""
+        got = self._before.get(line)
+        if got is None:
+            got = dict(getattr(self, "seeded", {}))
+            for ln, name, v in self._timeline():
+                if ln > line:
+                    break
+                if v is None:
+                    got.pop(name, None)
+                else:
+                    got[name] = v
+            self._before[line] = got
+        return dict(got)
 
     def _timeline(self) -> list[tuple[int, str, int | float | None]]:
         """Each definition's value in line order, evaluated once (each from those before it): a
