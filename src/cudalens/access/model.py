@@ -33,6 +33,7 @@ import numpy as np
 from cudalens.access import lanes as L
 from cudalens.access import memory as M
 from cudalens.access.siblings import mark_complementary
+from cudalens.access.staging import staging, sym_used
 from cudalens.errors import what_failed
 from cudalens.project.launches import ResolvedLaunch
 from cudalens.project.resolve import (
@@ -254,7 +255,7 @@ def _access(a: Access, ev: _KernelEval) -> Access:
     width = _width(a, ev)
     if a.index_expr is None:
         return a
-    if E.unknowns(a.index_expr) or any(E.unknowns(lp[1]) for lp in a.loop_context if lp[0] and _uses(a.index_expr, lp[0])):
+    if E.unknowns(a.index_expr) or any(E.unknowns(lp[1]) for lp in a.loop_context if lp[0] and sym_used(a.index_expr, lp[0])):
         return dataclasses.replace(a, bytes_per_thread=width, pattern="data-dependent")
     sets, trial = ev.value_sets([a.index_expr, a.mask_expr], a.loop_context)
     verdicts = []
@@ -275,10 +276,6 @@ def _access(a: Access, ev: _KernelEval) -> Access:
         assumptions.append(f"{', '.join(trial)} unknown: verdict identical for values {TRIAL_VALUES}")
     fields = dict(verdicts[0])
     return dataclasses.replace(a, bytes_per_thread=width, assumptions=tuple(dict.fromkeys(assumptions)), **fields)
-
-
-def _uses(e: E.Expr, sym: str) -> bool:
-    return sym in E.symbols(e)
 
 
 def _verdict(a: Access, ev: _KernelEval, vals: dict[str, Any], width: int | None,
@@ -333,7 +330,7 @@ def _verdict(a: Access, ev: _KernelEval, vals: dict[str, Any], width: int | None
         if a.op == "load" and a.loop_context:
             out["reuse"] = _reuse(a, ev, vals, index, active)
         if a.op == "load" and stride is not None and abs(stride) >= 2 and s > i + 1e-9:
-            out["staging"] = _staging(a, ev, vals, abs(stride), width)
+            out["staging"] = staging(a, ev, ev.with_block(vals, _BLOCKS[0]), abs(stride), width)
         if ev.block[1] > 1 and ev.block[0] < ev.nthreads:
             row0 = index[0][: ev.block[0]]
             nxt = index.reshape(-1)[ev.block[0]: 2 * ev.block[0]]
@@ -403,65 +400,6 @@ def _reuse(a: Access, ev: _KernelEval, vals: dict[str, Any], index: np.ndarray, 
             except (E.Unknown, ValueError, TypeError, OverflowError):
                 invariant = None
     return {"loop_line": loop_line, "invariant_in_loop": invariant, "threads_per_element": round(tpe, 3)}
-
-
-_STAGING_MAX_ITERATIONS = 64
-
-
-def _group_sectors(index: np.ndarray, active: np.ndarray, width: int) -> tuple[int, int, int, int]:
-    """(requests, sectors summed over the requests, sectors of their union, bytes of distinct elements).
-
-    ``index``/``active`` hold one row of 32 lanes per warp request of the group.
-    """
-    live = active.any(axis=1)
-    index, active = index[live], active[live]
-    if not live.any():
-        return 0, 0, 0, 0
-    per_request, _ideal = M.global_sectors(index * width, active, width)
-    flat_idx, flat_act = index.reshape(1, -1), active.reshape(1, -1)
-    union, _ = M.global_sectors(flat_idx * width, flat_act, width)
-    distinct = int(M.distinct_addresses(flat_idx, flat_act)[0])
-    return int(live.sum()), int(per_request.sum()), int(union[0]), distinct * width
-
-
-def _staging(a: Access, ev: _KernelEval, vals: dict[str, Any], stride: int, width: int) -> dict[str, Any] | None:
-    """Would a shared-memory tile serve this strided global load coalesced? (facts for SH3)
-
-    A warp whose lanes are ``stride`` elements apart fetches a sector per lane (or nearly) and uses a
-    few bytes of each. Staging helps when the requests of a block *together* read a dense region:
-    the block can then load that region once, coalesced, into ``__shared__`` memory and read it
-    strided from there. The group looked at is every warp of block 0, over ``stride`` successive
-    iterations of the innermost loop when the index uses its variable (at most 64; iterations whose
-    loop condition fails count no lanes), else in the first iteration only. ``a[col * 32 + i]`` over
-    ``i < 32`` reads 32 whole rows of 32 floats: a dense region.
-
-    Keys: ``over`` ("loop" | "block"), ``loop_line`` (for "loop"), ``requests`` (warp requests in the
-    group), ``sectors`` (sectors those requests fetch today, summed), ``sectors_staged`` (distinct
-    sectors of the region they read: what coalesced tile loads would fetch), ``used`` (share of the
-    staged sectors' bytes that some request reads; 1.0 is a dense tile). None when the group has
-    fewer than two requests.
-    """
-    b0 = ev.with_block(vals, _BLOCKS[0])
-    inner = next((lp for lp in reversed(a.loop_context) if lp[0]), None)
-    steps: list[dict[str, Any]] = [b0]
-    fact: dict[str, Any] = {"over": "block"}
-    if inner is not None and not E.unknowns(inner[2]) and _uses(a.index_expr, inner[0]):
-        sym, start, step, line = inner
-        steps = []
-        for j in range(min(stride, _STAGING_MAX_ITERATIONS)):
-            v = dict(b0)
-            v[sym] = E.fold(("b", "+", start, ("b", "*", E.num(j), step)))
-            steps.append(v)
-        fact = {"over": "loop", "loop_line": line}
-    rows, acts = [], []
-    for v in steps:
-        rows.append(L.as_warps(L.per_thread(L.evaluate(a.index_expr, v), ev.nthreads), ev.nthreads, 0))
-        acts.append(L.as_warps(ev.mask(a.mask_expr, v)[0], ev.nthreads, False))
-    requests, sectors, union, nbytes = _group_sectors(np.concatenate(rows), np.concatenate(acts), width)
-    if requests < 2 or union == 0:
-        return None
-    fact.update(requests=requests, sectors=sectors, sectors_staged=union, used=round(nbytes / (union * 32), 4))
-    return fact
 
 
 def _branch(b: Branch, ev: _KernelEval) -> Branch:

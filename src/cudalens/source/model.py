@@ -84,7 +84,7 @@ class Access:
     row_pitch: int | None = None  # elements between rows (threadIdx.y -> threadIdx.y + 1), 2-D blocks
     assumptions: tuple[str, ...] = ()  # what the model assumed to reach its verdict
     # Global loads with a lane stride: could a shared-memory tile serve them coalesced? (for SH3; see
-    # cudalens.access.model._staging for the keys)
+    # cudalens.access.staging.staging for the keys)
     staging: dict[str, Any] | None = None
     # Front end: the __shared__ array a global load's value is assigned to in the same expression
     # (``tile[ty][tx] = a[...]``), i.e. the load stages a tile; None otherwise.
