@@ -461,3 +461,32 @@ def test_a_scan_of_the_whole_array_is_costed_by_the_launch_value_or_says_its_ran
         assert first.runs == 1024 and "256..4096 trips" in first.message
         assert "n not known from any launch" in first.message and "geometric middle" in first.message
     assert "16 trips" not in first.message
+
+
+def test_y1_reads_the_folders_sources_only_for_a_launch_its_function_leaves_unchecked(tmp_path, monkeypatch):
+    import cudalens.source.callers as callers
+
+    read: list[str] = []
+    real = callers.caller_facts
+    monkeypatch.setattr(callers, "caller_facts", lambda path, *a, **k: read.append(path) or real(path, *a, **k))
+    (tmp_path / "main.cpp").write_text("void run(float *d);\nint main() { run(0); }\n")
+    checked = """\
+    __global__ void k(float *d) { d[threadIdx.x] = 0; }
+    void run(float *d) { k<<<1, 32>>>(d); cudaGetLastError(); }
+    """
+    fa = _analyze(tmp_path, checked, "ok.cu")
+    assert _rules(fa, "Y1") == [] and read == []  # every launch checked where it is made: nothing read
+    for i in range(5):  # more sources to read than the syntax index keeps trees: the file's own is rebuilt
+        (tmp_path / f"use{i}.cpp").write_text("void run(float *d);\nvoid use() { run(0); }\n")
+    unchecked = """\
+    __global__ void k(float *d) { d[threadIdx.x] = 0; }
+    void run(float *d) {
+        k<<<1, 32>>>(d);
+        cudaFree(d);
+    }
+    """
+    fa = _analyze(tmp_path, unchecked, "bad.cu")
+    # the launch, then the ignored cudaFree: found after the callers' sources were read (a rebuilt
+    # index gives new node objects, so the rule compares nodes by value)
+    assert [f.line for f in _rules(fa, "Y1")] == [3, 4]
+    assert len(read) == 1 and read[0].endswith("bad.cu")  # read once, for the unchecked launch

@@ -131,13 +131,14 @@ def _launchers_callers(path: str, model: Any, build: Any = None) -> Any:
     """What follows each call of the file's host functions that launch kernels, and the error
     checks the sources see (rule Y1; :mod:`cudalens.source.callers`)."""
     from cudalens.source import syntax as syn
-    from cudalens.source.callers import CallerFacts, caller_facts
+    from cudalens.source.callers import CallerFacts, DeferredCallerFacts, caller_facts
 
     tree = getattr(model, "tree", None)
     names = {fn.name for fn in syn.functions(tree) if fn.space == "host" and syn.launches(fn.node)}
     if not names:
         return CallerFacts()
-    return caller_facts(path, tree, names, getattr(build, "include_dirs", ()) if build is not None else ())
+    dirs = getattr(build, "include_dirs", ()) if build is not None else ()
+    return DeferredCallerFacts(lambda: caller_facts(path, tree, names, dirs))  # read when rule Y1 asks
 
 
 #: what a file's analysis imports on first use (the compiled access model and its worker process, rule

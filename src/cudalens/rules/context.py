@@ -17,7 +17,7 @@ from cudalens.compiled.model import CompiledKernel
 from cudalens.findings import Evidence, Finding, Layer
 from cudalens.rules.catalog import ITEMS
 from cudalens.rules.layers import ChecksLayer, KernelCounters, TracedKernel, TraceLayer
-from cudalens.source.callers import CallerFacts
+from cudalens.source.callers import CallerFacts, DeferredCallerFacts
 from cudalens.source.model import SourceModel
 
 #: A fact as rules pass it: (name, value) with any JSON-serializable value.
@@ -39,7 +39,7 @@ class RuleContext:
     advisory: bool = False  # the rule being run is advisory (set by the registry)
     # the calls of the file's launching host functions (this file and its folder's sources) and the
     # error checks those sources see (cudalens.source.callers; rule Y1)
-    callers: CallerFacts = field(default_factory=CallerFacts)
+    callers: CallerFacts | DeferredCallerFacts = field(default_factory=CallerFacts)
 
     @classmethod
     def without_source(cls, file: str, **layers: object) -> RuleContext:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from cudalens.source import syntax as syn
@@ -39,6 +39,28 @@ class CallSite:
 class CallerFacts:
     sites: dict[str, tuple[CallSite, ...]] = field(default_factory=dict)
     checks: frozenset[str] = frozenset()  # functions and macros that read the error state
+
+
+class DeferredCallerFacts:
+    """:class:`CallerFacts` worked out on first use (``compute``), then kept: rule Y1 reads them only
+    for a launch its own function leaves unchecked, and reading the folder's sources costs parses."""
+
+    def __init__(self, compute: Callable[[], CallerFacts]) -> None:
+        self._compute: Callable[[], CallerFacts] | None = compute
+        self._facts = CallerFacts()
+
+    def _get(self) -> CallerFacts:
+        if self._compute is not None:
+            self._facts, self._compute = self._compute(), None
+        return self._facts
+
+    @property
+    def sites(self) -> dict[str, tuple[CallSite, ...]]:
+        return self._get().sites
+
+    @property
+    def checks(self) -> frozenset[str]:
+        return self._get().checks
 
 
 def _siblings(path: str) -> list[str]:

@@ -169,7 +169,7 @@ def unchecked_cuda_call(ctx: RuleContext) -> Iterator[Finding]:
                 continue
             if not host.CUDA_API.match(name) or name in _NOT_CHECKED or name in own or not _discarded(c):
                 continue
-            if any(host.CUDA_API.match(syn.call_name(a)) for a in syn.calls(c) if a is not c):
+            if any(host.CUDA_API.match(syn.call_name(a)) for a in syn.calls(c) if a != c):
                 continue  # it receives a CUDA call's code: an error-check wrapper (`cudaCheck(cudaMalloc(...))`)
             yield ctx.finding(
                 syn.line(c),
