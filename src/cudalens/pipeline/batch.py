@@ -16,7 +16,8 @@ Order of work (the result lists files in the order given):
 
 With per-file limits (``check``: :func:`_analyze_isolated`), the translation units are compiled first,
 in one background process (:mod:`cudalens.pipeline.compile_ahead`: ``jobs`` compiles at a time, the SASS
-of many units from one nvdisasm start), and then analysed, each in its own worker, ``jobs`` at a time.
+of many units from one nvdisasm start), and then analysed, each in its own worker, ``jobs`` at a time
+(no second process for the compiled access model then: ``jobs`` processes work at once).
 
 A file that cannot be read or is not CUDA C++ raises :class:`~cudalens.errors.InputError`, or with
 ``keep_going`` is listed as ``(path, reason)`` and skipped. A file that does not compile is not a
@@ -190,7 +191,9 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
         from cudalens.pipeline.stages import analyze_file
         from cudalens.source.parse import parse_file
 
-        worker = model_worker() if compile else None  # forked while this process has one thread
+        # a second process for the compiled access model only where no other file's analysis could use
+        # the core: with the units compiled ahead, -j N means N processes (forked while one thread runs)
+        worker = model_worker() if compile and ahead is None else None
         outcome: Future | None = None
         compiling = None
         try:
