@@ -8,6 +8,7 @@ import pickle
 import signal
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 from cudalens.compiled import sass_elf
 from cudalens.pipeline import compile_ahead
@@ -45,13 +46,11 @@ def test_a_unit_the_process_did_not_reach_is_left_to_its_worker(tmp_path, monkey
     monkeypatch.setattr(compile_ahead, "_serve", lambda *a, **k: time.sleep(60))  # the fork runs this one
     ahead = compile_ahead.CompileAhead(["a.cu", "b.cu"], "9.0", {}, None, {}, jobs=1)
     try:
-        assert not ahead.ready("a.cu") and ahead.ready("not-ahead.cu")
         os.killpg(ahead._pid, signal.SIGKILL)  # type: ignore[arg-type]
-        deadline = time.monotonic() + 20
-        while not ahead.ready("a.cu"):
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        assert ahead.outcome("a.cu") is None and ahead.ready("b.cu") and ahead.outcome("b.cu") is None
+        t0 = time.monotonic()
+        ahead.wait()  # returns once the process has ended (no deadline was given)
+        assert time.monotonic() - t0 < 20 and ahead._pid is None
+        assert ahead.outcome("a.cu") is None and ahead.outcome("b.cu") is None and ahead.size("a.cu") == 0
     finally:
         ahead.close()
 
@@ -61,12 +60,27 @@ def test_a_process_past_the_units_own_deadlines_is_stopped(monkeypatch):
     t0 = time.monotonic()
     ahead = compile_ahead.CompileAhead(["a.cu", "b.cu", "c.cu"], "9.0", {}, None, {}, jobs=2, seconds_each=0.5)
     try:
-        while not ahead.ready("a.cu"):  # 3 units, 2 at a time: two rounds of 0.5 s
-            assert time.monotonic() - t0 < 20
-            time.sleep(0.05)
-        assert time.monotonic() - t0 >= 1.0 and ahead.outcome("a.cu") is None
-        pid = ahead._pid
-        assert pid is None  # stopped and reaped
+        ahead.wait()  # 3 units, 2 at a time: two rounds of 0.5 s, then stopped
+        assert 1.0 <= time.monotonic() - t0 < 20 and ahead.outcome("a.cu") is None
+        assert ahead._pid is None  # stopped and reaped
+    finally:
+        ahead.close()
+
+
+def test_the_outcomes_are_read_once_the_process_ends_and_sized_by_their_ptx(tmp_path, monkeypatch):
+    def serve(units, cc, defines, build, instantiate, jobs, group, folder):
+        time.sleep(0.5)  # the parent waits: nothing is read before the process ends
+        compile_ahead._store(os.path.join(folder, "0.pkl"), ("value", (SimpleNamespace(ptx="x" * 7), [])))
+        compile_ahead._store(os.path.join(folder, "1.pkl"), ("error", ValueError("no")))
+
+    monkeypatch.setattr(compile_ahead, "_serve", serve)
+    t0 = time.monotonic()
+    ahead = compile_ahead.CompileAhead(["a.cu", "b.cu", "c.cu"], "9.0", {}, None, {}, jobs=1)
+    try:
+        ahead.wait()
+        assert time.monotonic() - t0 >= 0.5
+        assert ahead.size("a.cu") == 7 and ahead.outcome("b.cu")[0] == "error" and ahead.size("b.cu") == 0
+        assert ahead.outcome("c.cu") is None  # not written: its worker compiles it
     finally:
         ahead.close()
 

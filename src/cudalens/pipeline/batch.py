@@ -239,10 +239,13 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
     unit_results.update({p: cached[p] for p in units if p in cached})
     todo = [p for p in units if p not in cached]
     ahead = _compile_ahead(todo, cc, defines, build, wanted, jobs, limits) if compile and len(todo) > 1 else None
-    if ahead is not None and progress is not None:  # the analyses start once every unit has compiled
-        progress(count[0], len(order), f"compiling {len(todo)} units")
     try:
-        unit_results.update(run_limited(todo, one, limits, jobs, tick, ready=ahead.ready if ahead else None))
+        if ahead is not None:  # the analyses start once every unit has compiled, the largest first
+            if progress is not None:
+                progress(count[0], len(order), f"compiling {len(todo)} units")
+            ahead.wait()
+            todo = sorted(todo, key=lambda p: -ahead.size(p)) if jobs > 1 else todo
+        unit_results.update(run_limited(todo, one, limits, jobs, tick))
     finally:
         if ahead is not None:
             ahead.close()

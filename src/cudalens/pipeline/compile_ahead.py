@@ -7,8 +7,9 @@ comes from ``jobs`` nvdisasm starts at once (:class:`cudalens.compiled.sass_batc
 one per unit.
 
 The process writes each unit's outcome, pickled, to a private folder; the per-file workers
-(:func:`cudalens.pipeline.isolated.run_limited` with ``ready``) start once it has ended, so that
-``jobs`` processes work at a time (compiles first, then analyses: ``-j 1`` is serial). A unit whose
+(:func:`cudalens.pipeline.isolated.run_limited`) start once it has ended (:meth:`CompileAhead.wait`), the
+largest PTX first, so that ``jobs`` processes work at a time (compiles first, then analyses: ``-j 1`` is
+serial). A unit whose
 outcome cannot be stored, or that the process did not reach (it died, or was stopped), is compiled
 by its own worker as before.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import select
 import shutil
 import signal
 import tempfile
@@ -32,8 +34,8 @@ GROUP = 64
 
 
 class CompileAhead:
-    """The background compile of ``units`` (see the module docstring); :meth:`ready` and
-    :meth:`outcome` are asked by the parent, :meth:`close` ends it."""
+    """The background compile of ``units`` (see the module docstring); the parent waits for it
+    (:meth:`wait`), asks :meth:`outcome` and :meth:`size`, and :meth:`close` ends it."""
 
     def __init__(self, units: list[str], cc: str, defines: Mapping[str, Mapping[str, Any]], build: Any,
                  instantiate: Mapping[str, tuple[str, ...]], jobs: int, group: int = GROUP,
@@ -59,39 +61,39 @@ class CompileAhead:
         except OSError:
             pass
 
-    def ready(self, path: str) -> bool:
-        """Whether the unit's analysis may start: it is not compiled here, or every compile has ended
-        (the analyses do not run beside the compiles: ``jobs`` processes at a time in all)."""
-        if path not in self._index or path in self._got:
-            return True
-        if not self._ended():
-            return False
-        out = os.path.join(self._folder, f"{self._index[path]}.pkl")
-        try:
-            with open(out, "rb") as fh:
-                self._got[path] = pickle.load(fh)
-        except Exception:  # noqa: BLE001 - not reached or unreadable: the worker compiles the unit itself
-            self._got[path] = None
-        return True
+    def wait(self) -> None:
+        """Block until the process has ended (stopped past its deadline), then read every unit's outcome:
+        the analyses start once every compile has ended (``jobs`` processes at a time in all)."""
+        while self._pid is not None:
+            timeout = None if self._stop_at is None else max(0.0, self._stop_at - time.monotonic())
+            if timeout == 0.0:
+                self._kill()
+                break
+            _wait_for(self._pid, timeout)
+            try:
+                got, _status = os.waitpid(self._pid, os.WNOHANG)
+            except ChildProcessError:
+                got = self._pid
+            if got:
+                self._pid = None
+        for path, i in self._index.items():
+            try:
+                with open(os.path.join(self._folder, f"{i}.pkl"), "rb") as fh:
+                    self._got[path] = pickle.load(fh)
+            except Exception:  # noqa: BLE001 - not reached or unreadable: the worker compiles the unit itself
+                self._got[path] = None
 
     def outcome(self, path: str) -> Any:
         """The unit's ``("value", (result, notes))`` or ``("error", exception)``; None where its worker
-        compiles it."""
+        compiles it (or before :meth:`wait`)."""
         return self._got.get(path)
 
-    def _ended(self) -> bool:
-        if self._pid is None:
-            return True
-        if self._stop_at is not None and time.monotonic() > self._stop_at:
-            self._kill()
-            return True
-        try:
-            got, _status = os.waitpid(self._pid, os.WNOHANG)
-        except ChildProcessError:
-            got = self._pid
-        if got:
-            self._pid = None
-        return self._pid is None
+    def size(self, path: str) -> int:
+        """The length of the unit's PTX (0 without one): its analysis's cost, roughly, to start the
+        largest first."""
+        got = self._got.get(path)
+        result = got[1][0] if got is not None and got[0] == "value" else None
+        return len(getattr(result, "ptx", "") or "")
 
     def close(self) -> None:
         """Stop the process (and the compiles it started) if it still runs; remove the folder."""
@@ -109,6 +111,20 @@ class CompileAhead:
             except ChildProcessError:
                 pass
             self._pid = None
+
+
+def _wait_for(pid: int, timeout: float | None) -> None:
+    """Sleep until process ``pid`` ends or ``timeout`` seconds pass, without polling where Linux gives
+    the process a file descriptor (os.pidfd_open); else in steps of 0.1 s."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        time.sleep(0.1 if timeout is None else min(0.1, timeout))
+        return
+    try:
+        select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
 
 
 def _serve(units: list[str], cc: str, defines: Mapping[str, Mapping[str, Any]], build: Any,

@@ -115,20 +115,16 @@ def run_one(fn: Callable[[], Any], what: str, limits: FileLimits) -> Any:
 
 
 def run_limited(items: Iterable[str], fn: Callable[[str], Any], limits: FileLimits, jobs: int = 1,
-                done: Callable[[str, Any], None] | None = None,
-                ready: Callable[[str], bool] | None = None) -> dict[str, Any]:
+                done: Callable[[str, Any], None] | None = None) -> dict[str, Any]:
     """``fn(item)`` for every item, each in its own worker under ``limits``; at most ``jobs`` at once.
 
     Returns {item: result}, where a result is ``fn``'s value, the exception ``fn`` raised, or a
     :class:`Stopped` (deadline, memory cap, worker died). ``done(item, result)`` is called as each
-    finishes (in the order they finish). ``ready(item)``: whether the item's worker may start yet
-    (asked in this process; items start in order); its deadline counts from its start."""
+    finishes (in the order they finish). Each worker's deadline counts from its start."""
     order = list(items)
     if not hasattr(os, "fork"):
         out: dict[str, Any] = {}
         for it in order:
-            while ready is not None and not ready(it):
-                time.sleep(0.02)
             try:
                 out[it] = fn(it)
             except Exception as exc:  # noqa: BLE001
@@ -141,7 +137,7 @@ def run_limited(items: Iterable[str], fn: Callable[[str], Any], limits: FileLimi
         pending = list(enumerate(order))
         running: dict[int, tuple[int, str, float]] = {}
         try:
-            _loop(pending, running, tmp, fn, limits, jobs, results, done, ready)
+            _loop(pending, running, tmp, fn, limits, jobs, results, done)
         finally:  # interrupted (Ctrl-C) or failed: no worker outlives the run
             for pid in running:
                 _kill_group(pid)
@@ -154,12 +150,10 @@ def run_limited(items: Iterable[str], fn: Callable[[str], Any], limits: FileLimi
 
 def _loop(pending: list[tuple[int, str]], running: dict[int, tuple[int, str, float]], tmp: str,
           fn: Callable[[str], Any], limits: FileLimits, jobs: int, results: dict[str, Any],
-          done: Callable[[str, Any], None] | None, ready: Callable[[str], bool] | None = None) -> None:
+          done: Callable[[str, Any], None] | None) -> None:
     """Start workers while slots are free; collect each as it ends or passes its deadline."""
     while pending or running:
         while pending and len(running) < max(1, jobs):
-            if ready is not None and not ready(pending[0][1]):
-                break
             i, it = pending.pop(0)
             base = os.path.join(tmp, str(i))
             pid = os.fork()
