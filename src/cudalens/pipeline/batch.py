@@ -89,7 +89,7 @@ def analyze_files(paths: list[str], *, block: Any, defines: Mapping[str, Any], c
     if cache is not None:
         from cudalens.pipeline.result_cache import fill
 
-        fill(cache, done_, keys, cached, project, build)
+        done_ = fill(cache, done_, keys, cached, project, build)
     reasons = {**refused, **dict(failed_)}
     return done_, [(p, reasons[p]) for p in dict.fromkeys(paths) if p in reasons], \
         ((table.partial,) if table.partial else ())

@@ -284,32 +284,35 @@ class ResultCache:
             return False  # a cache that cannot be written is no cache, never a failure
         return True
 
-    def store(self, key: str, fa: Any, manifest: dict[str, Any], build: Any = None) -> None:
+    def store(self, key: str, fa: Any, manifest: dict[str, Any], build: Any = None) -> tuple[str, ...] | None:
         """Store ``fa`` (both views) under ``key`` with ``manifest`` (its ``deps``, the ``shadows`` a new
         file would shadow, :func:`consult`'s kernel fields); not when it depends on the machine's load
         or no toolchain was found. A failure for a missing header is stored with the places the header
-        would have been found (:func:`cudalens.pipeline.failure_probes.probes`)."""
+        would have been found (:func:`cudalens.pipeline.failure_probes.probes`). Returns the kernel
+        records of the JSON view where it was rendered (None where nothing was stored)."""
         from cudalens.pipeline.failure_probes import missing_of, probes
 
         failure = getattr(fa, "failure", None)
         if failure is not None and getattr(failure, "kind", "") == "toolchain":
-            return
+            return None
         if any(w in n for n in (*fa.notes, *fa.model.problems) for w in _UNSTABLE):
-            return
+            return None
         try:
             if fa.compiled is None and missing_of(fa):
                 manifest = {**manifest, **probes(fa, manifest["deps"], build, _toolchain()[1], self.walks)}
             if fa.compiled is None and "absent" not in manifest and any(w in (fa.compile_error or "") for w in _MISSING):
-                return  # a file not found whose places cannot be named: never stored
+                return None  # a file not found whose places cannot be named: never stored
         except (OSError, ValueError):
-            return
+            return None
         try:
-            views = {"full": _pickled(fa), "summary": _pickled(summary_view(fa)), "json": _pickled(json_view(fa))}
+            rendered = json_view(fa)
+            views = {"full": _pickled(fa), "summary": _pickled(summary_view(fa)), "json": _pickled(rendered)}
         except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
-            return
+            return None
         for view, payload in views.items():
             if not self.write(key, view, manifest, payload):
-                return
+                break
+        return rendered.kernels_json
 
 
 def _pickled(obj: Any) -> bytes:
@@ -458,16 +461,20 @@ def _mentioned(path: str, project: Any, memo: dict[str, frozenset[str]]) -> froz
 
 
 def fill(cache: ResultCache, done: Sequence[Any], keys: Mapping[str, str], hits: Mapping[str, Any],
-         project: Any = None, build: Any = None) -> None:
+         project: Any = None, build: Any = None) -> list[Any]:
     """Store each analysis of ``done`` that was computed now (not read from the cache), with what
-    proves it still holds (:mod:`cudalens.pipeline.result_deps`, :func:`consult`'s kernel fields)."""
+    proves it still holds (:mod:`cudalens.pipeline.result_deps`, :func:`consult`'s kernel fields).
+    Returns ``done`` with the kernel records each stored analysis's JSON view rendered (``kernels_json``),
+    which the JSON report then writes as they are, not rendered again."""
     from cudalens.pipeline.result_deps import dependencies, probes
 
     if all(p in hits for p in keys):
-        return  # nothing computed now
+        return list(done)  # nothing computed now
     given = {os.path.realpath(p): p for p in keys}
     words: dict[str, frozenset[str]] = {}
+    out = []
     for fa in done:
+        out.append(fa)
         p = given.get(os.path.realpath(fa.model.path), "")
         if p in keys and p not in hits:
             through = [p, *project.includers(p)] if project is not None else [p]  # a header: its units' includes too
@@ -475,4 +482,7 @@ def fill(cache: ResultCache, done: Sequence[Any], keys: Mapping[str, str], hits:
                         "kernels": sorted(cache.defined.get(p, frozenset())),
                         "every": _names_digest(_elsewhere(cache, p)),
                         "elsewhere": _mentioned_elsewhere(cache, p, project, words)}
-            cache.store(keys[p], fa, manifest, build)
+            records = cache.store(keys[p], fa, manifest, build)
+            if records is not None:
+                out[-1] = dataclasses.replace(fa, kernels_json=records)
+    return out
