@@ -11,10 +11,20 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from cudalens.project.host_code import Callers, _args, _host_bodies, _is_site, _iter, _line, _scalar, _scope, _text
+from cudalens.project.host_code import (
+    Callers,
+    _args,
+    _host_bodies,
+    _is_site,
+    _iter,
+    _line,
+    _scalar,
+    _scope,
+    _text,
+    host_env,
+)
 from cudalens.project.launches import ValueRange
 from cudalens.source import syntax as syn
-from cudalens.source.host import HostEnv
 from cudalens.source.model import SourceModel
 
 
@@ -129,8 +139,8 @@ def _envs(scope: Any, body: Any, names: tuple[str, ...], calls: list[CallValues]
     parameters unknown. ``tparams``: the function's template parameters, which the explicit
     template arguments of its calls give (:class:`TemplateArgs`)."""
     if not calls:
-        return [(HostEnv(scope, body), False)]
-    base = HostEnv(scope, body)
+        return [(host_env(scope, body), False)]
+    base = host_env(scope, body)
     return [(_seed(base, names, [call], tparams), optional) for call, optional in ordered(calls)[:MAX_SEEDS]]
 
 

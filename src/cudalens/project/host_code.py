@@ -6,6 +6,7 @@ host function bodies, which calls are launch sites, and a scalar argument's valu
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from contextvars import ContextVar
 from types import MappingProxyType
 from typing import Any
@@ -35,6 +36,47 @@ def _line(n: Any) -> int:
 
 
 def _scope(model: SourceModel) -> Any:
+    """(the file scope of ``model``'s host code, its functions); built once per model while
+    :func:`scopes_kept` holds (the scope is not changed once built)."""
+    kept = _SCOPES.get()
+    if kept is None:
+        return _built_scope(model)
+    if id(model) not in kept:
+        kept[id(model)] = (model, _built_scope(model))  # the model kept too: its id stays its own
+    return kept[id(model)][1]
+
+
+@contextmanager
+def scopes_kept() -> Iterator[None]:
+    """Within the block, :func:`_scope` builds each model's scope once (and :func:`host_env` each host
+    function's environment once): one resolution of a project asks for them once per chain level."""
+    token = _SCOPES.set({})
+    try:
+        yield
+    finally:
+        _SCOPES.reset(token)
+
+
+def host_env(scope: Any, body: Any) -> Any:
+    """``HostEnv(scope, body)``, built once per (scope, body) while :func:`scopes_kept` holds (an
+    environment is copied, never changed, once built: HostEnv.seeded_copy, HostEnv.fixed)."""
+    from cudalens.source.host import HostEnv
+
+    kept = _SCOPES.get()
+    if kept is None:
+        return HostEnv(scope, body)
+    key = ("env", id(scope), body)
+    if key not in kept:
+        kept[key] = (scope, HostEnv(scope, body))
+    return kept[key][1]
+
+
+#: (model id -> (model, its scope and functions)) and (("env", scope id, body) -> (scope, environment)) while
+#: :func:`scopes_kept` holds
+_SCOPES: ContextVar[dict[Any, tuple[Any, Any]] | None] = ContextVar("cudalens_scopes_kept", default=None)
+
+
+def _built_scope(model: SourceModel) -> Any:
     from cudalens.source.declarations import params
     from cudalens.source.parse import _functions
     from cudalens.source.scope import FileScope
