@@ -244,8 +244,9 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
             if progress is not None:
                 progress(count[0], len(order), f"compiling {len(todo)} units")
             ahead.wait()
-            todo = sorted(todo, key=lambda p: -ahead.size(p)) if jobs > 1 else todo
-        unit_results.update(run_limited(todo, one, limits, jobs, tick))
+        start = sorted(todo, key=lambda p: -ahead.size(p)) if ahead is not None and jobs > 1 else todo
+        got = run_limited(start, one, limits, jobs, tick)
+        unit_results.update({p: got[p] for p in todo})  # in the given order: a header compiles through the first
     finally:
         if ahead is not None:
             ahead.close()
