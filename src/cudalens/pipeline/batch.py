@@ -238,6 +238,7 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
         preload()
     unit_results.update({p: cached[p] for p in units if p in cached})
     todo = [p for p in units if p not in cached]
+    _read_headers(build, todo)
     ahead = _compile_ahead(todo, cc, defines, build, wanted, jobs, limits) if compile and len(todo) > 1 else None
     try:
         if ahead is not None:  # the analyses start once every unit has compiled, the largest first
@@ -428,6 +429,7 @@ def _bounded_launch_table(paths: list[str], project: Any, build: Any, cache: Any
     from cudalens.pipeline.stages import preload
 
     preload()  # the files are analysed next: imported once here, for this worker and theirs
+    _read_headers(build, paths)
     try:
         sites, root = run_one(resolve, RESOLUTION, limits)
     except Exception as exc:  # noqa: BLE001 - whatever stopped it, the files are analysed, and the report says why
@@ -435,6 +437,20 @@ def _bounded_launch_table(paths: list[str], project: Any, build: Any, cache: Any
         return LaunchTable(root=getattr(project, "root", None),
                            partial=f"{why}; each file is analysed with the launches in its own file only")
     return LaunchTable(MappingProxyType(sites), root)
+
+
+def _read_headers(build: Any, paths: list[str]) -> None:
+    """The project headers of ``paths`` read here, once, before the workers are forked: the launch
+    table's, the compiles' and each file's worker find them read (the build context keeps each
+    header's macros and each include's place), where each read them all again. A file that cannot be
+    walked is left to its worker, which reports it."""
+    if build is None:
+        return
+    for p in paths:
+        try:
+            build.header_macros(p)
+        except Exception:  # noqa: BLE001 - its worker meets the same error and reports it for that file
+            continue
 
 
 def _instantiations(paths: list[str], instantiate: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
