@@ -145,10 +145,16 @@ def _evaluate(e: E.Expr, values: Mapping[str, Any], _depth: int, _memo: dict[str
 
 def per_thread(value: Any, nthreads: int) -> np.ndarray:
     """Broadcast a scalar or array result to one int64 value per thread."""
+    return np.broadcast_to(as_int64(value), (nthreads,)).copy()
+
+
+def as_int64(value: Any) -> np.ndarray:
+    """A scalar or array result as int64, where every value is a whole number within 64 bits; raises
+    :class:`~cudalens.source.expr.Unknown` otherwise."""
     arr = np.asarray(value)
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)) or not np.all(arr == np.floor(arr)):
             raise E.Unknown("non-integer index")
         if not np.all(np.abs(arr) < 2.0**63):
             raise E.Unknown("index beyond 64 bits")
-    return np.broadcast_to(arr.astype(np.int64), (nthreads,)).copy()
+    return arr.astype(np.int64)

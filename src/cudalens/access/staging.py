@@ -74,13 +74,7 @@ def _iterations(a: Any, ev: Any, b0: dict[str, Any], sym: str, start: E.Expr, st
 
 def _per_iteration(value: Any, count: int, nthreads: int) -> np.ndarray:
     """:func:`cudalens.access.lanes.per_thread` with a row per iteration: (count, nthreads) int64."""
-    arr = np.asarray(value)
-    if arr.dtype.kind == "f":
-        if not np.all(np.isfinite(arr)) or not np.all(arr == np.floor(arr)):
-            raise E.Unknown("non-integer index")
-        if not np.all(np.abs(arr) < 2.0**63):
-            raise E.Unknown("index beyond 64 bits")
-    arr = arr.astype(np.int64)
+    arr = L.as_int64(value)
     if arr.ndim == 1:  # the threads alone (the iteration number cancelled out)
         arr = arr[None, :]
     return np.broadcast_to(arr, (count, nthreads))
