@@ -29,12 +29,12 @@ def present_rows(m: Machine, present: np.ndarray) -> tuple[Any, ...]:
     its warp rows with a lane present over (V, L) lanes (variant-major), the variants with one (and that
     as bytes), whether any, and (its (1, L) lanes, their rows) where every variant with a warp present has
     the same lanes present (else None)."""
-    rows = np.logical_or.reduce(every(m, present).reshape(-1, WARP), axis=1)
-    on = rows.reshape(m.V, -1).any(axis=1)
+    rows = np.logical_or.reduce(present.reshape(-1, WARP), axis=1)
     one = None
     if present.shape[0] == 1:
-        one = (present, rows[:m.L // WARP])
-    elif on.any():
+        one, rows = (present, rows), np.tile(rows, m.V)
+        on = np.full(m.V, bool(one[1].any()))
+    elif (on := rows.reshape(m.V, -1).any(axis=1)).any():
         v0 = int(on.argmax())
         if (present[on] == present[v0]).all():
             one = (present[v0:v0 + 1], rows.reshape(m.V, -1)[v0])
@@ -45,7 +45,7 @@ def kept_lanes(m: Machine, kept: np.ndarray | tuple[np.ndarray, int], active: np
     """What the counts keep of one execution under the block mask of ``m.rows_of`` (:func:`present_rows`):
     (addresses, or (base, offset) whose sum they are; active lanes; warp rows present). One variant's
     ((1, L) lanes and rows) where the addresses and the lanes of every variant with a warp present are
-    the same, else every variant's ((V, L))."""
+    the same, else every variant's ((V, L) lanes, addresses (1, L) where they are the same)."""
     present, rows, on, _, _, one = m.rows_of
     a = kept[0] if isinstance(kept, tuple) else kept
     if one is not None and a.shape[0] == 1:
@@ -54,7 +54,7 @@ def kept_lanes(m: Machine, kept: np.ndarray | tuple[np.ndarray, int], active: np
         v0 = int(on.argmax())
         if (active[on] == active[v0]).all():
             return kept, active[v0:v0 + 1], one[1]
-    return (every(m, kept[0]), kept[1]) if isinstance(kept, tuple) else every(m, kept), every(m, active), rows
+    return kept, every(m, active), rows
 
 
 def count_deferred(m: Machine) -> None:
@@ -168,10 +168,10 @@ def _chunk(m: Machine, space: str, width: int, part: list, nv: int) -> tuple[Any
     act_all = np.concatenate([c[1] for c in part]).reshape(-1, WARP)
     act = act_all.take(rows, axis=0)
     if space == "global" and nb > 1:  # (block_shifts works on every row: lanes aligned across blocks)
-        a_all = np.concatenate([_lanes(c[0]) for c in part]).reshape(-1, WARP)
+        a_all = np.concatenate([every(m, _lanes(c[0])) if nv > 1 else _lanes(c[0]) for c in part]).reshape(-1, WARP)
         a, shifts = a_all.take(rows, axis=0), M.block_shifts(a_all, act_all, e, nv, nb)
     else:  # of each execution only the rows present, its offset added to them alone
-        a, shifts = np.concatenate([_lanes(c[0], c[2]) for c in part]), None
+        a, shifts = np.concatenate([_lanes(c[0], c[2], m.L // WARP) for c in part]), None
     key = (np.arange(0, nk, nv)[:, None] + m.row_variant[:nv * m.L // WARP]).ravel().take(rows)  # (non-decreasing)
     row_figures = _row_figures(space, width)
     got = M.distinct_rows(row_figures, a, act, width) if space in ("global", "shared") else row_figures(a, act)
@@ -186,10 +186,13 @@ def _chunk(m: Machine, space: str, width: int, part: list, nv: int) -> tuple[Any
     return count, lanes, lo, hi, shifts, num, ideal
 
 
-def _lanes(kept: np.ndarray | tuple[np.ndarray, int], rows: np.ndarray | None = None) -> np.ndarray:
-    """An execution's addresses (``kept``: them, or (base, offset), ptx_run._memory), all or the warp rows ``rows``."""
+def _lanes(kept: np.ndarray | tuple[np.ndarray, int], rows: np.ndarray | None = None, per: int = 0) -> np.ndarray:
+    """An execution's addresses (``kept``: them, or (base, offset), ptx_run._memory), all or the warp rows ``rows``
+    (of every variant's lanes, ``per`` rows a variant: the same rows of each where the addresses are (1, L))."""
     a, off = (kept, 0) if isinstance(kept, np.ndarray) else kept
-    a = a if rows is None else a.reshape(-1, WARP)[rows]
+    if rows is not None:
+        a = a.reshape(-1, WARP)
+        a = a[rows] if len(a) == len(rows) else a.take(np.flatnonzero(rows) % per, axis=0)
     return a + off if off else a
 
 

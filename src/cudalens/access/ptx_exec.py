@@ -353,7 +353,7 @@ class Machine:
             return
         lo, hi = self.span(mask) if old.a.dtype == new.dtype else (0, self.L)
         if hi - lo < self.L:  # lanes outside the span keep their values: selected within it only
-            shape = np.broadcast_shapes(mask.shape, new.shape, old.a.shape)
+            shape = (max(mask.shape[0], new.shape[0], old.a.shape[0]), self.L)  # (each (1, L) or (V, L))
             a = old.a.copy() if old.a.shape == shape else np.broadcast_to(old.a, shape).copy()
             a[:, lo:hi] = np.where(mask[:, lo:hi], new[:, lo:hi], old.a[:, lo:hi])
         else:

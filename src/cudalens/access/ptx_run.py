@@ -108,9 +108,13 @@ def _count_branches(m: Machine, runs: list[tuple[int, np.ndarray, np.ndarray, in
     Returns per execution and warp its lanes at the branch and those taking it (None: no execution)."""
     if not runs:
         return None
-    act = np.stack([every(m, r[1]) for r in runs]).reshape(len(runs), -1, WARP)
-    tk = np.count_nonzero(np.stack([every(m, r[2]) for r in runs]).reshape(act.shape), axis=2)
-    on = np.count_nonzero(act, axis=2)
+    on, tk = np.empty((2, len(runs), m.V * m.L // WARP), dtype=np.intp)
+    one = [e for e, r in enumerate(runs) if r[1].shape[0] == 1 and r[2].shape[0] == 1]  # (1, L) lanes: counted once
+    for es, nv in ((one, 1), ([e for e, r in enumerate(runs) if r[1].shape[0] > 1 or r[2].shape[0] > 1], m.V)):
+        if es:
+            act = np.stack([every(m, runs[e][1]) if nv > 1 else runs[e][1] for e in es]).reshape(len(es), -1, WARP)
+            taken = np.stack([every(m, runs[e][2]) if nv > 1 else runs[e][2] for e in es]).reshape(act.shape)
+            on[es], tk[es] = (np.tile(np.count_nonzero(x, axis=2), (1, m.V // nv)) for x in (act, taken))
     live = on > 0
     div = live & (tk > 0) & (tk < on)
     key = np.arange(len(runs))[:, None] * m.V + m.row_variant[None, :]
