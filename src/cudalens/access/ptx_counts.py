@@ -29,12 +29,12 @@ def present_rows(m: Machine, present: np.ndarray) -> tuple[Any, ...]:
     its warp rows with a lane present over (V, L) lanes (variant-major), the variants with one (and that
     as bytes), whether any, and (its (1, L) lanes, their rows) where every variant with a warp present has
     the same lanes present (else None)."""
-    rows = np.logical_or.reduce(present.reshape(-1, WARP), axis=1)
+    rows = M.row_any(present.reshape(-1, WARP))
     one = None
     if present.shape[0] == 1:
         one, rows = (present, rows), np.tile(rows, m.V)
         on = np.full(m.V, bool(one[1].any()))
-    elif (on := rows.reshape(m.V, -1).any(axis=1)).any():
+    elif (on := np.logical_or.reduce(rows.reshape(m.V, -1), axis=1)).any():
         v0 = int(on.argmax())
         if (present[on] == present[v0]).all():
             one = (present[v0:v0 + 1], rows.reshape(m.V, -1)[v0])
@@ -202,7 +202,7 @@ def _row_figures(space: str, width: int) -> Callable[[np.ndarray, np.ndarray], t
     model = M.row_model(space, width) if space in ("global", "shared") else None
 
     def figures(a: np.ndarray, act: np.ndarray) -> tuple[np.ndarray, ...]:
-        lanes = np.count_nonzero(act, axis=1)
+        lanes = M.row_count(act)
         if model is None:
             return (lanes,)
         return (lanes, *model(a, act), *(_row_strides(a, act) if space == "global" else ()))

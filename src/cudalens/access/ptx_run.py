@@ -12,6 +12,7 @@ import dataclasses
 
 import numpy as np
 
+from cudalens.access.memory import row_count
 from cudalens.access.ptx_alu import alu
 from cudalens.access.ptx_control import control_and_sides, deciding
 from cudalens.access.ptx_counts import count_deferred, every, kept_lanes, present_rows
@@ -114,7 +115,8 @@ def _count_branches(m: Machine, runs: list[tuple[int, np.ndarray, np.ndarray, in
         if es:
             act = np.stack([every(m, runs[e][1]) if nv > 1 else runs[e][1] for e in es]).reshape(len(es), -1, WARP)
             taken = np.stack([every(m, runs[e][2]) if nv > 1 else runs[e][2] for e in es]).reshape(act.shape)
-            on[es], tk[es] = (np.tile(np.count_nonzero(x, axis=2), (1, m.V // nv)) for x in (act, taken))
+            on[es], tk[es] = (np.tile(row_count(x.reshape(-1, WARP)).reshape(len(es), -1), (1, m.V // nv))
+                              for x in (act, taken))
     live = on > 0
     div = live & (tk > 0) & (tk < on)
     key = np.arange(len(runs))[:, None] * m.V + m.row_variant[None, :]
