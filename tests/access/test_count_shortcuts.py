@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from cudalens.access import memory as M
+from cudalens.access import ptx_counts
 from cudalens.access.ptx_counts import _key_strides, _per_execution, _row_strides
 from cudalens.access.ptx_exec import Launch, _address_parts
 from cudalens.access.ptx_run import run_variants
@@ -127,9 +128,11 @@ def _per_execution_plain(V: int, row_variant: np.ndarray, space: str, width: int
 
 
 @pytest.mark.parametrize(("space", "width"), [("global", 4), ("global", 8), ("shared", 4), ("shared", 16)])
-def test_per_execution_counts_rows_alike_once_with_every_rows_figures(space, width):
+@pytest.mark.parametrize("split", [0, 1 << 40])  # executions kept for one variant counted apart, or with the others
+def test_per_execution_counts_rows_alike_once_with_every_rows_figures(space, width, split, monkeypatch):
     """Rows alike (the same lanes active, moved by a multiple of 128 bytes) share their lanes, lane strides
     and figures, worked out once; rows moved by less, or with other lanes active, keep their own."""
+    monkeypatch.setattr(ptx_counts, "_SPLIT_LANES", split)
     rng = np.random.default_rng(width)
     V, rows, executions = 4, 24, 12  # (over memory._DEDUP_ROWS present rows: the classes are used)
     base = rng.integers(0, 1 << 12, size=(rows, 32)) * width
@@ -144,7 +147,8 @@ def test_per_execution_counts_rows_alike_once_with_every_rows_figures(space, wid
         present = rng.random(V * rows) < 0.9
         calls.append((addr.reshape(V, -1), act.reshape(V, -1), present, [], []))
     row_variant = np.repeat(np.arange(V), rows)
-    m = types.SimpleNamespace(V=V, L=rows * 32, row_variant=row_variant, launch=types.SimpleNamespace(blocks=((0, 0, 0),)))
+    m = types.SimpleNamespace(V=V, L=rows * 32, shape=(V, rows * 32), row_variant=row_variant,
+                              launch=types.SimpleNamespace(blocks=((0, 0, 0),)))
     count, lanes, lo, hi, _shifts, num, ideal = _per_execution(m, space, width, calls)
     plain = _per_execution_plain(V, row_variant, space, width, calls)
     assert count.tolist() == [p[0] for p in plain] and lanes.tolist() == [p[1] for p in plain]

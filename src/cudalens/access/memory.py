@@ -66,9 +66,13 @@ def row_any(x: np.ndarray) -> np.ndarray:
     return acc != 0
 
 
+#: fewer rows than this are reduced by numpy (its per-row loop costs less than the words' fixed cost then)
+_WORD_ROWS = 128
+
+
 def _words(x: np.ndarray) -> np.ndarray | None:
     """A 2-D bool array's rows as 8-byte words (a view), or None where its layout does not allow it."""
-    if x.dtype != np.bool_ or x.ndim != 2 or x.shape[1] % 8 or x.strides[1] != 1 or x.strides[0] % 8:
+    if len(x) < _WORD_ROWS or x.dtype != np.bool_ or x.ndim != 2 or x.shape[1] % 8 or x.strides[1] != 1 or x.strides[0] % 8:
         return None
     try:
         return x.view(np.uint64)

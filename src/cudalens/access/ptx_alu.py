@@ -240,7 +240,7 @@ def alu(m: Machine, ins: Instruction, mask: np.ndarray) -> None:  # noqa: C901 -
         a, b, c = m.read(o[1], "u32"), m.read(o[2], "u32"), m.read(o[3], "u32")
         if len(parts) == 2 and a.taint == 0 and b.taint == 0 and c.taint == 0:
             both = (b.a << 32) | a.a
-            r = np.zeros(np.broadcast_shapes(a.a.shape, b.a.shape, c.a.shape), dtype=np.int64)
+            r = np.zeros((max(a.a.shape[0], b.a.shape[0], c.a.shape[0]), m.L), dtype=np.int64)
             for k in range(4):
                 sel = (c.a >> (4 * k)) & 7
                 r |= ((both >> (8 * sel)) & 0xFF) << (8 * k)

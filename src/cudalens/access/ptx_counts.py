@@ -20,8 +20,9 @@ _BIG = np.iinfo(np.int64).max
 
 
 def every(m: Machine, a: np.ndarray) -> np.ndarray:
-    """Lanes ``a`` as (V, L), every variant's row (a view where it is (1, L); see ptx_exec's docstring)."""
-    return a if a.shape[0] == m.V else np.broadcast_to(a, m.shape)
+    """Lanes ``a`` as (V, L), every variant's row (its one row repeated where it is (1, L); see ptx_exec's
+    docstring)."""
+    return a if a.shape[0] == m.V else np.repeat(a, m.V, axis=0)
 
 
 def present_rows(m: Machine, present: np.ndarray) -> tuple[Any, ...]:
@@ -32,8 +33,8 @@ def present_rows(m: Machine, present: np.ndarray) -> tuple[Any, ...]:
     rows = M.row_any(present.reshape(-1, WARP))
     one = None
     if present.shape[0] == 1:
-        one, rows = (present, rows), np.tile(rows, m.V)
-        on = np.full(m.V, bool(one[1].any()))
+        one, rows = (present, rows), np.concatenate([rows] * m.V) if m.V > 1 else rows
+        on = np.full(m.V, rows.any())
     elif (on := np.logical_or.reduce(rows.reshape(m.V, -1), axis=1)).any():
         v0 = int(on.argmax())
         if (present[on] == present[v0]).all():
@@ -119,15 +120,20 @@ def count_deferred(m: Machine) -> None:
 
 #: lanes of deferred executions worked on at a time (temporaries that stay small)
 _CHUNK_LANES = 1 << 18
+#: lanes the executions kept for one variant must spare to be counted apart from the others
+_SPLIT_LANES = 1 << 15
 
 
 def _per_execution(m: Machine, space: str, width: int, calls: list) -> tuple[Any, ...]:
     """:func:`_executions` of every variant for all ``calls``: those kept for one variant (:func:`kept_lanes`)
     counted once, their figures given to every variant."""
     ones = [k for k, c in enumerate(calls) if c[1].shape[0] == 1] if m.V > 1 else []
+    fulls = [k for k, c in enumerate(calls) if c[1].shape[0] != 1] if ones else []
+    if fulls and len(ones) * (m.V - 1) * m.L < _SPLIT_LANES:  # (a second pass would cost more than it saves)
+        calls, ones = [(c[0], every(m, c[1]), np.concatenate([c[2]] * m.V), *c[3:]) if c[1].shape[0] == 1 else c
+                       for c in calls], []
     if not ones:
         return _executions(m, space, width, calls, m.V)
-    fulls = [k for k, c in enumerate(calls) if c[1].shape[0] != 1]
     got = _executions(m, space, width, [calls[k] for k in ones], 1)
     if not fulls:
         return tuple(None if x is None else np.repeat(x, m.V) for x in got)

@@ -347,14 +347,14 @@ class Machine:
             new = _store_as(val.a, typ) if typ != "pred" else (np.asarray(val.a) != 0).astype(np.int64)
         old = self.regs.get(tok)
         if new.ndim != 2 or new.shape[1] != self.L:  # (a scalar, a per-variant (V, 1) column): whole lane rows
-            new = np.broadcast_to(new, np.broadcast_shapes(new.shape, self.one)).copy()
+            new = np.broadcast_to(new, (new.shape[0] if new.ndim == 2 else 1, self.L)).copy()
         if old is None or self.full(mask):  # registers are never changed in place: no copy needed
             self.regs[tok] = Val(new, val.taint, val.why, form)
             return
         lo, hi = self.span(mask) if old.a.dtype == new.dtype else (0, self.L)
         if hi - lo < self.L:  # lanes outside the span keep their values: selected within it only
             shape = (max(mask.shape[0], new.shape[0], old.a.shape[0]), self.L)  # (each (1, L) or (V, L))
-            a = old.a.copy() if old.a.shape == shape else np.broadcast_to(old.a, shape).copy()
+            a = old.a.copy() if old.a.shape == shape else as_rows(shape[0], old.a)
             a[:, lo:hi] = np.where(mask[:, lo:hi], new[:, lo:hi], old.a[:, lo:hi])
         else:
             a = np.where(mask, new, old.a if old.a.dtype == new.dtype else old.a.astype(new.dtype))
@@ -374,6 +374,11 @@ class Machine:
         if base in self.params:
             return Val(np.full(self.one, off, dtype=np.int64)), 0, base
         return self.read(base, "s64"), off, None
+
+
+def as_rows(n: int, a: np.ndarray) -> np.ndarray:
+    """Lanes ``a`` ((1, L) or (n, L)) as ``n`` rows: its one row repeated where it has one."""
+    return a if a.shape[0] == n else np.repeat(a, n, axis=0)
 
 
 def offset_address(base: Val, off: int) -> Val:

@@ -115,8 +115,8 @@ def _count_branches(m: Machine, runs: list[tuple[int, np.ndarray, np.ndarray, in
         if es:
             act = np.stack([every(m, runs[e][1]) if nv > 1 else runs[e][1] for e in es]).reshape(len(es), -1, WARP)
             taken = np.stack([every(m, runs[e][2]) if nv > 1 else runs[e][2] for e in es]).reshape(act.shape)
-            on[es], tk[es] = (np.tile(row_count(x.reshape(-1, WARP)).reshape(len(es), -1), (1, m.V // nv))
-                              for x in (act, taken))
+            counts = (row_count(x.reshape(-1, WARP)).reshape(len(es), -1) for x in (act, taken))
+            on[es], tk[es] = (np.tile(c, (1, m.V // nv)) if nv < m.V else c for c in counts)
     live = on > 0
     div = live & (tk > 0) & (tk < on)
     key = np.arange(len(runs))[:, None] * m.V + m.row_variant[None, :]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cudalens.access.ptx_exec import WARP, Machine, Val
+from cudalens.access.ptx_exec import WARP, Machine, Val, as_rows
 from cudalens.access.ptx_forms import _types
 from cudalens.compiled.ptx import Instruction
 
@@ -33,9 +33,9 @@ def shfl(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
         ok = j <= max_lane
     j = np.where(ok, j, lane) & 31
     src = (np.arange(m.L) // WARP) * WARP + j  # per variant row: the lane read
-    shape = np.broadcast_shapes(a.a.shape, src.shape)
+    n = max(a.a.shape[0], src.shape[0])  # (lane arrays: ptx_exec's docstring)
     t = max(a.taint, b.taint, c.taint)
-    m.write(dst[0], Val(np.take_along_axis(np.broadcast_to(a.a, shape), np.broadcast_to(src, shape), axis=1), t,
+    m.write(dst[0], Val(np.take_along_axis(as_rows(n, a.a), as_rows(n, src), axis=1), t,
                         a.why or b.why), "b32", mask)
     if len(dst) > 1:
         m.write(dst[1], Val(ok.astype(np.int64), max(b.taint, c.taint)), "pred", mask)
@@ -44,9 +44,9 @@ def shfl(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
 def vote(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
     o = ins.operands
     p = m.read(o[1], "pred") if len(o) > 1 else Val(np.ones(m.one, dtype=np.int64))
-    shape = np.broadcast_shapes(p.a.shape, mask.shape)  # (lane arrays: ptx_exec's docstring)
-    act = np.broadcast_to(mask, shape).reshape(-1, WARP)
-    v = np.broadcast_to(p.a != 0, shape).reshape(-1, WARP) & act
+    shape = (max(p.a.shape[0], mask.shape[0]), m.L)  # (lane arrays: ptx_exec's docstring)
+    act = as_rows(shape[0], mask).reshape(-1, WARP)
+    v = as_rows(shape[0], p.a != 0).reshape(-1, WARP) & act
     if "ballot" in ins.parts:
         bits = (v.astype(np.int64) << np.arange(WARP)).sum(axis=1)
         m.write(o[0], Val(np.repeat(bits, WARP).reshape(shape), p.taint, p.why), "b32", mask)
@@ -67,10 +67,9 @@ def match_redux(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
     typ = _types(ins)[-1] if _types(ins) else "b32"
     a, mm = m.read(o[1], typ), m.read(o[2], "b32")
     lane_bit = np.int64(1) << np.arange(WARP, dtype=np.int64)
-    shape = np.broadcast_shapes(a.a.shape, mm.a.shape, mask.shape)  # (lane arrays: ptx_exec's docstring)
-    act = np.broadcast_to(mask, shape).reshape(-1, WARP) & ((np.broadcast_to(mm.a, shape).reshape(-1, WARP)
-                                                             & lane_bit) != 0)
-    v = np.broadcast_to(a.a, shape).reshape(-1, WARP)
+    shape = (max(a.a.shape[0], mm.a.shape[0], mask.shape[0]), m.L)  # (lane arrays: ptx_exec's docstring)
+    act = as_rows(shape[0], mask).reshape(-1, WARP) & ((as_rows(shape[0], mm.a).reshape(-1, WARP) & lane_bit) != 0)
+    v = as_rows(shape[0], a.a).reshape(-1, WARP)
     taint, why = max(a.taint, mm.taint), a.why or mm.why
     dst = o[0].split("|")
     if ins.base == "redux":
