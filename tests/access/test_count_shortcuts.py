@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from cudalens.access import memory as M
-from cudalens.access import ptx_counts
 from cudalens.access.ptx_counts import _key_strides, _per_execution, _row_strides
 from cudalens.access.ptx_exec import Launch, _address_parts
 from cudalens.access.ptx_run import run_variants
@@ -128,11 +127,9 @@ def _per_execution_plain(V: int, row_variant: np.ndarray, space: str, width: int
 
 
 @pytest.mark.parametrize(("space", "width"), [("global", 4), ("global", 8), ("shared", 4), ("shared", 16)])
-@pytest.mark.parametrize("split", [0, 1 << 40])  # executions kept for one variant counted apart, or with the others
-def test_per_execution_counts_rows_alike_once_with_every_rows_figures(space, width, split, monkeypatch):
+def test_per_execution_counts_rows_alike_once_with_every_rows_figures(space, width):
     """Rows alike (the same lanes active, moved by a multiple of 128 bytes) share their lanes, lane strides
     and figures, worked out once; rows moved by less, or with other lanes active, keep their own."""
-    monkeypatch.setattr(ptx_counts, "_SPLIT_LANES", split)
     rng = np.random.default_rng(width)
     V, rows, executions = 4, 24, 12  # (over memory._DEDUP_ROWS present rows: the classes are used)
     base = rng.integers(0, 1 << 12, size=(rows, 32)) * width
@@ -145,10 +142,9 @@ def test_per_execution_counts_rows_alike_once_with_every_rows_figures(space, wid
         act[:, ::5] = act[:1, ::5]  # every variant the same lanes on some rows
         act[e % V, 2] = False
         present = rng.random(V * rows) < 0.9
-        calls.append((addr.reshape(V, -1), act.reshape(V, -1), present, [], []))
+        calls.append((addr, act.reshape(-1), present, [], []))
     row_variant = np.repeat(np.arange(V), rows)
-    m = types.SimpleNamespace(V=V, L=rows * 32, shape=(V, rows * 32), row_variant=row_variant,
-                              launch=types.SimpleNamespace(blocks=((0, 0, 0),)))
+    m = types.SimpleNamespace(V=V, row_variant=row_variant, launch=types.SimpleNamespace(blocks=((0, 0, 0),)))
     count, lanes, lo, hi, _shifts, num, ideal = _per_execution(m, space, width, calls)
     plain = _per_execution_plain(V, row_variant, space, width, calls)
     assert count.tolist() == [p[0] for p in plain] and lanes.tolist() == [p[1] for p in plain]
@@ -160,18 +156,6 @@ def test_per_execution_counts_rows_alike_once_with_every_rows_figures(space, wid
     M.distinct_rows(lambda a, on: (seen.append(len(a)), model(a, on))[1], *(np.concatenate(x) for x in zip(
         *((c[0].reshape(-1, 32)[c[2]], c[1].reshape(-1, 32)[c[2]]) for c in calls))), width)
     assert seen[0] < sum(int(c[2].sum()) for c in calls)  # rows alike were there, and modelled once
-    # executions kept for one variant ((1, L) lanes, ptx_counts.kept_lanes) among the others: each variant gets
-    # the figures of the lanes it shares, as if kept for every variant
-    ones = [(c[0][e % V:e % V + 1], c[1][:1], c[2][:rows], [], []) for e, c in enumerate(calls[::2])]
-    mixed = [x for pair in zip(ones, calls[1::2]) for x in pair]
-    as_every = [(np.broadcast_to(c[0], (V, rows * 32)), np.broadcast_to(c[1], (V, rows * 32)), np.tile(c[2], V), [], [])
-                if c[1].shape[0] == 1 else c for c in mixed]
-    got = _per_execution(m, space, width, mixed)
-    want = _per_execution_plain(V, row_variant, space, width, as_every)
-    assert got[0].tolist() == [p[0] for p in want] and got[1].tolist() == [p[1] for p in want]
-    assert got[5].tolist() == [p[4] for p in want] and got[6].tolist() == [p[5] for p in want]
-    if space == "global":
-        assert got[2].tolist() == [p[2] for p in want] and got[3].tolist() == [p[3] for p in want]
 
 
 LATER_LOADED = """

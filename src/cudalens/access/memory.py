@@ -41,51 +41,12 @@ BANKS = 32
 _SENTINEL = np.iinfo(np.int64).min
 
 
-def row_count(x: np.ndarray) -> np.ndarray:
-    """``x.sum(axis=1)`` (int64) of a 2-D bool array: per row, the entries set. Rows of a multiple of 8
-    entries, laid out contiguously: counted 8 at a time (the set bytes of each 8-byte word), a few
-    instructions a row instead of a reduction's per-row loop."""
-    w = _words(x)
-    if w is None:
-        return x.sum(axis=1)
-    n = np.bitwise_count(w)
-    out = n[:, 0].astype(np.int64)
-    for k in range(1, n.shape[1]):
-        out += n[:, k]
-    return out
-
-
-def row_any(x: np.ndarray) -> np.ndarray:
-    """``x.any(axis=1)`` of a 2-D bool array, 8 entries at a time where its rows allow (:func:`row_count`)."""
-    w = _words(x)
-    if w is None:
-        return np.logical_or.reduce(x, axis=1)
-    acc = w[:, 0]
-    for k in range(1, w.shape[1]):
-        acc = acc | w[:, k]
-    return acc != 0
-
-
-#: fewer rows than this are reduced by numpy (its per-row loop costs less than the words' fixed cost then)
-_WORD_ROWS = 128
-
-
-def _words(x: np.ndarray) -> np.ndarray | None:
-    """A 2-D bool array's rows as 8-byte words (a view), or None where its layout does not allow it."""
-    if len(x) < _WORD_ROWS or x.dtype != np.bool_ or x.ndim != 2 or x.shape[1] % 8 or x.strides[1] != 1 or x.strides[0] % 8:
-        return None
-    try:
-        return x.view(np.uint64)
-    except ValueError:
-        return None
-
-
 def _distinct_sorted(v: np.ndarray) -> np.ndarray:
     """Number of distinct values per row of rows sorted ascending, :data:`_SENTINEL` not counted."""
     new = np.ones_like(v, dtype=bool)
     new[:, 1:] = v[:, 1:] != v[:, :-1]
     new &= v != _SENTINEL
-    return row_count(new)
+    return new.sum(axis=1)
 
 
 def _distinct_per_row(values: np.ndarray, active: np.ndarray) -> np.ndarray:
@@ -114,7 +75,7 @@ def global_sectors(addr: np.ndarray, active: np.ndarray, width: int,
         touched = np.concatenate(cols, axis=1)
         mask = np.concatenate([active] * len(cols), axis=1)
         sectors = _distinct_per_row(touched, mask)
-    packed = -(-(row_count(active) * width) // SECTOR)
+    packed = -(-(active.sum(axis=1) * width) // SECTOR)
     return sectors, np.minimum(packed, sectors) if distinct_ideal else packed
 
 
@@ -134,7 +95,7 @@ def _lane_group_wavefronts(a: np.ndarray, m: np.ndarray, width: int) -> np.ndarr
     new = np.ones_like(v, dtype=bool)
     new[:, :, 1:] = v[:, :, 1:] != v[:, :, :-1]
     new &= v != _SENTINEL
-    return -(-(row_count(new.reshape(len(new), -1)) * width) // 128)
+    return -(-(new.sum(axis=(1, 2)) * width) // 128)
 
 
 def shared_wavefronts(addr: np.ndarray, active: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -169,9 +130,9 @@ def _shared(addr: np.ndarray, active: np.ndarray, width: int, ways_too: bool) ->
         pass_waves = counts.max(axis=1)
         if width >= 8:  # (narrower: no lane group needs more)
             pass_waves = np.maximum(pass_waves, _lane_group_wavefronts(a, m, width))
-        distinct_words = row_count(first)
+        distinct_words = first.sum(axis=1)
         pass_ideal = np.minimum(np.maximum(-(-distinct_words // BANKS), 1), pass_waves)
-        pass_ideal = np.where(row_any(m), pass_ideal, 0)
+        pass_ideal = np.where(m.any(axis=1), pass_ideal, 0)
         waves += pass_waves
         ideal += pass_ideal
         if ways is not None:

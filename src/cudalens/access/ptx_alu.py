@@ -104,7 +104,7 @@ def alu(m: Machine, ins: Instruction, mask: np.ndarray) -> None:  # noqa: C901 -
         if op == "mov" and o[1].startswith("{"):  # pack
             srcs = [s.strip() for s in o[1][1:-1].split(",")]
             bits = (64 if typ in ("b64", "u64") else 32) // len(srcs)
-            acc, t, w = np.zeros(m.one, dtype=np.int64), 0, ""
+            acc, t, w = np.zeros(m.T, dtype=np.int64), 0, ""
             for k, s in enumerate(srcs):
                 v = m.read(s, f"u{bits}")
                 acc = acc | ((v.a.astype(np.int64) & ((1 << bits) - 1)) << (bits * k))
@@ -126,13 +126,13 @@ def alu(m: Machine, ins: Instruction, mask: np.ndarray) -> None:  # noqa: C901 -
                     r = np.ceil(x)
             if op == "mov" and x.dtype.kind == "f" and dst_t[0] in "bsu":
                 if a.taint == 0 and src_t in ("b32", "f32"):
-                    r = np.frombuffer(x.astype(np.float32).tobytes(), dtype=np.uint32).astype(np.int64).reshape(x.shape)
+                    r = np.frombuffer(x.astype(np.float32).tobytes(), dtype=np.uint32).astype(np.int64)
                 else:
                     r = x
         elif op == "cvta":
             r = x - SHARED_BASE if ("to" in parts and "shared" in parts) else (
                 x + SHARED_BASE if "shared" in parts else x)
-            if "to" in parts and "shared" in parts and bool(((x < SHARED_BASE) & mask).any()):
+            if "to" in parts and "shared" in parts and bool((x[mask] < SHARED_BASE).any()) if mask.any() else False:
                 r = x
         elif op == "neg":
             r = -x
@@ -240,14 +240,14 @@ def alu(m: Machine, ins: Instruction, mask: np.ndarray) -> None:  # noqa: C901 -
         a, b, c = m.read(o[1], "u32"), m.read(o[2], "u32"), m.read(o[3], "u32")
         if len(parts) == 2 and a.taint == 0 and b.taint == 0 and c.taint == 0:
             both = (b.a << 32) | a.a
-            r = np.zeros((max(a.a.shape[0], b.a.shape[0], c.a.shape[0]), m.L), dtype=np.int64)
+            r = np.zeros(m.T, dtype=np.int64)
             for k in range(4):
                 sel = (c.a >> (4 * k)) & 7
                 r |= ((both >> (8 * sel)) & 0xFF) << (8 * k)
             m.write(o[0], Val(r, 0), "u32", mask)
             return
         t, w = _merge(a, b, c)
-        m.write(o[0], Val(np.zeros(m.one, dtype=np.int64), max(t, 2), w or "byte permute of loaded data"), "u32", mask)
+        m.write(o[0], Val(np.zeros(m.T, dtype=np.int64), max(t, 2), w or "byte permute of loaded data"), "u32", mask)
         return
     raise _NotModelled(ins.opcode)
 
@@ -256,7 +256,7 @@ def _popc(x: np.ndarray) -> np.ndarray:
     """Set bits per lane (of the 64-bit pattern)."""
     if hasattr(np, "bitwise_count"):  # numpy >= 2.0
         return np.bitwise_count(x.astype(np.int64).view(np.uint64)).astype(np.int64)
-    return np.array([bin(int(v) & ((1 << 64) - 1)).count("1") for v in x.ravel()], dtype=np.int64).reshape(x.shape)
+    return np.array([bin(int(v) & ((1 << 64) - 1)).count("1") for v in x], dtype=np.int64)
 
 
 def _clz(x: np.ndarray, bits: int) -> np.ndarray:

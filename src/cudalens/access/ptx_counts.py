@@ -1,9 +1,7 @@
 """The counts a run keeps per memory record, worked out once at the end of the run for all its
 executions together (cudalens.access.ptx_run defers them): requests, lanes, lane strides, the
 block-to-block address shift (global), and sectors or wavefronts with their ideal, one model call
-per (space, width). An execution whose addresses and lanes are the same in every variant with a warp
-at it is kept and counted once (one variant's lanes, :func:`kept_lanes`), each of those variants given
-its figures."""
+per (space, width)."""
 
 from __future__ import annotations
 
@@ -17,45 +15,6 @@ from cudalens.access import memory as M
 from cudalens.access.ptx_exec import WARP, Machine
 
 _BIG = np.iinfo(np.int64).max
-
-
-def every(m: Machine, a: np.ndarray) -> np.ndarray:
-    """Lanes ``a`` as (V, L), every variant's row (its one row repeated where it is (1, L); see ptx_exec's
-    docstring)."""
-    return a if a.shape[0] == m.V else np.repeat(a, m.V, axis=0)
-
-
-def present_rows(m: Machine, present: np.ndarray) -> tuple[Any, ...]:
-    """A block mask's (``present``) facts for the executions recorded under it (``Machine.rows_of``): it,
-    its warp rows with a lane present over (V, L) lanes (variant-major), the variants with one (and that
-    as bytes), whether any, and (its (1, L) lanes, their rows) where every variant with a warp present has
-    the same lanes present (else None)."""
-    rows = M.row_any(present.reshape(-1, WARP))
-    one = None
-    if present.shape[0] == 1:
-        one, rows = (present, rows), np.concatenate([rows] * m.V) if m.V > 1 else rows
-        on = np.full(m.V, rows.any())
-    elif (on := np.logical_or.reduce(rows.reshape(m.V, -1), axis=1)).any():
-        v0 = int(on.argmax())
-        if (present[on] == present[v0]).all():
-            one = (present[v0:v0 + 1], rows.reshape(m.V, -1)[v0])
-    return present, rows, on, on.tobytes(), bool(on.any()), one
-
-
-def kept_lanes(m: Machine, kept: np.ndarray | tuple[np.ndarray, int], active: np.ndarray) -> tuple[Any, ...]:
-    """What the counts keep of one execution under the block mask of ``m.rows_of`` (:func:`present_rows`):
-    (addresses, or (base, offset) whose sum they are; active lanes; warp rows present). One variant's
-    ((1, L) lanes and rows) where the addresses and the lanes of every variant with a warp present are
-    the same, else every variant's ((V, L) lanes, addresses (1, L) where they are the same)."""
-    present, rows, on, _, _, one = m.rows_of
-    a = kept[0] if isinstance(kept, tuple) else kept
-    if one is not None and a.shape[0] == 1:
-        if active is present or active.shape[0] == 1:  # (active within present: (1, L) only where present is)
-            return kept, one[0] if active is present else active, one[1]
-        v0 = int(on.argmax())
-        if (active[on] == active[v0]).all():
-            return kept, active[v0:v0 + 1], one[1]
-    return kept, every(m, active), rows
 
 
 def count_deferred(m: Machine) -> None:
@@ -120,65 +79,37 @@ def count_deferred(m: Machine) -> None:
 
 #: lanes of deferred executions worked on at a time (temporaries that stay small)
 _CHUNK_LANES = 1 << 18
-#: lanes the executions kept for one variant must spare to be counted apart from the others
-_SPLIT_LANES = 1 << 15
 
 
 def _per_execution(m: Machine, space: str, width: int, calls: list) -> tuple[Any, ...]:
-    """:func:`_executions` of every variant for all ``calls``: those kept for one variant (:func:`kept_lanes`)
-    counted once, their figures given to every variant."""
-    ones = [k for k, c in enumerate(calls) if c[1].shape[0] == 1] if m.V > 1 else []
-    fulls = [k for k, c in enumerate(calls) if c[1].shape[0] != 1] if ones else []
-    if fulls and len(ones) * (m.V - 1) * m.L < _SPLIT_LANES:  # (a second pass would cost more than it saves)
-        calls, ones = [(c[0], every(m, c[1]), np.concatenate([c[2]] * m.V), *c[3:]) if c[1].shape[0] == 1 else c
-                       for c in calls], []
-    if not ones:
-        return _executions(m, space, width, calls, m.V)
-    got = _executions(m, space, width, [calls[k] for k in ones], 1)
-    if not fulls:
-        return tuple(None if x is None else np.repeat(x, m.V) for x in got)
-    out: list[np.ndarray | None] = []
-    for x1, xv in zip(got, _executions(m, space, width, [calls[k] for k in fulls], m.V)):
-        if x1 is None or xv is None:
-            out.append(None)
-            continue
-        o = np.empty((len(calls), m.V), dtype=np.result_type(x1, xv))
-        o[ones] = x1[:, None]
-        o[fulls] = xv.reshape(-1, m.V)
-        out.append(o.ravel())
-    return tuple(out)
-
-
-def _executions(m: Machine, space: str, width: int, calls: list, nv: int) -> tuple[Any, ...]:
     """Per (execution, variant), execution-major: warps present, active lanes, least and greatest
     lane stride (global), block-to-block shift (global, two blocks or more), and the figure and
     ideal summed over the warps (global, shared); the executions a chunk at a time, of each only
     the rows present. The figures of a row, its active lanes and lane strides, are worked out once
     per class of rows alike (:func:`cudalens.access.memory.distinct_rows`: the same lanes active at
     addresses moved by a multiple of 128 bytes; those of trials that do not change the access among them)."""
-    step = max(1, _CHUNK_LANES // (nv * m.L))
+    step = max(1, _CHUNK_LANES // (len(m.row_variant) * WARP))
     if len(calls) <= step:  # (one chunk: the common case, no concatenation of the chunks' figures)
-        return _chunk(m, space, width, calls, nv)
-    out = [_chunk(m, space, width, calls[j:j + step], nv) for j in range(0, len(calls), step)]
+        return _chunk(m, space, width, calls)
+    out = [_chunk(m, space, width, calls[j:j + step]) for j in range(0, len(calls), step)]
     return tuple(np.concatenate(x) if x[0] is not None else None for x in zip(*out))
 
 
-def _chunk(m: Machine, space: str, width: int, part: list, nv: int) -> tuple[Any, ...]:
-    """:func:`_executions` of a chunk of executions, each with ``nv`` variants' lanes (None for a figure the
-    space has not)."""
+def _chunk(m: Machine, space: str, width: int, part: list) -> tuple[Any, ...]:
+    """:func:`_per_execution` of a chunk of executions (None for a figure the space has not)."""
     nb = len(m.launch.blocks)
     e = len(part)
-    nk = e * nv
+    nk = e * m.V
     present = np.concatenate([c[2] for c in part])
     rows = np.flatnonzero(present)  # (take on their positions: the rows of fancy indexing, at a fraction of its cost)
     act_all = np.concatenate([c[1] for c in part]).reshape(-1, WARP)
     act = act_all.take(rows, axis=0)
     if space == "global" and nb > 1:  # (block_shifts works on every row: lanes aligned across blocks)
-        a_all = np.concatenate([every(m, _lanes(c[0])) if nv > 1 else _lanes(c[0]) for c in part]).reshape(-1, WARP)
-        a, shifts = a_all.take(rows, axis=0), M.block_shifts(a_all, act_all, e, nv, nb)
+        a_all = np.concatenate([_lanes(c[0]) for c in part]).reshape(-1, WARP)
+        a, shifts = a_all.take(rows, axis=0), M.block_shifts(a_all, act_all, e, m.V, nb)
     else:  # of each execution only the rows present, its offset added to them alone
-        a, shifts = np.concatenate([_lanes(c[0], c[2], m.L // WARP) for c in part]), None
-    key = (np.arange(0, nk, nv)[:, None] + m.row_variant[:nv * m.L // WARP]).ravel().take(rows)  # (non-decreasing)
+        a, shifts = np.concatenate([_lanes(c[0], c[2]) for c in part]), None
+    key = (np.arange(0, nk, m.V)[:, None] + m.row_variant).ravel().take(rows)  # (non-decreasing)
     row_figures = _row_figures(space, width)
     got = M.distinct_rows(row_figures, a, act, width) if space in ("global", "shared") else row_figures(a, act)
     count = np.bincount(key, minlength=nk)
@@ -192,13 +123,10 @@ def _chunk(m: Machine, space: str, width: int, part: list, nv: int) -> tuple[Any
     return count, lanes, lo, hi, shifts, num, ideal
 
 
-def _lanes(kept: np.ndarray | tuple[np.ndarray, int], rows: np.ndarray | None = None, per: int = 0) -> np.ndarray:
-    """An execution's addresses (``kept``: them, or (base, offset), ptx_run._memory), all or the warp rows ``rows``
-    (of every variant's lanes, ``per`` rows a variant: the same rows of each where the addresses are (1, L))."""
+def _lanes(kept: np.ndarray | tuple[np.ndarray, int], rows: np.ndarray | None = None) -> np.ndarray:
+    """An execution's addresses (``kept``: them, or (base, offset), ptx_run._memory), all or the warp rows ``rows``."""
     a, off = (kept, 0) if isinstance(kept, np.ndarray) else kept
-    if rows is not None:
-        a = a.reshape(-1, WARP)
-        a = a[rows] if len(a) == len(rows) else a.take(np.flatnonzero(rows) % per, axis=0)
+    a = a if rows is None else a.reshape(-1, WARP)[rows]
     return a + off if off else a
 
 
@@ -208,7 +136,7 @@ def _row_figures(space: str, width: int) -> Callable[[np.ndarray, np.ndarray], t
     model = M.row_model(space, width) if space in ("global", "shared") else None
 
     def figures(a: np.ndarray, act: np.ndarray) -> tuple[np.ndarray, ...]:
-        lanes = M.row_count(act)
+        lanes = np.count_nonzero(act, axis=1)
         if model is None:
             return (lanes,)
         return (lanes, *model(a, act), *(_row_strides(a, act) if space == "global" else ()))

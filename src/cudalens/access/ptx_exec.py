@@ -1,13 +1,8 @@
 """Execute one PTX kernel for every lane of a set of thread blocks at once (numpy), as the warps would.
 
 Lanes: the emulated blocks laid out one after another, each padded to whole warps (the hardware's
-warp formation: linear thread id ``x + X*(y + Y*z)``), L lanes per variant (ptx_run.run_variants:
-the trials run together, each with its own copy of the blocks). **Lane arrays** (registers' values,
-lane masks) are 2-D, one row per variant: (V, L), or (1, L) where every variant holds the same
-values (thread and block indices, constants, most of what follows from them), which numpy
-broadcasts against (V, L) ones; a value or mask becomes (V, L) only once it meets something that
-differs by variant (a parameter trial, a loaded value's seed). Every register holds one int64 or
-float64 per lane and a *taint*: 0 (follows from thread/block indices, parameters and constants), 1 (uses a
+warp formation: linear thread id ``x + X*(y + Y*z)``). Every register holds one int64 or float64
+per lane and a *taint*: 0 (follows from thread/block indices, parameters and constants), 1 (uses a
 value loaded from an address that is the same for all lanes of each warp: a warp-uniform symbol,
 given synthetic values per trial) or 2 (uses a value loaded per lane, or something not modelled).
 Memory is not modelled: a load yields a synthetic value derived from its address and the trial's
@@ -174,9 +169,9 @@ class _Specials(dict):
     NAMES = frozenset({"%tid.x", "%tid.y", "%tid.z", "%laneid", "%warpid", "%nwarpid",
                        *(f"%{k}.{c}" for k in ("ntid", "nctaid", "ctaid") for c in "xyz")})
 
-    def __init__(self, launch: Launch, tid: np.ndarray, per: int, warps: int) -> None:
+    def __init__(self, launch: Launch, tid: np.ndarray, per: int, variants: int, warps: int) -> None:
         super().__init__()  # no reference to the machine: a cycle would keep its lanes alive until a collection
-        self.launch, self.tid, self.per, self.warps = launch, tid, per, warps  # (tid: (1, L), as every special)
+        self.launch, self.tid, self.per, self.variants, self.warps = launch, tid, per, variants, warps
 
     def __contains__(self, name: object) -> bool:
         return name in self.NAMES
@@ -192,9 +187,9 @@ class _Specials(dict):
         elif kind in ("laneid", "warpid"):
             arr = tid % WARP if kind == "laneid" else tid // WARP
         elif kind == "ctaid":
-            arr = np.repeat([b[i] for b in launch.blocks], self.per)[None, :]
+            arr = np.tile(np.repeat([b[i] for b in launch.blocks], self.per), self.variants)
         else:  # the launch's sizes: the same in every lane
-            arr = np.full(tid.shape, {"ntid": launch.block[i], "nctaid": launch.grid[i], "nwarpid": self.warps}[kind])
+            arr = np.full(len(tid), {"ntid": launch.block[i], "nctaid": launch.grid[i], "nwarpid": self.warps}[kind])
         self[name] = arr
         return arr
 
@@ -209,21 +204,18 @@ class Machine:
         variants = launch.variants or ((launch.seed, launch.params),)
         self.V = len(variants)
         nb = len(launch.blocks)
-        self.L = per * nb  # lanes of one variant
-        self.T = self.L * self.V
-        self.one = (1, self.L)  # the shape of lanes the same in every variant; (V, L): per variant (see the docstring)
-        self.shape = (self.V, self.L)
-        tid = np.tile(np.arange(per), nb)[None, :]
-        self.row_variant = np.repeat(np.arange(self.V), self.L // WARP)  # warp rows of (V, L) lanes: variant-major
+        self.T = per * nb * self.V
+        tid = np.tile(np.arange(per), nb * self.V)
+        self.variant = np.repeat(np.arange(self.V), per * nb)  # lanes: variant-major, then blocks
+        self.row_variant = self.variant[::WARP]
         seeds = np.asarray([sd for sd, _p in variants], dtype=np.int64)
+        self.seed_lane = seeds[self.variant]
         self.valid = tid < nthr
-        # the seed's part of a synthetic loaded value (ptx_run._synthetic): per variant ((V, 1)), or one for all
-        # ((1, 1)); and the rows of seed 0 (None: none)
-        same = bool((seeds == seeds[0]).all())
-        self.seed_term = (seeds[:1] if same else seeds)[:, None] * 7919
-        zero = np.flatnonzero(seeds == 0)
-        self.zero_seed: np.ndarray | slice | None = (slice(None) if same else zero) if zero.size else None
-        self.special = _Specials(launch, tid, per, self.nw)
+        # the seed's part of a synthetic loaded value (ptx_run._synthetic), and the lanes (lo, hi) of seed 0
+        self.seed_term = self.seed_lane * 7919
+        lanes = per * nb  # (each variant's)
+        self.zero_seed = [(v * lanes, (v + 1) * lanes) for v in np.flatnonzero(seeds == 0).tolist()]
+        self.special = _Specials(launch, tid, per, self.V, self.nw)
         self.regs: dict[str, Val] = {}
         self.ctl: tuple[int, str] = (0, "")  # taint of the branches deciding the block now running, and why
         self.ctl_taint = 0  # its first part (read on every write)
@@ -274,13 +266,11 @@ class Machine:
         return ans
 
     def span(self, mask: np.ndarray) -> tuple[int, int]:
-        """The columns (lanes of a variant) from the first any row of ``mask`` holds to the last (all: none
-        held), remembered with :meth:`full`."""
+        """The lanes from ``mask``'s first to its last held (all: none held), remembered with :meth:`full`."""
         self.full(mask)
         last, ans, got = self._full
         if got is None:
-            col = mask[0] if mask.shape[0] == 1 else mask.any(axis=0)
-            got = (int(col.argmax()), col.size - int(col[::-1].argmax()))
+            got = (int(mask.argmax()), mask.size - int(mask[::-1].argmax()))
             self._full = (last, ans, got)
         return got
 
@@ -302,7 +292,7 @@ class Machine:
         elif tok in self.special or tok in self.symbols:
             out = self._imms.get((tok, False))  # type: ignore[assignment]
             if out is None:
-                arr = self.special[tok] if tok in self.special else np.full(self.one, self.symbols[tok], dtype=np.int64)
+                arr = self.special[tok] if tok in self.special else np.full(self.T, self.symbols[tok], dtype=np.int64)
                 arr.flags.writeable = False
                 out = self._imms[(tok, False)] = Val(arr, form=_form_of(arr))
         elif tok.startswith("%lanemask_"):
@@ -311,25 +301,25 @@ class Machine:
             m = {"eq": 1 << lane, "lt": (1 << lane) - 1, "le": (2 << lane) - 1, "gt": 0xFFFFFFFF ^ ((2 << lane) - 1),
                  "ge": 0xFFFFFFFF ^ ((1 << lane) - 1)}.get(kind)
             if m is None:
-                return Val(np.zeros(self.one, dtype=np.int64), 2, f"special register {tok}")
+                return Val(np.zeros(self.T, dtype=np.int64), 2, f"special register {tok}")
             out = Val(np.asarray(m, dtype=np.int64))
         elif tok == "WARP_SZ":
-            out = Val(np.full(self.one, 32, dtype=np.int64))
+            out = Val(np.full(self.T, 32, dtype=np.int64))
         elif tok.startswith("__local_depot"):
-            out = Val(np.zeros(self.one, dtype=np.int64))  # a thread's local frame: addresses relative to it
+            out = Val(np.zeros(self.T, dtype=np.int64))  # a thread's local frame: addresses relative to it
         elif tok.startswith("%"):
             if tok.startswith(("%clock", "%globaltimer", "%smid", "%nsmid", "%lanemask", "%dynamic_smem", "%total_smem",
                                "%envreg", "%pm")):
-                return Val(np.zeros(self.one, dtype=np.int64), 2, f"special register {tok}")
-            out = Val(np.zeros(self.one, dtype=np.int64))  # never written: 0
+                return Val(np.zeros(self.T, dtype=np.int64), 2, f"special register {tok}")
+            out = Val(np.zeros(self.T, dtype=np.int64))  # never written: 0
         else:
             key = (tok, typ.startswith("f"))
             out = self._imms.get(key)  # type: ignore[assignment]
             if out is None:
                 c = _imm(tok)
                 if c is None:
-                    return Val(np.zeros(self.one, dtype=np.int64), 2, f"operand {tok} not modelled")
-                arr = np.full(self.one, c, dtype=np.float64 if isinstance(c, float) or key[1] else np.int64)
+                    return Val(np.zeros(self.T, dtype=np.int64), 2, f"operand {tok} not modelled")
+                arr = np.full(self.T, c, dtype=np.float64 if isinstance(c, float) or key[1] else np.int64)
                 arr.flags.writeable = False
                 out = self._imms[key] = Val(arr, form=_form_of(arr))
         if neg:
@@ -346,16 +336,15 @@ class Machine:
         else:
             new = _store_as(val.a, typ) if typ != "pred" else (np.asarray(val.a) != 0).astype(np.int64)
         old = self.regs.get(tok)
-        if new.ndim != 2 or new.shape[1] != self.L:  # (a scalar, a per-variant (V, 1) column): whole lane rows
-            new = np.broadcast_to(new, (new.shape[0] if new.ndim == 2 else 1, self.L)).copy()
         if old is None or self.full(mask):  # registers are never changed in place: no copy needed
-            self.regs[tok] = Val(new, val.taint, val.why, form)
+            self.regs[tok] = Val(new if new.shape == (self.T,) else np.broadcast_to(new, (self.T,)).copy(),
+                                 val.taint, val.why, form)
             return
-        lo, hi = self.span(mask) if old.a.dtype == new.dtype else (0, self.L)
-        if hi - lo < self.L:  # lanes outside the span keep their values: selected within it only
-            shape = (max(mask.shape[0], new.shape[0], old.a.shape[0]), self.L)  # (each (1, L) or (V, L))
-            a = old.a.copy() if old.a.shape == shape else as_rows(shape[0], old.a)
-            a[:, lo:hi] = np.where(mask[:, lo:hi], new[:, lo:hi], old.a[:, lo:hi])
+        lo, hi = self.span(mask) if old.a.dtype == new.dtype else (0, self.T)
+        if hi - lo < self.T:  # lanes outside the span keep their values: selected within it only
+            a = old.a.copy()
+            a[lo:hi] = np.where(mask[lo:hi], (new if new.shape == a.shape else np.broadcast_to(new, a.shape))[lo:hi],
+                                old.a[lo:hi])
         else:
             a = np.where(mask, new, old.a if old.a.dtype == new.dtype else old.a.astype(new.dtype))
         t = val.taint if val.taint >= old.taint else old.taint
@@ -372,13 +361,8 @@ class Machine:
         param: then its lanes hold off, and off is 0)."""
         base, off = _address_parts(tok)
         if base in self.params:
-            return Val(np.full(self.one, off, dtype=np.int64)), 0, base
+            return Val(np.full(self.T, off, dtype=np.int64)), 0, base
         return self.read(base, "s64"), off, None
-
-
-def as_rows(n: int, a: np.ndarray) -> np.ndarray:
-    """Lanes ``a`` ((1, L) or (n, L)) as ``n`` rows: its one row repeated where it has one."""
-    return a if a.shape[0] == n else np.repeat(a, n, axis=0)
 
 
 def offset_address(base: Val, off: int) -> Val:

@@ -12,10 +12,9 @@ import dataclasses
 
 import numpy as np
 
-from cudalens.access.memory import row_count
 from cudalens.access.ptx_alu import alu
 from cudalens.access.ptx_control import control_and_sides, deciding
-from cudalens.access.ptx_counts import count_deferred, every, kept_lanes, present_rows
+from cudalens.access.ptx_counts import count_deferred
 from cudalens.access.ptx_exec import (
     NOOPS,
     SHARED_BASE,
@@ -60,8 +59,8 @@ def _synthetic(m: Machine, addr: np.ndarray, typ: str) -> np.ndarray:
     """The value a load yields in each lane's trial seed: 0 for seed 0 (zero-filled memory), else a
     hash of the address, different per seed."""
     h = ((addr >> 2) * 2654435761 + m.seed_term) % _SYNTHETIC_MOD
-    if m.zero_seed is not None:  # (a new array: set in place; one row per variant where the seeds differ)
-        h[m.zero_seed] = 0
+    for lo, hi in m.zero_seed:  # (a new array: set in place)
+        h[lo:hi] = 0
     return h.astype(np.float64) if typ.startswith("f") else h
 
 
@@ -74,8 +73,10 @@ def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active
     register's lanes shared by the executions that add offsets to it, not a new array each)."""
     kept = addr.a if lanes is None else lanes
     if m.rows_of[0] is not present:  # (the same block mask for every instruction of a block)
-        m.rows_of = present_rows(m, present)
-    _, _rows, variants, vkey, anyv, _one = m.rows_of
+        rows = np.logical_or.reduce(present.reshape(-1, WARP), axis=1)
+        on = rows.reshape(m.V, -1).any(axis=1)  # rows are variant-major
+        m.rows_of = (present, rows, on, on.tobytes(), bool(on.any()))
+    _, rows_present, variants, vkey, anyv = m.rows_of
     if not anyv:
         for mem in m.mem_v:
             mem.setdefault(ins.index, MemRecord(ins.index, space, op, width))
@@ -83,7 +84,7 @@ def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active
     known = m.record_sets.get((ins.index, vkey))
     if known is not None and addr.taint <= known[2] and extra_taint[0] <= known[2]:  # its records made, each
         # with a taint at least this one's (taints only rise): nothing to raise
-        m.deferred.setdefault((space, width), []).append((*kept_lanes(m, kept, active), known[0], known[1]))
+        m.deferred.setdefault((space, width), []).append((kept, active, rows_present, known[0], known[1]))
         return
     vs, ids = np.nonzero(variants)[0].tolist(), []
     for v in vs:
@@ -99,7 +100,7 @@ def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active
             k = m.record_id[id(rec)] = len(m.records) - 1
         ids.append(k)
     m.record_sets[(ins.index, vkey)] = (vs, ids, min(m.records[k].taint for k in ids))
-    m.deferred.setdefault((space, width), []).append((*kept_lanes(m, kept, active), vs, ids))
+    m.deferred.setdefault((space, width), []).append((kept, active, rows_present, vs, ids))
 
 
 def _count_branches(m: Machine, runs: list[tuple[int, np.ndarray, np.ndarray, int, str]]
@@ -109,14 +110,9 @@ def _count_branches(m: Machine, runs: list[tuple[int, np.ndarray, np.ndarray, in
     Returns per execution and warp its lanes at the branch and those taking it (None: no execution)."""
     if not runs:
         return None
-    on, tk = np.empty((2, len(runs), m.V * m.L // WARP), dtype=np.intp)
-    one = [e for e, r in enumerate(runs) if r[1].shape[0] == 1 and r[2].shape[0] == 1]  # (1, L) lanes: counted once
-    for es, nv in ((one, 1), ([e for e, r in enumerate(runs) if r[1].shape[0] > 1 or r[2].shape[0] > 1], m.V)):
-        if es:
-            act = np.stack([every(m, runs[e][1]) if nv > 1 else runs[e][1] for e in es]).reshape(len(es), -1, WARP)
-            taken = np.stack([every(m, runs[e][2]) if nv > 1 else runs[e][2] for e in es]).reshape(act.shape)
-            counts = (row_count(x.reshape(-1, WARP)).reshape(len(es), -1) for x in (act, taken))
-            on[es], tk[es] = (np.tile(c, (1, m.V // nv)) if nv < m.V else c for c in counts)
+    act = np.stack([r[1] for r in runs]).reshape(len(runs), -1, WARP)
+    tk = np.count_nonzero(np.stack([r[2] for r in runs]).reshape(act.shape), axis=2)
+    on = np.count_nonzero(act, axis=2)
     live = on > 0
     div = live & (tk > 0) & (tk < on)
     key = np.arange(len(runs))[:, None] * m.V + m.row_variant[None, :]
@@ -157,7 +153,7 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
         k, v = m.params.get(pname, (None, 0))  # (not a parameter: 0, whatever the offset)
         vals = [_param_value(x, off, eb) for x in (v if isinstance(v, list) else [v])]
         dt = np.float64 if typ.startswith("f") or any(isinstance(x, float) for x in vals) else np.int64
-        arr = np.full(m.one, vals[0], dtype=dt) if len(set(vals)) == 1 else np.asarray(vals, dtype=dt)[:, None]
+        arr = np.full(m.T, vals[0], dtype=dt) if len(set(vals)) == 1 else np.asarray(vals, dtype=dt)[m.variant]
         for d in (d.strip() for d in o[0].strip("{}").split(",")):
             m.write(d, Val(arr), typ, mask)
         return
@@ -170,7 +166,8 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
     if space is None:  # generic: shared window or global, by value
         addr = addr or offset_address(base, off)
         sh = (addr.a >= SHARED_BASE) & (addr.a < SHARED_BASE + (1 << 32))
-        space = "shared" if mask.any() and not (mask & ~sh).any() else "global"
+        on = np.count_nonzero(mask)
+        space = "shared" if on and np.count_nonzero(sh[mask]) == on else "global"
     if space == "shared" and (_int_bits(addr.form if addr else _sum_form(base.form, off)) or 64) > 48:  # (2**48: SHARED_BASE)
         addr = addr or offset_address(base, off)
         if addr.a.size and addr.a.max() >= SHARED_BASE:
@@ -198,8 +195,7 @@ def _memory(m: Machine, ins: Instruction, mask: np.ndarray, present: np.ndarray,
             if m.full(mask):  # every lane active: whether each row holds one address
                 uniform = bool((rows == rows[:, :1]).all())
             else:
-                a, act = np.broadcast_arrays(addr.a, mask)
-                rows, act = a.reshape(-1, WARP), act.reshape(-1, WARP)
+                act = mask.reshape(-1, WARP)
                 first = np.where(act, rows, 0).max(axis=1, keepdims=True)
                 uniform = np.count_nonzero((rows != first) & act) == 0
             taint = max(addr.taint, 1 if uniform else 2)
@@ -224,7 +220,7 @@ def _taint_dsts(m: Machine, ins: Instruction, mask: np.ndarray, why: str) -> Non
     for d in first.strip("{}").split(","):
         d = d.strip().split("|")[0]
         if d.startswith("%"):
-            m.write(d, Val(np.zeros(m.one, dtype=np.int64), 2, why), "s64", mask)
+            m.write(d, Val(np.zeros(m.T, dtype=np.int64), 2, why), "s64", mask)
 
 
 def _step(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
@@ -245,8 +241,8 @@ def _step(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
         match_redux(m, ins, mask)
     elif op == "activemask":
         act = mask.reshape(-1, WARP)
-        m.write(ins.operands[0], Val(np.repeat((act.astype(np.int64) << np.arange(WARP)).sum(axis=1), WARP).reshape(
-            mask.shape)), "b32", mask)
+        m.write(ins.operands[0], Val(np.repeat((act.astype(np.int64) << np.arange(WARP)).sum(axis=1), WARP)), "b32",
+                mask)
     elif op in ("atom", "red"):
         space = _space(ins) or "global"
         addr, _ = m.address(ins.operands[1] if op == "atom" else ins.operands[0])
@@ -254,13 +250,13 @@ def _step(m: Machine, ins: Instruction, mask: np.ndarray) -> None:
             if (_int_bits(addr.form) or 64) > 32:
                 addr = Val(np.where(addr.a >= SHARED_BASE, addr.a - SHARED_BASE, addr.a), addr.taint, addr.why)
             _record(m, ins, "shared", "atomic", addr, mask, present, _width(ins)[1], ptaint)
-        for v in np.unique(m.row_variant[every(m, mask).reshape(-1, WARP).any(axis=1)]).tolist() if space != "shared" else ():
+        for v in np.unique(m.row_variant[mask.reshape(-1, WARP).any(axis=1)]).tolist() if space != "shared" else ():
             m.mem_v[v].setdefault(ins.index, MemRecord(ins.index, f"atomic-{space}", "atomic", _width(ins)[1]))
         if op == "atom":
             _taint_dsts(m, ins, mask, f"atomic result at line {ins.loc.line if ins.loc else 0}")
     elif op == "mbarrier":
         if "try_wait" in ins.parts or "test_wait" in ins.parts:
-            m.write(ins.operands[0], Val(np.ones(m.one, dtype=np.int64)), "pred", mask)
+            m.write(ins.operands[0], Val(np.ones(m.T, dtype=np.int64)), "pred", mask)
     elif op in NOOPS:
         if op == "cp" and "async" in ins.parts and "bulk" not in ins.parts and len(ins.operands) >= 3:
             src, _ = m.address(ins.operands[1])
@@ -359,8 +355,6 @@ class _Run:
         while pending:
             k = min(pending)
             mask = pending.pop(k)
-            if mask.shape[0] > 1 and (mask == mask[:1]).all():  # the same lanes in every variant: one row
-                mask = mask[:1]
             s, e = self.blocks[k]
             self.steps += e - s
             if self.steps > launch.max_steps:
