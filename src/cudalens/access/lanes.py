@@ -28,11 +28,12 @@ def block_coordinates(block: tuple[int, int, int]) -> dict[str, np.ndarray]:
 
 
 def as_warps(values: np.ndarray, nthreads: int, fill: Any) -> np.ndarray:
-    """Reshape a per-thread array to (warps, 32), padding the last warp with ``fill``."""
+    """Reshape a per-thread array to (warps, 32), padding the last warp with ``fill``; with rows of
+    threads (``(n, nthreads)``), each row's warps one after the other: (n * warps, 32)."""
     nwarps = -(-nthreads // WARP)
-    out = np.full(nwarps * WARP, fill, dtype=values.dtype)
-    out[:nthreads] = values
-    return out.reshape(nwarps, WARP)
+    out = np.full((*values.shape[:-1], nwarps * WARP), fill, dtype=values.dtype)
+    out[..., :nthreads] = values
+    return out.reshape(-1, WARP)
 
 
 def _cdiv(a: Any, b: Any) -> Any:

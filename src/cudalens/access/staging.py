@@ -69,7 +69,7 @@ def _iterations(a: Any, ev: Any, b0: dict[str, Any], sym: str, start: E.Expr, st
         except (E.Unknown, ValueError, TypeError, OverflowError, RecursionError):
             active = np.stack([ev.mask(a.mask_expr, {**b0, sym: E.fold(("b", "+", start, ("b", "*", E.num(j), step)))})[0]
                                for j in range(count)])
-    return _warps(index, ev.nthreads, 0), _warps(active, ev.nthreads, False)
+    return L.as_warps(index, ev.nthreads, 0), L.as_warps(active, ev.nthreads, False)
 
 
 def _per_iteration(value: Any, count: int, nthreads: int) -> np.ndarray:
@@ -78,14 +78,6 @@ def _per_iteration(value: Any, count: int, nthreads: int) -> np.ndarray:
     if arr.ndim == 1:  # the threads alone (the iteration number cancelled out)
         arr = arr[None, :]
     return np.broadcast_to(arr, (count, nthreads))
-
-
-def _warps(rows: np.ndarray, nthreads: int, fill: Any) -> np.ndarray:
-    """:func:`cudalens.access.lanes.as_warps` of each row, stacked: (count * warps, 32)."""
-    nwarps = -(-nthreads // L.WARP)
-    out = np.full((rows.shape[0], nwarps * L.WARP), fill, dtype=rows.dtype)
-    out[:, :nthreads] = rows
-    return out.reshape(-1, L.WARP)
 
 
 def group_sectors(index: np.ndarray, active: np.ndarray, width: int) -> tuple[int, int, int, int]:

@@ -289,7 +289,8 @@ class ResultCache:
         file would shadow, :func:`consult`'s kernel fields); not when it depends on the machine's load
         or no toolchain was found. A failure for a missing header is stored with the places the header
         would have been found (:func:`cudalens.pipeline.failure_probes.probes`). Returns the kernel
-        records of the JSON view where it was rendered (None where nothing was stored)."""
+        records of the JSON view where it was rendered (None where it was not: the analysis is not
+        stored then), also when a write failed."""
         from cudalens.pipeline.failure_probes import missing_of, probes
 
         failure = getattr(fa, "failure", None)

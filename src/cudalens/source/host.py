@@ -274,8 +274,7 @@ class HostEnv:
         out.fixed_values = dict(values)
         out.since = since
         out._evaluated = None
-        out._before = {}
-        out._counts = None
+        out._before = {}  # the definition counts stay: they depend on the definitions alone
         return out
 
     def seed(self, values: dict[str, int | float], inputs: dict[str, str] | None = None) -> None:
