@@ -3,7 +3,7 @@
 changed, the cache of the -j N run).
 
     python benchmarks/check/check_speed.py --prepare            # export the sources (once) from the fetched mirrors
-    python benchmarks/check/check_speed.py [--set NAME ...] [--limit K] [-j N] [--profile K] [-o RESULT.json]
+    python benchmarks/check/check_speed.py [--set NAME ...] [--limit K] [-j N] [--rounds R] [--profile K] [-o RESULT.json]
 
 Sets (the sources stay outside the repository, under --sources, default /work/ext/check_speed):
 
@@ -154,39 +154,59 @@ def check(files: list[Path], includes: list[str], jobs: int, cache: Path, cc: st
         return seconds, json.loads(out.read_text()) if fmt == "json" else {}
 
 
-def one_set(sources: Path, name: str, limit: int | None, jobs: int, cc: str, profile: int = 0) -> dict:
+def one_set(sources: Path, name: str, limit: int | None, jobs: int, cc: str, profile: int = 0, rounds: int = 1) -> dict:
+    """nvcc alone, ``check -j 1`` cold and ``check -j jobs`` cold, ``rounds`` times, the order reversed every
+    other round (so that a machine slowing down or speeding up over the run weighs on each alike); then warm
+    (json and text) from the last cold ``-j jobs`` run's cache. ``seconds`` holds each measure's least over the
+    rounds (the run least disturbed by other jobs), ``rounds`` every run, ``ratios`` those of the least
+    seconds and ``ratios_per_round`` each round's own."""
     files = units(sources, name, limit)
     includes = [str(sources / name / i) for i in SETS[name]["include"]]  # type: ignore[attr-defined]
     load_before = os.getloadavg()
-    nvcc_s, nvcc_failed = nvcc_each(files, includes, cc)
-    cpu = {"nvcc_each": round(CPU["last"], 2)}
+    cold_jn = f"check_j{jobs}_cold"
+    runs: list[dict[str, dict[str, float]]] = []
+    nvcc_failed, j1, jn = 0, {}, {}
     with tempfile.TemporaryDirectory(prefix="check-speed-cache-") as tmp:
-        j1_s, j1 = check(files, includes, 1, Path(tmp) / "j1", cc)
-        cpu["check_j1_cold"] = round(CPU["last"], 2)
-        jn_s, jn = check(files, includes, jobs, Path(tmp) / "jn", cc)
-        warm_s, warm = check(files, includes, jobs, Path(tmp) / "jn", cc)
-        warm_text_s, _ = check(files, includes, jobs, Path(tmp) / "jn", cc, "text")
-        shutil.rmtree(Path(tmp) / "j1", ignore_errors=True)
+        for r in range(rounds):
+            row: dict[str, dict[str, float]] = {}
+            for what in ("nvcc_each", "check_j1_cold", cold_jn)[::1 if r % 2 == 0 else -1]:
+                if what == "nvcc_each":
+                    seconds, nvcc_failed = nvcc_each(files, includes, cc)
+                else:
+                    shutil.rmtree(Path(tmp) / what, ignore_errors=True)  # cold: an empty cache folder
+                    seconds, report = check(files, includes, 1 if what == "check_j1_cold" else jobs,
+                                            Path(tmp) / what, cc)
+                    j1, jn = (report, jn) if what == "check_j1_cold" else (j1, report)
+                row[what] = {"seconds": round(seconds, 2), "cpu_seconds": round(CPU["last"], 2)}
+            runs.append(row)
+        warm_s, warm = check(files, includes, jobs, Path(tmp) / cold_jn, cc)
+        warm_text_s, _ = check(files, includes, jobs, Path(tmp) / cold_jn, cc, "text")
     load_after = os.getloadavg()
+    least = {k: min(r[k]["seconds"] for r in runs) for k in runs[0]}
+    cpu = {k: min(r[k]["cpu_seconds"] for r in runs) for k in runs[0]}
     extra = {}
     if profile:
         from _check_profile import profile_units
 
         extra["profile"] = profile_units(files[:profile], includes, cc)
         extra["profile"]["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+
+    def ratios(sec: dict[str, float], cpus: dict[str, float]) -> dict[str, float]:
+        return {"check_j1_cold_over_nvcc": round(sec["check_j1_cold"] / sec["nvcc_each"], 3),
+                "cpu_check_j1_cold_over_nvcc": round(cpus["check_j1_cold"] / max(cpus["nvcc_each"], 1e-9), 3),
+                f"check_j1_over_j{jobs}": round(sec["check_j1_cold"] / sec[cold_jn], 3)}
+
     return {**extra,
         "repository": SETS[name]["repo"], "paths": SETS[name]["paths"], "units": len(files),
         "files": [str(f.relative_to(sources / name)) for f in files],
         "nvcc_failed": nvcc_failed, "nvcc_first_failure": NVCC_FAILURES[:1], "check_compile_errors": sum(1 for f in j1["files"] if f["compile_error"]),
         "check_not_analyzed": len(j1.get("failed", [])),
-        "seconds": {"nvcc_each": round(nvcc_s, 2), "check_j1_cold": round(j1_s, 2),
-                    f"check_j{jobs}_cold": round(jn_s, 2), f"check_j{jobs}_warm": round(warm_s, 2),
-                    f"check_j{jobs}_warm_text": round(warm_text_s, 2)},
+        "seconds": {**least, f"check_j{jobs}_warm": round(warm_s, 2), f"check_j{jobs}_warm_text": round(warm_text_s, 2)},
         "cpu_seconds": cpu,
-        "ratios": {"check_j1_cold_over_nvcc": round(j1_s / nvcc_s, 3),
-                   "cpu_check_j1_cold_over_nvcc": round(cpu["check_j1_cold"] / max(cpu["nvcc_each"], 1e-9), 3),
-                   f"check_j1_over_j{jobs}": round(j1_s / jn_s, 3),
-                   "warm_seconds_per_unit": round(warm_s / max(1, len(files)), 3)},
+        "rounds": runs,
+        "ratios": {**ratios(least, cpu), "warm_seconds_per_unit": round(warm_s / max(1, len(files)), 3)},
+        "ratios_per_round": [ratios({k: v["seconds"] for k, v in r.items()}, {k: v["cpu_seconds"] for k, v in r.items()})
+                             for r in runs],
         "findings": len(j1["findings"]),
         "findings_j1_equal_jn": j1["findings"] == jn["findings"],
         "findings_warm_equal_cold": warm["findings"] == jn["findings"] and warm["files"] == jn["files"],
@@ -263,6 +283,9 @@ def main() -> int:
                          "checkout's src folder), -j 1 cold and warm (against)")
     ap.add_argument("--include", action="append", default=[], metavar="DIR",
                     help="a further -I folder for every set (e.g. a cuBLAS include folder)")
+    ap.add_argument("--rounds", type=int, default=1, metavar="R",
+                    help="the sets' cold runs (nvcc, check -j 1, check -j N) R times, alternating order; each "
+                         "measure's least is reported beside every run (one_set)")
     ap.add_argument("--tree", type=int, default=0, metavar="N",
                     help="instead of the sets: a warm check of an unchanged tree of N units (tree_warm)")
     args = ap.parse_args()
@@ -285,7 +308,7 @@ def main() -> int:
     elif args.tree:
         result["tree"] = tree_warm(args.sources, args.tree, args.jobs, args.cc)
     else:
-        result["sets"] = {name: one_set(args.sources, name, args.limit, args.jobs, args.cc, args.profile)
+        result["sets"] = {name: one_set(args.sources, name, args.limit, args.jobs, args.cc, args.profile, args.rounds)
                           for name in (args.sets or SETS)}
     return write_result(result, args.output, indent=2)
 

@@ -7,12 +7,16 @@
 # cold, check -j 2 cold and warm, as on an idle 2-core machine. Beside them, on the remaining cores, a
 # warm check of an unchanged 200-unit tree. Thrust and cuda-samples are limited to their first
 # THRUST_UNITS / SAMPLES_UNITS units (the run must end within the lease's 10 minutes; Thrust's templates
-# take nvcc seconds each).
+# take nvcc seconds each). ROUNDS (default 1): each set's cold runs (nvcc, -j 1, -j 2) that many times,
+# alternating their order (check_speed.py --rounds: each measure's least, beside every run). TREE (default
+# 200; 0: none): the size of the warm tree beside them.
 set -u
 OUT=${1:?usage: check_speed_acceptance.sh OUTDIR [SOURCES]}
 SRC=${2:-.carry/speed}
 THRUST_UNITS=${THRUST_UNITS:-12}
 SAMPLES_UNITS=${SAMPLES_UNITS:-60}
+ROUNDS=${ROUNDS:-1}
+TREE=${TREE:-200}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 { nproc; nvcc --version; python3 --version; uptime; } > "$OUT/machine.txt" 2>&1
@@ -26,10 +30,10 @@ run() {  # cores name args...
     > "$OUT/$name.log" 2>&1
   echo "$name exit $? $(date -u +%T)" >> "$OUT/done.txt"
 }
-run 0,1 llmc --set llmc -j 2 &
-run 2,3 samples --set samples --limit "$SAMPLES_UNITS" -j 2 &
-run 4,5 thrust --set thrust --limit "$THRUST_UNITS" -j 2 &
-run 6-15 tree200 --tree 200 -j 10 &
+run 0,1 llmc --set llmc -j 2 --rounds "$ROUNDS" &
+run 2,3 samples --set samples --limit "$SAMPLES_UNITS" -j 2 --rounds "$ROUNDS" &
+run 4,5 thrust --set thrust --limit "$THRUST_UNITS" -j 2 --rounds "$ROUNDS" &
+[ "$TREE" -gt 0 ] && run 6-15 tree$TREE --tree "$TREE" -j 10 &
 wait
 uptime >> "$OUT/machine.txt"
 python3 - "$OUT" <<'EOF'
@@ -41,6 +45,7 @@ for f in sorted(out.glob("check_speed_*.json")):
     d = json.loads(f.read_text())
     for name, s in d.get("sets", {}).items():
         summary[name] = {"units": s["units"], "nvcc_failed": s["nvcc_failed"], **s["seconds"], **s["ratios"],
+                         "ratios_per_round": s.get("ratios_per_round"),
                          "cpu_seconds": s.get("cpu_seconds"), "findings_warm_equal_cold": s["findings_warm_equal_cold"]}
     if "tree" in d:
         summary["tree"] = d["tree"]

@@ -26,6 +26,7 @@ failure: it is analyzed source-only, with the compiler's first error in its note
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -76,20 +77,23 @@ def analyze_files(paths: list[str], *, block: Any, defines: Mapping[str, Any], c
     if table.partial:  # analysed with their own launches: neither read from nor stored in the cache
         cache = None
     cached, keys = _consult(cache, readable, block, defines, cc, compile, build, project, table, instantiate)
-    if file_limits is not None:
+    filler = None
+    if cache is not None:
+        from cudalens.pipeline.result_fill import Filler
+
+        filler = Filler(cache, keys, cached, project, build)
+    if file_limits is not None:  # each analysis stored as it arrives (filler.one), rendered in its worker
         done_, failed_ = _analyze_isolated(readable, block=block, defines=defines, cc=cc, compile=compile,
                                            build=build, jobs=jobs, keep_going=keep_going, progress=progress,
                                            instantiate=instantiate, limits=file_limits, project=project,
-                                           table=table, cached=cached)
+                                           table=table, cached=cached, store=filler.one if filler is not None else None)
     else:
         done_, failed_ = _analyze_in_process(readable, block=block, defines=defines, cc=cc, compile=compile,
                                              build=build, jobs=jobs, keep_going=keep_going, progress=progress,
                                              instantiate=instantiate, project=project, table=table,
                                              cached=cached)
-    if cache is not None:
-        from cudalens.pipeline.result_cache import fill
-
-        done_ = fill(cache, done_, keys, cached, project, build)
+    if filler is not None:
+        done_ = filler.all(done_)
     reasons = {**refused, **dict(failed_)}
     return done_, [(p, reasons[p]) for p in dict.fromkeys(paths) if p in reasons], \
         ((table.partial,) if table.partial else ())
@@ -167,12 +171,14 @@ def _analyze_in_process(paths: list[str], *, block: tuple[int, int, int] | None,
 def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, defines: Mapping[str, Any], cc: str,
                       compile: bool, build: Any, jobs: int, keep_going: bool, progress: Progress | None,
                       instantiate: tuple[str, ...], limits: Any,
-                      project: Any = None, table: Any = None,
-                      cached: Mapping[str, Any] | None = None) -> tuple[list[Any], list[tuple[str, str]]]:
+                      project: Any = None, table: Any = None, cached: Mapping[str, Any] | None = None,
+                      store: Callable[[str, Any], None] | None = None) -> tuple[list[Any], list[tuple[str, str]]]:
     """analyze_files with every file in its own worker (pipeline.isolated): the units first, ``jobs``
     at a time, each parsing, compiling and analysing its file; then the headers, compiled through
     the units' results. A file stopped at a limit is listed with its one line (or, without
-    ``keep_going``, raised as an InputError)."""
+    ``keep_going``, raised as an InputError). ``store(path, result)``: called here as each result
+    arrives (the result cache's); each worker then renders its file's kernel records for the JSON
+    view, so that neither is left for the end."""
     from cudalens.hardware.table import limits as cc_limits
     from cudalens.pipeline.isolated import Stopped, mark, run_limited
 
@@ -187,6 +193,7 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
 
     def one(p: str) -> Any:
         from cudalens.evidence.model_workers import model_worker
+        from cudalens.pipeline.analysis import kernels_json
         from cudalens.pipeline.defines import compiler_defines
         from cudalens.pipeline.stages import analyze_file
         from cudalens.source.parse import parse_file
@@ -215,9 +222,10 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
                 else:
                     outcome = compiling.submit(_compile_unit, p, cc, defs, build, wanted.get(p, ()))
             elsewhere = frozenset().union(*(defined[q] for q in order if q != p)) - defined[p]
-            return analyze_file(p, block=block, defines=defines, cc=cc, compile=compile, build=build,
-                                compiled_outcome=outcome, instantiate=wanted.get(p, ()), worker=worker,
-                                launches=table, elsewhere=elsewhere)
+            fa = analyze_file(p, block=block, defines=defines, cc=cc, compile=compile, build=build,
+                              compiled_outcome=outcome, instantiate=wanted.get(p, ()), worker=worker,
+                              launches=table, elsewhere=elsewhere)
+            return fa if store is None else dataclasses.replace(fa, kernels_json=kernels_json(fa))
         finally:
             if compiling is not None:
                 compiling.shutdown(wait=True, cancel_futures=True)
@@ -226,7 +234,9 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
 
     count = [0]
 
-    def tick(p: str, _res: Any) -> None:
+    def tick(p: str, res: Any) -> None:
+        if store is not None:
+            store(p, res)
         count[0] += 1
         if progress is not None:
             progress(count[0], len(order), p)

@@ -151,8 +151,12 @@ def run_limited(items: Iterable[str], fn: Callable[[str], Any], limits: FileLimi
 def _loop(pending: list[tuple[int, str]], running: dict[int, tuple[int, str, float]], tmp: str,
           fn: Callable[[str], Any], limits: FileLimits, jobs: int, results: dict[str, Any],
           done: Callable[[str, Any], None] | None) -> None:
-    """Start workers while slots are free; collect each as it ends or passes its deadline."""
-    while pending or running:
+    """Start workers while slots are free; collect each as it ends or passes its deadline. With
+    ``jobs`` > 1 the ended workers' slots are filled again before their results are read and handed
+    to ``done`` (the parent's part then overlaps the running workers'); with one job, before (serial)."""
+    ended: list[tuple[int, str, Any]] = []  # (index, item, wait status, or the Stopped of a deadline)
+
+    def start() -> None:
         while pending and len(running) < max(1, jobs):
             i, it = pending.pop(0)
             base = os.path.join(tmp, str(i))
@@ -168,6 +172,20 @@ def _loop(pending: list[tuple[int, str]], running: dict[int, tuple[int, str, flo
             except OSError:
                 pass
             running[pid] = (i, it, time.monotonic())
+
+    while pending or running or ended:
+        if jobs > 1:
+            start()
+        for i, it, status in ended:
+            res = status if isinstance(status, Stopped) else _collect(it, os.path.join(tmp, str(i)), status, limits)
+            results[it] = res
+            if done is not None:
+                done(it, res)
+        if jobs <= 1:
+            start()
+        ended = []
+        if not running:
+            continue
         time.sleep(0.02)
         for pid, (i, it, t0) in list(running.items()):
             base = os.path.join(tmp, str(i))
@@ -177,15 +195,12 @@ def _loop(pending: list[tuple[int, str]], running: dict[int, tuple[int, str, flo
             if got == 0:  # past the deadline: the worker and whatever it started
                 _kill_group(pid)
                 os.waitpid(pid, 0)
-                res: Any = Stopped(f"{it}: stopped in the {_stage(base)} stage at the deadline of "
-                                   f"{limits.seconds:g} s")
+                status = Stopped(f"{it}: stopped in the {_stage(base)} stage at the deadline of "
+                                 f"{limits.seconds:g} s")
             else:
                 _kill_group(pid, reaped=True)  # a model worker or compiler it left behind
-                res = _collect(it, base, status, limits)
             del running[pid]
-            results[it] = res
-            if done is not None:
-                done(it, res)
+            ended.append((i, it, status))
 
 
 def _kill_group(pid: int, reaped: bool = False) -> None:

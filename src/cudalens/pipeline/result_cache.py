@@ -57,7 +57,7 @@ from cudalens.gc_pause import collector_paused
 from cudalens.pipeline.result_deps import digest
 from cudalens.pipeline.result_entry import FORMAT, opened, sealed, unpickle
 
-__all__ = ["FORMAT", "ResultCache", "clean", "consult", "fill", "file_key", "info", "launch_table",
+__all__ = ["FORMAT", "ResultCache", "clean", "consult", "file_key", "info", "launch_table",
            "stored_launch_table", "summary_view"]
 
 _MISSING = ("No such file or directory", "cannot open source file", "could not open")  # a file not found
@@ -307,7 +307,9 @@ class ResultCache:
             return None
         try:
             rendered = json_view(fa)
-            views = {"full": _pickled(fa), "summary": _pickled(summary_view(fa)), "json": _pickled(rendered)}
+            bare = dataclasses.replace(fa, kernels_json=None) if fa.kernels_json is not None else fa  # (rendered
+            # in the file's worker: stored in the JSON view only)
+            views = {"full": _pickled(bare), "summary": _pickled(summary_view(bare)), "json": _pickled(rendered)}
         except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
             return None
         for view, payload in views.items():
@@ -459,31 +461,3 @@ def _mentioned(path: str, project: Any, memo: dict[str, frozenset[str]]) -> froz
             memo[f] = frozenset(re.findall(r"[A-Za-z_]\w*", source_text(f)))
         out |= memo[f]
     return frozenset(out)
-
-
-def fill(cache: ResultCache, done: Sequence[Any], keys: Mapping[str, str], hits: Mapping[str, Any],
-         project: Any = None, build: Any = None) -> list[Any]:
-    """Store each analysis of ``done`` that was computed now (not read from the cache), with what
-    proves it still holds (:mod:`cudalens.pipeline.result_deps`, :func:`consult`'s kernel fields).
-    Returns ``done`` with the kernel records each stored analysis's JSON view rendered (``kernels_json``),
-    which the JSON report then writes as they are, not rendered again."""
-    from cudalens.pipeline.result_deps import dependencies, probes
-
-    if all(p in hits for p in keys):
-        return list(done)  # nothing computed now
-    given = {os.path.realpath(p): p for p in keys}
-    words: dict[str, frozenset[str]] = {}
-    out = []
-    for fa in done:
-        out.append(fa)
-        p = given.get(os.path.realpath(fa.model.path), "")
-        if p in keys and p not in hits:
-            through = [p, *project.includers(p)] if project is not None else [p]  # a header: its units' includes too
-            manifest = {"deps": dependencies(p, fa, project, build), "shadows": probes(through, build),
-                        "kernels": sorted(cache.defined.get(p, frozenset())),
-                        "every": _names_digest(_elsewhere(cache, p)),
-                        "elsewhere": _mentioned_elsewhere(cache, p, project, words)}
-            records = cache.store(keys[p], fa, manifest, build)
-            if records is not None:
-                out[-1] = dataclasses.replace(fa, kernels_json=records)
-    return out

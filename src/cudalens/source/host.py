@@ -287,7 +287,7 @@ class HostEnv:
         self._before = {}
 
     def seeded_copy(self, values: dict[str, int | float], inputs: dict[str, str] | None = None) -> HostEnv:
-        """A copy :meth:`seed`\ ed with ``values`` (this environment unchanged): the body is read once
+        """A copy seeded with ``values`` (:meth:`seed`; this environment unchanged): the body is read once
         for all the tuples its callers pass."""
         out = copy.copy(self)
         out.tainted = dict(self.tainted)
