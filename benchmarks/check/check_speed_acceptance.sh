@@ -9,7 +9,8 @@
 # THRUST_UNITS / SAMPLES_UNITS units (the run must end within the lease's 10 minutes; Thrust's templates
 # take nvcc seconds each). ROUNDS (default 1): each set's cold runs (nvcc, -j 1, -j 2) that many times,
 # alternating their order (check_speed.py --rounds: each measure's least, beside every run). TREE (default
-# 200; 0: none): the size of the warm tree beside them.
+# 200; 0: none): the size of the warm tree beside them. ALONE="llmc thrust" (say): those sets one after
+# another on cores 0 and 1 instead, the rest of the machine idle (an idle 2-core machine), and no tree.
 set -u
 OUT=${1:?usage: check_speed_acceptance.sh OUTDIR [SOURCES]}
 SRC=${2:-.carry/speed}
@@ -21,7 +22,7 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 { nproc; nvcc --version; python3 --version; uptime; } > "$OUT/machine.txt" 2>&1
 # bytecode compiled first, as an installed package has it (pip compiles at install; --no-compile skipped that)
-for d in src ${PYTHONPATH//:/ }; do python3 -m compileall -q -j 0 "$d" > /dev/null 2>&1; done
+for d in src $(echo "${PYTHONPATH:-}" | tr : " "); do python3 -m compileall -q -j 0 "$d" > /dev/null 2>&1; done
 command -v taskset > /dev/null || echo "no taskset: sets NOT pinned to two cores" >> "$OUT/machine.txt"
 run() {  # cores name args...
   local cores=$1 name=$2
@@ -30,11 +31,28 @@ run() {  # cores name args...
     > "$OUT/$name.log" 2>&1
   echo "$name exit $? $(date -u +%T)" >> "$OUT/done.txt"
 }
-run 0,1 llmc --set llmc -j 2 --rounds "$ROUNDS" &
-run 2,3 samples --set samples --limit "$SAMPLES_UNITS" -j 2 --rounds "$ROUNDS" &
-run 4,5 thrust --set thrust --limit "$THRUST_UNITS" -j 2 --rounds "$ROUNDS" &
-[ "$TREE" -gt 0 ] && run 6-15 tree$TREE --tree "$TREE" -j 10 &
-wait
+args() {  # the set's check_speed.py arguments
+  case $1 in
+    llmc) echo --set llmc -j 2 --rounds "$ROUNDS" ;;
+    samples) echo --set samples --limit "$SAMPLES_UNITS" -j 2 --rounds "$ROUNDS" ;;
+    thrust) echo --set thrust --limit "$THRUST_UNITS" -j 2 --rounds "$ROUNDS" ;;
+  esac
+}
+if [ -n "${ALONE:-}" ]; then  # the sets named one after another on cores 0 and 1, nothing else running
+  for name in $ALONE; do
+    # shellcheck disable=SC2046
+    run 0,1 "$name" $(args "$name")
+  done
+else
+  # shellcheck disable=SC2046
+  run 0,1 llmc $(args llmc) &
+  # shellcheck disable=SC2046
+  run 2,3 samples $(args samples) &
+  # shellcheck disable=SC2046
+  run 4,5 thrust $(args thrust) &
+  [ "$TREE" -gt 0 ] && run 6-15 tree$TREE --tree "$TREE" -j 10 &
+  wait
+fi
 uptime >> "$OUT/machine.txt"
 python3 - "$OUT" <<'EOF'
 import json, sys
