@@ -256,9 +256,9 @@ def test_cache_info_and_clean(tmp_path, monkeypatch):
     _run(_tree(tmp_path / "src"), ResultCache(), False)
     out = CliRunner().invoke(cli, ["cache", "info"])
     assert out.exit_code == 0 and f"cache folder: {tmp_path / 'cache'}" in out.output
-    assert "analyses: 13 files" in out.output  # 3 views of 4 files, the launch table
+    assert "analyses: 17 files" in out.output  # 3 views and a seen mark of 4 files, the launch table
     out = CliRunner().invoke(cli, ["cache", "clean"])
-    assert out.exit_code == 0 and "removed 13 files" in out.output
+    assert out.exit_code == 0 and "removed 17 files" in out.output
     assert info(tmp_path / "cache")["results_files"] == 0 and (tmp_path / "cache" / "tune" / "keep.bin").exists()
     assert clean(tmp_path / "nowhere") == 0
 

@@ -70,28 +70,43 @@ def analyze_files(paths: list[str], *, block: Any, defines: Mapping[str, Any], c
     if refused and not keep_going:
         raise InputError(next(iter(refused.values())))
     readable = [p for p in dict.fromkeys(paths) if p not in refused]
-    if file_limits is not None:
-        table = _bounded_launch_table(readable, project, build, cache, file_limits)
-    else:
-        table = _launch_table(readable, project, build, cache)
-    if table.partial:  # analysed with their own launches: neither read from nor stored in the cache
-        cache = None
-    cached, keys = _consult(cache, readable, block, defines, cc, compile, build, project, table, instantiate)
-    filler = None
+    bare: dict[str, str] = {}  # each file's key with no launches (ResultCache.seen)
     if cache is not None:
-        from cudalens.pipeline.result_fill import Filler
+        from cudalens.pipeline.result_cache import file_keys
 
-        filler = Filler(cache, keys, cached, project, build)
-    if file_limits is not None:  # each analysis stored as it arrives (filler.one), rendered in its worker
-        done_, failed_ = _analyze_isolated(readable, block=block, defines=defines, cc=cc, compile=compile,
-                                           build=build, jobs=jobs, keep_going=keep_going, progress=progress,
-                                           instantiate=instantiate, limits=file_limits, project=project,
-                                           table=table, cached=cached, store=filler.one if filler is not None else None)
-    else:
-        done_, failed_ = _analyze_in_process(readable, block=block, defines=defines, cc=cc, compile=compile,
-                                             build=build, jobs=jobs, keep_going=keep_going, progress=progress,
-                                             instantiate=instantiate, project=project, table=table,
-                                             cached=cached)
+        bare = file_keys(readable, block=block, defines=defines, cc=cc, compile=compile, build=build,
+                         project=project, table=None,
+                         instantiate=_instantiations(readable, instantiate) if compile else {})
+    early = None  # with -j N > 1, what no stored analysis answers compiles while the launch table is resolved
+    if file_limits is not None and compile and jobs > 1:
+        early = _compile_unseen(readable, cache, bare, project, build, cc, defines, instantiate, jobs, file_limits)
+    try:
+        if file_limits is not None:
+            table = _bounded_launch_table(readable, project, build, cache, file_limits)
+        else:
+            table = _launch_table(readable, project, build, cache)
+        if table.partial:  # analysed with their own launches: neither read from nor stored in the cache
+            cache = None
+        cached, keys = _consult(cache, readable, block, defines, cc, compile, build, project, table, instantiate)
+        filler = None
+        if cache is not None:
+            from cudalens.pipeline.result_fill import Filler
+
+            filler = Filler(cache, keys, cached, project, build, bare)
+        if file_limits is not None:  # each analysis stored as it arrives (filler.one), rendered in its worker
+            done_, failed_ = _analyze_isolated(readable, block=block, defines=defines, cc=cc, compile=compile,
+                                               build=build, jobs=jobs, keep_going=keep_going, progress=progress,
+                                               instantiate=instantiate, limits=file_limits, project=project,
+                                               table=table, cached=cached, early=early,
+                                               store=filler.one if filler is not None else None)
+        else:
+            done_, failed_ = _analyze_in_process(readable, block=block, defines=defines, cc=cc, compile=compile,
+                                                 build=build, jobs=jobs, keep_going=keep_going, progress=progress,
+                                                 instantiate=instantiate, project=project, table=table,
+                                                 cached=cached)
+    finally:
+        if early is not None:
+            early.close()
     if filler is not None:
         done_ = filler.all(done_)
     reasons = {**refused, **dict(failed_)}
@@ -172,13 +187,14 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
                       compile: bool, build: Any, jobs: int, keep_going: bool, progress: Progress | None,
                       instantiate: tuple[str, ...], limits: Any,
                       project: Any = None, table: Any = None, cached: Mapping[str, Any] | None = None,
-                      store: Callable[[str, Any], None] | None = None) -> tuple[list[Any], list[tuple[str, str]]]:
+                      store: Callable[[str, Any], None] | None = None, early: Any = None) -> tuple[list[Any], list[tuple[str, str]]]:
     """analyze_files with every file in its own worker (pipeline.isolated): the units first, ``jobs``
     at a time, each parsing, compiling and analysing its file; then the headers, compiled through
     the units' results. A file stopped at a limit is listed with its one line (or, without
     ``keep_going``, raised as an InputError). ``store(path, result)``: called here as each result
     arrives (the result cache's); each worker then renders its file's kernel records for the JSON
-    view, so that neither is left for the end."""
+    view, so that neither is left for the end. ``early``: the units' compiles started before the
+    launch table (:func:`_compile_unseen`); the other units that missed are compiled after it."""
     from cudalens.hardware.table import limits as cc_limits
     from cudalens.pipeline.isolated import Stopped, mark, run_limited
 
@@ -249,7 +265,15 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
     unit_results.update({p: cached[p] for p in units if p in cached})
     todo = [p for p in units if p not in cached]
     _read_headers(build, todo)
-    ahead = _compile_ahead(todo, cc, defines, build, wanted, jobs, limits) if compile and len(todo) > 1 else None
+    if early is not None and not any(early.covers(p) for p in todo):
+        early.close()  # every unit it compiles was answered by the cache after all
+        early = None
+    if compile:
+        from cudalens.pipeline.compile_ahead import Compiles, start_compiles
+
+        rest = [p for p in todo if early is None or not early.covers(p)]
+        late = start_compiles(rest, cc, defines, build, wanted, jobs, limits)
+        ahead = Compiles(early, late) if early is not None or late is not None else None
     try:
         if ahead is not None:  # the analyses start once every unit has compiled, the largest first
             if progress is not None:
@@ -333,28 +357,24 @@ def _failed(exc: BaseException) -> Future:
     return f
 
 
-def _compile_ahead(units: list[str], cc: str, defines: Mapping[str, Any], build: Any,
-                   wanted: Mapping[str, tuple[str, ...]], jobs: int, limits: Any) -> Any:
-    """The units' compiles started in the background (:class:`cudalens.pipeline.compile_ahead.CompileAhead`),
-    with the macros each unit's own compile would get; None where fork is not available."""
-    import os
+def _compile_unseen(paths: list[str], cache: Any, bare: Mapping[str, str], project: Any, build: Any, cc: str,
+                    defines: Mapping[str, Any], instantiate: tuple[str, ...], jobs: int, limits: Any) -> Any:
+    """The units no stored analysis can answer, whatever launches the table gives them (none was ever
+    stored under their key with no launches: :meth:`ResultCache.seen`; every unit without a cache),
+    compiled in the background from now on (:func:`cudalens.pipeline.compile_ahead.start_compiles`);
+    None for fewer than two."""
+    from cudalens.pipeline.compile_ahead import start_compiles
+    from cudalens.pipeline.stages import preload
 
-    if not hasattr(os, "fork"):
+    graph = project is not None and bool(project.includes)
+    units = [p for p in paths if not is_header(p) and not (graph and project.includers(p))]
+    if cache is not None:
+        units = [p for p in units if p in bare and not cache.seen(bare[p])]
+    if len(units) < 2:
         return None
-    from cudalens.pipeline.compile_ahead import CompileAhead
-    from cudalens.pipeline.defines import compiler_defines
-    from cudalens.source.parse import parse_file
-
-    defs: dict[str, Any] = {}
-    if defines:  # as in the unit's own worker: the --define values its syntax takes
-        for p in units:
-            try:
-                predefined = tuple(build.header_macros(p).items()) if build is not None else ()
-                defs[p] = compiler_defines(parse_file(p, predefined), defines)
-            except Exception:  # noqa: BLE001 - its own worker meets the error and reports it
-                pass
-        units = [p for p in units if p in defs]
-    return CompileAhead(units, cc, defs, build, wanted, jobs, seconds_each=limits.seconds) if len(units) > 1 else None
+    preload()  # imported once here, for the compile process and every worker after it
+    _read_headers(build, units)
+    return start_compiles(units, cc, defines, build, _instantiations(paths, instantiate), jobs, limits)
 
 
 def _consult(cache: Any, paths: list[str], block: Any, defines: Mapping[str, Any], cc: str, compile: bool,

@@ -83,6 +83,10 @@ class CompileAhead:
             except Exception:  # noqa: BLE001 - not reached or unreadable: the worker compiles the unit itself
                 self._got[path] = None
 
+    def covers(self, path: str) -> bool:
+        """Whether ``path`` is one of the units it compiles."""
+        return path in self._index
+
     def outcome(self, path: str) -> Any:
         """The unit's ``("value", (result, notes))`` or ``("error", exception)``; None where its worker
         compiles it (or before :meth:`wait`)."""
@@ -168,3 +172,50 @@ def _store(path: str, value: Any) -> None:
     with open(tmp, "wb") as fh:
         fh.write(data)
     os.replace(tmp, path)
+
+
+def start_compiles(units: list[str], cc: str, defines: Mapping[str, Any], build: Any,
+                   wanted: Mapping[str, tuple[str, ...]], jobs: int, limits: Any) -> CompileAhead | None:
+    """The units' compiles started in the background, with the macros each unit's own compile would get;
+    None for fewer than two units (a unit's worker compiles it beside its front end) or where fork is not
+    available."""
+    if not hasattr(os, "fork") or len(units) < 2:
+        return None
+    from cudalens.pipeline.defines import compiler_defines
+    from cudalens.source.parse import parse_file
+
+    defs: dict[str, Any] = {}
+    if defines:  # as in the unit's own worker: the --define values its syntax takes
+        for p in units:
+            try:
+                predefined = tuple(build.header_macros(p).items()) if build is not None else ()
+                defs[p] = compiler_defines(parse_file(p, predefined), defines)
+            except Exception:  # noqa: BLE001 - its own worker meets the error and reports it
+                pass
+        units = [p for p in units if p in defs]
+    return CompileAhead(units, cc, defs, build, wanted, jobs, seconds_each=limits.seconds) if len(units) > 1 else None
+
+
+class Compiles:
+    """Several background compiles read as one: ``check -j N`` (N > 1) compiles the units no stored
+    analysis can answer while the launch table is resolved, and the other misses after it."""
+
+    def __init__(self, *parts: CompileAhead | None) -> None:
+        self.parts = [p for p in parts if p is not None]
+
+    def covers(self, path: str) -> bool:
+        return any(p.covers(path) for p in self.parts)
+
+    def wait(self) -> None:
+        for p in self.parts:
+            p.wait()
+
+    def outcome(self, path: str) -> Any:
+        return next((got for p in self.parts if (got := p.outcome(path)) is not None), None)
+
+    def size(self, path: str) -> int:
+        return max((p.size(path) for p in self.parts), default=0)
+
+    def close(self) -> None:
+        for p in self.parts:
+            p.close()

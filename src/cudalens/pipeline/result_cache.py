@@ -57,7 +57,7 @@ from cudalens.gc_pause import collector_paused
 from cudalens.pipeline.result_deps import digest
 from cudalens.pipeline.result_entry import FORMAT, opened, sealed, unpickle
 
-__all__ = ["FORMAT", "ResultCache", "clean", "consult", "file_key", "info", "launch_table",
+__all__ = ["FORMAT", "ResultCache", "clean", "consult", "file_key", "file_keys", "info", "launch_table",
            "stored_launch_table", "summary_view"]
 
 _MISSING = ("No such file or directory", "cannot open source file", "could not open")  # a file not found
@@ -271,6 +271,19 @@ class ResultCache:
             return None
         return got
 
+    def seen(self, bare: str) -> bool:
+        """Whether an analysis was stored under ``bare``, a path's key with no launches (:func:`file_keys`
+        with no table), whatever launches it had: where not, the file's analysis misses, whatever the
+        launch table gives it (``check`` then compiles it while the table is resolved)."""
+        return self._file(bare, "seen").exists()
+
+    def mark_seen(self, bare: str) -> None:
+        """Record that an analysis was stored under ``bare`` (an empty file: a crash leaves it or not)."""
+        try:
+            _compiled.atomic_write(self._file(bare, "seen"), b"")
+        except OSError:
+            pass
+
     def write(self, key: str, view: str, manifest: dict[str, Any], payload: bytes) -> bool:
         """Store ``payload`` as the ``view`` of ``key`` with ``manifest`` (its ``deps`` digested now);
         False when it cannot be (a listed file unreadable, no signing key, the folder not writable)."""
@@ -379,15 +392,10 @@ def clean(directory: Path | None = None) -> int:
     return removed
 
 
-def consult(cache: ResultCache, paths: Sequence[str], *, block: Any, defines: Mapping[str, Any], cc: str,
-            compile: bool, build: Any, project: Any, table: Any, instantiate: Mapping[str, tuple[str, ...]],
-            kernels: Callable[[str], frozenset[str]]) -> tuple[dict[str, Any], dict[str, str]]:
-    """(the stored analyses of ``paths`` that are still valid, the key of every path).
-    ``kernels``: the kernels a file defines, read from its text (asked only of files that miss: a
-    hit's are in its manifest); a file's compiled facts leave out those another analysed file defines,
-    so an entry holds only while the ones its files mention are the same. ``instantiate``: the
-    templates each file instantiates."""
-    from cudalens.pipeline.analysis import FileAnalysis
+def file_keys(paths: Sequence[str], *, block: Any, defines: Mapping[str, Any], cc: str, compile: bool, build: Any,
+              project: Any, table: Any, instantiate: Mapping[str, tuple[str, ...]]) -> dict[str, str]:
+    """Each path's :func:`file_key` under the run's options (``table`` None: the key with no launches,
+    :meth:`ResultCache.seen`'s); a path whose key cannot be made is left out (analysed, not stored)."""
     from cudalens.project.context import is_header
 
     graph = project is not None and bool(project.includes)  # (without one, no file has includers)
@@ -402,6 +410,21 @@ def consult(cache: ResultCache, paths: Sequence[str], *, block: Any, defines: Ma
             keys[p] = file_key(p, options=options, build=build, table=table, compile=compile, real=os.path.realpath(p))
         except Exception:  # noqa: BLE001 - e.g. a refused compile_commands flag: the analysis says so, uncached
             continue
+    return keys
+
+
+def consult(cache: ResultCache, paths: Sequence[str], *, block: Any, defines: Mapping[str, Any], cc: str,
+            compile: bool, build: Any, project: Any, table: Any, instantiate: Mapping[str, tuple[str, ...]],
+            kernels: Callable[[str], frozenset[str]]) -> tuple[dict[str, Any], dict[str, str]]:
+    """(the stored analyses of ``paths`` that are still valid, the key of every path).
+    ``kernels``: the kernels a file defines, read from its text (asked only of files that miss: a
+    hit's are in its manifest); a file's compiled facts leave out those another analysed file defines,
+    so an entry holds only while the ones its files mention are the same. ``instantiate``: the
+    templates each file instantiates."""
+    from cudalens.pipeline.analysis import FileAnalysis
+
+    keys = file_keys(paths, block=block, defines=defines, cc=cc, compile=compile, build=build, project=project,
+                     table=table, instantiate=instantiate)
     view = cache.view if cache.view in ("summary", "json") else "full"
     words: dict[str, frozenset[str]] = {}
     with collector_paused():  # over every lookup, not only each entry's unpickling

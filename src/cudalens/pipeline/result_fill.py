@@ -28,6 +28,7 @@ class Filler:
     hits: Mapping[str, Any]
     project: Any = None
     build: Any = None
+    bare: Mapping[str, str] = field(default_factory=dict)  # each path's key with no launches (ResultCache.seen)
     stored: dict[str, Any] = field(default_factory=dict)  # path -> its analysis, with its kernel records
     words: dict[str, frozenset[str]] = field(default_factory=dict)  # (_mentioned_elsewhere's memo)
 
@@ -45,6 +46,8 @@ class Filler:
                     "every": _names_digest(_elsewhere(cache, p)),
                     "elsewhere": _mentioned_elsewhere(cache, p, project, self.words)}
         records = cache.store(self.keys[p], fa, manifest, build)
+        if records is not None and p in self.bare:
+            cache.mark_seen(self.bare[p])
         self.stored[p] = dataclasses.replace(fa, kernels_json=records) if records is not None else fa
 
     def all(self, done: Sequence[Any]) -> list[Any]:
