@@ -11,6 +11,7 @@
 # alternating their order (check_speed.py --rounds: each measure's least, beside every run). TREE (default
 # 200; 0: none): the size of the warm tree beside them. ALONE="llmc thrust" (say): those sets one after
 # another on cores 0 and 1 instead, the rest of the machine idle (an idle 2-core machine), and no tree.
+# EXTRA: further check_speed.py arguments for every set (a toolkit without cuBLAS: --include DIR).
 set -u
 OUT=${1:?usage: check_speed_acceptance.sh OUTDIR [SOURCES]}
 SRC=${2:-.carry/speed}
@@ -27,7 +28,8 @@ command -v taskset > /dev/null || echo "no taskset: sets NOT pinned to two cores
 run() {  # cores name args...
   local cores=$1 name=$2
   shift 2
-  $(command -v taskset > /dev/null && echo taskset -c "$cores") python3 benchmarks/check/check_speed.py --sources "$SRC" "$@" -o "$OUT/check_speed_$name.json" \
+  # shellcheck disable=SC2086
+  $(command -v taskset > /dev/null && echo taskset -c "$cores") python3 benchmarks/check/check_speed.py --sources "$SRC" "$@" ${EXTRA:-} -o "$OUT/check_speed_$name.json" \
     > "$OUT/$name.log" 2>&1
   echo "$name exit $? $(date -u +%T)" >> "$OUT/done.txt"
 }
