@@ -124,7 +124,7 @@ def _chunk(m: Machine, space: str, width: int, part: list) -> tuple[Any, ...]:
 
 
 def _lanes(kept: np.ndarray | tuple[np.ndarray, int], rows: np.ndarray | None = None) -> np.ndarray:
-    """An execution's addresses (``kept``: them, or (base, offset), ptx_run._memory), all or the warp rows ``rows``."""
+    """An execution's addresses (``kept``: them, or (base, offset), ptx_memory.memory_step), all or the warp rows ``rows``."""
     a, off = (kept, 0) if isinstance(kept, np.ndarray) else kept
     a = a if rows is None else a.reshape(-1, WARP)[rows]
     return a + off if off else a

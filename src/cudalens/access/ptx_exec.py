@@ -61,7 +61,7 @@ class _NotModelled(Exception):
     pass
 
 
-@dataclass
+@dataclass(slots=True)
 class Val:
     a: np.ndarray
     taint: int = 0
@@ -205,6 +205,7 @@ class Machine:
         self.V = len(variants)
         nb = len(launch.blocks)
         self.T = per * nb * self.V
+        self.lanes = (self.T,)  # the shape of a register's values
         tid = np.tile(np.arange(per), nb * self.V)
         self.variant = np.repeat(np.arange(self.V), per * nb)  # lanes: variant-major, then blocks
         self.row_variant = self.variant[::WARP]
@@ -292,9 +293,13 @@ class Machine:
         elif tok in self.special or tok in self.symbols:
             out = self._imms.get((tok, False))  # type: ignore[assignment]
             if out is None:
-                arr = self.special[tok] if tok in self.special else np.full(self.T, self.symbols[tok], dtype=np.int64)
+                if tok in self.special:
+                    arr = self.special[tok]
+                    form = _form_of(arr)
+                else:
+                    arr, form = np.full(self.T, self.symbols[tok], dtype=np.int64), self._int_form(self.symbols[tok])
                 arr.flags.writeable = False
-                out = self._imms[(tok, False)] = Val(arr, form=_form_of(arr))
+                out = self._imms[(tok, False)] = Val(arr, form=form)
         elif tok.startswith("%lanemask_"):
             lane = self.special["%laneid"]
             kind = tok.split("_", 1)[1]
@@ -319,15 +324,23 @@ class Machine:
                 c = _imm(tok)
                 if c is None:
                     return Val(np.zeros(self.T, dtype=np.int64), 2, f"operand {tok} not modelled")
-                arr = np.full(self.T, c, dtype=np.float64 if isinstance(c, float) or key[1] else np.int64)
+                floats = isinstance(c, float) or key[1]
+                arr = np.full(self.T, c, dtype=np.float64 if floats else np.int64)
                 arr.flags.writeable = False
-                out = self._imms[key] = Val(arr, form=_form_of(arr))
+                out = self._imms[key] = Val(arr, form="f" if floats else self._int_form(c))
         if neg:
             out = Val((out.a == 0).astype(np.int64), out.taint, out.why, "u1")
         return out
 
+    def _int_form(self, c: int) -> str:
+        """The form of ``T`` lanes all holding ``c`` (:func:`_form_of`, without looking at them)."""
+        return "u32" if self.T and 0 <= c < (1 << 32) else "i"
+
     def write(self, tok: str, val: Val, typ: str, mask: np.ndarray) -> None:
-        tok = tok.strip()
+        self.put(tok.strip(), val, typ, mask)
+
+    def put(self, tok: str, val: Val, typ: str, mask: np.ndarray) -> None:
+        """:meth:`write` to the register named ``tok`` (no spaces around it)."""
         if self.ctl_taint > val.taint:  # written under a branch on loaded data: the value depends on it
             val = Val(val.a, self.ctl_taint, self.ctl[1], val.form)
         same, form = _stored_form(val.form, typ)
@@ -336,15 +349,17 @@ class Machine:
         else:
             new = _store_as(val.a, typ) if typ != "pred" else (np.asarray(val.a) != 0).astype(np.int64)
         old = self.regs.get(tok)
-        if old is None or self.full(mask):  # registers are never changed in place: no copy needed
-            self.regs[tok] = Val(new if new.shape == (self.T,) else np.broadcast_to(new, (self.T,)).copy(),
-                                 val.taint, val.why, form)
+        if old is None or self.full(mask):  # registers (and values) are never changed in place: no copy needed
+            if new is val.a and form == val.form and new.shape == self.lanes:
+                self.regs[tok] = val  # (the value as it stands)
+            else:
+                self.regs[tok] = Val(new if new.shape == self.lanes else np.broadcast_to(new, self.lanes).copy(),
+                                     val.taint, val.why, form)
             return
         lo, hi = self.span(mask) if old.a.dtype == new.dtype else (0, self.T)
-        if hi - lo < self.T:  # lanes outside the span keep their values: selected within it only
+        if hi - lo < self.T:  # lanes outside the span keep their values: set within it only
             a = old.a.copy()
-            a[lo:hi] = np.where(mask[lo:hi], (new if new.shape == a.shape else np.broadcast_to(new, a.shape))[lo:hi],
-                                old.a[lo:hi])
+            np.copyto(a[lo:hi], new[lo:hi] if new.shape == self.lanes else new, where=mask[lo:hi])
         else:
             a = np.where(mask, new, old.a if old.a.dtype == new.dtype else old.a.astype(new.dtype))
         t = val.taint if val.taint >= old.taint else old.taint
@@ -363,6 +378,13 @@ class Machine:
         if base in self.params:
             return Val(np.full(self.T, off, dtype=np.int64)), 0, base
         return self.read(base, "s64"), off, None
+
+
+#: decoded instructions (cudalens.access.ptx_decode): an operand's lanes at one type, a write of one
+#: register at one type, and a step (machine, lanes on, lanes of the block, the guard's taint and why)
+Reader = Callable[[Machine], Val]
+Writer = Callable[[Machine, Val, np.ndarray], None]
+Step = Callable[[Machine, np.ndarray, np.ndarray, tuple[int, str]], None]
 
 
 def offset_address(base: Val, off: int) -> Val:

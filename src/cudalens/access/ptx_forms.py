@@ -12,6 +12,7 @@ import numpy as np
 from cudalens.compiled.ptx import Instruction
 
 
+@lru_cache(maxsize=16384)
 def _imm(tok: str) -> int | float | None:
     t = tok.strip()
     try:
