@@ -41,6 +41,12 @@ and.b64 %rd9, %rd2, %rd1;
 min.u64 %rd9, %rd1, %rd2;
 max.s64 %rd9, %rd1, %rd2;
 shr.s64 %rd9, %rd1, %r2;
+mad.lo.s32 %r9, %r1, %r2, %r1;
+mad.lo.u32 %r9, %r2, 12, %r2;
+mad.wide.u32 %rd9, %r1, %r2, %rd1;
+mad.lo.u64 %rd9, %rd1, %rd2, %rd1;
+mad.hi.u32 %r9, %r1, %r2, %r1;
+fma.rn.f32 %f9, %f1, %f2, %f1;
 shr.u32 %r9, %r1, 5;
 shr.s32 %r9, %r1, %r2;
 shr.u64 %rd9, %rd1, 70;
@@ -156,7 +162,7 @@ def test_decoded_steps_write_what_the_general_arithmetic_writes(seed):
                         (ins.opcode, name)
                     assert (v.taint, v.why) == (w.taint, w.why), (ins.opcode, name)
                     assert _holds(v.form, v.a), (ins.opcode, name, v.form)
-    assert specialised >= 30  # (the general path for the rest: mul.hi, and.pred, setp with a combining predicate)
+    assert specialised >= 35  # (the general path for the rest: mul.hi, mad.hi, and.pred, setp with a combining predicate)
 
 
 def test_a_constant_operand_is_read_as_a_register_once_one_of_its_name_is_written():
@@ -169,4 +175,4 @@ def test_a_constant_operand_is_read_as_a_register_once_one_of_its_name_is_writte
     machine.regs["p"] = Val(np.ones(machine.T, dtype=np.int64), 0, "", "u1")
     assert read(machine).a.tolist() == [1] * machine.T
     five = ptx_decode.reader("5", "u32")
-    assert five(machine).a.tolist() == [5] * machine.T and five(machine).form == "u32"
+    assert five(machine).a.tolist() == [5] * machine.T and five(machine).form == "u3"

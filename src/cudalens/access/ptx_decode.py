@@ -9,10 +9,11 @@ a function of the machine and the lane masks that does what is left, reading and
 and the numpy work. Decoded once per run, a step serves every execution of the instruction (loops,
 the variants of a run, a forked run: ptx_run.fork_run).
 
-Specialised here (most executions): ``add``, ``sub``, ``mul``, ``min``, ``max``, integer ``and``,
-``or``, ``xor``, ``shl``, ``shr``; ``setp`` without a combining predicate; ``mov`` and ``cvt`` of
+Specialised here (most executions): ``add``, ``sub``, ``mul``, ``mad``, ``fma``, ``min``, ``max``,
+integer ``and``, ``or``, ``xor``, ``shl``, ``shr``; ``setp`` without a combining predicate; ``mov`` and ``cvt`` of
 integer lanes; ``cvta``; ``selp``; loads and stores (cudalens.access.ptx_memory). Every other
-instruction, and these where their lanes are floats, runs cudalens.access.ptx_alu's :func:`alu`
+instruction (but those not modelled: counted, their destinations tainted), and these where their
+lanes are floats, runs cudalens.access.ptx_alu's :func:`alu`
 (or ptx_warp's warp-wide functions) as before. A specialised step computes what :func:`alu` does,
 in the same order (so the same values and taints, and the same failure where it fails); the
 difference is time only. Barriers and hints do nothing: they get no step.
@@ -109,6 +110,7 @@ def decode(m: Machine, ins: Instruction) -> tuple[Step | None, bool]:
     return step or (lambda m, mask, present, ptaint: _alu(m, ins, mask)), True
 
 
+@lru_cache(maxsize=1 << 15)  # (a reader, like a writer, holds nothing of a machine: one per operand and type)
 def reader(tok: str, typ: str) -> Reader:
     """An operand's lanes read at ``typ`` (Machine.read): a register's own lanes where its form
     needs no conversion, an immediate's (a special register's, a symbol's) lanes as the machine
@@ -134,6 +136,7 @@ def reader(tok: str, typ: str) -> Reader:
     return register
 
 
+@lru_cache(maxsize=1 << 15)
 def writer(tok: str, typ: str) -> Writer:
     """A write of register ``tok`` at ``typ`` (Machine.write)."""
     name = tok.strip()
@@ -232,6 +235,8 @@ def _specialised(ins: Instruction) -> Step | None:  # noqa: C901 - one table of 
             except _ALU_ERRORS:
                 _unmodelled(m, ins, mask)
         return binary
+    if op in ("mad", "fma") and not ("hi" in parts and not typ.startswith("f")):
+        return _mad(ins, typ)
     if op == "setp":
         return _setp(ins, typ)
     if op in ("mov", "cvt") and not o[0].startswith("{") and not o[1].startswith("{"):
@@ -264,6 +269,32 @@ def _specialised(ins: Instruction) -> Step | None:  # noqa: C901 - one table of 
                 _unmodelled(m, ins, mask)
         return selp
     return None
+
+
+def _mad(ins: Instruction, typ: str) -> Step:
+    """``mad`` (but ``.hi``) and ``fma`` (alu's, decoded), the result's form bounded by the operands'."""
+    o, parts = ins.operands, ins.parts
+    wide = "wide" in parts
+    src_t = typ
+    if ins.base in _MODULAR and not wide and typ in _NARROW and "sat" not in parts:
+        src_t = "u" + typ[1:]  # the low bits do not depend on signedness: no sign extension
+    wide_t = "s64" if typ[0] == "s" else "u64"
+    ra, rb, rc = reader(o[1], src_t), reader(o[2], src_t), reader(o[3], wide_t if wide else src_t)
+    put = writer(o[0], wide_t if wide else typ)
+
+    def mad(m: Machine, mask: np.ndarray, present: np.ndarray, ptaint: tuple[int, str]) -> None:
+        try:
+            a, b, c = ra(m), rb(m), rc(m)
+            r = a.a * b.a + c.a
+            w = b if b.taint > a.taint else a
+            w = c if c.taint > w.taint else w
+            form = _result_form(r)
+            if form == "i":
+                form = _bounded("add", _bounded("mul", a.form, b.form), c.form)
+            put(m, Val(r, w.taint, w.why, form), mask)
+        except _ALU_ERRORS:
+            _unmodelled(m, ins, mask)
+    return mad
 
 
 def _setp(ins: Instruction, typ: str) -> Step | None:

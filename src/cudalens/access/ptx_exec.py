@@ -34,6 +34,7 @@ from cudalens.access.ptx_forms import (
     _as,
     _form_of,
     _imm,
+    _int_form,
     _read_form,
     _same_as,
     _store_as,
@@ -334,7 +335,7 @@ class Machine:
 
     def _int_form(self, c: int) -> str:
         """The form of ``T`` lanes all holding ``c`` (:func:`_form_of`, without looking at them)."""
-        return "u32" if self.T and 0 <= c < (1 << 32) else "i"
+        return _int_form(c, c) if self.T else "i"
 
     def write(self, tok: str, val: Val, typ: str, mask: np.ndarray) -> None:
         self.put(tok.strip(), val, typ, mask)

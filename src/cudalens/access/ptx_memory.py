@@ -21,7 +21,7 @@ from cudalens.access.ptx_exec import (
     _address_parts,
     offset_address,
 )
-from cudalens.access.ptx_forms import _int_bits, _types
+from cudalens.access.ptx_forms import _int_bits, _int_form, _types
 from cudalens.compiled.ptx import Instruction, type_bytes
 
 _SYNTHETIC_MOD = 61
@@ -120,8 +120,10 @@ def memory_step(m: Machine, ins: Instruction, reader: Callable[[str, str], Reade
             vals = [_param_value(x, poff, eb) for x in (v if isinstance(v, list) else [v])]
             dt = np.float64 if typ.startswith("f") or any(isinstance(x, float) for x in vals) else np.int64
             arr = np.full(m.T, vals[0], dtype=dt) if len(set(vals)) == 1 else np.asarray(vals, dtype=dt)[m.variant]
+            # the form of the values (from them, not the lanes): a size that stays small in the sums it enters
+            form = "f" if dt is np.float64 else _int_form(int(min(vals)), int(max(vals))) if m.T else "i"
             for put in puts:
-                put(m, Val(arr), mask)
+                put(m, Val(arr, form=form), mask)
         return param_load
     bname, boff = _address_parts(o[1] if load else o[0])
     if bname in m.params:  # [param]: its lanes hold the offset (Machine.address_base)
@@ -135,6 +137,7 @@ def memory_step(m: Machine, ins: Instruction, reader: Callable[[str, str], Reade
     needed = m.launch.needed
     made = not (dsts and needed is not None and not any(d in needed for d in dsts))  # else counted, not made
     puts = [writer(d, typ) for d in dsts]
+    loaded = "f" if typ.startswith("f") else f"u{(_SYNTHETIC_MOD - 1).bit_length()}"  # (_synthetic's values' form)
     uniform_why, per_lane_why = f"warp-uniform value loaded at line {line}", f"per-lane value loaded at line {line}"
 
     def memory(m: Machine, mask: np.ndarray, present: np.ndarray, ptaint: tuple[int, str]) -> None:
@@ -178,7 +181,7 @@ def memory_step(m: Machine, ins: Instruction, reader: Callable[[str, str], Reade
             taint = max(addr.taint, 1 if uniform else 2)
             why = addr.why if addr.taint >= (1 if uniform else 2) else (uniform_why if uniform else per_lane_why)
         for k, put in enumerate(puts):
-            put(m, Val(_synthetic(m, addr.a + k * eb if k else addr.a, typ), taint, why), mask)
+            put(m, Val(_synthetic(m, addr.a + k * eb if k else addr.a, typ), taint, why, loaded), mask)
     return memory
 
 
