@@ -1,4 +1,4 @@
-"""The instructions of the PTX lane machine decoded once per run (for cudalens.access.ptx_run's scheduler).
+"""The instructions of the PTX lane machine decoded once (for cudalens.access.ptx_run's scheduler).
 
 An instruction's strings never change, yet a step used to work them out again on every execution:
 its opcode family, types, whether each operand is a register, an immediate or a special register
@@ -7,7 +7,9 @@ merged width, whether the registers it loads are needed. :func:`block_steps` wor
 basic block first runs and gives the scheduler, per instruction, its guard's reader and a *step*:
 a function of the machine and the lane masks that does what is left, reading and writing registers
 and the numpy work. Decoded once per run, a step serves every execution of the instruction (loops,
-the variants of a run, a forked run: ptx_run.fork_run).
+the variants of a run, a forked run: ptx_run.fork_run); the steps of the arithmetic, which depend on
+an instruction's text alone, serve every kernel of one PTX text (template instantiations repeat most
+of their instructions: cuda-samples' reduction decodes 3971 instructions for 10240).
 
 Specialised here (most executions): ``add``, ``sub``, ``mul``, ``mad``, ``fma``, ``min``, ``max``,
 integer ``and``, ``or``, ``xor``, ``shl``, ``shr``; ``setp`` without a combining predicate; ``mov`` and ``cvt`` of
@@ -18,9 +20,9 @@ lanes are floats, runs cudalens.access.ptx_alu's :func:`alu`
 in the same order (so the same values and taints, and the same failure where it fails); the
 difference is time only. Barriers and hints do nothing: they get no step.
 
-A step holds no machine's mutable state (registers, records), only its constants: the lanes of an
-immediate, a special register or a symbol, the launch's merged widths and needed registers, which a
-forked run shares.
+A step holds no machine's mutable state (registers, records); an arithmetic step holds nothing of a
+machine (an immediate's lanes are the machine's, Machine.read's), a load or store the run's constants
+(its parameters, merged widths and needed registers), which a forked run shares.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ _FORMS = ("", "f", "i", *(f"u{n}" for n in range(1, 64)))
 _INT64 = np.dtype(np.int64)
 
 
-def block_steps(m: Machine, fn: Function, s: int, e: int, dead: frozenset[int] | None, files: object = None
+def block_steps(m: Machine, fn: Function, s: int, e: int, dead: frozenset[int] | None, files: object
                 ) -> list[tuple[Reader | None, Step]]:
     """The steps of basic block ``[s, e)`` but its closing branch (the scheduler's) and the instructions
     in ``dead``: per instruction its guard predicate's reader (None: none) and its step. ``files``: the
