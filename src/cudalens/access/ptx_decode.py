@@ -60,16 +60,25 @@ _FORMS = ("", "f", "i", *(f"u{n}" for n in range(1, 64)))
 _INT64 = np.dtype(np.int64)
 
 
-def block_steps(m: Machine, fn: Function, s: int, e: int, dead: frozenset[int] | None, files: object
-                ) -> list[tuple[Reader | None, Step]]:
+def shared_by_text(files: object) -> tuple[dict, dict]:
+    """What the kernels of one PTX text share (``files``: its modules' PtxModule.files, one object for
+    them all): the steps of the arithmetic by instruction text (they depend on it alone; template
+    instantiations repeat most of theirs), and immediates' lanes by lane count (Machine._consts).
+    One text's at a time: another's instructions rarely repeat these."""
+    if _SHARED[0] is not files:
+        _SHARED[:] = [files, {}, {}]
+    return _SHARED[1], _SHARED[2]
+
+
+#: the module files whose steps and immediates are kept, the steps by instruction text, the immediates by T
+_SHARED: list = [None, {}, {}]
+
+
+def block_steps(m: Machine, fn: Function, s: int, e: int, dead: frozenset[int] | None,
+                shared: dict[tuple, tuple[Reader | None, Step | None]]) -> list[tuple[Reader | None, Step]]:
     """The steps of basic block ``[s, e)`` but its closing branch (the scheduler's) and the instructions
-    in ``dead``: per instruction its guard predicate's reader (None: none) and its step. ``files``: the
-    module's files (PtxModule.files, one object for every module of one PTX text): the steps of the
-    arithmetic, which depend on an instruction's text alone, are shared by the kernels of that text
-    (the instantiations of a template repeat most of theirs)."""
-    if _SHARED[0] is not files:  # (one text's at a time: another's instructions rarely repeat these)
-        _SHARED[:] = [files, {}]
-    shared: dict[tuple, tuple[Reader | None, Step | None]] = _SHARED[1]
+    in ``dead``: per instruction its guard predicate's reader (None: none) and its step. ``shared``: the
+    steps that depend on an instruction's text alone, by text (:func:`shared_by_text`)."""
     out: list[tuple[Reader | None, Step]] = []
     last = fn.instructions[e - 1]
     for ins in fn.instructions[s:e]:
@@ -87,10 +96,6 @@ def block_steps(m: Machine, fn: Function, s: int, e: int, dead: frozenset[int] |
         if got[1] is not None:
             out.append(got)  # type: ignore[arg-type]
     return out
-
-
-#: the module files whose arithmetic steps are decoded, and those steps by instruction text
-_SHARED: list = [None, {}]
 
 
 def decode(m: Machine, ins: Instruction) -> tuple[Step | None, bool]:
@@ -121,11 +126,13 @@ def reader(tok: str, typ: str) -> Reader:
     if name.startswith("!"):
         return lambda m: m.read(name, typ)
     if not name.startswith("%") or name in _Specials.NAMES:  # a constant, unless a register of that name is
-        # written (inline assembly's ``.reg .pred p``): where Machine.read keeps it
+        # written (inline assembly's ``.reg .pred p``): where Machine.read keeps it (a number: an immediate,
+        # never a symbol's name)
         key = (name, False if name.startswith("%") else typ.startswith("f"))
+        number = name[:1].isdigit() or name[:1] in "-."
 
         def constant(m: Machine) -> Val:
-            v = m._imms.get(key)
+            v = (m._consts if number else m._imms).get(key)
             return m.read(name, typ) if v is None or name in m.regs else v
         return constant
     same = _same_forms(typ)

@@ -254,7 +254,9 @@ class Machine:
         self.record_id: dict[int, int] = {}  # id(record) -> its position in ``records``
         # (instruction, variants) -> (them, their records' ids, the least taint of those records)
         self.record_sets: dict[tuple[int, bytes], tuple[list, list, int]] = {}
-        self._imms: dict[tuple[str, bool], Val] = {}  # immediates, read-only arrays made once
+        self._imms: dict[tuple[str, bool], Val] = {}  # special registers and symbols, read-only arrays made once
+        # immediates alike (their lanes depend on T alone: machines of one T may share them, ptx_run)
+        self._consts: dict[tuple[str, bool], Val] = {}
         # the last mask checked, whether it holds all lanes, and its lanes' span (:meth:`span`; None: not known)
         self._full: tuple[np.ndarray | None, bool, tuple[int, int] | None] = (None, False, None)
         self.rows_of: tuple[Any, ...] = (None,)  # the last block mask recorded at, its rows present, their variants
@@ -320,7 +322,7 @@ class Machine:
             out = Val(np.zeros(self.T, dtype=np.int64))  # never written: 0
         else:
             key = (tok, typ.startswith("f"))
-            out = self._imms.get(key)  # type: ignore[assignment]
+            out = self._consts.get(key)  # type: ignore[assignment]
             if out is None:
                 c = _imm(tok)
                 if c is None:
@@ -328,7 +330,7 @@ class Machine:
                 floats = isinstance(c, float) or key[1]
                 arr = np.full(self.T, c, dtype=np.float64 if floats else np.int64)
                 arr.flags.writeable = False
-                out = self._imms[key] = Val(arr, form="f" if floats else self._int_form(c))
+                out = self._consts[key] = Val(arr, form="f" if floats else self._int_form(c))
         if neg:
             out = Val((out.a == 0).astype(np.int64), out.taint, out.why, "u1")
         return out

@@ -15,7 +15,7 @@ import numpy as np
 
 from cudalens.access.ptx_control import control_and_sides, deciding
 from cudalens.access.ptx_counts import count_deferred
-from cudalens.access.ptx_decode import block_steps
+from cudalens.access.ptx_decode import block_steps, shared_by_text
 from cudalens.access.ptx_exec import (
     WARP,
     BranchRecord,
@@ -107,7 +107,9 @@ class _Run:
         if launch.control is None or launch.sides is None:
             cd, sides = control_and_sides(fn)
             m.launch = launch = dataclasses.replace(launch, control=deciding(fn, cd), sides=sides)
-        self.fn, self.launch, self.files = fn, launch, module.files
+        self.fn, self.launch = fn, launch
+        self.shared, consts = shared_by_text(module.files)  # (ptx_decode: what the kernels of one text share)
+        m._consts = consts.setdefault(m.T, m._consts)
         self.decided: dict[int, tuple[int, str]] = {}  # branch -> the worst taint of its condition so far, and why
         self.blocks = blocks = basic_blocks(fn)
         start_of = {s: k for k, (s, _e) in enumerate(blocks)}
@@ -148,7 +150,7 @@ class _Run:
                 m.ctl_taint = m.ctl[0]
             steps = decoded.get(k)
             if steps is None:
-                steps = decoded[k] = block_steps(m, fn, s, e, dead, self.files)
+                steps = decoded[k] = block_steps(m, fn, s, e, dead, self.shared)
             for guard, step in steps:
                 if guard is None:
                     step(m, mask, mask, _UNGUARDED)
