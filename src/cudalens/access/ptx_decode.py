@@ -60,18 +60,19 @@ _FORMS = ("", "f", "i", *(f"u{n}" for n in range(1, 64)))
 _INT64 = np.dtype(np.int64)
 
 
-def shared_by_text(files: object) -> tuple[dict, dict]:
+def shared_by_text(files: object) -> tuple[dict, dict, dict]:
     """What the kernels of one PTX text share (``files``: its modules' PtxModule.files, one object for
     them all): the steps of the arithmetic by instruction text (they depend on it alone; template
-    instantiations repeat most of theirs), and immediates' lanes by lane count (Machine._consts).
-    One text's at a time: another's instructions rarely repeat these."""
+    instantiations repeat most of theirs), immediates' lanes by lane count (Machine._consts) and special
+    registers' by launch (block, grid, blocks evaluated, variants: Machine._specials). One text's at a
+    time: another's instructions rarely repeat these."""
     if _SHARED[0] is not files:
-        _SHARED[:] = [files, {}, {}]
-    return _SHARED[1], _SHARED[2]
+        _SHARED[:] = [files, {}, {}, {}]
+    return _SHARED[1], _SHARED[2], _SHARED[3]
 
 
-#: the module files whose steps and immediates are kept, the steps by instruction text, the immediates by T
-_SHARED: list = [None, {}, {}]
+#: the module files whose steps and constants are kept, then the steps, the immediates, the special registers
+_SHARED: list = [None, {}, {}, {}]
 
 
 def block_steps(m: Machine, fn: Function, s: int, e: int, dead: frozenset[int] | None,
@@ -128,7 +129,12 @@ def reader(tok: str, typ: str) -> Reader:
     if not name.startswith("%") or name in _Specials.NAMES:  # a constant, unless a register of that name is
         # written (inline assembly's ``.reg .pred p``): where Machine.read keeps it (a number: an immediate,
         # never a symbol's name)
-        key = (name, False if name.startswith("%") else typ.startswith("f"))
+        if name in _Specials.NAMES:
+            def special(m: Machine) -> Val:
+                v = m._specials.get(name)
+                return m.read(name, typ) if v is None or name in m.regs else v
+            return special
+        key = (name, typ.startswith("f"))
         number = name[:1].isdigit() or name[:1] in "-."
 
         def constant(m: Machine) -> Val:

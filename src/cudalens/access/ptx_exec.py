@@ -254,9 +254,11 @@ class Machine:
         self.record_id: dict[int, int] = {}  # id(record) -> its position in ``records``
         # (instruction, variants) -> (them, their records' ids, the least taint of those records)
         self.record_sets: dict[tuple[int, bytes], tuple[list, list, int]] = {}
-        self._imms: dict[tuple[str, bool], Val] = {}  # special registers and symbols, read-only arrays made once
-        # immediates alike (their lanes depend on T alone: machines of one T may share them, ptx_run)
+        self._imms: dict[tuple[str, bool], Val] = {}  # symbols' addresses, read-only arrays made once
+        # immediates and special registers alike (their lanes depend on T alone, on the launch's sizes and
+        # blocks: machines alike may share them, ptx_run)
         self._consts: dict[tuple[str, bool], Val] = {}
+        self._specials: dict[str, Val] = {}
         # the last mask checked, whether it holds all lanes, and its lanes' span (:meth:`span`; None: not known)
         self._full: tuple[np.ndarray | None, bool, tuple[int, int] | None] = (None, False, None)
         self.rows_of: tuple[Any, ...] = (None,)  # the last block mask recorded at, its rows present, their variants
@@ -293,16 +295,18 @@ class Machine:
                 out = Val((v.a ^ half) - half, v.taint, v.why, "i")
             else:
                 out = Val(_as(v.a, typ), v.taint, v.why, _read_form(typ)) if typ != "pred" else v
-        elif tok in self.special or tok in self.symbols:
+        elif tok in self.special:
+            out = self._specials.get(tok)  # type: ignore[assignment]
+            if out is None:
+                arr = self.special[tok]
+                arr.flags.writeable = False
+                out = self._specials[tok] = Val(arr, form=_form_of(arr))
+        elif tok in self.symbols:
             out = self._imms.get((tok, False))  # type: ignore[assignment]
             if out is None:
-                if tok in self.special:
-                    arr = self.special[tok]
-                    form = _form_of(arr)
-                else:
-                    arr, form = np.full(self.T, self.symbols[tok], dtype=np.int64), self._int_form(self.symbols[tok])
+                arr = np.full(self.T, self.symbols[tok], dtype=np.int64)
                 arr.flags.writeable = False
-                out = self._imms[(tok, False)] = Val(arr, form=form)
+                out = self._imms[(tok, False)] = Val(arr, form=self._int_form(self.symbols[tok]))
         elif tok.startswith("%lanemask_"):
             lane = self.special["%laneid"]
             kind = tok.split("_", 1)[1]

@@ -108,8 +108,9 @@ class _Run:
             cd, sides = control_and_sides(fn)
             m.launch = launch = dataclasses.replace(launch, control=deciding(fn, cd), sides=sides)
         self.fn, self.launch = fn, launch
-        self.shared, consts = shared_by_text(module.files)  # (ptx_decode: what the kernels of one text share)
+        self.shared, consts, specials = shared_by_text(module.files)  # (ptx_decode: what one text's kernels share)
         m._consts = consts.setdefault(m.T, m._consts)
+        m._specials = specials.setdefault((launch.block, launch.grid, launch.blocks, m.V), m._specials)
         self.decided: dict[int, tuple[int, str]] = {}  # branch -> the worst taint of its condition so far, and why
         self.blocks = blocks = basic_blocks(fn)
         start_of = {s: k for k, (s, _e) in enumerate(blocks)}
