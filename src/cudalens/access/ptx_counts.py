@@ -106,8 +106,9 @@ def _chunk(m: Machine, space: str, width: int, part: list) -> tuple[Any, ...]:
     act = act_all.take(rows, axis=0)
     bases, offsets = _bases(part)
     if space == "global" and nb > 1:  # (block_shifts works on every row: lanes aligned across blocks)
-        a_all = bases if offsets is None else bases + np.repeat(offsets, len(m.row_variant) * WARP)
-        a_all = a_all.reshape(-1, WARP)
+        if offsets is not None:  # (bases: a new array, a concatenation)
+            bases.reshape(e, -1)[...] += offsets[:, None]
+        a_all = bases.reshape(-1, WARP)
         a, shifts = a_all.take(rows, axis=0), M.block_shifts(a_all, act_all, e, m.V, nb)
     else:  # of each execution only the rows present, its offset added to them alone
         a, shifts = bases.reshape(-1, WARP).take(rows, axis=0), None
