@@ -104,11 +104,16 @@ def _chunk(m: Machine, space: str, width: int, part: list) -> tuple[Any, ...]:
     rows = np.flatnonzero(present)  # (take on their positions: the rows of fancy indexing, at a fraction of its cost)
     act_all = np.concatenate([c[1] for c in part]).reshape(-1, WARP)
     act = act_all.take(rows, axis=0)
+    bases, offsets = _bases(part)
     if space == "global" and nb > 1:  # (block_shifts works on every row: lanes aligned across blocks)
-        a_all = np.concatenate([_lanes(c[0]) for c in part]).reshape(-1, WARP)
+        if offsets is not None:  # (bases: a new array, a concatenation)
+            bases.reshape(e, -1)[...] += offsets[:, None]
+        a_all = bases.reshape(-1, WARP)
         a, shifts = a_all.take(rows, axis=0), M.block_shifts(a_all, act_all, e, m.V, nb)
     else:  # of each execution only the rows present, its offset added to them alone
-        a, shifts = np.concatenate([_lanes(c[0], c[2]) for c in part]), None
+        a, shifts = bases.reshape(-1, WARP).take(rows, axis=0), None
+        if offsets is not None:
+            a += np.repeat(offsets, len(m.row_variant)).take(rows)[:, None]
     key = (np.arange(0, nk, m.V)[:, None] + m.row_variant).ravel().take(rows)  # (non-decreasing)
     row_figures = _row_figures(space, width)
     got = M.distinct_rows(row_figures, a, act, width) if space in ("global", "shared") else row_figures(a, act)
@@ -123,11 +128,14 @@ def _chunk(m: Machine, space: str, width: int, part: list) -> tuple[Any, ...]:
     return count, lanes, lo, hi, shifts, num, ideal
 
 
-def _lanes(kept: np.ndarray | tuple[np.ndarray, int], rows: np.ndarray | None = None) -> np.ndarray:
-    """An execution's addresses (``kept``: them, or (base, offset), ptx_run._memory), all or the warp rows ``rows``."""
-    a, off = (kept, 0) if isinstance(kept, np.ndarray) else kept
-    a = a if rows is None else a.reshape(-1, WARP)[rows]
-    return a + off if off else a
+def _bases(part: list) -> tuple[np.ndarray, np.ndarray | None]:
+    """The executions' addresses (``kept``: them, or (base, offset) whose sum they are, ptx_memory.memory_step)
+    one after another: their bases, and per execution its offset (None: none has one)."""
+    kept = [c[0] for c in part]
+    if all(isinstance(k, np.ndarray) for k in kept):
+        return np.concatenate(kept), None
+    bases = np.concatenate([k if isinstance(k, np.ndarray) else k[0] for k in kept])
+    return bases, np.array([0 if isinstance(k, np.ndarray) else k[1] for k in kept], dtype=np.int64)
 
 
 def _row_figures(space: str, width: int) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]]:

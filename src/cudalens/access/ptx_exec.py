@@ -34,6 +34,7 @@ from cudalens.access.ptx_forms import (
     _as,
     _form_of,
     _imm,
+    _int_form,
     _read_form,
     _same_as,
     _store_as,
@@ -61,7 +62,7 @@ class _NotModelled(Exception):
     pass
 
 
-@dataclass
+@dataclass(slots=True)
 class Val:
     a: np.ndarray
     taint: int = 0
@@ -205,6 +206,7 @@ class Machine:
         self.V = len(variants)
         nb = len(launch.blocks)
         self.T = per * nb * self.V
+        self.lanes = (self.T,)  # the shape of a register's values
         tid = np.tile(np.arange(per), nb * self.V)
         self.variant = np.repeat(np.arange(self.V), per * nb)  # lanes: variant-major, then blocks
         self.row_variant = self.variant[::WARP]
@@ -252,7 +254,11 @@ class Machine:
         self.record_id: dict[int, int] = {}  # id(record) -> its position in ``records``
         # (instruction, variants) -> (them, their records' ids, the least taint of those records)
         self.record_sets: dict[tuple[int, bytes], tuple[list, list, int]] = {}
-        self._imms: dict[tuple[str, bool], Val] = {}  # immediates, read-only arrays made once
+        self._imms: dict[tuple[str, bool], Val] = {}  # symbols' addresses, read-only arrays made once
+        # immediates and special registers alike (their lanes depend on T alone, on the launch's sizes and
+        # blocks: machines alike may share them, ptx_run)
+        self._consts: dict[tuple[str, bool], Val] = {}
+        self._specials: dict[str, Val] = {}
         # the last mask checked, whether it holds all lanes, and its lanes' span (:meth:`span`; None: not known)
         self._full: tuple[np.ndarray | None, bool, tuple[int, int] | None] = (None, False, None)
         self.rows_of: tuple[Any, ...] = (None,)  # the last block mask recorded at, its rows present, their variants
@@ -289,12 +295,18 @@ class Machine:
                 out = Val((v.a ^ half) - half, v.taint, v.why, "i")
             else:
                 out = Val(_as(v.a, typ), v.taint, v.why, _read_form(typ)) if typ != "pred" else v
-        elif tok in self.special or tok in self.symbols:
+        elif tok in self.special:
+            out = self._specials.get(tok)  # type: ignore[assignment]
+            if out is None:
+                arr = self.special[tok]
+                arr.flags.writeable = False
+                out = self._specials[tok] = Val(arr, form=_form_of(arr))
+        elif tok in self.symbols:
             out = self._imms.get((tok, False))  # type: ignore[assignment]
             if out is None:
-                arr = self.special[tok] if tok in self.special else np.full(self.T, self.symbols[tok], dtype=np.int64)
+                arr = np.full(self.T, self.symbols[tok], dtype=np.int64)
                 arr.flags.writeable = False
-                out = self._imms[(tok, False)] = Val(arr, form=_form_of(arr))
+                out = self._imms[(tok, False)] = Val(arr, form=self._int_form(self.symbols[tok]))
         elif tok.startswith("%lanemask_"):
             lane = self.special["%laneid"]
             kind = tok.split("_", 1)[1]
@@ -314,20 +326,28 @@ class Machine:
             out = Val(np.zeros(self.T, dtype=np.int64))  # never written: 0
         else:
             key = (tok, typ.startswith("f"))
-            out = self._imms.get(key)  # type: ignore[assignment]
+            out = self._consts.get(key)  # type: ignore[assignment]
             if out is None:
                 c = _imm(tok)
                 if c is None:
                     return Val(np.zeros(self.T, dtype=np.int64), 2, f"operand {tok} not modelled")
-                arr = np.full(self.T, c, dtype=np.float64 if isinstance(c, float) or key[1] else np.int64)
+                floats = isinstance(c, float) or key[1]
+                arr = np.full(self.T, c, dtype=np.float64 if floats else np.int64)
                 arr.flags.writeable = False
-                out = self._imms[key] = Val(arr, form=_form_of(arr))
+                out = self._consts[key] = Val(arr, form="f" if floats else self._int_form(c))
         if neg:
             out = Val((out.a == 0).astype(np.int64), out.taint, out.why, "u1")
         return out
 
+    def _int_form(self, c: int) -> str:
+        """The form of ``T`` lanes all holding ``c`` (:func:`_form_of`, without looking at them)."""
+        return _int_form(c, c) if self.T else "i"
+
     def write(self, tok: str, val: Val, typ: str, mask: np.ndarray) -> None:
-        tok = tok.strip()
+        self.put(tok.strip(), val, typ, mask)
+
+    def put(self, tok: str, val: Val, typ: str, mask: np.ndarray) -> None:
+        """:meth:`write` to the register named ``tok`` (no spaces around it)."""
         if self.ctl_taint > val.taint:  # written under a branch on loaded data: the value depends on it
             val = Val(val.a, self.ctl_taint, self.ctl[1], val.form)
         same, form = _stored_form(val.form, typ)
@@ -336,15 +356,17 @@ class Machine:
         else:
             new = _store_as(val.a, typ) if typ != "pred" else (np.asarray(val.a) != 0).astype(np.int64)
         old = self.regs.get(tok)
-        if old is None or self.full(mask):  # registers are never changed in place: no copy needed
-            self.regs[tok] = Val(new if new.shape == (self.T,) else np.broadcast_to(new, (self.T,)).copy(),
-                                 val.taint, val.why, form)
+        if old is None or self.full(mask):  # registers (and values) are never changed in place: no copy needed
+            if new is val.a and form == val.form and new.shape == self.lanes:
+                self.regs[tok] = val  # (the value as it stands)
+            else:
+                self.regs[tok] = Val(new if new.shape == self.lanes else np.broadcast_to(new, self.lanes).copy(),
+                                     val.taint, val.why, form)
             return
         lo, hi = self.span(mask) if old.a.dtype == new.dtype else (0, self.T)
-        if hi - lo < self.T:  # lanes outside the span keep their values: selected within it only
+        if hi - lo < self.T:  # lanes outside the span keep their values: set within it only
             a = old.a.copy()
-            a[lo:hi] = np.where(mask[lo:hi], (new if new.shape == a.shape else np.broadcast_to(new, a.shape))[lo:hi],
-                                old.a[lo:hi])
+            np.copyto(a[lo:hi], new[lo:hi] if new.shape == self.lanes else new, where=mask[lo:hi])
         else:
             a = np.where(mask, new, old.a if old.a.dtype == new.dtype else old.a.astype(new.dtype))
         t = val.taint if val.taint >= old.taint else old.taint
@@ -363,6 +385,13 @@ class Machine:
         if base in self.params:
             return Val(np.full(self.T, off, dtype=np.int64)), 0, base
         return self.read(base, "s64"), off, None
+
+
+#: decoded instructions (cudalens.access.ptx_decode): an operand's lanes at one type, a write of one
+#: register at one type, and a step (machine, lanes on, lanes of the block, the guard's taint and why)
+Reader = Callable[[Machine], Val]
+Writer = Callable[[Machine, Val, np.ndarray], None]
+Step = Callable[[Machine, np.ndarray, np.ndarray, tuple[int, str]], None]
 
 
 def offset_address(base: Val, off: int) -> Val:

@@ -12,6 +12,7 @@ import numpy as np
 from cudalens.compiled.ptx import Instruction
 
 
+@lru_cache(maxsize=16384)
 def _imm(tok: str) -> int | float | None:
     t = tok.strip()
     try:
@@ -87,7 +88,13 @@ def _form_of(arr: np.ndarray) -> str:
     """The form of a constant array (an immediate, a special register, a symbol's address)."""
     if arr.dtype.kind == "f":
         return "f"
-    return "u32" if arr.size and 0 <= int(arr.min()) and int(arr.max()) < (1 << 32) else "i"
+    return _int_form(int(arr.min()), int(arr.max())) if arr.size else "i"
+
+
+def _int_form(lo: int, hi: int) -> str:
+    """The form of int64 lanes from ``lo`` to ``hi``: in [0, 2**n) with n as small as they allow (so that
+    sums and products of them keep a form that needs no conversion), below 2**32; else any."""
+    return f"u{max(1, hi.bit_length())}" if 0 <= lo and hi < (1 << 32) else "i"
 
 
 @lru_cache(maxsize=256)
