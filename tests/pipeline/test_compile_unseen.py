@@ -40,7 +40,7 @@ def _bare(paths):
 
 
 def _unseen(paths, cache, bare):
-    return batch._compile_unseen(paths, cache, bare, None, None, "9.0", {}, (), 2, FileLimits())
+    return batch._compile_unseen(paths, cache, bare, None, None, "9.0", {}, {}, 2, FileLimits())
 
 
 def test_every_unit_compiles_early_without_a_stored_analysis(tmp_path, started) -> None:

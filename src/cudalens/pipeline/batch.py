@@ -70,16 +70,17 @@ def analyze_files(paths: list[str], *, block: Any, defines: Mapping[str, Any], c
     if refused and not keep_going:
         raise InputError(next(iter(refused.values())))
     readable = [p for p in dict.fromkeys(paths) if p not in refused]
+    wanted = _instantiations(readable, instantiate) if compile else {}
     bare: dict[str, str] = {}  # each file's key with no launches (ResultCache.seen)
     if cache is not None:
+        from cudalens.hardware.table import limits
         from cudalens.pipeline.result_cache import file_keys
 
-        bare = file_keys(readable, block=block, defines=defines, cc=cc, compile=compile, build=build,
-                         project=project, table=None,
-                         instantiate=_instantiations(readable, instantiate) if compile else {})
+        bare = file_keys(readable, block=block, defines=defines, cc=limits(cc).cc, compile=compile, build=build,
+                         project=project, table=None, instantiate=wanted)
     early = None  # with -j N > 1, what no stored analysis answers compiles while the launch table is resolved
     if file_limits is not None and compile and jobs > 1:
-        early = _compile_unseen(readable, cache, bare, project, build, cc, defines, instantiate, jobs, file_limits)
+        early = _compile_unseen(readable, cache, bare, project, build, cc, defines, wanted, jobs, file_limits)
     try:
         if file_limits is not None:
             table = _bounded_launch_table(readable, project, build, cache, file_limits)
@@ -87,7 +88,7 @@ def analyze_files(paths: list[str], *, block: Any, defines: Mapping[str, Any], c
             table = _launch_table(readable, project, build, cache)
         if table.partial:  # analysed with their own launches: neither read from nor stored in the cache
             cache = None
-        cached, keys = _consult(cache, readable, block, defines, cc, compile, build, project, table, instantiate)
+        cached, keys = _consult(cache, readable, block, defines, cc, compile, build, project, table, wanted)
         filler = None
         if cache is not None:
             from cudalens.pipeline.result_fill import Filler
@@ -358,7 +359,7 @@ def _failed(exc: BaseException) -> Future:
 
 
 def _compile_unseen(paths: list[str], cache: Any, bare: Mapping[str, str], project: Any, build: Any, cc: str,
-                    defines: Mapping[str, Any], instantiate: tuple[str, ...], jobs: int, limits: Any) -> Any:
+                    defines: Mapping[str, Any], wanted: Mapping[str, tuple[str, ...]], jobs: int, limits: Any) -> Any:
     """The units no stored analysis can answer, whatever launches the table gives them (none was ever
     stored under their key with no launches: :meth:`ResultCache.seen`; every unit without a cache),
     compiled in the background from now on (:func:`cudalens.pipeline.compile_ahead.start_compiles`);
@@ -366,28 +367,28 @@ def _compile_unseen(paths: list[str], cache: Any, bare: Mapping[str, str], proje
     from cudalens.pipeline.compile_ahead import start_compiles
     from cudalens.pipeline.stages import preload
 
-    graph = project is not None and bool(project.includes)
-    units = [p for p in paths if not is_header(p) and not (graph and project.includers(p))]
+    units = [p for p in paths if not is_header(p) and not (project is not None and project.includers(p))]
     if cache is not None:
         units = [p for p in units if p in bare and not cache.seen(bare[p])]
     if len(units) < 2:
         return None
     preload()  # imported once here, for the compile process and every worker after it
     _read_headers(build, units)
-    return start_compiles(units, cc, defines, build, _instantiations(paths, instantiate), jobs, limits)
+    return start_compiles(units, cc, defines, build, wanted, jobs, limits)
 
 
 def _consult(cache: Any, paths: list[str], block: Any, defines: Mapping[str, Any], cc: str, compile: bool,
-             build: Any, project: Any, table: Any, instantiate: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, str]]:
-    """(the cache's still valid analyses of ``paths``, each path's key) (pipeline.result_cache)."""
+             build: Any, project: Any, table: Any, wanted: Mapping[str, tuple[str, ...]]
+             ) -> tuple[dict[str, Any], dict[str, str]]:
+    """(the cache's still valid analyses of ``paths``, each path's key) (pipeline.result_cache);
+    ``wanted``: the templates each file instantiates (:func:`_instantiations`)."""
     if cache is None:
         return {}, {}
     from cudalens.hardware.table import limits
     from cudalens.pipeline.result_cache import consult
 
     return consult(cache, paths, block=block, defines=defines, cc=limits(cc).cc, compile=compile, build=build,
-                   project=project, table=table, instantiate=_instantiations(paths, instantiate) if compile else {},
-                   kernels=lambda p: _kernel_names(source_text(p)))
+                   project=project, table=table, instantiate=wanted, kernels=lambda p: _kernel_names(source_text(p)))
 
 
 _GLOBAL_OR_END = re.compile(r"__global__|[;{(]")

@@ -320,9 +320,9 @@ class ResultCache:
             return None
         try:
             rendered = json_view(fa)
-            bare = dataclasses.replace(fa, kernels_json=None) if fa.kernels_json is not None else fa  # (rendered
-            # in the file's worker: stored in the JSON view only)
-            views = {"full": _pickled(bare), "summary": _pickled(summary_view(bare)), "json": _pickled(rendered)}
+            # the records rendered in the file's worker are stored in the JSON view only
+            plain = dataclasses.replace(fa, kernels_json=None) if fa.kernels_json is not None else fa
+            views = {"full": _pickled(plain), "summary": _pickled(summary_view(plain)), "json": _pickled(rendered)}
         except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
             return None
         for view, payload in views.items():

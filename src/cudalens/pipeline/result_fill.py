@@ -60,12 +60,5 @@ class Filler:
         for fa in done:
             p = given.get(os.path.realpath(fa.model.path), "")
             self.one(p, fa)
-            got = self.stored.get(p)
-            out.append(got if got is not None and got.model is fa.model else fa)
+            out.append(self.stored.get(p, fa))
         return out
-
-
-def fill(cache: ResultCache, done: Sequence[Any], keys: Mapping[str, str], hits: Mapping[str, Any],
-         project: Any = None, build: Any = None) -> list[Any]:
-    """:meth:`Filler.all` of a run that stored nothing yet."""
-    return Filler(cache, keys, hits, project, build).all(done)
