@@ -56,3 +56,35 @@ def test_a_finding_is_reported_only_where_it_holds_under_each_block(tmp_path):
 def test_a_given_block_is_no_assumption(tmp_path):
     _fa, found = _run(tmp_path, block=(256, 1, 1))
     assert ("D1", "tail") in found and "no launch found" not in found[("G3", "cols")].message
+
+
+def test_the_further_evaluations_run_only_the_rules_that_decide_and_change_nothing(tmp_path, monkeypatch):
+    import cudalens.pipeline.plausible as plausible
+    from cudalens.rules.registry import RULES, load_all
+
+    fa, _found = _run(tmp_path)
+    load_all()
+    monkeypatch.setattr(plausible, "_asked", lambda _findings: frozenset(RULES))  # every rule, as before
+    every, _ = _run(tmp_path)
+    assert [f.to_dict() for f in fa.findings] == [f.to_dict() for f in every.findings] and fa.notes == every.notes
+
+
+def test_a_kernel_with_no_finding_to_decide_is_not_evaluated_again(tmp_path):
+    from cudalens.findings import Finding, Priority
+    from cudalens.pipeline.plausible import hold_for_every_block
+
+    fa, _found = _run(tmp_path)
+    asked: list[frozenset[str]] = []
+
+    def evaluate(block, rules):
+        asked.append(rules)
+        return []
+
+    advisory = Finding("E6", Priority.LOW, "", "cols", fa.model.path, 7, "m", "f", advisory=True)
+    kept, notes = hold_for_every_block([advisory], fa.model, None, evaluate)
+    assert kept == [advisory] and notes == [] and asked == []
+    g1 = Finding("G1", Priority.HIGH, "", "cols", fa.model.path, 7, "m", "f")
+    kept, notes = hold_for_every_block([g1], fa.model, None, evaluate)
+    assert kept == [] and len(notes) == 1  # under the other blocks it does not fire
+    assert len(asked) == len(plausible_blocks(next(k for k in fa.model.kernels if k.name == "cols"))) - 1
+    assert all(rules == {"G1", "G3", "SH3"} for rules in asked)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import select
 import shutil
 import signal
 import tempfile
@@ -27,6 +26,8 @@ import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+
+from cudalens.pipeline.isolated import wait_for_any
 
 #: units whose SASS one nvdisasm start serves (times jobs): each start costs about 0.35 s of CPU, and the
 #: analyses wait for every compile anyway; a group's members keep their private folders until its batch
@@ -69,7 +70,7 @@ class CompileAhead:
             if timeout == 0.0:
                 self._kill()
                 break
-            _wait_for(self._pid, timeout)
+            wait_for_any((self._pid,), timeout)
             try:
                 got, _status = os.waitpid(self._pid, os.WNOHANG)
             except ChildProcessError:
@@ -115,20 +116,6 @@ class CompileAhead:
             except ChildProcessError:
                 pass
             self._pid = None
-
-
-def _wait_for(pid: int, timeout: float | None) -> None:
-    """Sleep until process ``pid`` ends or ``timeout`` seconds pass, without polling where Linux gives
-    the process a file descriptor (os.pidfd_open); else in steps of 0.1 s."""
-    try:
-        fd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        time.sleep(0.1 if timeout is None else min(0.1, timeout))
-        return
-    try:
-        select.select([fd], [], [], timeout)
-    finally:
-        os.close(fd)
 
 
 def _serve(units: list[str], cc: str, defines: Mapping[str, Mapping[str, Any]], build: Any,

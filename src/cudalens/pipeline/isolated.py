@@ -18,6 +18,7 @@ import io
 import os
 import pickle
 import resource
+import select
 import signal
 import tempfile
 import time
@@ -186,7 +187,8 @@ def _loop(pending: list[tuple[int, str]], running: dict[int, tuple[int, str, flo
         ended = []
         if not running:
             continue
-        time.sleep(0.02)
+        now = time.monotonic()
+        wait_for_any(running, min(t0 + limits.seconds - now for _i, _it, t0 in running.values()))
         for pid, (i, it, t0) in list(running.items()):
             base = os.path.join(tmp, str(i))
             got, status = os.waitpid(pid, os.WNOHANG)
@@ -201,6 +203,26 @@ def _loop(pending: list[tuple[int, str]], running: dict[int, tuple[int, str, flo
                 _kill_group(pid, reaped=True)  # a model worker or compiler it left behind
             del running[pid]
             ended.append((i, it, status))
+
+
+def wait_for_any(pids: Iterable[int], timeout: float | None) -> None:
+    """Sleep until one of the processes ``pids`` (children not yet reaped) ends or ``timeout`` seconds
+    pass (None: no limit). Where Linux gives a process a file descriptor (os.pidfd_open) the end itself
+    wakes the caller; elsewhere it sleeps 0.02 s, and the caller looks again."""
+    fds: list[int] = []
+    try:
+        for pid in pids:
+            fds.append(os.pidfd_open(pid))
+    except (AttributeError, OSError):
+        for fd in fds:
+            os.close(fd)
+        time.sleep(0.02 if timeout is None else min(0.02, max(0.0, timeout)))
+        return
+    try:
+        select.select(fds, [], [], None if timeout is None else max(0.0, timeout))
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def _kill_group(pid: int, reaped: bool = False) -> None:

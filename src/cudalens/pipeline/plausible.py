@@ -19,8 +19,8 @@ from typing import Any
 from cudalens.findings import Evidence, Finding, Layer
 from cudalens.source.model import Kernel, SourceModel
 
-#: (model under a block -> its kernels' findings): one more evaluation under another block
-Evaluate = Callable[[Any], Sequence[Finding]]
+#: (a ``--block`` mapping, the rules to run -> their findings): one more evaluation under another block
+Evaluate = Callable[[Any, frozenset[str]], Sequence[Finding]]
 
 
 def assumed_kernels(model: SourceModel) -> list[Kernel]:
@@ -55,11 +55,19 @@ def _key(f: Finding) -> tuple[str, str, str, int | None]:
     return (_SAME.get(f.rule, f.rule), f.kernel or "", f.file, f.line)
 
 
+def _asked(findings: Sequence[Finding]) -> frozenset[str]:
+    """The rules whose findings under another block decide whether ``findings`` hold: theirs, and
+    those that say the same of an access (:data:`_SAME`)."""
+    said = {_SAME.get(f.rule, f.rule) for f in findings}
+    return frozenset({f.rule for f in findings} | said | {r for r, same in _SAME.items() if same in said})
+
+
 def hold_for_every_block(findings: Sequence[Finding], model: SourceModel, block: Any,
                          evaluate: Evaluate) -> tuple[list[Finding], list[str]]:
     """(``findings`` with those of assumed kernels kept only where they hold under each other plausible
-    block, each saying so; notes naming the findings left out). ``evaluate(block)``: the findings of
-    one more evaluation of the file with ``block`` (a ``--block`` mapping)."""
+    block, each saying so; notes naming the findings left out). ``evaluate(block, rules)``: the findings
+    of those rules in one more evaluation of the file with ``block`` (a ``--block`` mapping); it is
+    called only where an assumed kernel has a finding to decide, for the rules that decide it."""
     kernels = assumed_kernels(model)
     if not kernels or isinstance(block, tuple):
         return list(findings), []
@@ -68,8 +76,9 @@ def hold_for_every_block(findings: Sequence[Finding], model: SourceModel, block:
 
     shown = {k.name: shapes_text(plausible_blocks(k)) for k in kernels}
     held = {_key(f) for f in findings if f.kernel in names}
-    for other in other_blocks(kernels, block):
-        held &= {_key(f) for f in evaluate(other) if f.kernel in names}
+    asked = [f for f in findings if f.kernel in names and not f.advisory]
+    for other in other_blocks(kernels, block) if asked else ():
+        held &= {_key(f) for f in evaluate(other, _asked(asked)) if f.kernel in names}
     out: list[Finding] = []
     notes: list[str] = []
     for f in findings:

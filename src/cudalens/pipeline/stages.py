@@ -94,8 +94,8 @@ def analyze_file(path: str | Path, *, block: Any = None,
     mark("rules")
     findings, problems = run_rules(ctx)
     if assumed_kernels(model):  # no launch found: keep what holds under each plausible block
-        findings, held_notes = hold_for_every_block(findings, model, block, lambda other: _findings_under(
-            other, path, parsed, defines, launches, compiled, mine, cc, build, worker, ctx.callers))
+        findings, held_notes = hold_for_every_block(findings, model, block, lambda other, rules: _findings_under(
+            other, rules, path, parsed, defines, launches, compiled, mine, cc, build, worker, ctx.callers))
         notes.extend(held_notes)
     if compiled is not None:
         try:
@@ -108,13 +108,19 @@ def analyze_file(path: str | Path, *, block: Any = None,
     return FileAnalysis(model, compiled, tuple(sort_findings(findings)), tuple(notes), kernels, failure)
 
 
-def _findings_under(block: Any, path: str | Path, parsed: Any, defines: dict[str, Any], launches: Any,
-                    compiled: Any, mine: Any, cc: str, build: Any, worker: Any, callers: Any) -> list[Any]:
-    """The findings of the file's kernels with no launch, evaluated again under ``block`` (a
-    ``--block`` mapping naming them): source model, compiled access model on the same PTX, rules."""
+def _findings_under(block: Any, rules: frozenset[str], path: str | Path, parsed: Any, defines: dict[str, Any],
+                    launches: Any, compiled: Any, mine: Any, cc: str, build: Any, worker: Any,
+                    callers: Any) -> list[Any]:
+    """The findings of ``rules`` for the file's kernels with no launch, evaluated again under ``block``
+    (a ``--block`` mapping naming them): source model, compiled access model on the same PTX, rules.
+    Only the kernels ``block`` names are modelled (each kernel's model is its own)."""
     import dataclasses
 
-    model = analyze_model(parsed, block=block, defines=defines, budget=Budget(), launches=launches)
+    from cudalens.project.resolve import resolve_models
+
+    table = launches if launches is not None else resolve_models([parsed])
+    named = dataclasses.replace(parsed, kernels=tuple(k for k in parsed.kernels if k.name in block))
+    model = analyze_model(named, block=block, defines=defines, budget=Budget(), launches=table)
     model = dataclasses.replace(model, kernels=tuple(assumed_kernels_under(model, block)))
     evals: dict[str, Any] = {}
     if compiled is not None:
@@ -124,7 +130,7 @@ def _findings_under(block: Any, path: str | Path, parsed: Any, defines: dict[str
         evals, _notes = compiled_access(str(path), model, cc, compiler_defines(model, defines), flags,
                                         sass_shared_widths(compiled), ptx=getattr(compiled, "ptx", ""), worker=worker)
     model = joined_model(model, join(model, compiled.kernels if compiled is not None else None, cc, evals))
-    return run_rules(RuleContext(source=model, cc=cc, compiled=mine, callers=callers))[0]
+    return run_rules(RuleContext(source=model, cc=cc, compiled=mine, callers=callers), only=rules)[0]
 
 
 def _launchers_callers(path: str, model: Any, build: Any = None) -> Any:
