@@ -47,7 +47,7 @@ def _slow_rules(monkeypatch):
 
     real = stages.run_rules
 
-    def run_rules(ctx):
+    def run_rules(ctx, only=None):
         name = os.path.basename(ctx.source.path)
         if name == "hang.cu":
             while True:
@@ -56,7 +56,7 @@ def _slow_rules(monkeypatch):
             blocks = []
             while True:
                 blocks.append(bytearray(64 * 2**20))
-        return real(ctx)
+        return real(ctx, only)
 
     monkeypatch.setattr(stages, "run_rules", run_rules)
 
