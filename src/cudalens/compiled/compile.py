@@ -223,7 +223,6 @@ def compile_file(
             resources=res,
             sass_counts=fs.counts() if fs else {},
             sass_by_line=fs.by_line() if fs else {},
-            instructions=fs.instructions if fs else (),
             shared_widths=fs.shared_widths() if fs else {},
             cross_check=notes,
             flags=tuple(flags),

@@ -83,12 +83,13 @@ class CompiledKernel:
     resources: Resources
     sass_counts: dict[str, int] = field(default_factory=dict)  # class -> count
     sass_by_line: dict[int, dict[str, int]] = field(default_factory=dict)  # line -> class -> count
-    instructions: tuple[Instruction, ...] = field(default=(), compare=False, repr=False)
     cross_check: tuple[str, ...] = ()  # disagreements between ptxas -v and cuobjdump, if any
     flags: tuple[str, ...] = ()  # the compiler flags used (for flag rules such as I16)
     cc: str = "9.0"
     # "file name:line" where the code is written (any file, an included one too) -> {bytes per lane: LDS
-    # instructions}: the widths ptxas gave the shared loads, kept in the compile cache (``instructions`` is not)
+    # instructions}: the widths ptxas gave the shared loads. The SASS instructions themselves are not kept:
+    # what the rules read of them (these widths, the counts per class and per line) is worked out at compile
+    # time, so a compile carries the same facts whether it was run or read from the cache
     shared_widths: dict[str, dict[int, int]] = field(default_factory=dict, compare=False)
 
     def resources_dict(self) -> dict[str, int]:
