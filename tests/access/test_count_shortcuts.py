@@ -191,3 +191,39 @@ def test_a_record_takes_the_taint_of_a_later_execution():
     for r in res:
         rec = r.mem[store]
         assert rec.requests == 3 * 4 and rec.taint == 2 and "per-lane value loaded" in rec.why
+
+
+@pytest.mark.parametrize(("space", "width"), [("global", 4), ("global", 12), ("shared", 8)])
+def test_executions_alike_are_worked_out_once_with_each_ones_figures(space, width, monkeypatch):
+    """Executions holding the same lanes (one register's, with offsets added; the same active and present
+    lanes) at offsets a multiple of 128 bytes apart (the width dividing it; else the same offset) are
+    worked out once; each gets the figures, block shifts included, of its own worked out alone."""
+    import cudalens.access.ptx_counts as C
+
+    rng = np.random.default_rng(width)
+    V, rows = 3, 24
+    base = (rng.integers(0, 1 << 10, size=(V * rows, 32)) * 4).reshape(-1)
+    base[: 32 * 8] = np.arange(32 * 8) * 4  # rows of consecutive words too
+    act = rng.random(V * rows * 32) < 0.8
+    other_act = rng.random(V * rows * 32) < 0.5
+    present = rng.random(V * rows) < 0.9
+    offsets = [0, 128, 4, 256 + 4, 0, -384, 12, 12 + 1152]
+    calls = [((base, off), act, present, [], []) for off in offsets]
+    calls += [((base, 0), other_act, present, [], []), (base, act, present, [], []), (base + 128, act, present, [], [])]
+    row_variant = np.repeat(np.arange(V), rows)
+    m = types.SimpleNamespace(V=V, row_variant=row_variant,
+                              launch=types.SimpleNamespace(blocks=((0, 0, 0), (1, 0, 0))))  # block shifts
+    worked: list[int] = []
+    real = C._chunk
+    monkeypatch.setattr(C, "_chunk", lambda m, space, width, part: (worked.append(len(part)), real(m, space, width, part))[1])
+    got = _per_execution(m, space, width, calls)
+    alone = [real(m, space, width, [(c[0][0] + c[0][1] if isinstance(c[0], tuple) else c[0], *c[1:])])
+             for c in calls]
+    for j, x in enumerate(got):
+        if x is None:
+            assert all(a[j] is None for a in alone)
+        else:
+            assert x.tolist() == [v for a in alone for v in a[j].tolist()]
+    # offsets 0 ~ 128 ~ -384, 4 ~ 260, 12 ~ 1164 (width 12: each its own but the two 0s); the other active
+    # lanes their own; the bare array is offset 0's; the moved copy another array
+    assert sum(worked) == {4: 3, 12: 7, 8: 3}[width] + 2

@@ -189,20 +189,20 @@ _MIX = np.random.default_rng(27).integers(1, 1 << 62, size=64, dtype=np.int64) |
 
 #: bytes by which moving a warp's addresses changes no warp model's figure (the same banks: 32 of 4
 #: bytes; the same sectors, and their alignment, for any access width dividing it)
-_PERIOD = 128
+ROW_PERIOD = 128
 
 
 def distinct_rows(model: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]], addr: np.ndarray,
                   active: np.ndarray, width: int) -> tuple[np.ndarray, ...]:
     """``model(addr, active)`` for a row-wise warp model, computed once per distinct row: rows whose
-    active lanes' addresses differ by one multiple of :data:`_PERIOD` bytes (``width`` dividing it:
+    active lanes' addresses differ by one multiple of :data:`ROW_PERIOD` bytes (``width`` dividing it:
     the same sectors or banks in the same pattern), with the same lanes active, share figures."""
-    if len(addr) < _DEDUP_ROWS or _PERIOD % max(width, 1):
+    if len(addr) < _DEDUP_ROWS or ROW_PERIOD % max(width, 1):
         return model(addr, active)
     on = addr[np.arange(len(addr)), active.argmax(axis=1)]  # the first active lane's address (none: masked)
-    # active lanes: their address less the first's rounded down to a multiple of _PERIOD; the others _SENTINEL
+    # active lanes: their address less the first's rounded down to a multiple of ROW_PERIOD; the others _SENTINEL
     # (np.where's values, in arithmetic that wraps back to them: three passes cheaper than its select)
-    norm = addr - ((on & -_PERIOD) + _SENTINEL)[:, None]  # (-_PERIOD: its multiples' mask)
+    norm = addr - ((on & -ROW_PERIOD) + _SENTINEL)[:, None]  # (-ROW_PERIOD: its multiples' mask)
     np.multiply(norm, active, out=norm)
     norm += _SENTINEL
     h = norm @ _MIX[:norm.shape[1]]  # (wraps)
