@@ -227,3 +227,21 @@ def test_executions_alike_are_worked_out_once_with_each_ones_figures(space, widt
     # offsets 0 ~ 128 ~ -384, 4 ~ 260, 12 ~ 1164 (width 12: each its own but the two 0s); the other active
     # lanes their own; the bare array is offset 0's; the moved copy another array
     assert sum(worked) == {4: 3, 12: 7, 8: 3}[width] + 2
+
+
+def test_a_synthetic_loaded_value_is_the_plain_remainder():
+    """A load's synthetic value (the remainder worked out by a division by a constant) is the plain
+    ``% 61`` of its hash, for any address, wrapping products and negative hashes too; 0 in seed 0's lanes."""
+    from cudalens.access.ptx_memory import _SYNTHETIC_MOD, _synthetic
+
+    rng = np.random.default_rng(61)
+    lanes = 4096
+    addr = np.concatenate([rng.integers(0, 1 << 62, size=lanes - 6), [0, 4, (1 << 48) + 12, (1 << 63) - 1, -4, -(1 << 63)]])
+    seed = np.repeat(np.array([1, 2, 0, 5], dtype=np.int64), lanes // 4)
+    m = types.SimpleNamespace(seed_term=seed * 7919, zero_seed=[(2 * lanes // 4, 3 * lanes // 4)])
+    with np.errstate(all="ignore"):
+        plain = ((addr >> 2) * 2654435761 + seed * 7919) % _SYNTHETIC_MOD
+        plain[2 * lanes // 4:3 * lanes // 4] = 0
+        got = _synthetic(m, addr.astype(np.int64), "u32")
+    assert got.dtype == np.int64 and got.tolist() == plain.tolist() and len(set(plain.tolist())) == _SYNTHETIC_MOD
+    assert _synthetic(m, addr.astype(np.int64), "f32").tolist() == plain.astype(np.float64).tolist()

@@ -45,7 +45,10 @@ def _width(ins: Instruction) -> tuple[int, int, str]:
 def _synthetic(m: Machine, addr: np.ndarray, typ: str) -> np.ndarray:
     """The value a load yields in each lane's trial seed: 0 for seed 0 (zero-filled memory), else a
     hash of the address, different per seed."""
-    h = ((addr >> 2) * 2654435761 + m.seed_term) % _SYNTHETIC_MOD
+    x = (addr >> 2) * 2654435761
+    x += m.seed_term
+    h = x - (x // _SYNTHETIC_MOD) * _SYNTHETIC_MOD  # (x % _SYNTHETIC_MOD: the same lanes, wrapping or not, at half
+    # its cost: numpy divides by a constant without a division per lane, and takes a remainder with one)
     for lo, hi in m.zero_seed:  # (a new array: set in place)
         h[lo:hi] = 0
     return h.astype(np.float64) if typ.startswith("f") else h
