@@ -245,3 +245,17 @@ def test_a_synthetic_loaded_value_is_the_plain_remainder():
         got = _synthetic(m, addr.astype(np.int64), "u32")
     assert got.dtype == np.int64 and got.tolist() == plain.tolist() and len(set(plain.tolist())) == _SYNTHETIC_MOD
     assert _synthetic(m, addr.astype(np.int64), "f32").tolist() == plain.astype(np.float64).tolist()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_lanes_and_rows_on_are_the_plain_counts(seed):
+    """memory.lanes_on and rows_on (a row's 32 lanes as four words) give count_nonzero and any per row,
+    full and empty rows too, and the plain answer for another shape or a strided view."""
+    rng = np.random.default_rng(seed)
+    act = rng.random((600, 32)) < rng.choice([0.0, 0.03, 0.5, 0.97, 1.0], size=(600, 1))
+    assert M.lanes_on(act).tolist() == np.count_nonzero(act, axis=1).tolist()
+    assert M.lanes_on(act).dtype == np.int64 and {0, 32} <= set(M.lanes_on(act).tolist())
+    assert M.rows_on(act).tolist() == act.any(axis=1).tolist()
+    for other in (act[:, :16], act[::2], rng.random((5, 64)) < 0.5):
+        assert M.lanes_on(other).tolist() == np.count_nonzero(other, axis=1).tolist()
+        assert M.rows_on(other).tolist() == other.any(axis=1).tolist()

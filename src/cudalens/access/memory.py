@@ -41,6 +41,47 @@ BANKS = 32
 _SENTINEL = np.iinfo(np.int64).min
 
 
+_BYTES_SUMMED = np.uint64(0x0101010101010101)  # (a word times this: its top byte the sum of its bytes)
+
+
+#: rows from which counting a row's lanes by its words is quicker (fewer: numpy's own reductions, one call)
+_WORDS_FROM = 256
+
+
+def _row_words(active: np.ndarray) -> np.ndarray | None:
+    """A (rows, 32) bool array's rows as four 8-byte words each (a view), None for another shape or layout,
+    or fewer rows than :data:`_WORDS_FROM`."""
+    if active.ndim != 2 or active.shape[1] != 32 or active.dtype != np.bool_ or not active.flags.c_contiguous \
+            or len(active) < _WORDS_FROM:
+        return None
+    return active.view(np.uint64)
+
+
+def lanes_on(active: np.ndarray) -> np.ndarray:
+    """``np.count_nonzero(active, axis=1)`` of a (rows, 32) bool array (int64), for a fraction of its cost: each
+    row's four words added (each byte then sums four lanes: no carry), the bytes of the sum added by one product."""
+    w = _row_words(active)
+    if w is None:
+        return np.count_nonzero(active, axis=1)
+    s = w[:, 0] + w[:, 1]
+    s += w[:, 2]
+    s += w[:, 3]
+    s *= _BYTES_SUMMED
+    s >>= np.uint64(56)
+    return s.astype(np.int64)
+
+
+def rows_on(active: np.ndarray) -> np.ndarray:
+    """``active.any(axis=1)`` of a (rows, 32) bool array, for a fraction of its cost (its four words or'ed)."""
+    w = _row_words(active)
+    if w is None:
+        return np.logical_or.reduce(active, axis=1)
+    s = w[:, 0] | w[:, 1]
+    s |= w[:, 2]
+    s |= w[:, 3]
+    return s != 0
+
+
 def _distinct_sorted(v: np.ndarray) -> np.ndarray:
     """Number of distinct values per row of rows sorted ascending, :data:`_SENTINEL` not counted."""
     new = np.ones_like(v, dtype=bool)
@@ -75,7 +116,7 @@ def global_sectors(addr: np.ndarray, active: np.ndarray, width: int,
         touched = np.concatenate(cols, axis=1)
         mask = np.concatenate([active] * len(cols), axis=1)
         sectors = _distinct_per_row(touched, mask)
-    packed = -(-(active.sum(axis=1) * width) // SECTOR)
+    packed = -(-(lanes_on(active) * width) // SECTOR)
     return sectors, np.minimum(packed, sectors) if distinct_ideal else packed
 
 

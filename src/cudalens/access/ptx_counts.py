@@ -171,7 +171,7 @@ def _row_figures(space: str, width: int) -> Callable[[np.ndarray, np.ndarray], t
     model = M.row_model(space, width) if space in ("global", "shared") else None
 
     def figures(a: np.ndarray, act: np.ndarray) -> tuple[np.ndarray, ...]:
-        lanes = np.count_nonzero(act, axis=1)
+        lanes = M.lanes_on(act)
         if model is None:
             return (lanes,)
         return (lanes, *model(a, act), *(_row_strides(a, act) if space == "global" else ()))

@@ -9,6 +9,7 @@ from typing import Callable
 
 import numpy as np
 
+from cudalens.access.memory import rows_on
 from cudalens.access.ptx_exec import (
     SHARED_BASE,
     WARP,
@@ -63,7 +64,7 @@ def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active
     register's lanes shared by the executions that add offsets to it, not a new array each)."""
     kept = addr.a if lanes is None else lanes
     if m.rows_of[0] is not present:  # (the same block mask for every instruction of a block)
-        rows = np.logical_or.reduce(present.reshape(-1, WARP), axis=1)
+        rows = rows_on(present.reshape(-1, WARP))
         on = rows.reshape(m.V, -1).any(axis=1)  # rows are variant-major
         m.rows_of = (present, rows, on, on.tobytes(), bool(on.any()))
     _, rows_present, variants, vkey, anyv = m.rows_of
