@@ -210,12 +210,9 @@ def block_shifts(addr: np.ndarray, active: np.ndarray, executions: int, variants
     where both are active; 32 when whole sectors apart (or never both active). Execution-major."""
     lanes = addr.reshape(executions, variants, blocks, -1)
     on = active.reshape(lanes.shape)
-    d = lanes[:, :, 1] - lanes[:, :, 0]
-    d *= on[:, :, 0] & on[:, :, 1]  # (0 where not both active: no constraint)
-    # gcd(32, x) is the lowest set bit of (x mod 32) | 32 (x mod 32 of int64 lanes, negative ones too: x & 31), and
-    # the gcd of several the lowest set bit of their bits together: one pass over the lanes (an OR), then per key
-    low = (np.bitwise_or.reduce(d, axis=2) & 31) | 32
-    return (low & -low).ravel()
+    d = np.where(on[:, :, 0] & on[:, :, 1], (lanes[:, :, 1] - lanes[:, :, 0]) & 31, 0).astype(np.int64) | 32  # (& 31:
+    # x mod 32 of int64 lanes, negative ones too, without a division)
+    return (d & -d).min(axis=2).ravel()  # gcd(32, x) for 0 <= x < 32 is the lowest set bit of x | 32: their gcd the least
 
 
 def row_model(space: str, width: int) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]]:
