@@ -191,3 +191,71 @@ def test_a_record_takes_the_taint_of_a_later_execution():
     for r in res:
         rec = r.mem[store]
         assert rec.requests == 3 * 4 and rec.taint == 2 and "per-lane value loaded" in rec.why
+
+
+@pytest.mark.parametrize(("space", "width"), [("global", 4), ("global", 12), ("shared", 8)])
+def test_executions_alike_are_worked_out_once_with_each_ones_figures(space, width, monkeypatch):
+    """Executions holding the same lanes (one register's, with offsets added; the same active and present
+    lanes) at offsets a multiple of 128 bytes apart (the width dividing it; else the same offset) are
+    worked out once; each gets the figures, block shifts included, of its own worked out alone."""
+    import cudalens.access.ptx_counts as C
+
+    rng = np.random.default_rng(width)
+    V, rows = 3, 24
+    base = (rng.integers(0, 1 << 10, size=(V * rows, 32)) * 4).reshape(-1)
+    base[: 32 * 8] = np.arange(32 * 8) * 4  # rows of consecutive words too
+    act = rng.random(V * rows * 32) < 0.8
+    other_act = rng.random(V * rows * 32) < 0.5
+    present = rng.random(V * rows) < 0.9
+    offsets = [0, 128, 4, 256 + 4, 0, -384, 12, 12 + 1152]
+    calls = [((base, off), act, present, [], []) for off in offsets]
+    calls += [((base, 0), other_act, present, [], []), (base, act, present, [], []), (base + 128, act, present, [], [])]
+    row_variant = np.repeat(np.arange(V), rows)
+    m = types.SimpleNamespace(V=V, row_variant=row_variant,
+                              launch=types.SimpleNamespace(blocks=((0, 0, 0), (1, 0, 0))))  # block shifts
+    worked: list[int] = []
+    real = C._chunk
+    monkeypatch.setattr(C, "_chunk", lambda m, space, width, part: (worked.append(len(part)), real(m, space, width, part))[1])
+    got = _per_execution(m, space, width, calls)
+    alone = [real(m, space, width, [(c[0][0] + c[0][1] if isinstance(c[0], tuple) else c[0], *c[1:])])
+             for c in calls]
+    for j, x in enumerate(got):
+        if x is None:
+            assert all(a[j] is None for a in alone)
+        else:
+            assert x.tolist() == [v for a in alone for v in a[j].tolist()]
+    # offsets 0 ~ 128 ~ -384, 4 ~ 260, 12 ~ 1164 (width 12: each its own but the two 0s); the other active
+    # lanes their own; the bare array is offset 0's; the moved copy another array
+    assert sum(worked) == {4: 3, 12: 7, 8: 3}[width] + 2
+
+
+def test_a_synthetic_loaded_value_is_the_plain_remainder():
+    """A load's synthetic value (the remainder worked out by a division by a constant) is the plain
+    ``% 61`` of its hash, for any address, wrapping products and negative hashes too; 0 in seed 0's lanes."""
+    from cudalens.access.ptx_memory import _SYNTHETIC_MOD, _synthetic
+
+    rng = np.random.default_rng(61)
+    lanes = 4096
+    addr = np.concatenate([rng.integers(0, 1 << 62, size=lanes - 6), [0, 4, (1 << 48) + 12, (1 << 63) - 1, -4, -(1 << 63)]])
+    seed = np.repeat(np.array([1, 2, 0, 5], dtype=np.int64), lanes // 4)
+    m = types.SimpleNamespace(seed_term=seed * 7919, zero_seed=[(2 * lanes // 4, 3 * lanes // 4)])
+    with np.errstate(all="ignore"):
+        plain = ((addr >> 2) * 2654435761 + seed * 7919) % _SYNTHETIC_MOD
+        plain[2 * lanes // 4:3 * lanes // 4] = 0
+        got = _synthetic(m, addr.astype(np.int64), "u32")
+    assert got.dtype == np.int64 and got.tolist() == plain.tolist() and len(set(plain.tolist())) == _SYNTHETIC_MOD
+    assert _synthetic(m, addr.astype(np.int64), "f32").tolist() == plain.astype(np.float64).tolist()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_lanes_and_rows_on_are_the_plain_counts(seed):
+    """memory.lanes_on and rows_on (a row's 32 lanes as four words) give count_nonzero and any per row,
+    full and empty rows too, and the plain answer for another shape or a strided view."""
+    rng = np.random.default_rng(seed)
+    act = rng.random((600, 32)) < rng.choice([0.0, 0.03, 0.5, 0.97, 1.0], size=(600, 1))
+    assert M.lanes_on(act).tolist() == np.count_nonzero(act, axis=1).tolist()
+    assert M.lanes_on(act).dtype == np.int64 and {0, 32} <= set(M.lanes_on(act).tolist())
+    assert M.rows_on(act).tolist() == act.any(axis=1).tolist()
+    for other in (act[:, :16], act[::2], rng.random((5, 64)) < 0.5):
+        assert M.lanes_on(other).tolist() == np.count_nonzero(other, axis=1).tolist()
+        assert M.rows_on(other).tolist() == other.any(axis=1).tolist()

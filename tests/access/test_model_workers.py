@@ -110,3 +110,17 @@ def test_the_cycle_collector_is_paused_only_while_kernels_are_evaluated(ptx_text
     finally:
         gc.enable()
         W.evaluate = real
+
+
+def test_what_the_paused_evaluation_leaves_alive_is_not_left_young(ptx_text_of):
+    # re-enabled, the collector would walk every object still in the youngest generation at its next
+    # allocation: those the evaluation made (its results) join the oldest one instead
+    import gc
+
+    source = PtxSource(ptx_text_of(PATTERNS))
+    assert gc.isenabled()
+    out = W.evaluate_jobs(source, _jobs(source)[:1], None)
+    (evaluation,) = out.values()
+    young = {id(o) for o in gc.get_objects(generation=0)}
+    assert id(evaluation) not in young and not any(id(p) in young for p in evaluation.predictions)
+    assert any(id(o) == id(evaluation) for o in gc.get_objects(generation=2))

@@ -87,12 +87,39 @@ def _per_execution(m: Machine, space: str, width: int, calls: list) -> tuple[Any
     ideal summed over the warps (global, shared); the executions a chunk at a time, of each only
     the rows present. The figures of a row, its active lanes and lane strides, are worked out once
     per class of rows alike (:func:`cudalens.access.memory.distinct_rows`: the same lanes active at
-    addresses moved by a multiple of 128 bytes; those of trials that do not change the access among them)."""
+    addresses moved by a multiple of 128 bytes; those of trials that do not change the access among them), and
+    those of an execution once per class of executions alike (:func:`_alike`)."""
+    reps, of = _alike(calls, width)
+    if len(reps) < len(calls):  # each execution's figures those of the first alike
+        got = _per_execution(m, space, width, [calls[j] for j in reps])
+        at = (np.asarray(of, dtype=np.int64)[:, None] * m.V + np.arange(m.V)).ravel()
+        return tuple(x.take(at) if x is not None else None for x in got)
     step = max(1, _CHUNK_LANES // (len(m.row_variant) * WARP))
     if len(calls) <= step:  # (one chunk: the common case, no concatenation of the chunks' figures)
         return _chunk(m, space, width, calls)
     out = [_chunk(m, space, width, calls[j:j + step]) for j in range(0, len(calls), step)]
     return tuple(np.concatenate(x) if x[0] is not None else None for x in zip(*out))
+
+
+def _alike(calls: list, width: int) -> tuple[list[int], list[int]]:
+    """The executions with figures of their own, and per execution the position among those of the one
+    whose figures are its. Executions are alike where they hold the same lanes (the same objects: a
+    register's lanes, with offsets added to them; the active and present lanes) at offsets that differ
+    by a multiple of 128 bytes (``width`` dividing it: every figure the same, memory.distinct_rows; else
+    the same offset): their rows are alike one by one, their block shifts and lane strides the same."""
+    period = M.ROW_PERIOD if M.ROW_PERIOD % max(width, 1) == 0 else 0
+    first: dict[tuple[int, int, int, int], int] = {}
+    reps: list[int] = []
+    of: list[int] = []
+    for j, (kept, active, present, _vs, _ids) in enumerate(calls):
+        base, off = (kept, 0) if isinstance(kept, np.ndarray) else kept
+        key = (id(base), off % period if period else off, id(active), id(present))
+        k = first.get(key)
+        if k is None:
+            k = first[key] = len(reps)
+            reps.append(j)
+        of.append(k)
+    return reps, of
 
 
 def _chunk(m: Machine, space: str, width: int, part: list) -> tuple[Any, ...]:
@@ -144,7 +171,7 @@ def _row_figures(space: str, width: int) -> Callable[[np.ndarray, np.ndarray], t
     model = M.row_model(space, width) if space in ("global", "shared") else None
 
     def figures(a: np.ndarray, act: np.ndarray) -> tuple[np.ndarray, ...]:
-        lanes = np.count_nonzero(act, axis=1)
+        lanes = M.lanes_on(act)
         if model is None:
             return (lanes,)
         return (lanes, *model(a, act), *(_row_strides(a, act) if space == "global" else ()))

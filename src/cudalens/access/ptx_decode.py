@@ -409,8 +409,10 @@ def _not_modelled(ins: Instruction) -> Step:
 
     def not_modelled(m: Machine, mask: np.ndarray, present: np.ndarray, ptaint: tuple[int, str]) -> None:
         m.unmodelled[op] = m.unmodelled.get(op, 0) + 1
-        for d in dsts:
-            m.put(d, Val(np.zeros(m.T, dtype=np.int64), 2, why), "s64", mask)
+        if dsts:
+            zeros = _tainted_zeros(m, why)
+            for d in dsts:
+                m.put(d, zeros, "s64", mask)
     return not_modelled
 
 
@@ -426,5 +428,18 @@ def _dsts(ins: Instruction) -> list[str]:
 
 
 def _taint_dsts(m: Machine, ins: Instruction, mask: np.ndarray, why: str) -> None:
-    for d in _dsts(ins):
-        m.put(d, Val(np.zeros(m.T, dtype=np.int64), 2, why), "s64", mask)
+    dsts = _dsts(ins)
+    if dsts:
+        zeros = _tainted_zeros(m, why)
+        for d in dsts:
+            m.put(d, zeros, "s64", mask)
+
+
+def _tainted_zeros(m: Machine, why: str) -> Val:
+    """Zero lanes that depend on what the model does not follow (taint 2, ``why``): the immediate 0's lanes
+    (made once, never changed: registers may share them) with their form, which a write at s64 keeps as they are."""
+    zero = _ZERO(m)
+    return Val(zero.a, 2, why, zero.form)
+
+
+_ZERO = reader("0", "s64")

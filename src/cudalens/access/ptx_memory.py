@@ -9,6 +9,7 @@ from typing import Callable
 
 import numpy as np
 
+from cudalens.access.memory import rows_on
 from cudalens.access.ptx_exec import (
     SHARED_BASE,
     WARP,
@@ -45,7 +46,10 @@ def _width(ins: Instruction) -> tuple[int, int, str]:
 def _synthetic(m: Machine, addr: np.ndarray, typ: str) -> np.ndarray:
     """The value a load yields in each lane's trial seed: 0 for seed 0 (zero-filled memory), else a
     hash of the address, different per seed."""
-    h = ((addr >> 2) * 2654435761 + m.seed_term) % _SYNTHETIC_MOD
+    x = (addr >> 2) * 2654435761
+    x += m.seed_term
+    h = x - (x // _SYNTHETIC_MOD) * _SYNTHETIC_MOD  # (x % _SYNTHETIC_MOD: the same lanes, wrapping or not, at half
+    # its cost: numpy divides by a constant without a division per lane, and takes a remainder with one)
     for lo, hi in m.zero_seed:  # (a new array: set in place)
         h[lo:hi] = 0
     return h.astype(np.float64) if typ.startswith("f") else h
@@ -60,7 +64,7 @@ def _record(m: Machine, ins: Instruction, space: str, op: str, addr: Val, active
     register's lanes shared by the executions that add offsets to it, not a new array each)."""
     kept = addr.a if lanes is None else lanes
     if m.rows_of[0] is not present:  # (the same block mask for every instruction of a block)
-        rows = np.logical_or.reduce(present.reshape(-1, WARP), axis=1)
+        rows = rows_on(present.reshape(-1, WARP))
         on = rows.reshape(m.V, -1).any(axis=1)  # rows are variant-major
         m.rows_of = (present, rows, on, on.tobytes(), bool(on.any()))
     _, rows_present, variants, vkey, anyv = m.rows_of

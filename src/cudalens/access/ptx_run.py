@@ -13,6 +13,7 @@ import dataclasses
 
 import numpy as np
 
+from cudalens.access.memory import lanes_on
 from cudalens.access.ptx_control import control_and_sides, deciding
 from cudalens.access.ptx_counts import count_deferred
 from cudalens.access.ptx_decode import block_steps, shared_by_text
@@ -39,9 +40,9 @@ def _count_branches(m: Machine, runs: list[tuple[int, np.ndarray, np.ndarray, in
     Returns per execution and warp its lanes at the branch and those taking it (None: no execution)."""
     if not runs:
         return None
-    act = np.stack([r[1] for r in runs]).reshape(len(runs), -1, WARP)
-    tk = np.count_nonzero(np.stack([r[2] for r in runs]).reshape(act.shape), axis=2)
-    on = np.count_nonzero(act, axis=2)
+    shape = (len(runs), -1)
+    on = lanes_on(np.stack([r[1] for r in runs]).reshape(-1, WARP)).reshape(shape)
+    tk = lanes_on(np.stack([r[2] for r in runs]).reshape(-1, WARP)).reshape(shape)
     live = on > 0
     div = live & (tk > 0) & (tk < on)
     key = np.arange(len(runs))[:, None] * m.V + m.row_variant[None, :]
