@@ -24,13 +24,13 @@ reaching its cap gets ``compiled_trips`` (trips per entry), which weights rankin
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cudalens.access.ptx_eval import PLAUSIBLE, SMALL
 from cudalens.quantities import PER_REQUEST
+from cudalens.real_paths import real_path
 from cudalens.source.model import Access, Kernel
 
 #: the compiled model's parameter trials in the order it runs them (SMALL only where tried)
@@ -40,7 +40,7 @@ COMPILED = "compiled-ptx"
 
 
 def _real(path: str) -> str:
-    return os.path.realpath(path) if path else ""
+    return real_path(path) if path else ""
 
 
 @dataclasses.dataclass(frozen=True)

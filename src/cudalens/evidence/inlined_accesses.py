@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cudalens.quantities import PER_REQUEST
+from cudalens.real_paths import real_path
 from cudalens.source.model import Access, Kernel
 
 _SPACE_OP = {q.name: key for key, q in PER_REQUEST.items()}
@@ -50,7 +51,7 @@ def _shown(path: str, kernel_file: str) -> str:
     """``path`` as the kernel's file is shown: relative the same way (``./halve.cu`` -> ``access.cuh``)."""
     if os.path.isabs(kernel_file):
         return path
-    base = os.path.dirname(os.path.realpath(kernel_file))
+    base = os.path.dirname(real_path(kernel_file))
     return os.path.normpath(os.path.join(os.path.dirname(kernel_file), os.path.relpath(path, base)))
 
 
@@ -61,12 +62,12 @@ def inlined_accesses(k: Kernel, evals: Sequence[Any]) -> tuple[Access, ...]:
     from cudalens.compiled.toolchain import is_toolchain_file
     from cudalens.evidence.compiled_figures import fill_access, line_figures
 
-    own = os.path.realpath(k.file)
+    own = real_path(k.file)
     wanted: dict[tuple[str, int, str], list[tuple[str, int]]] = {}
     width: dict[tuple[str, int, str], int] = {}
     for ev in evals:
         for p in ev.predictions:
-            real = os.path.realpath(p.file) if p.file else ""
+            real = real_path(p.file) if p.file else ""
             if not real or not p.call_sites or p.quantity not in _SPACE_OP or is_toolchain_file(real):
                 continue  # (a toolkit header's inline function, __ldg: its call site is the kernel's access)
             if real == own and k.line <= p.line <= k.end_line:

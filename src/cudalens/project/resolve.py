@@ -28,6 +28,7 @@ from typing import Any, Union
 
 from cudalens.project.launches import Dim3, ResolvedLaunch, ValueRange
 from cudalens.project.tree import source_text
+from cudalens.real_paths import real_path
 from cudalens.source.model import Kernel, SourceModel
 
 DEFAULT_BLOCK: Dim3 = (256, 1, 1)
@@ -111,10 +112,10 @@ class LaunchTable:
 
     def _site_file(self, r: ResolvedLaunch) -> str:
         path = (r.site or "").rsplit(":", 1)[0]
-        return os.path.realpath(os.path.join(self.root or ".", path))
+        return real_path(os.path.join(self.root or ".", path))
 
     def launches(self, kernel: Kernel) -> tuple[ResolvedLaunch, ...]:
-        own = os.path.realpath(kernel.file)
+        own = real_path(kernel.file)
         return tuple(sorted(self.sites.get((kernel.name, own), ()), key=lambda r: self._site_file(r) != own))
 
     def resolve(self, kernel: Kernel, block: UserBlock = None,
