@@ -268,11 +268,19 @@ def _loop_trips(loop: Any, defines: Mapping[str, str] | None, params: Mapping[st
 
 def trips_of_kernel(kernel: Any, model: Any = None) -> Any:
     """``loop -> Trips`` for the loops of ``kernel``: ``model``'s defines and the launch's values of
-    the kernel's scalar parameters (:func:`launch_params`)."""
+    the kernel's scalar parameters (:func:`launch_params`). Each loop's is worked out once."""
     params = launch_params(kernel, model)
     scalars = {p.name for p in getattr(kernel, "params", ()) if not p.is_pointer}
     defines = getattr(model, "defines", None) or {}
     launch = getattr(kernel, "launch", None)
     block = getattr(launch, "block", None) if getattr(launch, "origin", "assumed") != "assumed" else None
     block_x = block[0] if isinstance(block, tuple) else None
-    return lambda lp: loop_trips(lp, defines, params, scalars, block_x)
+    worked: dict[int, tuple[Any, Trips]] = {}  # each loop's, once: every finding on a line in it asks again
+
+    def trips_of(lp: Any) -> Trips:
+        got = worked.get(id(lp))
+        if got is None or got[0] is not lp:
+            got = worked[id(lp)] = (lp, loop_trips(lp, defines, params, scalars, block_x))
+        return got[1]
+
+    return trips_of
