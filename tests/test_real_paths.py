@@ -1,4 +1,4 @@
-"""real_paths: a run asks the file system once per path; the next run (forget) sees a link that changed."""
+"""real_paths: an analysis asks the file system once per path; the next one (forget) sees a link that changed."""
 
 from __future__ import annotations
 
@@ -16,6 +16,6 @@ def test_a_link_changed_between_runs_is_seen_by_the_next(tmp_path) -> None:
     assert real_path(str(link)) == os.path.realpath(tmp_path / "one.cu")
     link.unlink()
     link.symlink_to(tmp_path / "two.cu")
-    assert real_path(str(link)) == os.path.realpath(tmp_path / "one.cu")  # kept for the run
-    forget()  # a new run
+    assert real_path(str(link)) == os.path.realpath(tmp_path / "one.cu")  # kept for the analysis
+    forget()  # a new analysis
     assert real_path(str(link)) == os.path.realpath(tmp_path / "two.cu")

@@ -64,10 +64,8 @@ def analyze_files(paths: list[str], *, block: Any, defines: Mapping[str, Any], c
     compiled through that unit. Without it, the project of the first file is used for the launches.
     ``cache``: a :class:`cudalens.pipeline.result_cache.ResultCache`: a file whose stored analysis is
     still valid is read from it, not analysed (nor compiled); the others are stored in it."""
-    from cudalens.real_paths import forget
     from cudalens.source.parse import source_problem
 
-    forget()  # real paths are kept for one run
     refused = {p: problem for p in dict.fromkeys(paths) if (problem := source_problem(p))}
     if refused and not keep_going:
         raise InputError(next(iter(refused.values())))

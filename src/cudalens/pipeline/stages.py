@@ -26,6 +26,7 @@ from cudalens.pipeline.confirm import confirm_source_findings
 from cudalens.pipeline.defines import compiler_defines
 from cudalens.pipeline.isolated import mark
 from cudalens.pipeline.plausible import assumed_kernels, assumed_kernels_under, hold_for_every_block
+from cudalens.real_paths import forget as forget_real_paths
 from cudalens.rules.context import RuleContext
 from cudalens.rules.registry import run_rules
 from cudalens.source.limits import Budget
@@ -48,6 +49,7 @@ def analyze_file(path: str | Path, *, block: Any = None,
     file's own launches). ``elsewhere``: kernels another analysed file defines (a ``.cu`` this unit
     includes): their compiled facts are reported with that file, once."""
     cc = limits(cc).cc  # an unknown compute capability is an InputError naming the known ones
+    forget_real_paths()  # kept for this file's analysis only: a long-lived process sees links change
     defines = dict(defines or {})
     predefined = tuple(build.header_macros(path).items()) if build is not None else ()
     budget = Budget()  # one time and memory budget for the file's front end and models
