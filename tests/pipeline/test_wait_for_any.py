@@ -54,3 +54,10 @@ def test_a_process_that_has_already_ended_wakes_at_once() -> None:
     wait_for_any((done,), 20.0)
     assert time.monotonic() - t0 < 10.0
     assert os.waitpid(done, 0)[0] == done
+
+
+def test_an_unbounded_deadline_is_no_error() -> None:
+    done = _child(0.0)
+    time.sleep(0.2)
+    wait_for_any((done,), float("inf"))  # (FileLimits(seconds=inf) through the Python API): select refuses inf
+    assert os.waitpid(done, 0)[0] == done

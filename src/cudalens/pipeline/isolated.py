@@ -207,8 +207,10 @@ def _loop(pending: list[tuple[int, str]], running: dict[int, tuple[int, str, flo
 
 def wait_for_any(pids: Iterable[int], timeout: float | None) -> None:
     """Sleep until one of the processes ``pids`` (children not yet reaped) ends or ``timeout`` seconds
-    pass (None: no limit). Where Linux gives a process a file descriptor (os.pidfd_open) the end itself
-    wakes the caller; elsewhere it sleeps 0.02 s, and the caller looks again."""
+    pass (None: no limit; more than an hour: an hour, as select takes no unbounded number). Where Linux
+    gives a process a file descriptor (os.pidfd_open) the end itself wakes the caller; elsewhere it
+    sleeps 0.02 s, and the caller looks again."""
+    timeout = None if timeout is None else min(max(0.0, timeout), 3600.0)
     fds: list[int] = []
     try:
         for pid in pids:
@@ -216,10 +218,10 @@ def wait_for_any(pids: Iterable[int], timeout: float | None) -> None:
     except (AttributeError, OSError):
         for fd in fds:
             os.close(fd)
-        time.sleep(0.02 if timeout is None else min(0.02, max(0.0, timeout)))
+        time.sleep(0.02 if timeout is None else min(0.02, timeout))
         return
     try:
-        select.select(fds, [], [], None if timeout is None else max(0.0, timeout))
+        select.select(fds, [], [], timeout)
     finally:
         for fd in fds:
             os.close(fd)
