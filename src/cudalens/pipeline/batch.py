@@ -64,6 +64,7 @@ def analyze_files(paths: list[str], *, block: Any, defines: Mapping[str, Any], c
     compiled through that unit. Without it, the project of the first file is used for the launches.
     ``cache``: a :class:`cudalens.pipeline.result_cache.ResultCache`: a file whose stored analysis is
     still valid is read from it, not analysed (nor compiled); the others are stored in it."""
+    from cudalens.hardware.table import limits
     from cudalens.source.parse import source_problem
 
     refused = {p: problem for p in dict.fromkeys(paths) if (problem := source_problem(p))}
@@ -71,12 +72,12 @@ def analyze_files(paths: list[str], *, block: Any, defines: Mapping[str, Any], c
         raise InputError(next(iter(refused.values())))
     readable = [p for p in dict.fromkeys(paths) if p not in refused]
     wanted = _instantiations(readable, instantiate) if compile else {}
+    cc = limits(cc).cc  # normalised once here (an unknown one: an InputError naming the known ones)
     bare: dict[str, str] = {}  # each file's key with no launches (ResultCache.seen)
     if cache is not None:
-        from cudalens.hardware.table import limits
         from cudalens.pipeline.result_cache import file_keys
 
-        bare = file_keys(readable, block=block, defines=defines, cc=limits(cc).cc, compile=compile, build=build,
+        bare = file_keys(readable, block=block, defines=defines, cc=cc, compile=compile, build=build,
                          project=project, table=None, instantiate=wanted)
     early = None  # with -j N > 1, what no stored analysis answers compiles while the launch table is resolved
     if file_limits is not None and compile and jobs > 1:
@@ -97,13 +98,13 @@ def analyze_files(paths: list[str], *, block: Any, defines: Mapping[str, Any], c
         if file_limits is not None:  # each analysis stored as it arrives (filler.one), rendered in its worker
             done_, failed_ = _analyze_isolated(readable, block=block, defines=defines, cc=cc, compile=compile,
                                                build=build, jobs=jobs, keep_going=keep_going, progress=progress,
-                                               instantiate=instantiate, limits=file_limits, project=project,
+                                               wanted=wanted, limits=file_limits, project=project,
                                                table=table, cached=cached, early=early,
                                                store=filler.one if filler is not None else None)
         else:
             done_, failed_ = _analyze_in_process(readable, block=block, defines=defines, cc=cc, compile=compile,
                                                  build=build, jobs=jobs, keep_going=keep_going, progress=progress,
-                                                 instantiate=instantiate, project=project, table=table,
+                                                 wanted=wanted, project=project, table=table,
                                                  cached=cached)
     finally:
         if early is not None:
@@ -117,15 +118,14 @@ def analyze_files(paths: list[str], *, block: Any, defines: Mapping[str, Any], c
 
 def _analyze_in_process(paths: list[str], *, block: tuple[int, int, int] | None, defines: Mapping[str, Any],
                         cc: str, compile: bool, build: Any, jobs: int, keep_going: bool, progress: Progress | None,
-                        instantiate: tuple[str, ...], project: Any = None, table: Any = None,
+                        wanted: Mapping[str, tuple[str, ...]], project: Any = None, table: Any = None,
                         cached: Mapping[str, Any] | None = None) -> tuple[list[Any], list[tuple[str, str]]]:
-    """analyze_files in this process (compiles in threads), without the per-file worker."""
-    from cudalens.hardware.table import limits
+    """analyze_files in this process (compiles in threads), without the per-file worker. ``cc``
+    normalised and ``wanted`` (:func:`_instantiations`) worked out by analyze_files."""
     from cudalens.pipeline.defines import compiler_defines
     from cudalens.pipeline.stages import analyze_file
     from cudalens.source.parse import parse_file
 
-    cc = limits(cc).cc
     order = list(dict.fromkeys(paths))
     failed: dict[str, str] = {}
 
@@ -136,7 +136,6 @@ def _analyze_in_process(paths: list[str], *, block: tuple[int, int, int] | None,
             raise exc
         failed[path] = _reason(path, exc)
 
-    wanted = _instantiations(order, instantiate) if compile else {}
     cached = cached or {}
     included = {p: project.includers(p) if project is not None and not is_header(p) else () for p in order}
     defined = {p: _kernel_names(source_text(p)) for p in order}
@@ -186,7 +185,7 @@ def _analyze_in_process(paths: list[str], *, block: tuple[int, int, int] | None,
 
 def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, defines: Mapping[str, Any], cc: str,
                       compile: bool, build: Any, jobs: int, keep_going: bool, progress: Progress | None,
-                      instantiate: tuple[str, ...], limits: Any,
+                      wanted: Mapping[str, tuple[str, ...]], limits: Any,
                       project: Any = None, table: Any = None, cached: Mapping[str, Any] | None = None,
                       store: Callable[[str, Any], None] | None = None, early: Any = None) -> tuple[list[Any], list[tuple[str, str]]]:
     """analyze_files with every file in its own worker (pipeline.isolated): the units first, ``jobs``
@@ -196,11 +195,8 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
     arrives (the result cache's); each worker then renders its file's kernel records for the JSON
     view, so that neither is left for the end. ``early``: the units' compiles started before the
     launch table (:func:`_compile_unseen`); the other units that missed are compiled after it."""
-    from cudalens.hardware.table import limits as cc_limits
     from cudalens.pipeline.isolated import Stopped, mark, run_limited
 
-    cc = cc_limits(cc).cc
-    wanted = _instantiations(order, instantiate) if compile else {}
     cached = cached or {}
     missed = [p for p in order if p not in cached]  # an all-hit run reads nothing more
     included = {p: project.includers(p) if project is not None and not is_header(p) and missed else () for p in order}
@@ -384,10 +380,9 @@ def _consult(cache: Any, paths: list[str], block: Any, defines: Mapping[str, Any
     ``wanted``: the templates each file instantiates (:func:`_instantiations`)."""
     if cache is None:
         return {}, {}
-    from cudalens.hardware.table import limits
     from cudalens.pipeline.result_cache import consult
 
-    return consult(cache, paths, block=block, defines=defines, cc=limits(cc).cc, compile=compile, build=build,
+    return consult(cache, paths, block=block, defines=defines, cc=cc, compile=compile, build=build,
                    project=project, table=table, instantiate=wanted, kernels=lambda p: _kernel_names(source_text(p)))
 
 
