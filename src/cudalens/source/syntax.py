@@ -110,10 +110,23 @@ def _index(root: Node) -> _Index:
                               {k: tuple(v) for k, v in by_type.items()})
 
 
+#: the index :func:`_span` used last: most calls in a row ask about one tree, whose root is then not looked
+#: for again (a walk up the parents makes a node object per step)
+_LAST: list[_Index] = []
+
+
 def _span(node: Node) -> tuple[_Index, int, int]:
     """The index of node's tree and the preorder range [i, j) of node's subtree."""
+    start = node.start_byte
+    for idx in _LAST:  # node is in this tree where a node of it at node's start byte equals node
+        i = bisect.bisect_left(idx.starts, start)
+        while i < len(idx.nodes) and idx.starts[i] == start:
+            if idx.nodes[i] == node:
+                return idx, i, bisect.bisect_left(idx.starts, node.end_byte, lo=i + 1)
+            i += 1
     idx = _index(_root(node))
-    i = bisect.bisect_left(idx.starts, node.start_byte)
+    _LAST[:] = [idx]
+    i = bisect.bisect_left(idx.starts, start)
     while i < len(idx.nodes) and idx.nodes[i] != node:
         i += 1
     j = bisect.bisect_left(idx.starts, node.end_byte, lo=i + 1)
@@ -250,8 +263,13 @@ def functions(tree: Any) -> list[Function]:
     """All function definitions in a tree (templates included), in source order."""
     if tree is None:
         return []
-    root = getattr(tree, "root_node", tree)
-    return [Function(function_name(n), n, _space(n)) for n in nodes_of(root, "function_definition")]
+    return list(_functions(getattr(tree, "root_node", tree)))
+
+
+@functools.lru_cache(maxsize=8)
+def _functions(root: Node) -> tuple[Function, ...]:
+    """(:func:`functions`: asked by many rules of one tree)"""
+    return tuple(Function(function_name(n), n, _space(n)) for n in nodes_of(root, "function_definition"))
 
 
 def function_node(node: Node | None) -> Node | None:

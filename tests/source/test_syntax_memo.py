@@ -1,0 +1,27 @@
+"""The node helpers' memos (syntax._span's last index, syntax._functions) answer for the tree a node is in,
+also when two trees hold the same text and are asked about in turn."""
+
+from cudalens.source import syntax as syn
+
+TEXT = b"__global__ void k(int *a) { a[threadIdx.x] = 1; }\nvoid h() { k<<<1, 32>>>(0); }\n"
+
+
+def test_nodes_of_answers_from_the_nodes_own_tree() -> None:
+    a, b = syn.parse_tree(TEXT), syn.parse_tree(TEXT)
+    for tree, other in ((a, b), (b, a), (a, b)):
+        calls = syn.nodes_of(tree.root_node, "call_expression")
+        assert calls and all(c in syn.walk(tree.root_node) for c in calls)
+        assert not any(c in list(syn.walk(other.root_node)) for c in calls)
+        # a node deep in the tree: its subtree from its own tree's index
+        ident = syn.nodes_of(calls[0], "identifier")
+        assert [syn.text(n) for n in ident] == [syn.text(n) for n in syn.iter_nodes(calls[0]) if n.type == "identifier"]
+
+
+def test_functions_per_tree_and_a_fresh_list_each_time() -> None:
+    a, b = syn.parse_tree(TEXT), syn.parse_tree(TEXT + b"void g() {}\n")
+    fa, fb = syn.functions(a), syn.functions(b)
+    assert [f.name for f in fa] == ["k", "h"] and [f.name for f in fb] == ["k", "h", "g"]
+    assert [(f.name, f.space) for f in fa] == [("k", "global"), ("h", "host")]
+    fa.append(fb[0])  # the caller's list is its own: the memo is not changed
+    assert [f.name for f in syn.functions(a)] == ["k", "h"]
+    assert all(f.node in list(syn.walk(a.root_node)) for f in syn.functions(a))
