@@ -14,6 +14,8 @@ or through another such check. A wrapper is known by what it does, not by its na
 
 from __future__ import annotations
 
+import bisect
+import functools
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -95,24 +97,44 @@ def _names(nodes: Iterable[syn.Node]) -> tuple[str, ...]:
     return tuple(syn.call_name(d) for d in sorted(nodes, key=lambda d: d.start_byte))
 
 
+def _calls(node: syn.Node | None) -> list[syn.Node]:
+    """syn.calls by a query: the sources here are read for a few node kinds each (most of them a sibling
+    or header parsed for this alone), where an index of every node (syn.nodes_of) costs more"""
+    return syn.find_all(node, "call_expression")
+
+
+@functools.lru_cache(maxsize=2)
+def _function_calls(root: syn.Node) -> tuple[tuple[syn.Function, list[syn.Node]], ...]:
+    """Each function of the tree at ``root`` with its calls (as :func:`_calls` of it gives them), from one
+    query for the tree's calls (sites_in and error_checks ask of one tree in turn)."""
+    every = _calls(root)
+    starts = [c.start_byte for c in every]
+    out = []
+    for fn in syn.functions_found(root):
+        start, end = fn.node.start_byte, fn.node.end_byte
+        inside = every[bisect.bisect_left(starts, start):bisect.bisect_left(starts, end)]
+        out.append((fn, [c for c in inside if c.end_byte <= end]))
+    return tuple(out)
+
+
 def sites_in(tree: object, names: set[str]) -> dict[str, list[CallSite]]:
     """Per function of ``names``: a :class:`CallSite` for each of its calls in ``tree``'s host code."""
     out: dict[str, list[CallSite]] = {}
-    for fn in syn.functions(tree):
+    for fn, calls in _function_calls(getattr(tree, "root_node", tree)):
         if fn.space != "host":
             continue
-        calls = syn.calls(fn.node)
-        for c in calls:
-            name = syn.call_name(c)
+        called = [syn.call_name(c) for c in calls]  # in source order: the calls after c are a tail of the list
+        starts = [c.start_byte for c in calls]
+        for c, name in zip(calls, called):
             if name not in names or fn.name == name or syn.is_launch(c):
                 continue
-            later = _names(d for d in calls if d.start_byte >= c.end_byte)
+            later = tuple(called[bisect.bisect_left(starts, c.end_byte):])
             outer = c.parent.parent if c.parent is not None and c.parent.type == "argument_list" else None
             if outer is not None and outer.type == "call_expression":
                 out.setdefault(name, []).append(CallSite((syn.call_name(outer),), later))
                 continue
             nxt = _following_statement(c)
-            out.setdefault(name, []).append(CallSite(_names(syn.calls(nxt)) if nxt is not None else (), later))
+            out.setdefault(name, []).append(CallSite(_names(_calls(nxt)) if nxt is not None else (), later))
     return out
 
 
@@ -123,9 +145,9 @@ _FUNCTION_MACRO = re.compile(rb"define[\s\\]+[^\s(]+\(")
 def error_checks(tree: object) -> tuple[set[str], set[tuple[str, str]]]:
     """(functions whose body calls a reader, (macro, body) pairs) of one parsed source."""
     root = getattr(tree, "root_node", tree)
-    funcs = {fn.name for fn in syn.functions(tree) if any(syn.call_name(c) in READERS for c in syn.calls(fn.node))}
+    funcs = {fn.name for fn, calls in _function_calls(root) if any(syn.call_name(c) in READERS for c in calls)}
     macros = {(syn.text(n.child_by_field_name("name")), syn.text(n.child_by_field_name("value")))
-              for n in syn.nodes_of(root, "preproc_function_def")}
+              for n in syn.find_all(root, "preproc_function_def")}
     return funcs, macros
 
 

@@ -355,9 +355,7 @@ def loop_lines(node: Any, stop: Any = None) -> tuple[int, ...]:
 def loops(body: Any) -> Iterator[Any]:
     from cudalens.source.model import Loop
 
-    for n in iter_nodes(body):
-        if n.type not in _LOOPS:
-            continue
+    for n in syn.nodes_of(body, *_LOOPS):  # (the tree's index: the rules read it too)
         kind = {"for_statement": "for", "while_statement": "while", "do_statement": "do", "for_range_loop": "for"}[n.type]
         var = vtype = start = step = None
         cond = n.child_by_field_name("condition")
@@ -406,9 +404,7 @@ def _step_text(upd: Any, var: str | None) -> str | None:
 
 
 def _calls(body: Any) -> Iterator[Call]:
-    for n in iter_nodes(body):
-        if n.type != "call_expression":
-            continue
+    for n in syn.calls(body):
         args = n.child_by_field_name("arguments")
         arg_texts = tuple(text_of(a) for a in args.named_children if a.type != "comment") if args is not None else ()
         yield Call(line_of(n), syn.call_name(n), arg_texts, loop_lines(n), node=n)
@@ -416,9 +412,7 @@ def _calls(body: Any) -> Iterator[Call]:
 
 def _launch_sites(body: Any, scope: Any) -> Iterator[LaunchSite]:
     host = None
-    for n in iter_nodes(body):
-        if n.type != "call_expression" or not syn.is_launch(n):
-            continue
+    for n in syn.launches(body):
         if host is None:
             host = HostEnv(scope, body)
         cfg = next(c for c in n.children if c.type == "kernel_call_syntax")

@@ -266,6 +266,14 @@ def functions(tree: Any) -> list[Function]:
     return list(_functions(getattr(tree, "root_node", tree)))
 
 
+def functions_found(tree: Any) -> list[Function]:
+    """:func:`functions`, found by a tree-sitter query (:func:`find_all`): for a tree read once or twice,
+    whose index (:func:`nodes_of`) would cost more than the answer."""
+    if tree is None:
+        return []
+    return [Function(function_name(n), n, _space(n)) for n in find_all(getattr(tree, "root_node", tree), "function_definition")]
+
+
 @functools.lru_cache(maxsize=8)
 def _functions(root: Node) -> tuple[Function, ...]:
     """(:func:`functions`: asked by many rules of one tree)"""
