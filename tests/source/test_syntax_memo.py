@@ -27,13 +27,16 @@ def test_functions_per_tree_and_a_fresh_list_each_time() -> None:
     assert all(f.node in list(syn.walk(a.root_node)) for f in syn.functions(a))
 
 
-def test_functions_found_by_query_equal_the_indexed_ones() -> None:
+def test_the_callers_one_query_finds_what_the_index_finds() -> None:
+    from cudalens.source import callers
+
     text = (b"#define CHECK(x) check(x)\ntemplate <int N> __global__ void k(float *a) { a[0] = f(g(1)); }\n"
             b"__device__ __host__ int f(int x) { return x; }\n"
             b"int main() { k<2><<<1, 1>>>(0); CHECK(cudaGetLastError()); if (h(1)) { h(h(2)); } return 0; }\n")
     tree = syn.parse_tree(text)
-    assert syn.functions_found(tree) == syn.functions(tree)
-    assert [f.name for f in syn.functions_found(tree)] == ["k", "f", "main"]
-    for fn in syn.functions(tree):
-        assert syn.find_all(fn.node, "call_expression") == syn.calls(fn.node)
-    assert syn.find_all(tree.root_node, "preproc_function_def") == syn.nodes_of(tree.root_node, "preproc_function_def")
+    pairs = callers._function_calls(tree.root_node)
+    assert [fn for fn, _calls in pairs] == syn.functions(tree)
+    assert [f.name for f, _calls in pairs] == ["k", "f", "main"]
+    for fn, calls in pairs:
+        assert calls == syn.calls(fn.node) == callers._found(fn.node, "call_expression")
+    assert callers._found(tree.root_node, "preproc_function_def") == syn.nodes_of(tree.root_node, "preproc_function_def")

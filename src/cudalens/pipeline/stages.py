@@ -167,7 +167,8 @@ def preload() -> None:
     with them, where each imported them again (about 150 modules, numpy's among them)."""
     from cudalens.hardware.table import known_ccs
     from cudalens.rules.registry import load_all
-    from cudalens.source.syntax import _parser
+    from cudalens.source.callers import QUERY_KINDS
+    from cudalens.source.syntax import _parser, compile_query
 
     for name in _ON_FIRST_USE:
         try:
@@ -176,4 +177,5 @@ def preload() -> None:
             pass
     load_all()
     _parser()
+    compile_query(*QUERY_KINDS)  # rule Y1's callers (each worker compiled it again: ~30 ms)
     known_ccs()  # the compute capability table, read

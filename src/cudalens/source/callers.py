@@ -97,23 +97,29 @@ def _names(nodes: Iterable[syn.Node]) -> tuple[str, ...]:
     return tuple(syn.call_name(d) for d in sorted(nodes, key=lambda d: d.start_byte))
 
 
-def _calls(node: syn.Node | None) -> list[syn.Node]:
-    """syn.calls by a query: the sources here are read for a few node kinds each (most of them a sibling
-    or header parsed for this alone), where an index of every node (syn.nodes_of) costs more"""
-    return syn.find_all(node, "call_expression")
+#: the node kinds read here, found by ONE tree-sitter query (compiling a query costs 20-40 ms a process, about
+#: as much as the index of a whole tree that syn.nodes_of would build: the sources here are mostly a sibling
+#: or a header parsed for this alone); pipeline.stages.preload compiles it before the workers fork
+QUERY_KINDS = ("call_expression", "function_definition", "preproc_function_def")
+
+
+def _found(node: syn.Node | None, kind: str) -> list[syn.Node]:
+    """The nodes of ``kind`` (one of QUERY_KINDS) under ``node``, as syn.nodes_of gives them."""
+    return [n for n in syn.find_all(node, *QUERY_KINDS) if n.type == kind]
 
 
 @functools.lru_cache(maxsize=2)
 def _function_calls(root: syn.Node) -> tuple[tuple[syn.Function, list[syn.Node]], ...]:
-    """Each function of the tree at ``root`` with its calls (as :func:`_calls` of it gives them), from one
-    query for the tree's calls (sites_in and error_checks ask of one tree in turn)."""
-    every = _calls(root)
+    """Each function of the tree at ``root`` with its calls (as syn.calls of it gives them), from one
+    search of the tree (sites_in and error_checks ask of one tree in turn)."""
+    found = syn.find_all(root, *QUERY_KINDS)
+    every = [n for n in found if n.type == "call_expression"]
     starts = [c.start_byte for c in every]
     out = []
-    for fn in syn.functions_found(root):
-        start, end = fn.node.start_byte, fn.node.end_byte
+    for node in (n for n in found if n.type == "function_definition"):
+        start, end = node.start_byte, node.end_byte
         inside = every[bisect.bisect_left(starts, start):bisect.bisect_left(starts, end)]
-        out.append((fn, [c for c in inside if c.end_byte <= end]))
+        out.append((syn.function_of(node), [c for c in inside if c.end_byte <= end]))
     return tuple(out)
 
 
@@ -134,7 +140,7 @@ def sites_in(tree: object, names: set[str]) -> dict[str, list[CallSite]]:
                 out.setdefault(name, []).append(CallSite((syn.call_name(outer),), later))
                 continue
             nxt = _following_statement(c)
-            out.setdefault(name, []).append(CallSite(_names(_calls(nxt)) if nxt is not None else (), later))
+            out.setdefault(name, []).append(CallSite(_names(_found(nxt, "call_expression")) if nxt is not None else (), later))
     return out
 
 
@@ -147,7 +153,7 @@ def error_checks(tree: object) -> tuple[set[str], set[tuple[str, str]]]:
     root = getattr(tree, "root_node", tree)
     funcs = {fn.name for fn, calls in _function_calls(root) if any(syn.call_name(c) in READERS for c in calls)}
     macros = {(syn.text(n.child_by_field_name("name")), syn.text(n.child_by_field_name("value")))
-              for n in syn.find_all(root, "preproc_function_def")}
+              for n in _found(root, "preproc_function_def")}
     return funcs, macros
 
 
