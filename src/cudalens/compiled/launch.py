@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 
 def _calculator():
@@ -123,17 +123,32 @@ def register_steps(kernel: Any, cc: str, threads_per_block: int, dynamic_smem: i
     def blocks(regs: int) -> int:
         return _active_blocks(cc, threads_per_block, regs, dynamic_smem, res.static_shared_bytes, barriers)
 
+    # blocks(r) never grows with r (the calculator's register limit is a floor of the file over a rounded-up
+    # allocation; tests/occupancy/test_register_steps.py checks it over the whole table): the counts that give
+    # more blocks are those below some count, those that give fewer are those above another, each found by
+    # bisection (a scan one register at a time asked the calculator up to 240 times per kernel and launch)
     now = blocks(res.registers)
-    fewer = fewer_blocks = None
-    for r in range(res.registers - 1, 15, -1):  # 16 registers: a practical floor
-        b = blocks(r)
-        if b > now:
-            fewer, fewer_blocks = r, b
-            break
-    more = more_blocks = None
-    for r in range(res.registers + 1, max_regs + 1):
-        b = blocks(r)
-        if b < now:
-            more, more_blocks = r, b
-            break
-    return RegisterStep(res.registers, now, fewer, fewer_blocks, more, more_blocks)
+    fewer = _last(16, res.registers - 1, lambda r: blocks(r) > now)  # 16 registers: a practical floor
+    more = _first(res.registers + 1, max_regs, lambda r: blocks(r) < now)
+    return RegisterStep(res.registers, now, fewer, blocks(fewer) if fewer is not None else None,
+                        more, blocks(more) if more is not None else None)
+
+
+def _last(lo: int, hi: int, holds: Callable[[int], bool]) -> int | None:
+    """The largest r in [lo, hi] where ``holds`` (true on a prefix of the range), or None."""
+    if hi < lo or not holds(lo):
+        return None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if holds(mid) else (lo, mid - 1)
+    return lo
+
+
+def _first(lo: int, hi: int, holds: Callable[[int], bool]) -> int | None:
+    """The smallest r in [lo, hi] where ``holds`` (true on a suffix of the range), or None."""
+    if hi < lo or not holds(hi):
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if holds(mid) else (mid + 1, hi)
+    return lo

@@ -15,6 +15,7 @@ replace the reported properties with the live values while keeping the architect
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 
@@ -112,6 +113,12 @@ def device_for(cc: "str | float | tuple[int, int] | OccDevice") -> OccDevice:
     """
     if isinstance(cc, OccDevice):
         return cc
+    return _table_device(limits(cc).cc)
+
+
+@functools.lru_cache(maxsize=64)
+def _table_device(cc: str) -> OccDevice:
+    """(the table's device of a known compute capability, made once: every calculation asks for it)"""
     return _from_limits(limits(cc))
 
 
