@@ -106,3 +106,21 @@ def test_lane_stride_equals_the_row_by_row_reading():
     assert found > 100  # both outcomes were exercised
     floats = np.array([[0.0, 1.0, np.nan, 3.0]])
     assert M.lane_stride(floats, np.ones_like(floats, dtype=bool)) is _lane_stride_rows(floats, np.ones((1, 4), bool))
+
+
+def test_main_is_no_launcher_whose_callers_are_looked_for(tmp_path):
+    """A C++ program never calls main: a file whose only launching host function is main reads no sibling
+    for its callers (each of them names main), and its unchecked launch is still reported."""
+    from cudalens.pipeline.stages import _launchers_callers, analyze_file
+    from cudalens.source.callers import CallerFacts
+    from cudalens.source.parse import parse_file
+
+    (tmp_path / "other.cu").write_text("int main() { return 0; }\n")
+    cu = tmp_path / "a.cu"
+    cu.write_text("__global__ void k() {}\nint main() { k<<<1, 32>>>(); return 0; }\n")
+    assert type(_launchers_callers(str(cu), parse_file(str(cu)))) is CallerFacts
+    cu2 = tmp_path / "b.cu"
+    cu2.write_text("__global__ void k() {}\nvoid run() { k<<<1, 32>>>(); }\nint main() { run(); return 0; }\n")
+    assert type(_launchers_callers(str(cu2), parse_file(str(cu2)))) is not CallerFacts  # run's callers: deferred
+    fa = analyze_file(str(cu), compile=False)
+    assert [f.line for f in fa.findings if f.rule == "Y1"] == [2]

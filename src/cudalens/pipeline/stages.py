@@ -137,12 +137,14 @@ def _findings_under(block: Any, rules: frozenset[str], path: str | Path, parsed:
 
 def _launchers_callers(path: str, model: Any, build: Any = None) -> Any:
     """What follows each call of the file's host functions that launch kernels, and the error
-    checks the sources see (rule Y1; :mod:`cudalens.source.callers`)."""
+    checks the sources see (rule Y1; :mod:`cudalens.source.callers`). ``main`` is not one of them: a
+    C++ program never calls it ([basic.start.main]), and where it launches kernels the sources of the
+    folder that name ``main`` (all of them, usually) were parsed for no call."""
     from cudalens.source import syntax as syn
     from cudalens.source.callers import CallerFacts, DeferredCallerFacts, caller_facts
 
     tree = getattr(model, "tree", None)
-    names = {fn.name for fn in syn.functions(tree) if fn.space == "host" and syn.launches(fn.node)}
+    names = {fn.name for fn in syn.functions(tree) if fn.space == "host" and fn.name != "main" and syn.launches(fn.node)}
     if not names:
         return CallerFacts()
     dirs = getattr(build, "include_dirs", ()) if build is not None else ()
