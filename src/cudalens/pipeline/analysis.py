@@ -106,11 +106,11 @@ def json_default(obj: Any) -> Any:
 
 def kernels_json(fa: FileAnalysis) -> tuple[str, ...]:
     """Each kernel record of ``fa`` as the JSON document writes it, at the top level (indent 2)."""
-    import json
+    from cudalens import json_text
 
     if fa.kernels_json is not None:
         return fa.kernels_json
-    return tuple(json.dumps(rec.to_dict(), indent=2, default=json_default) for rec in fa.kernels)
+    return tuple(json_text.dumps(rec.to_dict(), 2, json_default) for rec in fa.kernels)
 
 
 def _finding_dict(f: Finding, launches: dict[tuple[str, str], Any] | None = None) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from cudalens import json_text
 from cudalens.errors import InputError
 from cudalens.pipeline.analysis import json_default
 from cudalens.pipeline.report import Report
@@ -50,12 +51,12 @@ def _json(report: Report, style: Style) -> str:
     doc = report.to_dict()
     files = report.analysis.files if report.analysis is not None and "kernels" in doc else ()
     if not any(fa.kernels_json is not None for fa in files):
-        return json.dumps(doc, indent=2, default=json_default)
+        return json_text.dumps(doc, 2, json_default)
     # records read already rendered (a cached analysis): written into the document as they are
     from cudalens.pipeline.analysis import kernels_json
 
     records = [r for fa in files for r in kernels_json(fa)]
-    text = json.dumps({**doc, "kernels": _RECORDS}, indent=2, default=json_default)
+    text = json_text.dumps({**doc, "kernels": _RECORDS}, 2, json_default)
     body = "[\n" + ",\n".join("    " + r.replace("\n", "\n    ") for r in records) + "\n  ]" if records else "[]"
     return text.replace(json.dumps(_RECORDS), body, 1)
 
