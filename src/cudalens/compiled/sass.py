@@ -152,62 +152,97 @@ def parse_nvdisasm(text: str, source_path: str | None) -> dict[str, FunctionSass
     """Mangled function name -> its classified instructions, from ``nvdisasm -gi -c`` output.
 
     ``source_path`` is the analyzed file: only its lines are kept in line attribution."""
-    functions: dict[str, list[Instruction]] = {}
-    current: list[Instruction] | None = None
-    lines_now: tuple[int, ...] = ()
-    written: tuple[str, int] | None = None
-    pending_locs: list[tuple[str, int]] = []
-    last_label: str | None = None
-    in_div_sub = False
-    file_match: dict[str, bool] = {}
-
-    def in_file(path: str) -> bool:
-        if source_path is None:
-            return True
-        if path not in file_match:
-            file_match[path] = _same_file(path, source_path)
-        return file_match[path]
-
-    locations: dict[str, tuple[tuple[str, int], ...]] = {}  # a "//##" comment -> its locations (they repeat)
-    classes: dict[tuple[str, bool], str | None] = {}  # (opcode, in a division subroutine) -> class, CALLs aside
+    reader = SassReader(source_path)
     for raw in text.splitlines():
+        reader.line(raw)
+    return reader.result()
+
+
+class SassReader:
+    """The reading of ``nvdisasm -gi -c`` text: :func:`parse_nvdisasm` hands it each line (:meth:`line`);
+    :mod:`cudalens.compiled.sass_elf`, which knows the lines it would print, hands it their parts
+    (:meth:`line` for a section or a label, :meth:`comments`, :meth:`instruction`) without writing them."""
+
+    def __init__(self, source_path: str | None) -> None:
+        self._source = source_path
+        self._functions: dict[str, list[Instruction]] = {}
+        self.current: list[Instruction] | None = None  # the instructions of the section being read
+        self._lines: tuple[int, ...] = ()  # the analyzed file's lines of the instructions now
+        self._written: tuple[str, int] | None = None
+        self._pending: tuple[tuple[str, int], ...] = ()  # locations of the //## lines since the last instruction
+        self._last_label: str | None = None
+        self._in_div_sub = False
+        self._file_match: dict[str, bool] = {}
+        self._locations: dict[str, tuple[tuple[str, int], ...]] = {}  # a "//##" line -> its locations
+        self._blocks: dict[tuple[str, ...], tuple[tuple[str, int], ...]] = {}  # //## lines -> their locations
+        self._at: dict[tuple[tuple[str, int], ...], tuple[tuple[int, ...], tuple[str, int]]] = {}
+        self._classes: dict[tuple[str, bool], str | None] = {}  # (opcode, in a division subroutine) -> class
+
+    def line(self, raw: str) -> None:
+        """One line of the text."""
         stripped = raw.strip()
         if stripped.startswith("//##"):  # the most common line: line info of the instructions below
-            if current is not None:
-                got = locations.get(stripped)
-                if got is None:
-                    got = locations[stripped] = tuple((f, int(n)) for f, n in _LOC_RE.findall(stripped))
-                pending_locs.extend(got)
-            continue
+            if self.current is not None:
+                self._pending += self._comment(stripped)
+            return
         if stripped.startswith(".section") and (m := _SECTION_RE.match(raw)):
-            current = functions.setdefault(m.group(1), [])
-            lines_now, pending_locs, last_label, in_div_sub, written = (), [], None, False, None
-            continue
-        if current is None:
-            continue
+            self.current = self._functions.setdefault(m.group(1), [])
+            self._lines, self._pending, self._last_label, self._in_div_sub, self._written = (), (), None, False, None
+            return
+        if self.current is None:
+            return
         if stripped.startswith("/*") and (m := _INSN_RE.match(raw)):
-            if pending_locs:
-                lines_now = tuple(n for f, n in pending_locs if in_file(f))
-                written = pending_locs[0]
-                pending_locs = []
-            offset, opcode, rest = int(m.group(1), 16), m.group(2), m.group(3)
-            if opcode in ("BRA",) and (t := _TARGET_RE.search(rest)) and t.group(1) == last_label:
-                last_label = None
-                continue  # the padding self-loop after EXIT
-            last_label = None
-            if opcode.startswith("CALL"):
-                klass = classify(opcode, rest, in_div_sub)
-            else:
-                key = (opcode, in_div_sub)
-                klass = classes[key] if key in classes else classes.setdefault(key, classify(opcode, rest, in_div_sub))
-            current.append(Instruction(offset, opcode, klass, lines_now[0] if lines_now else None, lines_now, written))
-            continue
+            self.instruction(int(m.group(1), 16), m.group(2), m.group(3))
+            return
         if m := _LABEL_RE.match(stripped):
             label = m.group(1)
-            last_label = label
+            self._last_label = label
             if label.startswith("$__internal"):
-                in_div_sub = bool(_INT_DIV_SUB_RE.search(label))
-    return {name: FunctionSass(name, tuple(insns)) for name, insns in functions.items()}
+                self._in_div_sub = bool(_INT_DIV_SUB_RE.search(label))
+
+    def comments(self, lines: tuple[str, ...]) -> None:
+        """``lines``, each a ``//##`` line (what :meth:`line` does with each, at once)."""
+        if self.current is not None:
+            got = self._blocks.get(lines)
+            if got is None:
+                got = self._blocks[lines] = tuple(loc for raw in lines for loc in self._comment(raw.strip()))
+            self._pending += got
+
+    def _comment(self, stripped: str) -> tuple[tuple[str, int], ...]:
+        got = self._locations.get(stripped)
+        if got is None:
+            got = self._locations[stripped] = tuple((f, int(n)) for f, n in _LOC_RE.findall(stripped))
+        return got
+
+    def instruction(self, offset: int, opcode: str, rest: str) -> None:
+        """An instruction line of the section being read (``rest``: the text after the opcode)."""
+        if self._pending:
+            got = self._at.get(self._pending)
+            if got is None:
+                source, match = self._source, self._file_match
+                for f, _ in self._pending:
+                    if f not in match:
+                        match[f] = source is None or _same_file(f, source)
+                got = self._at[self._pending] = (tuple(n for f, n in self._pending if match[f]), self._pending[0])
+            self._lines, self._written = got
+            self._pending = ()
+        if opcode == "BRA" and (t := _TARGET_RE.search(rest)) and t.group(1) == self._last_label:
+            self._last_label = None
+            return  # the padding self-loop after EXIT
+        self._last_label = None
+        if opcode.startswith("CALL"):
+            klass = classify(opcode, rest, self._in_div_sub)
+        else:
+            key = (opcode, self._in_div_sub)
+            classes = self._classes
+            klass = classes[key] if key in classes else classes.setdefault(key, classify(opcode, rest, self._in_div_sub))
+        lines = self._lines
+        self.current.append(Instruction(offset, opcode, klass, lines[0] if lines else None, lines,  # type: ignore[union-attr]
+                                        self._written))
+
+    def result(self) -> dict[str, FunctionSass]:
+        """Mangled function name -> its instructions, of what was read."""
+        return {name: FunctionSass(name, tuple(insns)) for name, insns in self._functions.items()}
 
 
 def sass_command(nvdisasm: str, cubin: str | Path, cc: str) -> list[str]:
