@@ -379,3 +379,21 @@ def _pyelftools_facts(path):
                     target = functions.get((at[0], at[1] + addend))
                 calls[(name, off - off % 16)] = target or None
     return texts, line_data, line_relocs, functions, labels, calls
+
+
+def test_counts_and_lines_count_as_one_instruction_at_a_time_does(units):
+    """FunctionSass.counts and .by_line count with Counter over the fields: the same dicts, in the same
+    order, as counting one instruction at a time."""
+    from collections import Counter, defaultdict
+
+    for per_cubin in _reference(units):
+        for fs in per_cubin.values():
+            counts = Counter(i.klass for i in fs.instructions if i.klass)
+            lines: dict = defaultdict(Counter)
+            for i in fs.instructions:
+                if i.klass and i.line is not None:
+                    lines[i.line][i.klass] += 1
+            expected = {line: dict(sorted(c.items())) for line, c in sorted(lines.items())}
+            assert list(fs.counts().items()) == sorted(counts.items())
+            assert [(k, list(v.items())) for k, v in fs.by_line().items()] == [(k, list(v.items()))
+                                                                                 for k, v in expected.items()]

@@ -39,9 +39,10 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 
 from cudalens.compiled.model import Instruction
@@ -50,6 +51,8 @@ from cudalens.errors import ToolchainError
 _SECTION_RE = re.compile(r"^\s*\.section\s+\.text\.(\S+?),")
 _LOC_RE = re.compile(r'"([^"]+)", line (\d+)')
 _INSN_RE = re.compile(r"^\s*/\*([0-9a-f]+)\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)(.*)$")
+# an instruction line's text after its offset, as _INSN_RE reads it: predicate, opcode, the rest
+_TEXT_RE = re.compile(r"(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)(.*)$")
 _LABEL_RE = re.compile(r"^(\S+):\s*$")
 _TARGET_RE = re.compile(r"`\(([^)]+)\)")
 
@@ -128,15 +131,18 @@ class FunctionSass:
         return out
 
     def counts(self) -> dict[str, int]:
-        c = Counter(i.klass for i in self.instructions if i.klass)
-        return dict(sorted(c.items()))
+        c = Counter(map(_KLASS, self.instructions))  # counted in C; the unclassified dropped after
+        return dict(sorted((k, n) for k, n in c.items() if k))
 
     def by_line(self) -> dict[int, dict[str, int]]:
-        out: dict[int, Counter] = defaultdict(Counter)
-        for i in self.instructions:
-            if i.klass and i.line is not None:
-                out[i.line][i.klass] += 1
-        return {line: dict(sorted(c.items())) for line, c in sorted(out.items())}
+        c = Counter((i.line, i.klass) for i in self.instructions if i.klass and i.line is not None)
+        out: dict[int, dict[str, int]] = {}
+        for (line, klass), n in sorted(c.items()):
+            out.setdefault(line, {})[klass] = n
+        return out
+
+
+_KLASS = attrgetter("klass")
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -160,8 +166,8 @@ def parse_nvdisasm(text: str, source_path: str | None) -> dict[str, FunctionSass
 
 class SassReader:
     """The reading of ``nvdisasm -gi -c`` text: :func:`parse_nvdisasm` hands it each line (:meth:`line`);
-    :mod:`cudalens.compiled.sass_elf`, which knows the lines it would print, hands it their parts
-    (:meth:`line` for a section or a label, :meth:`comments`, :meth:`instruction`) without writing them."""
+    :mod:`cudalens.compiled.sass_elf`, which knows the lines it would print, hands it their parts (:meth:`line`
+    for a section or a label, :meth:`run` for the instructions and //## lines between) without writing them."""
 
     def __init__(self, source_path: str | None) -> None:
         self._source = source_path
@@ -200,31 +206,25 @@ class SassReader:
             if label.startswith("$__internal"):
                 self._in_div_sub = bool(_INT_DIV_SUB_RE.search(label))
 
-    def comments(self, lines: tuple[str, ...]) -> None:
-        """``lines``, each a ``//##`` line (what :meth:`line` does with each, at once)."""
-        if self.current is not None:
-            got = self._blocks.get(lines)
-            if got is None:
-                got = self._blocks[lines] = tuple(loc for raw in lines for loc in self._comment(raw.strip()))
-            self._pending += got
-
     def _comment(self, stripped: str) -> tuple[tuple[str, int], ...]:
         got = self._locations.get(stripped)
         if got is None:
             got = self._locations[stripped] = tuple((f, int(n)) for f, n in _LOC_RE.findall(stripped))
         return got
 
+    def _resolve(self, pending: tuple[tuple[str, int], ...]) -> tuple[tuple[int, ...], tuple[str, int]]:
+        """(the analyzed file's lines, where the code is written) of the instructions after ``pending``."""
+        source, match = self._source, self._file_match
+        for f, _ in pending:
+            if f not in match:
+                match[f] = source is None or _same_file(f, source)
+        got = self._at[pending] = (tuple(n for f, n in pending if match[f]), pending[0])
+        return got
+
     def instruction(self, offset: int, opcode: str, rest: str) -> None:
         """An instruction line of the section being read (``rest``: the text after the opcode)."""
         if self._pending:
-            got = self._at.get(self._pending)
-            if got is None:
-                source, match = self._source, self._file_match
-                for f, _ in self._pending:
-                    if f not in match:
-                        match[f] = source is None or _same_file(f, source)
-                got = self._at[self._pending] = (tuple(n for f, n in self._pending if match[f]), self._pending[0])
-            self._lines, self._written = got
+            self._lines, self._written = self._at.get(self._pending) or self._resolve(self._pending)
             self._pending = ()
         if opcode == "BRA" and (t := _TARGET_RE.search(rest)) and t.group(1) == self._last_label:
             self._last_label = None
@@ -237,8 +237,43 @@ class SassReader:
             classes = self._classes
             klass = classes[key] if key in classes else classes.setdefault(key, classify(opcode, rest, self._in_div_sub))
         lines = self._lines
-        self.current.append(Instruction(offset, opcode, klass, lines[0] if lines else None, lines,  # type: ignore[union-attr]
-                                        self._written))
+        if self.current is not None:  # (line() reads instructions only in a section)
+            self.current.append(Instruction(offset, opcode, klass, lines[0] if lines else None, lines, self._written))
+
+    def run(self, offset: int, texts: Sequence[str], comments: Mapping[int, tuple[str, ...]]) -> None:
+        """Instruction lines at ``offset``, ``offset + 16``, ... (``texts``: each line after its ``/*offset*/``),
+        each after the ``//##`` lines ``comments`` holds for its offset, and no other line between them: what
+        :meth:`line` does with each of these lines, in one loop."""
+        if self.current is None:
+            return
+        pending, lines, written, last = self._pending, self._lines, self._written, self._last_label
+        line = lines[0] if lines else None
+        div, classes, blocks, match, append = self._in_div_sub, self._classes, self._blocks, _TEXT_RE.match, self.current.append
+        for off, text in zip(range(offset, offset + 16 * len(texts), 16), texts):
+            if block := comments.get(off):
+                got = blocks.get(block)
+                if got is None:
+                    got = blocks[block] = tuple(loc for raw in block for loc in self._comment(raw.strip()))
+                pending += got
+            if not (m := match(text)):
+                continue
+            if pending:
+                lines, written = self._at.get(pending) or self._resolve(pending)
+                line = lines[0] if lines else None
+                pending = ()
+            opcode = m.group(1)
+            if last is not None:
+                if opcode == "BRA" and (t := _TARGET_RE.search(m.group(2))) and t.group(1) == last:
+                    last = None
+                    continue  # the padding self-loop after EXIT
+                last = None
+            if opcode.startswith("CALL"):
+                klass = classify(opcode, m.group(2), div)
+            else:
+                key = (opcode, div)
+                klass = classes[key] if key in classes else classes.setdefault(key, classify(opcode, m.group(2), div))
+            append(Instruction(off, opcode, klass, line, lines, written))
+        self._pending, self._lines, self._written, self._last_label = pending, lines, written, last
 
     def result(self) -> dict[str, FunctionSass]:
         """Mangled function name -> its instructions, of what was read."""

@@ -31,8 +31,8 @@ import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import repeat
 from pathlib import Path
+from typing import cast
 
 from cudalens.compiled.dwarf_lines import LineTableError, Row, decode_line_table, section_comments
 from cudalens.compiled.elf_read import (
@@ -57,8 +57,6 @@ _CALL_RE = re.compile(r"(\bCALL\S*\s+)0x([0-9a-f]+)")
 _BRA_RE = re.compile(r"^((?:@!?U?P[T0-9]+\s+)?BRA\s+)0x([0-9a-f]+)")
 _SELF_LABEL = ".L_x_self"
 _LINE_BREAK_RE = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # where str.splitlines splits
-# an instruction's text as sass._INSN_RE reads it after the offset: predicate, opcode, the rest
-_TEXT_RE = re.compile(r"(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)(.*)$")
 
 
 class _Untrusted(Exception):
@@ -181,24 +179,22 @@ def _read_cubin(path: str | Path) -> _Cubin:
 def _functions(cubin: _Cubin, bases: Sequence[int], raw: Mapping[int, str], source: str | None) -> dict[str, FunctionSass]:
     """What parse_nvdisasm makes of the text ``nvdisasm -gi -c`` prints for ``cubin``, from the raw
     disassembly (blob offset -> instruction text) of its sections, placed at ``bases`` in the blob: the
-    lines that text would hold handed to the parser's reader (sass.SassReader) without writing them."""
+    lines that text would hold handed to the parser's reader (sass.SassReader) without writing them: the
+    instructions between two labels, with their //## blocks, as one run."""
     where = {base: sec.name for base, sec in zip(bases, cubin.sections)}
     sizes = {base: len(sec.data) for base, sec in zip(bases, cubin.sections)}
     starts = sorted(where)
     reader = SassReader(source)
-    text_re = _TEXT_RE
     for base, sec in zip(bases, cubin.sections):
         reader.line(f'\t.section\t{sec.name},"ax",@progbits')
-        labels, comments = sec.labels, sec.comments
-        for off in range(0, len(sec.data), 16):
-            if off in labels:
-                reader.line(f"{labels[off]}:")
-            block = comments.get(off)
-            if block:
-                reader.comments(block)
-            text = raw.get(base + off)
-            if text is None:
-                raise _Untrusted(f"{sec.name}+{off:#x} missing from the raw disassembly")
+        size = len(sec.data)
+        found = [raw.get(at) for at in range(base, base + size, 16)]
+        if None in found:
+            raise _Untrusted(f"{sec.name}+{found.index(None) * 16:#x} missing from the raw disassembly")
+        texts = cast("list[str]", found)
+        self_loops = set()
+        for k in [k for k, text in enumerate(texts) if "CALL" in text or "BRA" in text]:
+            text, off = texts[k], 16 * k
             if "CALL" in text and (m := _CALL_RE.search(text)):
                 target = cubin.call_relocations.get((sec.name, off))
                 if target is None and (sec.name, off) in cubin.call_relocations:
@@ -209,12 +205,20 @@ def _functions(cubin: _Cubin, bases: Sequence[int], raw: Mapping[int, str], sour
                     if at is None or address - at >= sizes[at]:
                         raise _Untrusted(f"{sec.name}+{off:#x}: a CALL out of the cubin")
                     target = cubin.functions.get((where[at], address - at), f".L_x_{address - at:x}")
-                text = f"{text[:m.start()]}{m.group(1)}`({target}){text[m.end():]}"
+                texts[k] = f"{text[:m.start()]}{m.group(1)}`({target}){text[m.end():]}"
             elif "BRA" in text and (m := _BRA_RE.match(text)) and int(m.group(2), 16) == base + off:
+                self_loops.add(k)
+                texts[k] = f"{m.group(1)}`({_SELF_LABEL}){text[m.end():]}"
+        labels = sec.labels
+        start = 0
+        for k in sorted({o // 16 for o in labels if not o % 16 and 0 <= o < size} | self_loops):
+            reader.run(16 * start, texts[start:k], sec.comments)
+            if 16 * k in labels:
+                reader.line(f"{labels[16 * k]}:")
+            if k in self_loops:
                 reader.line(f"{_SELF_LABEL}:")
-                text = f"{m.group(1)}`({_SELF_LABEL}){text[m.end():]}"
-            if reader.current is not None and (m := text_re.match(text)):
-                reader.instruction(off, m.group(1), m.group(2))
+            start = k
+        reader.run(16 * start, texts[start:], sec.comments)
     return reader.result()
 
 
@@ -237,8 +241,7 @@ def _raw_lines(text: str) -> dict[int, str]:
     whose only whitespace is spaces, tabs and line feeds (what nvdisasm prints) is read at once, by one
     search over it; other text line by line (the same answer, test_sass_elf pins it)."""
     if text.isascii() and not _ODD_SPACE_RE.search(text):
-        found = _RAW_LINES_RE.findall(text)
-        return dict(zip(map(int, (o for o, _ in found), repeat(16)), (t for _, t in found)))
+        return {int(offset, 16): insn for offset, insn in _RAW_LINES_RE.findall(text)}
     out = {}
     for line in text.splitlines():
         if m := _RAW_INSN_RE.match(line):
