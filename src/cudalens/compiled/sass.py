@@ -182,7 +182,7 @@ class SassReader:
         self._locations: dict[str, tuple[tuple[str, int], ...]] = {}  # a "//##" line -> its locations
         self._blocks: dict[tuple[str, ...], tuple[tuple[str, int], ...]] = {}  # //## lines -> their locations
         self._at: dict[tuple[tuple[str, int], ...], tuple[tuple[int, ...], tuple[str, int]]] = {}
-        self._classes: dict[tuple[str, bool], str | None] = {}  # (opcode, in a division subroutine) -> class
+        self._by_opcode: dict[bool, dict[str, str | None]] = {}  # in a division subroutine? -> opcode -> class
 
     def line(self, raw: str) -> None:
         """One line of the text."""
@@ -232,10 +232,9 @@ class SassReader:
         self._last_label = None
         if opcode.startswith("CALL"):
             klass = classify(opcode, rest, self._in_div_sub)
-        else:
-            key = (opcode, self._in_div_sub)
-            classes = self._classes
-            klass = classes[key] if key in classes else classes.setdefault(key, classify(opcode, rest, self._in_div_sub))
+        else:  # the class of any other opcode is the opcode's (in or out of a division subroutine)
+            classes = self._by_opcode.setdefault(self._in_div_sub, {})
+            klass = classes[opcode] if opcode in classes else classes.setdefault(opcode, classify(opcode, "", self._in_div_sub))
         lines = self._lines
         if self.current is not None:  # (line() reads instructions only in a section)
             self.current.append(Instruction(offset, opcode, klass, lines[0] if lines else None, lines, self._written))
@@ -248,7 +247,8 @@ class SassReader:
             return
         pending, lines, written, last = self._pending, self._lines, self._written, self._last_label
         line = lines[0] if lines else None
-        div, classes, blocks, match, append = self._in_div_sub, self._classes, self._blocks, _TEXT_RE.match, self.current.append
+        div, blocks, match, append, make = self._in_div_sub, self._blocks, _TEXT_RE.match, self.current.append, tuple.__new__
+        classes = self._by_opcode.setdefault(div, {})
         for off, text in zip(range(offset, offset + 16 * len(texts), 16), texts):
             if block := comments.get(off):
                 got = blocks.get(block)
@@ -270,9 +270,8 @@ class SassReader:
             if opcode.startswith("CALL"):
                 klass = classify(opcode, m.group(2), div)
             else:
-                key = (opcode, div)
-                klass = classes[key] if key in classes else classes.setdefault(key, classify(opcode, m.group(2), div))
-            append(Instruction(off, opcode, klass, line, lines, written))
+                klass = classes[opcode] if opcode in classes else classes.setdefault(opcode, classify(opcode, "", div))
+            append(make(Instruction, (off, opcode, klass, line, lines, written)))  # Instruction(...), a step less
         self._pending, self._lines, self._written, self._last_label = pending, lines, written, last
 
     def result(self) -> dict[str, FunctionSass]:
