@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from cudalens.compiled import sass_elf
-from cudalens.compiled.dwarf_lines import LineTableError, Row, comment_lines, decode_line_table, section_comments
-from cudalens.compiled.sass import disassemble_one
+from cudalens.compiled.dwarf_lines import LineTableError, Row, chain_locations, decode_line_table, section_locations
+from cudalens.compiled.sass import _LOC_RE, disassemble_one
 from cudalens.compiled.sass_elf import disassemble_batch
 from cudalens.errors import ToolchainError
 
@@ -233,12 +233,14 @@ def test_the_decoder_follows_the_inlined_at_chain():
     assert seq.section == ".text.k"
     assert seq.rows == (Row(0x100, "/src/k.cu", 10, 0), Row(0x110, "/src/k.cu", 20, 0),
                         Row(0x110, "/inc/h.h", 4, 2), Row(0x120, "/src/k.cu", 15, 0))
-    assert comment_lines(seq.rows, 2) == ('\t//## File "/inc/h.h", line 4 inlined at "/src/k.cu", line 20',
-                                           '\t//## File "/src/k.cu", line 20')
+    # the //## lines nvdisasm prints for row 3, and the (file, line) pairs the text parse reads from them
+    printed = ('\t//## File "/inc/h.h", line 4 inlined at "/src/k.cu", line 20', '\t//## File "/src/k.cu", line 20')
+    assert chain_locations(seq.rows, 2) == tuple((f, int(n)) for t in printed for f, n in _LOC_RE.findall(t.strip()))
+    assert chain_locations(seq.rows, 2) == (("/inc/h.h", 4), ("/src/k.cu", 20), ("/src/k.cu", 20))
     # the last row at an address counts; a block only where (file, line) changes
-    comments = section_comments({".text.k": {r.address - 0x100: (seq.rows, k) for k, r in enumerate(seq.rows)}},
-                                 ".text.k", 0x30)
-    assert sorted(comments) == [0x0, 0x10, 0x20] and comments[0x10][0].startswith('\t//## File "/inc/h.h"')
+    blocks = section_locations({".text.k": {r.address - 0x100: (seq.rows, k) for k, r in enumerate(seq.rows)}},
+                               ".text.k", 0x30)
+    assert sorted(blocks) == [0x0, 0x10, 0x20] and blocks[0x10][0] == ("/inc/h.h", 4)
 
 
 def test_the_decoder_adds_an_in_place_addend_only_for_rel():
@@ -299,11 +301,22 @@ def _sleb(v: int) -> bytes:
             return bytes(out)
 
 
-def test_a_file_name_with_a_line_break_is_refused():
-    """A //## line must stay one line: a file name with a line break sends the cubin to nvdisasm itself."""
-    data = _program(_chain_body()).replace(b"h.h\0", b"h\rh\0")
-    with pytest.raises(LineTableError, match="line break"):
+@pytest.mark.parametrize("name", [b"h\rh", b'h"h'])
+def test_a_file_name_with_a_line_break_or_a_quote_is_refused(name):
+    """What a //## line says is read as the text parse reads it only where the line is one line and each quoted
+    file name ends at its closing quote: another name sends the cubin to nvdisasm itself."""
+    data = _program(_chain_body()).replace(b"h.h\0", name + b"\0")
+    with pytest.raises(LineTableError, match="quote or a line break"):
         decode_line_table(data, {data.index(SET_ADDRESS) + 3: (".text.k", 0, False)})
+
+
+def test_a_line_below_zero_is_refused():
+    """``line -3`` is not what the text parse reads as a location: such a row sends the cubin to nvdisasm."""
+    body = SET_ADDRESS + b"\x03" + _sleb(-5) + b"\x01" + b"\x00\x01\x01"  # 0x0 k.cu:-4
+    data = _program(body)
+    [seq] = decode_line_table(data, {data.index(SET_ADDRESS) + 3: (".text.k", 0, False)})
+    with pytest.raises(LineTableError, match="line -4"):
+        section_locations({".text.k": {0: (seq.rows, 0)}}, ".text.k", 0x10)
 
 
 @pytest.mark.parametrize("text", [

@@ -167,7 +167,8 @@ def parse_nvdisasm(text: str, source_path: str | None) -> dict[str, FunctionSass
 class SassReader:
     """The reading of ``nvdisasm -gi -c`` text: :func:`parse_nvdisasm` hands it each line (:meth:`line`);
     :mod:`cudalens.compiled.sass_elf`, which knows the lines it would print, hands it their parts (:meth:`line`
-    for a section or a label, :meth:`run` for the instructions and //## lines between) without writing them."""
+    for a section or a label, :meth:`run` for the instructions and what the //## lines between say) without
+    writing them."""
 
     def __init__(self, source_path: str | None) -> None:
         self._source = source_path
@@ -180,7 +181,6 @@ class SassReader:
         self._in_div_sub = False
         self._file_match: dict[str, bool] = {}
         self._locations: dict[str, tuple[tuple[str, int], ...]] = {}  # a "//##" line -> its locations
-        self._blocks: dict[tuple[str, ...], tuple[tuple[str, int], ...]] = {}  # //## lines -> their locations
         self._at: dict[tuple[tuple[str, int], ...], tuple[tuple[int, ...], tuple[str, int]]] = {}
         self._by_opcode: dict[bool, dict[str, str | None]] = {}  # in a division subroutine? -> opcode -> class
 
@@ -239,22 +239,20 @@ class SassReader:
         if self.current is not None:  # (line() reads instructions only in a section)
             self.current.append(Instruction(offset, opcode, klass, lines[0] if lines else None, lines, self._written))
 
-    def run(self, offset: int, texts: Sequence[str], comments: Mapping[int, tuple[str, ...]]) -> None:
+    def run(self, offset: int, texts: Sequence[str], locations: Mapping[int, tuple[tuple[str, int], ...]]) -> None:
         """Instruction lines at ``offset``, ``offset + 16``, ... (``texts``: each line after its ``/*offset*/``),
-        each after the ``//##`` lines ``comments`` holds for its offset, and no other line between them: what
-        :meth:`line` does with each of these lines, in one loop."""
+        each after the ``//##`` lines whose (file, line) pairs ``locations`` holds for its offset (what
+        :meth:`line` takes from them, in order), and no other line between them: what :meth:`line` does
+        with each of these lines, in one loop."""
         if self.current is None:
             return
         pending, lines, written, last = self._pending, self._lines, self._written, self._last_label
         line = lines[0] if lines else None
-        div, blocks, match, append, make = self._in_div_sub, self._blocks, _TEXT_RE.match, self.current.append, tuple.__new__
+        div, match, append, make = self._in_div_sub, _TEXT_RE.match, self.current.append, tuple.__new__
         classes = self._by_opcode.setdefault(div, {})
         for off, text in zip(range(offset, offset + 16 * len(texts), 16), texts):
-            if block := comments.get(off):
-                got = blocks.get(block)
-                if got is None:
-                    got = blocks[block] = tuple(loc for raw in block for loc in self._comment(raw.strip()))
-                pending += got
+            if locs := locations.get(off):
+                pending += locs
             if not (m := match(text)):
                 continue
             if pending:

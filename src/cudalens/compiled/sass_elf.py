@@ -8,7 +8,7 @@ offset, and hands per cubin the lines ``nvdisasm -gi -c -ndf CUBIN`` would print
 (:class:`cudalens.compiled.sass.SassReader`), without writing them as text. The rules it follows
 (checked on 13.2's nvdisasm):
 
-* line info: dwarf_lines.py decodes ``.debug_line`` and writes the ``//##`` blocks (its docstring says
+* line info: dwarf_lines.py decodes ``.debug_line`` and gives what the ``//##`` blocks say (its docstring says
   how: the last row per address, a block where (file, line) changes, the inlining chain innermost first).
 * labels: internal functions (symbols in a section at an offset other than 0, e.g.
   ``$__internal_0_$__cuda_sm20_div_s64``) are printed as labels; a ``CALL ... 0xADDR`` target is printed
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
-from cudalens.compiled.dwarf_lines import LineTableError, Row, decode_line_table, section_comments
+from cudalens.compiled.dwarf_lines import LineTableError, Row, decode_line_table, section_locations
 from cudalens.compiled.elf_read import (
     RELOCATION_TABLES,
     STT_FILE,
@@ -76,7 +76,7 @@ class _Section:
     name: str
     data: bytes
     labels: Mapping[int, str]  # offset (not 0) -> symbol name printed as a label
-    comments: Mapping[int, tuple[str, ...]]  # offset -> the "//##" lines printed before it
+    locations: Mapping[int, tuple[tuple[str, int], ...]]  # offset -> what the "//##" lines printed before it say
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,7 @@ def _read_cubin(path: str | Path) -> _Cubin:
         raise _Untrusted(f"ELF: {exc}") from exc
     rows_by_section: dict[str, dict[int, tuple[tuple[Row, ...], int]]] = {}
     sections = []
-    memo: dict[tuple[int, int], tuple[str, ...]] = {}
+    memo: dict[tuple[int, int], tuple[tuple[str, int], ...]] = {}
     try:
         for seq in decode_line_table(line_data, line_relocs) if line_data else []:
             per = rows_by_section.setdefault(seq.section, {})
@@ -169,8 +169,8 @@ def _read_cubin(path: str | Path) -> _Cubin:
         for name, data in texts:
             if len(data) % 16:
                 raise _Untrusted(f"{name} is {len(data)} bytes, not whole instructions")
-            comments = section_comments(rows_by_section, name, len(data), memo)
-            sections.append(_Section(name, data, labels.get(name, {}), comments))
+            locations = section_locations(rows_by_section, name, len(data), memo)
+            sections.append(_Section(name, data, labels.get(name, {}), locations))
     except LineTableError as exc:
         raise _Untrusted(str(exc)) from exc
     return _Cubin(tuple(sections), functions, calls)
@@ -180,7 +180,7 @@ def _functions(cubin: _Cubin, bases: Sequence[int], raw: Mapping[int, str], sour
     """What parse_nvdisasm makes of the text ``nvdisasm -gi -c`` prints for ``cubin``, from the raw
     disassembly (blob offset -> instruction text) of its sections, placed at ``bases`` in the blob: the
     lines that text would hold handed to the parser's reader (sass.SassReader) without writing them: the
-    instructions between two labels, with their //## blocks, as one run."""
+    instructions between two labels, with what their //## blocks say, as one run."""
     where = {base: sec.name for base, sec in zip(bases, cubin.sections)}
     sizes = {base: len(sec.data) for base, sec in zip(bases, cubin.sections)}
     starts = sorted(where)
@@ -212,13 +212,13 @@ def _functions(cubin: _Cubin, bases: Sequence[int], raw: Mapping[int, str], sour
         labels = sec.labels
         start = 0
         for k in sorted({o // 16 for o in labels if not o % 16 and 0 <= o < size} | self_loops):
-            reader.run(16 * start, texts[start:k], sec.comments)
+            reader.run(16 * start, texts[start:k], sec.locations)
             if 16 * k in labels:
                 reader.line(f"{labels[16 * k]}:")
             if k in self_loops:
                 reader.line(f"{_SELF_LABEL}:")
             start = k
-        reader.run(16 * start, texts[start:], sec.comments)
+        reader.run(16 * start, texts[start:], sec.locations)
     return reader.result()
 
 
