@@ -91,7 +91,7 @@ def test_depfile_names_resolve_as_realpath_does_with_and_without_escapes(tmp_pat
 
 
 def test_a_run_memo_gives_the_lists_and_digests_of_reading_each_unit_afresh(tmp_path):
-    """check's compile-ahead process keeps the shared headers' real folders, links and digests for the run
+    """check's compile-ahead process keeps the shared headers' real folders, real paths and digests for the run
     (cache.RunMemo): the same dependency lists and cache digests as without."""
     (tmp_path / "d" / "sub").mkdir(parents=True)
     (tmp_path / "ln").symlink_to(tmp_path / "d" / "sub", target_is_directory=True)
@@ -103,7 +103,7 @@ def test_a_run_memo_gives_the_lists_and_digests_of_reading_each_unit_afresh(tmp_
         deps = cache.parse_depfile(text, tmp_path, memo)
         assert deps == cache.parse_depfile(text, tmp_path)
         assert cache.deps_digest("k", deps, (), memo.digests) == cache.deps_digest("k", deps)
-    assert memo.folders and memo.links and memo.digests
+    assert memo.folders and memo.paths and memo.digests
 
 
 def test_a_unit_without_kernels_is_not_disassembled(wheel_toolchain, tmp_path, monkeypatch):

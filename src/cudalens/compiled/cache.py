@@ -53,13 +53,13 @@ _LINE_MARKER = re.compile(r'^# \d+ "((?:[^"\\]|\\.)*)"', re.M)
 
 class RunMemo:
     """What one run of many compiles keeps of the files they share (``check``'s compile-ahead process: a
-    unit's hundreds of headers are mostly the next unit's): each folder's real path, whether a file is a
-    link, each dependency's part of the digest (:func:`deps_digest`'s ``memo``). A file changed during the
-    run is taken as it was first read, as the analyses' cache takes it for one run (pipeline.result_cache)."""
+    unit's hundreds of headers are mostly the next unit's): each folder's and each named file's real path,
+    each dependency's part of the digest (:func:`deps_digest`'s ``memo``). A file changed during the run is
+    taken as it was first read, as the analyses' cache takes it for one run (pipeline.result_cache)."""
 
     def __init__(self) -> None:
         self.folders: dict[str, str] = {}  # a folder as named -> its real path, with a "/" at its end
-        self.links: dict[str, bool] = {}  # a file's path (in a real folder) -> whether it is a link
+        self.paths: dict[str, str] = {}  # a file as named (absolute) -> its real path
         self.digests: dict[str, bytes] = {}
 
 
@@ -119,33 +119,34 @@ def _unescape(token: str) -> str:
 def _real_paths(names: Iterable[str], base: str | Path, memo: RunMemo | None = None) -> list[str]:
     """``names`` as real paths relative to ``base``, in order, without repeats. Each folder is
     resolved once per call (a unit's hundreds of headers lie in a few dozen folders), or once per run
-    with ``memo``; a name that is itself a link is resolved whole."""
+    with ``memo`` (which also keeps each name's real path); a name that is itself a link is resolved whole."""
     folders: dict[str, str] = memo.folders if memo is not None else {}
-    links: dict[str, bool] = memo.links if memo is not None else {}
+    known: dict[str, str] = memo.paths if memo is not None else {}
     out: dict[str, None] = {}
-    base = str(base)
-    islink = os.path.islink
+    base = os.path.abspath(base)  # the same real paths; each name's full path is absolute (a key for the run)
     for name in names:
         full = name if name.startswith("/") else os.path.join(base, name)
-        cut = full.rfind("/") + 1  # os.path.split, written out: it is called for each of 10^4 names
-        folder, leaf = full[:cut], full[cut:]
-        if folder and folder != "/" * len(folder):
-            folder = folder.rstrip("/")
-        if leaf in ("", ".", ".."):
-            real = os.path.realpath(full)
-        else:
-            real_folder = folders.get(folder)
-            if real_folder is None:
-                real_folder = os.path.realpath(folder)
-                real_folder = folders[folder] = real_folder if real_folder.endswith("/") else real_folder + "/"
-            real = real_folder + leaf  # os.path.join of the real folder and the leaf (no "/" in it)
-            link = links.get(real)
-            if link is None:
-                link = links[real] = islink(real)
-            if link:
-                real = os.path.realpath(real)
+        real = known.get(full)
+        if real is None:
+            real = known[full] = _real_path(full, folders)
         out.setdefault(real, None)
     return list(out)
+
+
+def _real_path(full: str, folders: dict[str, str]) -> str:
+    """os.path.realpath(full), its folder's real path taken from (or kept in) ``folders``."""
+    cut = full.rfind("/") + 1  # os.path.split, written out: it is called for each of 10^4 names
+    folder, leaf = full[:cut], full[cut:]
+    if folder and folder != "/" * len(folder):
+        folder = folder.rstrip("/")
+    if leaf in ("", ".", ".."):
+        return os.path.realpath(full)
+    real_folder = folders.get(folder)
+    if real_folder is None:
+        real_folder = os.path.realpath(folder)
+        real_folder = folders[folder] = real_folder if real_folder.endswith("/") else real_folder + "/"
+    real = real_folder + leaf  # os.path.join of the real folder and the leaf (no "/" in it)
+    return os.path.realpath(real) if os.path.islink(real) else real
 
 
 def manifest_key(path: str, flags: Iterable[str], cc: str, toolchain_fingerprint: str, extra: str = "") -> str:
