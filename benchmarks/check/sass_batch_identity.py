@@ -5,7 +5,7 @@ For every ``*.cubin`` under the folders: equal (FunctionSass ==, every instructi
 lines and written location)?, its instruction count, whether it fell back to the per-cubin command (and why);
 totals; and the cost of each side, in one run, alternated over ``--rounds``: CPU seconds of the nvdisasm
 processes (resource.getrusage RUSAGE_CHILDREN: user + system) and of this Python process (the parse on the
-per-cubin side; ELF and line-table reading, text synthesis and the parse on the batched side).
+per-cubin side; ELF and line-table reading, the raw output's reading and the parse on the batched side).
 
     python benchmarks/check/sass_batch_identity.py [CC=]DIR... -o OUT.json [--cc 9.0] [--rounds 3]
 

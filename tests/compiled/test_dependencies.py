@@ -8,6 +8,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from cudalens.compiled import cache
 from cudalens.compiled import compile as compile_mod
 
@@ -70,6 +72,38 @@ def test_depfile_paths_resolve_as_realpath_does(tmp_path):
     expected = list(dict.fromkeys(os.path.realpath(os.path.join(str(tmp_path), n.replace("\\ ", " "))) for n in names))
     assert cache.parse_depfile(text, tmp_path) == expected
     assert expected[0] == str(tmp_path / "d" / "h.h") and len(expected) == 3  # the three names of h.h are one file
+
+
+@pytest.mark.parametrize("escaped", [False, True], ids=["plain", "with_an_escape"])
+def test_depfile_names_resolve_as_realpath_does_with_and_without_escapes(tmp_path, escaped):
+    """A list without backslashes is split on whitespace, a folder's real path is joined to the leaf by
+    hand (the fast paths of parse_depfile and _real_paths): the same names as realpath gives."""
+    (tmp_path / "d" / "sub").mkdir(parents=True)
+    (tmp_path / "ln").symlink_to(tmp_path / "d" / "sub", target_is_directory=True)
+    (tmp_path / "d" / "h.h").write_text("")
+    (tmp_path / "d" / "sub" / "leaf.h").symlink_to(tmp_path / "d" / "h.h")
+    names = ["ln/../h.h", "ln/leaf.h", f"{tmp_path}//d//./h.h", "d/sub/..", "d/sub/", "d/cost$$.h", "/", "//tmp",
+             "ln//leaf.h", "missing/../x.h", "./d/h.h"] + (["d/h\\ space.h"] if escaped else [])
+    text = "out.o: " + " \\\n ".join(names) + "\n"
+    expected = list(dict.fromkeys(os.path.realpath(os.path.join(str(tmp_path), n.replace("\\ ", " ").replace("$$", "$")))
+                                  for n in names))
+    assert cache.parse_depfile(text, tmp_path) == expected
+
+
+def test_a_run_memo_gives_the_lists_and_digests_of_reading_each_unit_afresh(tmp_path):
+    """check's compile-ahead process keeps the shared headers' real folders, real paths and digests for the run
+    (cache.RunMemo): the same dependency lists and cache digests as without."""
+    (tmp_path / "d" / "sub").mkdir(parents=True)
+    (tmp_path / "ln").symlink_to(tmp_path / "d" / "sub", target_is_directory=True)
+    (tmp_path / "d" / "h.h").write_text("x")
+    (tmp_path / "d" / "sub" / "leaf.h").symlink_to(tmp_path / "d" / "h.h")
+    units = ["out.o: ln/../h.h ln/leaf.h d/h.h\n", "out.o: d/sub/leaf.h ln/leaf.h d/./h.h missing.h\n"]
+    memo = cache.RunMemo()
+    for text in units + units:
+        deps = cache.parse_depfile(text, tmp_path, memo)
+        assert deps == cache.parse_depfile(text, tmp_path)
+        assert cache.deps_digest("k", deps, (), memo.digests) == cache.deps_digest("k", deps)
+    assert memo.folders and memo.paths and memo.digests
 
 
 def test_a_unit_without_kernels_is_not_disassembled(wheel_toolchain, tmp_path, monkeypatch):

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from cudalens.compiled import sass_elf
-from cudalens.compiled.dwarf_lines import LineTableError, Row, comment_lines, decode_line_table, section_comments
-from cudalens.compiled.sass import disassemble_one
+from cudalens.compiled.dwarf_lines import LineTableError, Row, chain_locations, decode_line_table, section_locations
+from cudalens.compiled.sass import _LOC_RE, disassemble_one
 from cudalens.compiled.sass_elf import disassemble_batch
 from cudalens.errors import ToolchainError
 
@@ -233,12 +233,14 @@ def test_the_decoder_follows_the_inlined_at_chain():
     assert seq.section == ".text.k"
     assert seq.rows == (Row(0x100, "/src/k.cu", 10, 0), Row(0x110, "/src/k.cu", 20, 0),
                         Row(0x110, "/inc/h.h", 4, 2), Row(0x120, "/src/k.cu", 15, 0))
-    assert comment_lines(seq.rows, 2) == ('\t//## File "/inc/h.h", line 4 inlined at "/src/k.cu", line 20',
-                                           '\t//## File "/src/k.cu", line 20')
+    # the //## lines nvdisasm prints for row 3, and the (file, line) pairs the text parse reads from them
+    printed = ('\t//## File "/inc/h.h", line 4 inlined at "/src/k.cu", line 20', '\t//## File "/src/k.cu", line 20')
+    assert chain_locations(seq.rows, 2) == tuple((f, int(n)) for t in printed for f, n in _LOC_RE.findall(t.strip()))
+    assert chain_locations(seq.rows, 2) == (("/inc/h.h", 4), ("/src/k.cu", 20), ("/src/k.cu", 20))
     # the last row at an address counts; a block only where (file, line) changes
-    comments = section_comments({".text.k": {r.address - 0x100: (seq.rows, k) for k, r in enumerate(seq.rows)}},
-                                 ".text.k", 0x30)
-    assert sorted(comments) == [0x0, 0x10, 0x20] and comments[0x10][0].startswith('\t//## File "/inc/h.h"')
+    blocks = section_locations({".text.k": {r.address - 0x100: (seq.rows, k) for k, r in enumerate(seq.rows)}},
+                               ".text.k", 0x30)
+    assert sorted(blocks) == [0x0, 0x10, 0x20] and blocks[0x10][0] == ("/inc/h.h", 4)
 
 
 def test_the_decoder_adds_an_in_place_addend_only_for_rel():
@@ -267,7 +269,7 @@ def test_the_decoder_refuses_what_it_does_not_know():
 
 
 def test_an_unreadable_cubin_raises_as_the_per_cubin_path_does(units, tmp_path):
-    """A truncated cubin: pyelftools cannot read it (fall back), then nvdisasm fails on it: ToolchainError."""
+    """A truncated cubin: elf_read cannot read it (fall back), then nvdisasm fails on it: ToolchainError."""
     nvdisasm, env, items = units
     broken = tmp_path / "broken.cubin"
     broken.write_bytes(items[0][0].read_bytes()[:3000])
@@ -275,3 +277,136 @@ def test_an_unreadable_cubin_raises_as_the_per_cubin_path_does(units, tmp_path):
         sass_elf._read_cubin(broken)
     with pytest.raises(ToolchainError, match="nvdisasm failed"):
         disassemble_batch(nvdisasm, "9.0", [items[1], (broken, None)], env)
+
+
+def test_the_decoder_reads_operands_of_several_bytes():
+    """advance_pc, advance_line (both signs) and set_file with LEB128 operands longer than a byte."""
+    body = (SET_ADDRESS + b"\x03" + _sleb(99) + b"\x01"  # 0x0 k.cu:100
+            + b"\x02" + _uleb(300) + b"\x03" + _sleb(-70) + b"\x01"  # 0x12c k.cu:30
+            + b"\x04" + b"\x82\x00" + b"\x03" + _sleb(-64) + b"\x01"  # set_file 2 in two bytes; h.h:-34
+            + b"\x03" + _sleb(8000) + b"\x01" + b"\x00\x01\x01")
+    data = _program(body)
+    [seq] = decode_line_table(data, {data.index(SET_ADDRESS) + 3: (".text.k", 0, False)})
+    assert seq.rows == (Row(0, "/src/k.cu", 100, 0), Row(300, "/src/k.cu", 30, 0), Row(300, "/inc/h.h", -34, 0),
+                        Row(300, "/inc/h.h", 7966, 0))
+
+
+def _sleb(v: int) -> bytes:
+    out = bytearray()
+    while True:
+        b, v = v & 0x7F, v >> 7
+        done = (v == 0 and not b & 0x40) or (v == -1 and b & 0x40)
+        out.append(b | (0 if done else 0x80))
+        if done:
+            return bytes(out)
+
+
+@pytest.mark.parametrize("name", [b"h\rh", b'h"h'])
+def test_a_file_name_with_a_line_break_or_a_quote_is_refused(name):
+    """What a //## line says is read as the text parse reads it only where the line is one line and each quoted
+    file name ends at its closing quote: another name sends the cubin to nvdisasm itself."""
+    data = _program(_chain_body()).replace(b"h.h\0", name + b"\0")
+    with pytest.raises(LineTableError, match="quote or a line break"):
+        decode_line_table(data, {data.index(SET_ADDRESS) + 3: (".text.k", 0, False)})
+
+
+def test_a_line_below_zero_is_refused():
+    """``line -3`` is not what the text parse reads as a location: such a row sends the cubin to nvdisasm."""
+    body = SET_ADDRESS + b"\x03" + _sleb(-5) + b"\x01" + b"\x00\x01\x01"  # 0x0 k.cu:-4
+    data = _program(body)
+    [seq] = decode_line_table(data, {data.index(SET_ADDRESS) + 3: (".text.k", 0, False)})
+    with pytest.raises(LineTableError, match="line -4"):
+        section_locations({".text.k": {0: (seq.rows, 0)}}, ".text.k", 0x10)
+
+
+@pytest.mark.parametrize("text", [
+    "\t.headerflags\t@\"EF_CUDA_SM90\"\n        /*0000*/                   LDC R1, c[0x0][0x28] ;\n"
+    "        /*0010*/               @P0 EXIT ;   \n  /*0020*/\tBRA 0x20 ;\n/*0030*/    \n/*40*/x\n/*0050*/ A  B\t\t",
+    "        /*0000*/    MOV R1 ;\r\n        /*0010*/    NOP ;\x0c\n/*0020*/ X\x1cY\n",  # line breaks besides \\n
+    "        /*0000*/    MOV R1, \u00e9 ;\n        /*0010*/\u2028NOP ;\n/*0020*/\u00a0Y\u00a0\n",  # not ASCII
+    "",
+])
+def test_the_raw_output_read_at_once_equals_the_reading_line_by_line(text):
+    by_line = {}
+    for line in text.splitlines():
+        if m := sass_elf._RAW_INSN_RE.match(line):
+            by_line[int(m.group(1), 16)] = m.group(2)
+    assert sass_elf._raw_lines(text) == by_line
+
+
+def test_elf_read_gives_what_pyelftools_gives(units, unit_sm80):
+    """sass_elf reads the cubin with elf_read (struct), not pyelftools: the same facts, sm_90 (RELA) and sm_80
+    (REL relocations)."""
+    pytest.importorskip("elftools")
+    _, _, items = units
+    for cubin in [c for c, _ in items] + [unit_sm80[0]]:
+        assert sass_elf._elf_facts(cubin) == _pyelftools_facts(cubin)
+
+
+def _pyelftools_facts(path):
+    """sass_elf._elf_facts as it was written with pyelftools (the reference)."""
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.relocation import RelocationSection
+    from elftools.elf.sections import SymbolTableSection
+
+    with open(path, "rb") as fh:
+        all_sections = list(ELFFile(fh).iter_sections())
+        names = [s.name for s in all_sections]
+        by_name = {s.name: s for s in all_sections}
+        symtab = by_name.get(".symtab")
+        assert isinstance(symtab, SymbolTableSection)
+        symbols = list(symtab.iter_symbols())
+
+        def where(sym):
+            shndx = sym["st_shndx"]
+            return (names[shndx], sym["st_value"]) if isinstance(shndx, int) and 0 < shndx < len(names) else None
+
+        def relocations(section_name):
+            sec = by_name.get(f".rela{section_name}", by_name.get(f".rel{section_name}"))
+            assert sec is None or isinstance(sec, RelocationSection)
+            out = {}
+            for rel in sec.iter_relocations() if sec is not None else ():
+                sym = symbols[rel["r_info_sym"]]
+                named = sym.name if sym["st_info"]["type"] != "STT_SECTION" else ""
+                out[rel["r_offset"]] = (named, where(sym), rel["r_addend"] if rel.is_RELA() else None)
+            return out
+
+        texts = [(s.name, s.data()) for s in all_sections if s.name.startswith(".text.")]
+        line_data = by_name[".debug_line"].data() if ".debug_line" in by_name else b""
+        line_relocs = {off: (at[0], at[1] + (addend or 0), addend is None)
+                       for off, (_, at, addend) in relocations(".debug_line").items()}
+        functions, labels = {}, {}
+        for sym in symbols:
+            at, kind = where(sym), sym["st_info"]["type"]
+            if at is None or not sym.name or kind in ("STT_SECTION", "STT_FILE"):
+                continue
+            if kind == "STT_FUNC":
+                functions.setdefault(at, sym.name)
+            if at[1] and at[0].startswith(".text."):
+                labels.setdefault(at[0], {}).setdefault(at[1], sym.name)
+        calls = {}
+        for name, _ in texts:
+            for off, (sym_name, at, addend) in relocations(name).items():
+                target = sym_name if sym_name and not addend else None
+                if target is None and at is not None and addend is not None:
+                    target = functions.get((at[0], at[1] + addend))
+                calls[(name, off - off % 16)] = target or None
+    return texts, line_data, line_relocs, functions, labels, calls
+
+
+def test_counts_and_lines_count_as_one_instruction_at_a_time_does(units):
+    """FunctionSass.counts and .by_line count with Counter over the fields: the same dicts, in the same
+    order, as counting one instruction at a time."""
+    from collections import Counter, defaultdict
+
+    for per_cubin in _reference(units):
+        for fs in per_cubin.values():
+            counts = Counter(i.klass for i in fs.instructions if i.klass)
+            lines: dict = defaultdict(Counter)
+            for i in fs.instructions:
+                if i.klass and i.line is not None:
+                    lines[i.line][i.klass] += 1
+            expected = {line: dict(sorted(c.items())) for line, c in sorted(lines.items())}
+            assert list(fs.counts().items()) == sorted(counts.items())
+            assert [(k, list(v.items())) for k, v in fs.by_line().items()] == [(k, list(v.items()))
+                                                                                 for k, v in expected.items()]

@@ -51,26 +51,39 @@ DEPENDENCY_FLAGS = ("-Xcompiler", f"-MD,-MF,{DEPFILE}")
 _LINE_MARKER = re.compile(r'^# \d+ "((?:[^"\\]|\\.)*)"', re.M)
 
 
-def compile_deps(folder: str | Path, keep: str | Path | None = None, leave_out: str | Path | None = None) -> list[str]:
+class RunMemo:
+    """What one run of many compiles keeps of the files they share (``check``'s compile-ahead process: a
+    unit's hundreds of headers are mostly the next unit's): each folder's and each named file's real path,
+    each dependency's part of the digest (:func:`deps_digest`'s ``memo``). A file changed during the run is
+    taken as it was first read, as the analyses' cache takes it for one run (pipeline.result_cache)."""
+
+    def __init__(self) -> None:
+        self.folders: dict[str, str] = {}  # a folder as named -> its real path, with a "/" at its end
+        self.paths: dict[str, str] = {}  # a file as named (absolute) -> its real path
+        self.digests: dict[str, bytes] = {}
+
+
+def compile_deps(folder: str | Path, keep: str | Path | None = None, leave_out: str | Path | None = None,
+                 memo: RunMemo | None = None) -> list[str]:
     """Every file the compile in ``folder`` (run with :data:`DEPENDENCY_FLAGS`, in that folder) read
     for its device code, as real paths in order, without ``leave_out`` (the generated wrapper). A host
     compiler that wrote no dependency file: the files named by the line markers of the preprocessed
     unit nvcc kept in ``keep`` (``*.cpp1.ii``). [] when neither is there.
 
     This is the one reader of the list: both caches (compile results here and whole analyses in
-    cudalens.pipeline.result_cache) are keyed by what it returns."""
+    cudalens.pipeline.result_cache) are keyed by what it returns. ``memo``: one run's (:class:`RunMemo`)."""
     base = Path(folder)
     try:
-        deps = parse_depfile((base / DEPFILE).read_text(errors="replace"), base)
+        deps = parse_depfile((base / DEPFILE).read_text(errors="replace"), base, memo)
     except OSError:
-        deps = _marker_deps(keep, base)
+        deps = _marker_deps(keep, base, memo)
     if leave_out is None:
         return deps
     skip = os.path.realpath(leave_out)
     return [d for d in deps if d != skip]
 
 
-def _marker_deps(keep: str | Path | None, base: Path) -> list[str]:
+def _marker_deps(keep: str | Path | None, base: Path, memo: RunMemo | None = None) -> list[str]:
     """The files named by the line markers of the kept device preprocessor output (``# 12 "a.h" 2``)."""
     for f in sorted(Path(keep).glob("*.cpp1.ii")) if keep is not None else ():
         try:
@@ -78,41 +91,62 @@ def _marker_deps(keep: str | Path | None, base: Path) -> list[str]:
         except OSError:
             continue
         names = dict.fromkeys(re.sub(r"\\(.)", r"\1", m) for m in _LINE_MARKER.findall(text))
-        return _real_paths((n for n in names if not n.startswith("<")), base)
+        return _real_paths((n for n in names if not n.startswith("<")), base, memo)
     return []
 
 
-def parse_depfile(text: str, base: str | Path = ".") -> list[str]:
+def parse_depfile(text: str, base: str | Path = ".", memo: RunMemo | None = None) -> list[str]:
     """The prerequisites of a make rule as ``gcc -MD`` writes it (``out: a.cu b.h \\``),
     resolved to real paths (links followed) relative to ``base``, in order, without repeats."""
     body = text.replace("\\\n", " ").replace("\\\r\n", " ")
     _, sep, rest = body.partition(": ")
     if not sep:
         return []
-    names = (re.sub(r"\\(.)", r"\1", token).replace("$$", "$") for token in re.findall(r"(?:\\.|[^\s\\])+", rest))
-    return _real_paths(names, base)
+    tokens = _DEP_TOKEN.findall(rest) if "\\" in rest else rest.split()  # the same without escapes
+    names = (_unescape(token) if "\\" in token or "$" in token else token for token in tokens)
+    return _real_paths(names, base, memo)
 
 
-def _real_paths(names: Iterable[str], base: str | Path) -> list[str]:
+_DEP_TOKEN = re.compile(r"(?:\\.|[^\s\\])+")
+_ESCAPED = re.compile(r"\\(.)")
+
+
+def _unescape(token: str) -> str:
+    """A make prerequisite as the file's name: ``\\ `` is a space, ``$$`` a ``$``."""
+    return _ESCAPED.sub(r"\1", token).replace("$$", "$")
+
+
+def _real_paths(names: Iterable[str], base: str | Path, memo: RunMemo | None = None) -> list[str]:
     """``names`` as real paths relative to ``base``, in order, without repeats. Each folder is
-    resolved once per call (a unit's hundreds of headers lie in a few dozen folders); a name that is
-    itself a link is resolved whole."""
-    folders: dict[str, str] = {}
+    resolved once per call (a unit's hundreds of headers lie in a few dozen folders), or once per run
+    with ``memo`` (which also keeps each name's real path); a name that is itself a link is resolved whole."""
+    folders: dict[str, str] = memo.folders if memo is not None else {}
+    known: dict[str, str] = memo.paths if memo is not None else {}
     out: dict[str, None] = {}
+    base = os.path.abspath(base)  # the same real paths; each name's full path is absolute (a key for the run)
     for name in names:
-        full = os.path.join(str(base), name)
-        folder, leaf = os.path.split(full)
-        if leaf in ("", ".", ".."):
-            real = os.path.realpath(full)
-        else:
-            real_folder = folders.get(folder)
-            if real_folder is None:
-                real_folder = folders[folder] = os.path.realpath(folder)
-            real = os.path.join(real_folder, leaf)
-            if os.path.islink(real):
-                real = os.path.realpath(real)
+        full = name if name.startswith("/") else os.path.join(base, name)
+        real = known.get(full)
+        if real is None:
+            real = known[full] = _real_path(full, folders)
         out.setdefault(real, None)
     return list(out)
+
+
+def _real_path(full: str, folders: dict[str, str]) -> str:
+    """os.path.realpath(full), its folder's real path taken from (or kept in) ``folders``."""
+    cut = full.rfind("/") + 1  # os.path.split, written out: it is called for each of 10^4 names
+    folder, leaf = full[:cut], full[cut:]
+    if folder and folder != "/" * len(folder):
+        folder = folder.rstrip("/")
+    if leaf in ("", ".", ".."):
+        return os.path.realpath(full)
+    real_folder = folders.get(folder)
+    if real_folder is None:
+        real_folder = os.path.realpath(folder)
+        real_folder = folders[folder] = real_folder if real_folder.endswith("/") else real_folder + "/"
+    real = real_folder + leaf  # os.path.join of the real folder and the leaf (no "/" in it)
+    return os.path.realpath(real) if os.path.islink(real) else real
 
 
 def manifest_key(path: str, flags: Iterable[str], cc: str, toolchain_fingerprint: str, extra: str = "") -> str:
@@ -147,19 +181,20 @@ def deps_digest(key: str, deps: Sequence[str], stat_roots: Sequence[str] = (),
     return h.hexdigest()
 
 
-def lookup(key: str, stat_roots: Sequence[str] = (), directory: Path | None = None) -> dict[str, Any] | None:
+def lookup(key: str, stat_roots: Sequence[str] = (), directory: Path | None = None,
+           memo: RunMemo | None = None) -> dict[str, Any] | None:
     """The stored result for manifest ``key`` if every file it depends on is unchanged, else None."""
     manifest = load(key, directory)
     if not manifest or not isinstance(manifest.get("deps"), list):
         return None
-    digest = deps_digest(key, manifest["deps"], stat_roots)
+    digest = deps_digest(key, manifest["deps"], stat_roots, memo.digests if memo is not None else None)
     return load(digest, directory) if digest else None
 
 
 def record(key: str, deps: Sequence[str], entry: dict[str, Any], stat_roots: Sequence[str] = (),
-           directory: Path | None = None) -> None:
+           directory: Path | None = None, memo: RunMemo | None = None) -> None:
     """Store ``entry`` for manifest ``key`` and dependency list ``deps`` (no-op if one is unreadable)."""
-    digest = deps_digest(key, deps, stat_roots)
+    digest = deps_digest(key, deps, stat_roots, memo.digests if memo is not None else None)
     if digest is None:
         return
     store(digest, entry, directory)

@@ -126,6 +126,7 @@ def compile_file(
     where: str = "--nvcc-flag",
     instantiate: Iterable[str] = (),
     disassembler: Disassembler | None = None,
+    memo: _cache.RunMemo | None = None,
 ) -> CompileResult:
     """Compile ``path`` for ``cc`` and return its kernels' resources and SASS facts.
 
@@ -139,7 +140,8 @@ def compile_file(
     compiler rejects, is an InputError naming it. ``disassembler``: step 3 done by another
     (:class:`cudalens.compiled.sass_batch.SassBatch`: many units' cubins from one nvdisasm start);
     it is called with the cubin while the private folder exists and must return what
-    :func:`cudalens.compiled.sass.disassemble_one` does.
+    :func:`cudalens.compiled.sass.disassemble_one` does. ``memo``: what a run of many compiles keeps of the
+    files they share (:class:`cudalens.compiled.cache.RunMemo`).
 
     Raises InputError for a missing file or a refused flag, ToolchainError when a tool is missing or
     cannot run and CompileError (with the compiler's messages as file/line/message) when the code
@@ -170,7 +172,7 @@ def compile_file(
     if use_cache:
         key = _cache.manifest_key(str(src), flags, cc, tc.fingerprint(),
                                   extra=str(unit) + "".join(f"\0inst:{x}" for x in insts))
-        entry = _cache.lookup(key, roots)
+        entry = _cache.lookup(key, roots, memo=memo)
         if entry is not None:
             try:
                 return _from_entry(entry, tc, time.perf_counter() - t0)
@@ -200,7 +202,7 @@ def compile_file(
                         or f"nvcc exited with {proc.returncode}")
                 messages = (*messages, CompilerMessage(None, None, tail, "error"))
             raise CompileError(messages, " ".join([nvcc.path, *flags, str(unit)]))
-        deps = _cache.compile_deps(tmp, keep, leave_out=inv.wrapper)
+        deps = _cache.compile_deps(tmp, keep, leave_out=inv.wrapper, memo=memo)
         ptx = _kept_ptx(keep, cc)
         ptxas = parse_ptxas_verbose(output)
         # parsed while the private folder exists: line info of a file reached through a link names
@@ -233,7 +235,7 @@ def compile_file(
     result = CompileResult(str(src), cc, kernels, messages, tc, time.perf_counter() - t0, False, tuple(flags),
                            tuple(deps), ptx)
     if use_cache and key is not None and deps:
-        _cache.record(key, deps, {**result.to_dict(), "ptx": ptx}, roots)
+        _cache.record(key, deps, {**result.to_dict(), "ptx": ptx}, roots, memo=memo)
     return result
 
 

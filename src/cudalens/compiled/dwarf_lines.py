@@ -18,14 +18,16 @@ What nvcc writes (checked against nvdisasm 13.2 on sm_90 cubins; sass_elf.py rel
 * A file's name is its include directory + "/" + its name (directory index 0 or an absolute name:
   the name alone).
 
-How nvdisasm -gi prints them (:func:`section_comments`): per address the LAST row at that address counts;
+How nvdisasm -gi prints them (:func:`section_locations`): per address the LAST row at that address counts;
 a ``//##`` block is printed only where its (file, line) differs from the last printed one of the section,
 and it holds the inlining chain innermost first, each element with its immediate inlined-at row:
-``//## File "a.h", line 3 inlined at "k.cu", line 9``.
+``//## File "a.h", line 3 inlined at "k.cu", line 9``. The block is not written: what its lines say
+is given as (file, line) pairs, as sass.parse_nvdisasm reads them (:func:`chain_locations`).
 """
 
 from __future__ import annotations
 
+import re
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -33,6 +35,7 @@ from typing import NamedTuple
 
 NVIDIA_INLINED_AT = 0x90
 # DWARF 2's standard opcodes 1..9 and their ULEB operand counts (9, fixed_advance_pc, has one uhalf).
+_LINE_BREAK_RE = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # where str.splitlines splits
 _STANDARD_OPERANDS = {1: 0, 2: 1, 3: 1, 4: 1, 5: 1, 6: 0, 7: 0, 8: 0, 9: 1}
 
 
@@ -131,33 +134,36 @@ def _header(data: bytes, i: int) -> tuple[int, int, int, int, int, int, list[str
         if d > len(dirs):
             raise LineTableError(f"file {name!r} names directory {d} of {len(dirs)}")
         files.append(name if d == 0 or name.startswith("/") else f"{dirs[d - 1]}/{name}")
+        if _LINE_BREAK_RE.search(files[-1]) or '"' in files[-1]:  # //## lines quote it, one line each
+            raise LineTableError(f"file name {files[-1]!r} with a quote or a line break")
     if end > len(data) or program > end:
         raise LineTableError("line program runs past its section")
     return end, program, min_len, line_base, line_range, opcode_base, files
 
 
 def _program(data: bytes, i: int, relocated: Mapping[int, tuple[str, int, bool]], out: list[LineSequence]) -> int:
-    """Decode the line program at ``i`` into ``out``; the offset of the next one."""
+    """Decode the line program at ``i`` into ``out``; the offset of the next one. (The loop runs once per
+    opcode, 10^5 times a cubin: the special opcodes' advances are worked out once, and the one-byte LEB128
+    operands, nearly all of them, are read in place.)"""
     end, p, min_len, line_base, line_range, opcode_base, files = _header(data, i)
     rows: list[Row] = []
     section: str | None = None
     address, file, line, inlined = 0, 1, 1, 0
-
-    def emit() -> None:
-        if section is None:
-            raise LineTableError("a row before any set_address")
-        if not 1 <= file <= len(files):
-            raise LineTableError(f"file index {file} of {len(files)}")
-        rows.append(Row(address, files[file - 1], line, inlined))
+    nfiles = len(files)
+    step: list[tuple[int, int]] = [(0, 0)] * 256  # special opcode -> (address advance, line advance)
+    for op in range(opcode_base, 256):
+        step[op] = ((op - opcode_base) // line_range) * min_len, line_base + (op - opcode_base) % line_range
 
     while p < end:
         op = data[p]
         p += 1
         if op >= opcode_base:  # special opcode
-            adjusted = op - opcode_base
-            address += (adjusted // line_range) * min_len
-            line += line_base + adjusted % line_range
-            emit()
+            da, dl = step[op]
+            address += da
+            line += dl
+            if section is None or not 1 <= file <= nfiles:
+                _bad_row(section, file, nfiles)
+            rows.append(Row(address, files[file - 1], line, inlined))
         elif op == 0:  # extended opcode
             length, p = _uleb(data, p)
             if length == 0 or p + length > end:
@@ -185,17 +191,35 @@ def _program(data: bytes, i: int, relocated: Mapping[int, tuple[str, int, bool]]
             else:
                 raise LineTableError(f"extended opcode {ext:#x}")
         elif op == 1:  # copy
-            emit()
+            if section is None or not 1 <= file <= nfiles:
+                _bad_row(section, file, nfiles)
+            rows.append(Row(address, files[file - 1], line, inlined))
         elif op == 2:  # advance_pc
-            v, p = _uleb(data, p)
+            v = data[p]
+            if v < 0x80:
+                p += 1
+            else:
+                v, p = _uleb(data, p)
             address += v * min_len
         elif op == 3:  # advance_line
-            v, p = _sleb(data, p)
-            line += v
+            v = data[p]
+            if v < 0x80:
+                p += 1
+                line += v - 0x80 if v & 0x40 else v
+            else:
+                v, p = _sleb(data, p)
+                line += v
         elif op == 4:  # set_file
-            file, p = _uleb(data, p)
+            file = data[p]
+            if file < 0x80:
+                p += 1
+            else:
+                file, p = _uleb(data, p)
         elif op == 5:  # set_column
-            _, p = _uleb(data, p)
+            if data[p] < 0x80:
+                p += 1
+            else:
+                _, p = _uleb(data, p)
         elif op in (6, 7):  # negate_stmt, set_basic_block
             pass
         elif op == 8:  # const_add_pc
@@ -210,33 +234,47 @@ def _program(data: bytes, i: int, relocated: Mapping[int, tuple[str, int, bool]]
     return end
 
 
-def comment_lines(rows: tuple[Row, ...], k: int, memo: dict[tuple[int, int], tuple[str, ...]] | None = None,
-                  depth: int = 0) -> tuple[str, ...]:
-    """The //## lines of row ``k``: its inlining chain, innermost first (``memo``: the chains already
-    written, by (id(rows), row index); a chain's tail is its inlined-at row's chain)."""
+def _bad_row(section: str | None, file: int, nfiles: int) -> None:
+    """A row where the program has no section yet, or names a file it does not list: raises."""
+    if section is None:
+        raise LineTableError("a row before any set_address")
+    raise LineTableError(f"file index {file} of {nfiles}")
+
+
+def chain_locations(rows: tuple[Row, ...], k: int,
+                    memo: dict[tuple[int, int], tuple[tuple[str, int], ...]] | None = None,
+                    depth: int = 0) -> tuple[tuple[str, int], ...]:
+    """What the //## lines of row ``k`` say, as (file, line) in the order they say it: one line per element
+    of its inlining chain, innermost first, ``//## File "a.h", line 3 inlined at "k.cu", line 9`` (the
+    element, then the row it is inlined at; that row's own line follows). These are the locations
+    sass.parse_nvdisasm reads from such lines (sass._LOC_RE: each quoted file with its line), which holds
+    because a file name here has no quote and no line break (_header refuses them) and no line is below 0
+    (refused here). ``memo``: the chains already read, by (id(rows), row index)."""
     key = (id(rows), k)
     if memo is not None and key in memo:
         return memo[key]
     row = rows[k]
-    text = f'\t//## File "{row.file}", line {row.line}'
+    if row.line < 0:
+        raise LineTableError(f"line {row.line} in {row.file}")
+    here = (row.file, row.line)
     if not row.inlined_at:
-        got: tuple[str, ...] = (text,)
+        got: tuple[tuple[str, int], ...] = (here,)
     elif not 1 <= row.inlined_at <= len(rows) or depth >= len(rows):
         raise LineTableError(f"inlined-at row {row.inlined_at} of {len(rows)} (or a cycle)")
     else:
         parent = rows[row.inlined_at - 1]
-        got = (f'{text} inlined at "{parent.file}", line {parent.line}',
-               *comment_lines(rows, row.inlined_at - 1, memo, depth + 1))
+        got = (here, (parent.file, parent.line), *chain_locations(rows, row.inlined_at - 1, memo, depth + 1))
     if memo is not None:
         memo[key] = got
     return got
 
 
-def section_comments(rows_by_section: Mapping[str, Mapping[int, tuple[tuple[Row, ...], int]]], name: str,
-                     size: int, memo: dict[tuple[int, int], tuple[str, ...]] | None = None) -> dict[int, tuple[str, ...]]:
-    """Offset in section ``name`` (``size`` bytes) -> the //## lines nvdisasm -gi prints before it:
-    where the last row at an offset differs in (file, line) from the last printed one."""
-    out: dict[int, tuple[str, ...]] = {}
+def section_locations(rows_by_section: Mapping[str, Mapping[int, tuple[tuple[Row, ...], int]]], name: str, size: int,
+                      memo: dict[tuple[int, int], tuple[tuple[str, int], ...]] | None = None,
+                      ) -> dict[int, tuple[tuple[str, int], ...]]:
+    """Offset in section ``name`` (``size`` bytes) -> what the //## lines nvdisasm -gi prints before it say
+    (:func:`chain_locations`): where the last row at an offset differs in (file, line) from the last printed one."""
+    out: dict[int, tuple[tuple[str, int], ...]] = {}
     last: tuple[str, int] | None = None
     for address, (rows, k) in sorted(rows_by_section.get(name, {}).items()):
         if address >= size:
@@ -245,6 +283,6 @@ def section_comments(rows_by_section: Mapping[str, Mapping[int, tuple[tuple[Row,
             raise LineTableError(f"a line row at {name}+{address:#x}, off an instruction")
         here = (rows[k].file, rows[k].line)
         if here != last:
-            out[address] = comment_lines(rows, k, memo)
+            out[address] = chain_locations(rows, k, memo)
             last = here
     return out

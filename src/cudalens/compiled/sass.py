@@ -39,9 +39,10 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 
 from cudalens.compiled.model import Instruction
@@ -50,6 +51,8 @@ from cudalens.errors import ToolchainError
 _SECTION_RE = re.compile(r"^\s*\.section\s+\.text\.(\S+?),")
 _LOC_RE = re.compile(r'"([^"]+)", line (\d+)')
 _INSN_RE = re.compile(r"^\s*/\*([0-9a-f]+)\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)(.*)$")
+# an instruction line's text after its offset, as _INSN_RE reads it: predicate, opcode, the rest
+_TEXT_RE = re.compile(r"(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)(.*)$")
 _LABEL_RE = re.compile(r"^(\S+):\s*$")
 _TARGET_RE = re.compile(r"`\(([^)]+)\)")
 
@@ -128,15 +131,18 @@ class FunctionSass:
         return out
 
     def counts(self) -> dict[str, int]:
-        c = Counter(i.klass for i in self.instructions if i.klass)
-        return dict(sorted(c.items()))
+        c = Counter(map(_KLASS, self.instructions))  # counted in C; the unclassified dropped after
+        return dict(sorted((k, n) for k, n in c.items() if k))
 
     def by_line(self) -> dict[int, dict[str, int]]:
-        out: dict[int, Counter] = defaultdict(Counter)
-        for i in self.instructions:
-            if i.klass and i.line is not None:
-                out[i.line][i.klass] += 1
-        return {line: dict(sorted(c.items())) for line, c in sorted(out.items())}
+        c = Counter((i.line, i.klass) for i in self.instructions if i.klass and i.line is not None)
+        out: dict[int, dict[str, int]] = {}
+        for (line, klass), n in sorted(c.items()):
+            out.setdefault(line, {})[klass] = n
+        return out
+
+
+_KLASS = attrgetter("klass")
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -152,62 +158,123 @@ def parse_nvdisasm(text: str, source_path: str | None) -> dict[str, FunctionSass
     """Mangled function name -> its classified instructions, from ``nvdisasm -gi -c`` output.
 
     ``source_path`` is the analyzed file: only its lines are kept in line attribution."""
-    functions: dict[str, list[Instruction]] = {}
-    current: list[Instruction] | None = None
-    lines_now: tuple[int, ...] = ()
-    written: tuple[str, int] | None = None
-    pending_locs: list[tuple[str, int]] = []
-    last_label: str | None = None
-    in_div_sub = False
-    file_match: dict[str, bool] = {}
-
-    def in_file(path: str) -> bool:
-        if source_path is None:
-            return True
-        if path not in file_match:
-            file_match[path] = _same_file(path, source_path)
-        return file_match[path]
-
-    locations: dict[str, tuple[tuple[str, int], ...]] = {}  # a "//##" comment -> its locations (they repeat)
-    classes: dict[tuple[str, bool], str | None] = {}  # (opcode, in a division subroutine) -> class, CALLs aside
+    reader = SassReader(source_path)
     for raw in text.splitlines():
+        reader.line(raw)
+    return reader.result()
+
+
+class SassReader:
+    """The reading of ``nvdisasm -gi -c`` text: :func:`parse_nvdisasm` hands it each line (:meth:`line`);
+    :mod:`cudalens.compiled.sass_elf`, which knows the lines it would print, hands it their parts (:meth:`line`
+    for a section or a label, :meth:`run` for the instructions and what the //## lines between say) without
+    writing them."""
+
+    def __init__(self, source_path: str | None) -> None:
+        self._source = source_path
+        self._functions: dict[str, list[Instruction]] = {}
+        self.current: list[Instruction] | None = None  # the instructions of the section being read
+        self._lines: tuple[int, ...] = ()  # the analyzed file's lines of the instructions now
+        self._written: tuple[str, int] | None = None
+        self._pending: tuple[tuple[str, int], ...] = ()  # locations of the //## lines since the last instruction
+        self._last_label: str | None = None
+        self._in_div_sub = False
+        self._file_match: dict[str, bool] = {}
+        self._locations: dict[str, tuple[tuple[str, int], ...]] = {}  # a "//##" line -> its locations
+        self._at: dict[tuple[tuple[str, int], ...], tuple[tuple[int, ...], tuple[str, int]]] = {}
+        self._by_opcode: dict[bool, dict[str, str | None]] = {}  # in a division subroutine? -> opcode -> class
+
+    def line(self, raw: str) -> None:
+        """One line of the text."""
         stripped = raw.strip()
         if stripped.startswith("//##"):  # the most common line: line info of the instructions below
-            if current is not None:
-                got = locations.get(stripped)
-                if got is None:
-                    got = locations[stripped] = tuple((f, int(n)) for f, n in _LOC_RE.findall(stripped))
-                pending_locs.extend(got)
-            continue
+            if self.current is not None:
+                self._pending += self._comment(stripped)
+            return
         if stripped.startswith(".section") and (m := _SECTION_RE.match(raw)):
-            current = functions.setdefault(m.group(1), [])
-            lines_now, pending_locs, last_label, in_div_sub, written = (), [], None, False, None
-            continue
-        if current is None:
-            continue
+            self.current = self._functions.setdefault(m.group(1), [])
+            self._lines, self._pending, self._last_label, self._in_div_sub, self._written = (), (), None, False, None
+            return
+        if self.current is None:
+            return
         if stripped.startswith("/*") and (m := _INSN_RE.match(raw)):
-            if pending_locs:
-                lines_now = tuple(n for f, n in pending_locs if in_file(f))
-                written = pending_locs[0]
-                pending_locs = []
-            offset, opcode, rest = int(m.group(1), 16), m.group(2), m.group(3)
-            if opcode in ("BRA",) and (t := _TARGET_RE.search(rest)) and t.group(1) == last_label:
-                last_label = None
-                continue  # the padding self-loop after EXIT
-            last_label = None
-            if opcode.startswith("CALL"):
-                klass = classify(opcode, rest, in_div_sub)
-            else:
-                key = (opcode, in_div_sub)
-                klass = classes[key] if key in classes else classes.setdefault(key, classify(opcode, rest, in_div_sub))
-            current.append(Instruction(offset, opcode, klass, lines_now[0] if lines_now else None, lines_now, written))
-            continue
+            self.instruction(int(m.group(1), 16), m.group(2), m.group(3))
+            return
         if m := _LABEL_RE.match(stripped):
             label = m.group(1)
-            last_label = label
+            self._last_label = label
             if label.startswith("$__internal"):
-                in_div_sub = bool(_INT_DIV_SUB_RE.search(label))
-    return {name: FunctionSass(name, tuple(insns)) for name, insns in functions.items()}
+                self._in_div_sub = bool(_INT_DIV_SUB_RE.search(label))
+
+    def _comment(self, stripped: str) -> tuple[tuple[str, int], ...]:
+        got = self._locations.get(stripped)
+        if got is None:
+            got = self._locations[stripped] = tuple((f, int(n)) for f, n in _LOC_RE.findall(stripped))
+        return got
+
+    def _resolve(self, pending: tuple[tuple[str, int], ...]) -> tuple[tuple[int, ...], tuple[str, int]]:
+        """(the analyzed file's lines, where the code is written) of the instructions after ``pending``."""
+        source, match = self._source, self._file_match
+        for f, _ in pending:
+            if f not in match:
+                match[f] = source is None or _same_file(f, source)
+        got = self._at[pending] = (tuple(n for f, n in pending if match[f]), pending[0])
+        return got
+
+    def instruction(self, offset: int, opcode: str, rest: str) -> None:
+        """An instruction line of the section being read (``rest``: the text after the opcode)."""
+        if self._pending:
+            self._lines, self._written = self._at.get(self._pending) or self._resolve(self._pending)
+            self._pending = ()
+        if opcode == "BRA" and (t := _TARGET_RE.search(rest)) and t.group(1) == self._last_label:
+            self._last_label = None
+            return  # the padding self-loop after EXIT
+        self._last_label = None
+        if opcode.startswith("CALL"):
+            klass = classify(opcode, rest, self._in_div_sub)
+        else:  # the class of any other opcode is the opcode's (in or out of a division subroutine)
+            classes = self._by_opcode.setdefault(self._in_div_sub, {})
+            klass = classes[opcode] if opcode in classes else classes.setdefault(opcode, classify(opcode, "", self._in_div_sub))
+        lines = self._lines
+        if self.current is not None:  # (line() reads instructions only in a section)
+            self.current.append(Instruction(offset, opcode, klass, lines[0] if lines else None, lines, self._written))
+
+    def run(self, offset: int, texts: Sequence[str], locations: Mapping[int, tuple[tuple[str, int], ...]]) -> None:
+        """Instruction lines at ``offset``, ``offset + 16``, ... (``texts``: each line after its ``/*offset*/``),
+        each after the ``//##`` lines whose (file, line) pairs ``locations`` holds for its offset (what
+        :meth:`line` takes from them, in order), and no other line between them: what :meth:`line` does
+        with each of these lines, in one loop."""
+        if self.current is None:
+            return
+        pending, lines, written, last = self._pending, self._lines, self._written, self._last_label
+        line = lines[0] if lines else None
+        div, match, append, make = self._in_div_sub, _TEXT_RE.match, self.current.append, tuple.__new__
+        classes = self._by_opcode.setdefault(div, {})
+        for off, text in zip(range(offset, offset + 16 * len(texts), 16), texts):
+            if locs := locations.get(off):
+                pending += locs
+            if not (m := match(text)):
+                continue
+            if pending:
+                lines, written = self._at.get(pending) or self._resolve(pending)
+                line = lines[0] if lines else None
+                pending = ()
+            opcode = m.group(1)
+            if last is not None:
+                if opcode == "BRA" and (t := _TARGET_RE.search(m.group(2))) and t.group(1) == last:
+                    last = None
+                    continue  # the padding self-loop after EXIT
+                last = None
+            if opcode.startswith("CALL"):
+                klass = classify(opcode, m.group(2), div)
+            else:
+                klass = classes[opcode] if opcode in classes else classes.setdefault(opcode, classify(opcode, "", div))
+            append(make(Instruction, (off, opcode, klass, line, lines, written)))  # Instruction(...), a step less
+        self._pending, self._lines, self._written, self._last_label = pending, lines, written, last
+
+    def result(self) -> dict[str, FunctionSass]:
+        """Mangled function name -> its instructions, of what was read."""
+        return {name: FunctionSass(name, tuple(insns)) for name, insns in self._functions.items()}
 
 
 def sass_command(nvdisasm: str, cubin: str | Path, cc: str) -> list[str]:

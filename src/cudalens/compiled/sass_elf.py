@@ -1,13 +1,14 @@
 """The SASS of many cubins from ONE nvdisasm start, equal to the per-cubin ``nvdisasm -gi -c`` parse.
 
 nvdisasm's start costs ~0.35 s of CPU per call, whatever the cubin. :func:`disassemble_many` reads each
-cubin's ELF itself (pyelftools), concatenates the raw bytes of every ``.text.*`` section of every cubin
+cubin's ELF itself (elf_read.py), concatenates the raw bytes of every ``.text.*`` section of every cubin
 into one file, disassembles it with ONE ``nvdisasm -b SM<xy> -c -ndf`` call, splits the output by
-offset, and writes per cubin the text ``nvdisasm -gi -c -ndf CUBIN`` would print (what
-:func:`cudalens.compiled.sass.parse_nvdisasm` reads: sections, labels, ``//##`` lines, instructions),
-then parses it with that same parser. The rules it follows (checked on 13.2's nvdisasm):
+offset, and hands per cubin the lines ``nvdisasm -gi -c -ndf CUBIN`` would print (sections, labels,
+``//##`` lines, instructions) to the reader of :func:`cudalens.compiled.sass.parse_nvdisasm`
+(:class:`cudalens.compiled.sass.SassReader`), without writing them as text. The rules it follows
+(checked on 13.2's nvdisasm):
 
-* line info: dwarf_lines.py decodes ``.debug_line`` and writes the ``//##`` blocks (its docstring says
+* line info: dwarf_lines.py decodes ``.debug_line`` and gives what the ``//##`` blocks say (its docstring says
   how: the last row per address, a block where (file, line) changes, the inlining chain innermost first).
 * labels: internal functions (symbols in a section at an offset other than 0, e.g.
   ``$__internal_0_$__cuda_sm20_div_s64``) are printed as labels; a ``CALL ... 0xADDR`` target is printed
@@ -18,7 +19,7 @@ then parses it with that same parser. The rules it follows (checked on 13.2's nv
 A cubin falls back to its own per-cubin command (``sass.disassemble_one``) wherever this reading cannot
 be trusted: an unreadable ELF, a line table dwarf_lines.py refuses, a section size not a multiple of 16,
 a line row off an instruction, an offset missing from the raw output, a CALL out of the cubin or through
-a relocation it does not resolve. All cubins fall back when ``cc`` has no raw-binary architecture in
+a relocation it does not resolve, a symbol or file name with a line break. All cubins fall back when ``cc`` has no raw-binary architecture in
 nvdisasm (before Turing) or the one raw call fails.
 """
 
@@ -31,16 +32,31 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
-from cudalens.compiled.dwarf_lines import LineTableError, Row, decode_line_table, section_comments
-from cudalens.compiled.sass import FunctionSass, disassemble_one, parse_nvdisasm
+from cudalens.compiled.dwarf_lines import LineTableError, Row, decode_line_table, section_locations
+from cudalens.compiled.elf_read import (
+    RELOCATION_TABLES,
+    STT_FILE,
+    STT_FUNC,
+    STT_SECTION,
+    SYMBOL_TABLES,
+    Elf,
+    Symbol,
+)
+from cudalens.compiled.sass import FunctionSass, SassReader, disassemble_one
+from cudalens.gc_pause import collector_paused
 
 # nvdisasm 13.2's --binary architectures (the "a"/"f" variants aside): Turing on.
 RAW_ARCHS = frozenset({"75", "80", "86", "87", "88", "89", "90", "100", "101", "103", "110", "120", "121"})
 _RAW_INSN_RE = re.compile(r"^\s*/\*([0-9a-f]+)\*/\s+(.*?)\s*$")
+# the same, over a whole text whose only whitespace is " ", "\t" and "\n" (no _ODD_SPACE_RE, ASCII)
+_RAW_LINES_RE = re.compile(r"^[ \t]*/\*([0-9a-f]+)\*/[ \t]+(\S(?:[^\n]*\S)?)?[ \t]*$", re.M)
+_ODD_SPACE_RE = re.compile(r"[\r\x0b\x0c\x1c-\x1f]")  # ASCII whitespace (str.isspace) besides " \t\n"
 _CALL_RE = re.compile(r"(\bCALL\S*\s+)0x([0-9a-f]+)")
 _BRA_RE = re.compile(r"^((?:@!?U?P[T0-9]+\s+)?BRA\s+)0x([0-9a-f]+)")
 _SELF_LABEL = ".L_x_self"
+_LINE_BREAK_RE = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # where str.splitlines splits
 
 
 class _Untrusted(Exception):
@@ -60,7 +76,7 @@ class _Section:
     name: str
     data: bytes
     labels: Mapping[int, str]  # offset (not 0) -> symbol name printed as a label
-    comments: Mapping[int, tuple[str, ...]]  # offset -> the "//##" lines printed before it
+    locations: Mapping[int, tuple[tuple[str, int], ...]]  # offset -> what the "//##" lines printed before it say
 
 
 @dataclass(frozen=True)
@@ -79,59 +95,59 @@ def raw_arch(cc: str) -> str | None:
 
 def _elf_facts(path: str | Path) -> tuple[list[tuple[str, bytes]], bytes, dict, dict, dict, dict]:
     """(.text sections, .debug_line bytes, its relocations, functions, labels, CALL relocations) of a cubin."""
-    from elftools.elf.elffile import ELFFile
-    from elftools.elf.relocation import RelocationSection
-    from elftools.elf.sections import SymbolTableSection
-
     with open(path, "rb") as fh:
-        all_sections = list(ELFFile(fh).iter_sections())
-        names = [s.name for s in all_sections]
-        by_name = {s.name: s for s in all_sections}
-        symtab = by_name.get(".symtab")
-        if not isinstance(symtab, SymbolTableSection):
-            raise _Untrusted("no symbol table")
-        symbols = list(symtab.iter_symbols())
+        elf = Elf(fh.read())
+    all_sections = elf.sections
+    names = [s.name for s in all_sections]
+    by_name = {s.name: s for s in all_sections}
+    symtab = by_name.get(".symtab")
+    if symtab is None or symtab.type not in SYMBOL_TABLES:
+        raise _Untrusted("no symbol table")
+    symbols = elf.symbols(symtab)
 
-        def where(sym) -> tuple[str, int] | None:
-            shndx = sym["st_shndx"]
-            return (names[shndx], sym["st_value"]) if isinstance(shndx, int) and 0 < shndx < len(names) else None
+    def where(sym: Symbol) -> tuple[str, int] | None:
+        return (names[sym.shndx], sym.value) if 0 < sym.shndx < len(names) else None
 
-        def relocations(section_name: str) -> dict[int, tuple[str, tuple[str, int] | None, int | None]]:
-            """offset -> (symbol name, where the symbol is defined, addend: None where it is in place, REL)."""
-            sec = by_name.get(f".rela{section_name}", by_name.get(f".rel{section_name}"))
-            if sec is not None and not isinstance(sec, RelocationSection):
-                raise _Untrusted(f"{sec.name} is no relocation section")
-            out = {}
-            for rel in sec.iter_relocations() if sec is not None else ():
-                sym = symbols[rel["r_info_sym"]]
-                named = sym.name if sym["st_info"]["type"] != "STT_SECTION" else ""
-                out[rel["r_offset"]] = (named, where(sym), rel["r_addend"] if rel.is_RELA() else None)
-            return out
+    def relocations(section_name: str) -> dict[int, tuple[str, tuple[str, int] | None, int | None]]:
+        """offset -> (symbol name, where the symbol is defined, addend: None where it is in place, REL)."""
+        sec = by_name.get(f".rela{section_name}", by_name.get(f".rel{section_name}"))
+        if sec is not None and sec.type not in RELOCATION_TABLES:
+            raise _Untrusted(f"{sec.name} is no relocation section")
+        out = {}
+        for rel in elf.relocations(sec) if sec is not None else ():
+            sym = symbols[rel.symbol]
+            named = sym.name if sym.type != STT_SECTION else ""
+            out[rel.offset] = (named, where(sym), rel.addend)
+        return out
 
-        texts = [(s.name, s.data()) for s in all_sections if s.name.startswith(".text.")]
-        line_data = by_name[".debug_line"].data() if ".debug_line" in by_name else b""
-        line_relocs = {}
-        for off, (_, at, addend) in relocations(".debug_line").items():
-            if at is None:
-                raise _Untrusted("a .debug_line relocation names no section")
-            line_relocs[off] = (at[0], at[1] + (addend or 0), addend is None)
-        functions: dict[tuple[str, int], str] = {}
-        labels: dict[str, dict[int, str]] = {}
-        for sym in symbols:
-            at, kind = where(sym), sym["st_info"]["type"]
-            if at is None or not sym.name or kind in ("STT_SECTION", "STT_FILE"):
-                continue
-            if kind == "STT_FUNC":
-                functions.setdefault(at, sym.name)
-            if at[1] and at[0].startswith(".text."):
-                labels.setdefault(at[0], {}).setdefault(at[1], sym.name)
-        calls: dict[tuple[str, int], str | None] = {}  # None: a relocation whose target is not known
-        for name, _ in texts:
-            for off, (sym_name, at, addend) in relocations(name).items():
-                target = sym_name if sym_name and not addend else None  # REL: the named symbol itself
-                if target is None and at is not None and addend is not None:
-                    target = functions.get((at[0], at[1] + addend))
-                calls[(name, off - off % 16)] = target or None
+    texts = [(s.name, elf.data(s)) for s in all_sections if s.name.startswith(".text.")]
+    line_data = elf.data(by_name[".debug_line"]) if ".debug_line" in by_name else b""
+    line_relocs = {}
+    for off, (_, at, addend) in relocations(".debug_line").items():
+        if at is None:
+            raise _Untrusted("a .debug_line relocation names no section")
+        line_relocs[off] = (at[0], at[1] + (addend or 0), addend is None)
+    functions: dict[tuple[str, int], str] = {}
+    labels: dict[str, dict[int, str]] = {}
+    for sym in symbols:
+        at, kind = where(sym), sym.type
+        if at is None or not sym.name or kind in (STT_SECTION, STT_FILE):
+            continue
+        if kind == STT_FUNC:
+            functions.setdefault(at, sym.name)
+        if at[1] and at[0].startswith(".text."):
+            labels.setdefault(at[0], {}).setdefault(at[1], sym.name)
+    calls: dict[tuple[str, int], str | None] = {}  # None: a relocation whose target is not known
+    for name, _ in texts:
+        for off, (sym_name, at, addend) in relocations(name).items():
+            target = sym_name if sym_name and not addend else None  # REL: the named symbol itself
+            if target is None and at is not None and addend is not None:
+                target = functions.get((at[0], at[1] + addend))
+            calls[(name, off - off % 16)] = target or None
+    printed = [*(name for name, _ in texts), *functions.values(), *(n for per in labels.values() for n in per.values()),
+               *(n for n in calls.values() if n)]
+    if _LINE_BREAK_RE.search("".join(printed)):  # nvdisasm's text would hold it on more than one line
+        raise _Untrusted("a symbol name with a line break")
     return texts, line_data, line_relocs, functions, labels, calls
 
 
@@ -140,11 +156,11 @@ def _read_cubin(path: str | Path) -> _Cubin:
         texts, line_data, line_relocs, functions, labels, calls = _elf_facts(path)
     except _Untrusted:
         raise
-    except Exception as exc:  # whatever pyelftools raises on a file it cannot read: fall back
+    except Exception as exc:  # noqa: BLE001 - a file elf_read does not read (ElfError), a bad index: fall back
         raise _Untrusted(f"ELF: {exc}") from exc
     rows_by_section: dict[str, dict[int, tuple[tuple[Row, ...], int]]] = {}
     sections = []
-    memo: dict[tuple[int, int], tuple[str, ...]] = {}
+    memo: dict[tuple[int, int], tuple[tuple[str, int], ...]] = {}
     try:
         for seq in decode_line_table(line_data, line_relocs) if line_data else []:
             per = rows_by_section.setdefault(seq.section, {})
@@ -153,29 +169,32 @@ def _read_cubin(path: str | Path) -> _Cubin:
         for name, data in texts:
             if len(data) % 16:
                 raise _Untrusted(f"{name} is {len(data)} bytes, not whole instructions")
-            comments = section_comments(rows_by_section, name, len(data), memo)
-            sections.append(_Section(name, data, labels.get(name, {}), comments))
+            locations = section_locations(rows_by_section, name, len(data), memo)
+            sections.append(_Section(name, data, labels.get(name, {}), locations))
     except LineTableError as exc:
         raise _Untrusted(str(exc)) from exc
     return _Cubin(tuple(sections), functions, calls)
 
 
-def _synthesize(cubin: _Cubin, bases: Sequence[int], raw: Mapping[int, str]) -> str:
-    """The text ``nvdisasm -gi -c`` prints for ``cubin`` (what parse_nvdisasm reads), from the raw
-    disassembly (blob offset -> instruction text) of its sections, placed at ``bases`` in the blob."""
+def _functions(cubin: _Cubin, bases: Sequence[int], raw: Mapping[int, str], source: str | None) -> dict[str, FunctionSass]:
+    """What parse_nvdisasm makes of the text ``nvdisasm -gi -c`` prints for ``cubin``, from the raw
+    disassembly (blob offset -> instruction text) of its sections, placed at ``bases`` in the blob: the
+    lines that text would hold handed to the parser's reader (sass.SassReader) without writing them: the
+    instructions between two labels, with what their //## blocks say, as one run."""
     where = {base: sec.name for base, sec in zip(bases, cubin.sections)}
     sizes = {base: len(sec.data) for base, sec in zip(bases, cubin.sections)}
     starts = sorted(where)
-    out: list[str] = []
+    reader = SassReader(source)
     for base, sec in zip(bases, cubin.sections):
-        out.append(f'\t.section\t{sec.name},"ax",@progbits')
-        for off in range(0, len(sec.data), 16):
-            if off in sec.labels:
-                out.append(f"{sec.labels[off]}:")
-            out.extend(sec.comments.get(off, ()))
-            text = raw.get(base + off)
-            if text is None:
-                raise _Untrusted(f"{sec.name}+{off:#x} missing from the raw disassembly")
+        reader.line(f'\t.section\t{sec.name},"ax",@progbits')
+        size = len(sec.data)
+        found = [raw.get(at) for at in range(base, base + size, 16)]
+        if None in found:
+            raise _Untrusted(f"{sec.name}+{found.index(None) * 16:#x} missing from the raw disassembly")
+        texts = cast("list[str]", found)
+        self_loops = set()
+        for k in [k for k, text in enumerate(texts) if "CALL" in text or "BRA" in text]:
+            text, off = texts[k], 16 * k
             if "CALL" in text and (m := _CALL_RE.search(text)):
                 target = cubin.call_relocations.get((sec.name, off))
                 if target is None and (sec.name, off) in cubin.call_relocations:
@@ -186,13 +205,21 @@ def _synthesize(cubin: _Cubin, bases: Sequence[int], raw: Mapping[int, str]) -> 
                     if at is None or address - at >= sizes[at]:
                         raise _Untrusted(f"{sec.name}+{off:#x}: a CALL out of the cubin")
                     target = cubin.functions.get((where[at], address - at), f".L_x_{address - at:x}")
-                text = f"{text[:m.start()]}{m.group(1)}`({target}){text[m.end():]}"
+                texts[k] = f"{text[:m.start()]}{m.group(1)}`({target}){text[m.end():]}"
             elif "BRA" in text and (m := _BRA_RE.match(text)) and int(m.group(2), 16) == base + off:
-                out.append(f"{_SELF_LABEL}:")
-                text = f"{m.group(1)}`({_SELF_LABEL}){text[m.end():]}"
-            out.append(f"        /*{off:04x}*/                   {text}")
-    out.append("")
-    return "\n".join(out)
+                self_loops.add(k)
+                texts[k] = f"{m.group(1)}`({_SELF_LABEL}){text[m.end():]}"
+        labels = sec.labels
+        start = 0
+        for k in sorted({o // 16 for o in labels if not o % 16 and 0 <= o < size} | self_loops):
+            reader.run(16 * start, texts[start:k], sec.locations)
+            if 16 * k in labels:
+                reader.line(f"{labels[16 * k]}:")
+            if k in self_loops:
+                reader.line(f"{_SELF_LABEL}:")
+            start = k
+        reader.run(16 * start, texts[start:], sec.locations)
+    return reader.result()
 
 
 def _raw_disassembly(nvdisasm: str, arch: str, blob: bytes, env: Mapping[str, str] | None) -> dict[int, str] | None:
@@ -206,10 +233,17 @@ def _raw_disassembly(nvdisasm: str, arch: str, blob: bytes, env: Mapping[str, st
                                   timeout=600, env=None if env is None else dict(env), errors="replace", check=False)
         except (OSError, subprocess.TimeoutExpired):
             return None
-    if done.returncode != 0:
-        return None
+    return _raw_lines(done.stdout) if done.returncode == 0 else None
+
+
+def _raw_lines(text: str) -> dict[int, str]:
+    """Offset -> instruction text of each line of ``text`` that _RAW_INSN_RE reads. Text of plain ASCII
+    whose only whitespace is spaces, tabs and line feeds (what nvdisasm prints) is read at once, by one
+    search over it; other text line by line (the same answer, test_sass_elf pins it)."""
+    if text.isascii() and not _ODD_SPACE_RE.search(text):
+        return {int(offset, 16): insn for offset, insn in _RAW_LINES_RE.findall(text)}
     out = {}
-    for line in done.stdout.splitlines():
+    for line in text.splitlines():
         if m := _RAW_INSN_RE.match(line):
             out[int(m.group(1), 16)] = m.group(2)
     return out
@@ -217,7 +251,14 @@ def _raw_disassembly(nvdisasm: str, arch: str, blob: bytes, env: Mapping[str, st
 
 def disassemble_batch(nvdisasm: str, cc: str, items: Sequence[tuple[str | Path, str | None]],
                       env: Mapping[str, str] | None = None) -> Disassembled:
-    """:func:`disassemble_many`, with the items that fell back to the per-cubin command and why."""
+    """:func:`disassemble_many`, with the items that fell back to the per-cubin command and why. The cycle
+    collector is paused meanwhile: the line tables' rows and the instructions are 10^5 objects, in no cycle."""
+    with collector_paused():
+        return _batch(nvdisasm, cc, items, env)
+
+
+def _batch(nvdisasm: str, cc: str, items: Sequence[tuple[str | Path, str | None]],
+           env: Mapping[str, str] | None) -> Disassembled:
     reasons: dict[int, str] = {}
     cubins: dict[int, _Cubin] = {}
     arch = raw_arch(cc)
@@ -245,7 +286,7 @@ def disassemble_batch(nvdisasm: str, cc: str, items: Sequence[tuple[str | Path, 
             reasons[i] = "the raw nvdisasm call failed"
             continue
         try:
-            results[i] = parse_nvdisasm(_synthesize(cubin, bases[i], raw), items[i][1])
+            results[i] = _functions(cubin, bases[i], raw, items[i][1])
         except _Untrusted as exc:
             reasons[i] = str(exc)
     for i in reasons:

@@ -121,6 +121,7 @@ class CompileAhead:
 def _serve(units: list[str], cc: str, defines: Mapping[str, Mapping[str, Any]], build: Any,
            instantiate: Mapping[str, tuple[str, ...]], jobs: int, group: int, folder: str) -> None:
     """The background process: every unit compiled, ``jobs`` at a time, each group's SASS together."""
+    from cudalens.compiled.cache import RunMemo
     from cudalens.compiled.sass_batch import SassBatch
     from cudalens.pipeline.compile_step import compile_one
 
@@ -128,6 +129,7 @@ def _serve(units: list[str], cc: str, defines: Mapping[str, Mapping[str, Any]], 
     group *= jobs  # each of the jobs nvdisasm calls of a batch takes about ``group`` cubins
     slot = threading.Semaphore(jobs)
     batches = [SassBatch(len(units[g:g + group]), parts=jobs, slot=slot) for g in range(0, len(units), group)]
+    memo = RunMemo()  # the headers the units share: resolved and digested once
 
     def member(i: int, path: str) -> None:
         place = batches[i // group].member()
@@ -135,7 +137,7 @@ def _serve(units: list[str], cc: str, defines: Mapping[str, Mapping[str, Any]], 
         try:
             got: tuple[str, Any] = ("value", compile_one(path, cc, defines.get(path, {}), build,
                                                           instantiate=instantiate.get(path, ()),
-                                                          disassembler=place.disassemble))
+                                                          disassembler=place.disassemble, memo=memo))
         except BaseException as exc:  # noqa: BLE001 - the worker raises it, as its own compile would
             got = ("error", exc)
         finally:

@@ -199,11 +199,13 @@ def _first_line(exc: BaseException) -> str:
 
 def compile_or_diagnose(path: str, cc: str, defines: Mapping[str, Any], flags: tuple[str, ...],
                         searched: tuple[str, ...], *, through: str | None = None,
-                        instantiate: tuple[str, ...] = (), disassembler: Any = None) -> tuple[Any, list[str]]:
+                        instantiate: tuple[str, ...] = (), disassembler: Any = None,
+                        memo: Any = None) -> tuple[Any, list[str]]:
     """(CompileResult, notes), or for a file that does not compile (:class:`CompileFailure`, notes):
     its first error and the fix. An include no folder of ``searched`` holds is looked up in the
     repository (:func:`retry_folder`) and the compile retried with the folder found, named in a note
-    (at most 3 folders). ``disassembler``: compile_file's. A refused flag or a missing file stays the user's error (InputError)."""
+    (at most 3 folders). ``disassembler``, ``memo``: compile_file's. A refused flag or a missing file stays the user's
+    error (InputError)."""
     try:
         from cudalens.compiled import CompileError, compile_file
     except Exception as exc:  # noqa: BLE001 - the compiled layer is optional
@@ -215,7 +217,7 @@ def compile_or_diagnose(path: str, cc: str, defines: Mapping[str, Any], flags: t
     while True:
         try:
             return compile_file(path, cc, {k: str(v) for k, v in defines.items()}, flags,  # defines already filtered
-                                through=through, instantiate=instantiate, disassembler=disassembler), notes
+                                through=through, instantiate=instantiate, disassembler=disassembler, memo=memo), notes
         except InputError:
             raise
         except CompileError as exc:

@@ -12,15 +12,15 @@ from typing import Any, Mapping
 
 def compile_one(path: str, cc: str, defines: Mapping[str, Any], build: Any = None,
                 through: str | None = None, instantiate: tuple[str, ...] = (),
-                disassembler: Any = None) -> tuple[Any | None, list[str]]:
+                disassembler: Any = None, memo: Any = None) -> tuple[Any | None, list[str]]:
     """(CompileResult, notes); for a file that does not compile, (CompileFailure, notes): see
-    :func:`cudalens.pipeline.compile_failure.compile_or_diagnose` (``disassembler``: compile_file's)."""
+    :func:`cudalens.pipeline.compile_failure.compile_or_diagnose` (``disassembler``, ``memo``: compile_file's)."""
     from cudalens.pipeline.compile_failure import compile_or_diagnose
 
     flags = tuple(build.nvcc_flags(through or path)) if build is not None else ()
     searched = tuple(build.search_dirs(through or path)) if build is not None else ()
     return compile_or_diagnose(path, cc, defines, flags, searched, through=through, instantiate=instantiate,
-                               disassembler=disassembler)
+                               disassembler=disassembler, memo=memo)
 
 
 def forced_macros(build: Any, path: str | Path) -> tuple[tuple[str, str], ...]:
