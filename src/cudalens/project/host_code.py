@@ -71,8 +71,21 @@ def host_env(scope: Any, body: Any) -> Any:
     return kept[key][1]
 
 
-#: (model id -> (model, its scope and functions)) and (("env", scope id, body) -> (scope, environment)) while
-#: :func:`scopes_kept` holds
+def once(key: Any, held: Any, make: Any) -> Any:
+    """``make()``, worked out once per ``key`` while :func:`scopes_kept` holds (else each time); ``held``:
+    the objects whose ids ``key`` names, held with the value so that each id stays its own. For values
+    that follow from their key alone (environments are never changed once built)."""
+    memo = _SCOPES.get()
+    if memo is None:
+        return make()
+    got = memo.get(key)
+    if got is None:
+        got = memo[key] = (held, make())
+    return got[1]
+
+
+#: (model id -> (model, its scope and functions)), (("env", scope id, body) -> (scope, environment)) and
+#: the values :func:`once` keeps, while :func:`scopes_kept` holds
 _SCOPES: ContextVar[dict[Any, tuple[Any, Any]] | None] = ContextVar("cudalens_scopes_kept", default=None)
 
 
@@ -143,8 +156,13 @@ Callers = Mapping[tuple[str, str], list[tuple[tuple[Any, ...], bool]]]
 _MAYBE = ("<<", "cudaLaunch", "cuLaunchKernel", ".func")
 
 
-def _host_bodies(model: SourceModel) -> Iterator[tuple[Any, Any]]:
-    """(function, body) of every host function of ``model``, class members included."""
+def _host_bodies(model: SourceModel) -> list[tuple[Any, Any]]:
+    """(function, body) of every host function of ``model``, class members included; found once per
+    model while :func:`scopes_kept` holds."""
+    return once(("bodies", id(model)), model, lambda: list(_find_host_bodies(model)))  # type: ignore[no-any-return]
+
+
+def _find_host_bodies(model: SourceModel) -> Iterator[tuple[Any, Any]]:
     from cudalens.source.declarations import qualifiers
 
     for fn in syn.find_all(model.tree.root_node, "function_definition"):
@@ -156,7 +174,31 @@ def _host_bodies(model: SourceModel) -> Iterator[tuple[Any, Any]]:
             yield fn, body
 
 
-_SITE_TYPES = ("call_expression", "assignment_expression")  # the node types _is_site accepts
+def body_calls(body: Any) -> tuple[list[tuple[Any, str]], list[Any]]:
+    """(every call in ``body`` that is not a launch, with the name it calls; every launch site in it,
+    :func:`_is_site`), each in source order: one walk, once per body while :func:`scopes_kept` holds."""
+    return once(("body", body), body, lambda: _walk_body(body))  # type: ignore[no-any-return]
+
+
+def _walk_body(body: Any) -> tuple[list[tuple[Any, str]], list[Any]]:
+    calls: list[tuple[Any, str]] = []
+    sites: list[Any] = []
+    for n in _iter(body):
+        if n.type == "call_expression":
+            if _is_site(n):
+                sites.append(n)
+            if not syn.is_launch(n):
+                calls.append((n, syn.call_name(n)))
+        elif n.type == "assignment_expression" and _is_site(n):
+            sites.append(n)
+    return calls, sites
+
+
+def param_names(fn: Any) -> tuple[str, ...]:
+    """The names of function ``fn``'s parameters, read once per function while :func:`scopes_kept` holds."""
+    from cudalens.source.declarations import params
+
+    return once(("params", fn), fn, lambda: tuple(p.name for p in params(fn)))  # type: ignore[no-any-return]
 
 
 def _is_site(n: Any) -> bool:
@@ -180,6 +222,10 @@ def number_of(v: Any) -> int | float | None:
 def _scalar(env: Any, node: Any, line: int) -> int | float | ValueRange | None:
     if node is None:
         return None
+    return once(("scalar", id(env), node, line), env, lambda: _scalar_of(env, node, line))  # type: ignore[no-any-return]
+
+
+def _scalar_of(env: Any, node: Any, line: int) -> int | float | ValueRange | None:
     try:
         v = env.value(node, line)
         if v is None and node.type == "type_descriptor":  # `gemm<bm, 8>`: a template argument reads as a type

@@ -27,17 +27,17 @@ from typing import Any
 from cudalens.project.host_code import (
     _LAUNCH_APIS,
     _MAYBE,
-    _SITE_TYPES,
     Callers,
     _args,
     _host_bodies,
-    _is_site,
     _iter,
     _line,
     _scalar,
     _scope,
     _text,
+    body_calls,
     number_of,
+    param_names,
 )
 from cudalens.project.launches import Dim3, ResolvedLaunch, ValueRange
 from cudalens.source import syntax as syn
@@ -50,7 +50,6 @@ def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | N
     ``callers``: the values the calls of each launching host function pass (:func:`call_values`),
     which its parameters take."""
     from cudalens.project.chains import _envs, _iterations, _optional, _template_params, not_taken
-    from cudalens.source.declarations import params
 
     if model.tree is None or not kernels or not any(m in model.text for m in _MAYBE):
         return []
@@ -60,11 +59,11 @@ def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | N
     later: dict[tuple[Any, ...], ResolvedLaunch] = {}  # launches a run with the program's defaults skips
     skipped: dict[str, dict[tuple[str, str, bool], None]] = {}  # kernel -> (site, condition, its truth) left out
     for fn, body in _host_bodies(model):
-        nodes = [n for n in syn.find_all(body, *_SITE_TYPES) if _is_site(n)]
+        nodes = body_calls(body)[1]
         if not nodes:
             continue
         name_ = syn.function_name(fn) or ""
-        for env, optional in _envs(scope, body, tuple(p.name for p in params(fn)),
+        for env, optional in _envs(scope, body, param_names(fn),
                                    (callers or {}).get((model.path, name_)), _template_params(fn)):
             for node in nodes:
                 api = syn.call_name(node) if node.type == "call_expression" else ".func"
