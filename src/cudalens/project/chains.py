@@ -49,11 +49,12 @@ def call_values(model: SourceModel, wanted: Mapping[str, tuple[str, ...]],
     (:func:`~cudalens.source.host_loops.loop_choices`), and per distinct tuple the calling
     function's own callers pass it (``callers``: a wrapper calling a wrapper); each with whether
     it is optional (:func:`_optional`), the others first."""
-    if model.tree is None or not any(name in model.text for name in wanted):
+    names = frozenset(wanted)
+    if model.tree is None or not once(("mentions", id(model), names), model,
+                                      lambda: any(name in model.text for name in names)):
         return {}
     scope, functions = _scope(model)
     out: dict[str, list[CallValues]] = {}
-    names = frozenset(wanted)
     for fn, quals, _t, _tp in functions:
         body = fn.child_by_field_name("body")
         if body is None or "__global__" in quals:

@@ -67,7 +67,7 @@ def host_env(scope: Any, body: Any) -> Any:
         return HostEnv(scope, body)
     key = ("env", id(scope), body)
     if key not in kept:
-        kept[key] = (scope, HostEnv(scope, body))
+        kept[key] = (scope, HostEnv(scope, body, body_nodes(body)))
     return kept[key][1]
 
 
@@ -90,7 +90,6 @@ _SCOPES: ContextVar[dict[Any, tuple[Any, Any]] | None] = ContextVar("cudalens_sc
 
 
 def _built_scope(model: SourceModel) -> Any:
-    from cudalens.source.declarations import params
     from cudalens.source.parse import _functions
     from cudalens.source.scope import FileScope
     from cudalens.source.type_facts import header_facts
@@ -105,7 +104,7 @@ def _built_scope(model: SourceModel) -> Any:
         name, body = syn.function_name(fn), fn.child_by_field_name("body")
         if name and body is not None and not is_template and "__global__" not in quals and (
                 "__device__" not in quals or "__host__" in quals):
-            scope.host_fns[name] = (tuple(p.name for p in params(fn)), body)
+            scope.host_fns[name] = (param_names(fn), body)
     return scope, list(_functions(root))
 
 
@@ -162,10 +161,27 @@ def _host_bodies(model: SourceModel) -> list[tuple[Any, Any]]:
     return once(("bodies", id(model)), model, lambda: list(_find_host_bodies(model)))  # type: ignore[no-any-return]
 
 
+#: the node kinds the launch layer searches files and functions for: one query finds them all (each query
+#: takes ~20 ms to compile), and each search keeps the kinds it asks for (:func:`find`)
+_SEARCHED = ("function_definition", "init_declarator", "assignment_expression")
+
+
+def find(node: Any, *kinds: str) -> list[Any]:
+    """``syn.find_all(node, *kinds)`` for ``kinds`` among :data:`_SEARCHED`, through the one query."""
+    return [n for n in syn.find_all(node, *_SEARCHED) if n.type in kinds]
+
+
+def found_in_file(model: SourceModel, *kinds: str) -> list[Any]:
+    """:func:`find` over the whole file of ``model``, its one search made once per model while
+    :func:`scopes_kept` holds."""
+    root = model.tree.root_node
+    return [n for n in once(("found", id(model)), model, lambda: syn.find_all(root, *_SEARCHED)) if n.type in kinds]
+
+
 def _find_host_bodies(model: SourceModel) -> Iterator[tuple[Any, Any]]:
     from cudalens.source.declarations import qualifiers
 
-    for fn in syn.find_all(model.tree.root_node, "function_definition"):
+    for fn in found_in_file(model, "function_definition"):
         quals = qualifiers(fn)
         if "__global__" in quals or ("__device__" in quals and "__host__" not in quals):
             continue
@@ -180,10 +196,16 @@ def body_calls(body: Any) -> tuple[list[tuple[Any, str]], list[Any]]:
     return once(("body", body), body, lambda: _walk_body(body))  # type: ignore[no-any-return]
 
 
+def body_nodes(body: Any) -> list[Any]:
+    """Every named node of ``body`` in preorder, walked once per body while :func:`scopes_kept` holds (its
+    calls and launch sites, and its host environment, read the same walk)."""
+    return once(("nodes", body), body, lambda: list(_iter(body)))  # type: ignore[no-any-return]
+
+
 def _walk_body(body: Any) -> tuple[list[tuple[Any, str]], list[Any]]:
     calls: list[tuple[Any, str]] = []
     sites: list[Any] = []
-    for n in _iter(body):
+    for n in body_nodes(body):
         if n.type == "call_expression":
             if _is_site(n):
                 sites.append(n)
@@ -196,9 +218,9 @@ def _walk_body(body: Any) -> tuple[list[tuple[Any, str]], list[Any]]:
 
 def param_names(fn: Any) -> tuple[str, ...]:
     """The names of function ``fn``'s parameters, read once per function while :func:`scopes_kept` holds."""
-    from cudalens.source.declarations import params
+    from cudalens.source.declarations import param_names as names
 
-    return once(("params", fn), fn, lambda: tuple(p.name for p in params(fn)))  # type: ignore[no-any-return]
+    return once(("params", fn), fn, lambda: names(fn))  # type: ignore[no-any-return]
 
 
 def _is_site(n: Any) -> bool:

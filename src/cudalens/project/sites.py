@@ -36,6 +36,8 @@ from cudalens.project.host_code import (
     _scope,
     _text,
     body_calls,
+    find,
+    found_in_file,
     number_of,
     param_names,
 )
@@ -120,26 +122,32 @@ def _targets(node: Any, model: SourceModel, kernels: Mapping[str, Kernel]) -> tu
     return found, ("dispatch table" if table or node.type == "subscript_expression" else "function pointer")
 
 
-#: id(model) -> (the model, held so that its id stays its own; name -> what _assigned finds for it)
-_ASSIGNED: dict[int, tuple[SourceModel, dict[str, tuple[tuple[str, ...], bool]]]] = {}
+#: id(model) -> (the model, held so that its id stays its own; name -> (the values it is given, whether it
+#: is an array), and name -> what _assigned finds for it)
+_ASSIGNED: dict[int, tuple[SourceModel, dict[str, tuple[list[Any], bool]], dict[str, tuple[tuple[str, ...], bool]]]] = {}
 
 
 def _assigned(model: SourceModel, name: str) -> tuple[tuple[str, ...], bool]:
     """(the identifiers of every value ``name`` is initialised or assigned with in ``model``, in order;
     whether ``name`` is an array): one search of the whole file per model, for every name at once
-    (every launch through a name, and every definition a launch is matched to, asks again)."""
+    (every launch through a name, and every definition a launch is matched to, asks again), and the
+    identifiers of a name's values read once."""
     got = _ASSIGNED.get(id(model))
     if got is None or got[0] is not model:
         if len(_ASSIGNED) > 256:
             _ASSIGNED.clear()
-        got = _ASSIGNED[id(model)] = (model, _assignments(model))
-    return got[1].get(name, ((), False))
+        got = _ASSIGNED[id(model)] = (model, _assignments(model), {})
+    if name not in got[2]:
+        values, table = got[1].get(name, ([], False))
+        got[2][name] = (tuple(_text(y) for v in values for y in _iter(v) if y.type == "identifier"), table)
+    return got[2][name]
 
 
-def _assignments(model: SourceModel) -> dict[str, tuple[tuple[str, ...], bool]]:
-    found: dict[str, list[str]] = {}
+def _assignments(model: SourceModel) -> dict[str, tuple[list[Any], bool]]:
+    """name -> (the values it is initialised or assigned with in ``model``, in order; whether it is an array)."""
+    found: dict[str, list[Any]] = {}
     table: dict[str, bool] = {}
-    for x in syn.find_all(model.tree.root_node, "init_declarator", "assignment_expression"):
+    for x in found_in_file(model, "init_declarator", "assignment_expression"):
         value: Any = None
         names: tuple[str, ...] = ()
         if x.type == "init_declarator":
@@ -156,10 +164,9 @@ def _assignments(model: SourceModel) -> dict[str, tuple[tuple[str, ...], bool]]:
                 for nm in names:
                     table[nm] = table.get(nm, False) or left.type == "subscript_expression"
         if value is not None:
-            ids = [_text(y) for y in syn.find_all(value, "identifier")]
             for nm in dict.fromkeys(names):
-                found.setdefault(nm, []).extend(ids)
-    return {nm: (tuple(found.get(nm, ())), t) for nm, t in table.items()}
+                found.setdefault(nm, []).append(value)
+    return {nm: (found.get(nm, []), t) for nm, t in table.items()}
 
 
 def _declarator_name(d: Any) -> str | None:
@@ -287,7 +294,7 @@ def _members(node: Any, base: str) -> dict[str, Any]:
     while fn is not None and fn.type != "function_definition":
         fn = fn.parent
     out: dict[str, Any] = {}
-    for x in syn.find_all(fn, "assignment_expression"):
+    for x in find(fn, "assignment_expression"):
         if _text(x.child_by_field_name("operator")) != "=":
             continue
         left = _text(x.child_by_field_name("left")).replace(" ", "")
@@ -323,7 +330,7 @@ def _config_member(call: Any, config: Any, member: str) -> Any:
     while fn is not None and fn.type != "function_definition":
         fn = fn.parent
     found = None
-    for x in syn.find_all(fn, "assignment_expression"):
+    for x in find(fn, "assignment_expression"):
         if x.start_byte < call.start_byte:
             left = x.child_by_field_name("left")
             if left is not None and _text(left).replace(" ", "") in (f"{name}.{member}", f"{name}->{member}"):
@@ -337,7 +344,7 @@ def _arg_array(call: Any, node: Any) -> list[Any] | None:
     fn = call
     while fn is not None and fn.type != "function_definition":
         fn = fn.parent
-    for x in syn.find_all(fn, "init_declarator"):
+    for x in find(fn, "init_declarator"):
         if _declarator_name(x.child_by_field_name("declarator")) == name:
             value = x.child_by_field_name("value")
             if value is not None and value.type == "initializer_list":

@@ -87,7 +87,8 @@ def _guard(value: Any) -> tuple[Any, bool] | None:
 class HostEnv:
     """Constant integers and ``dim3`` locals of one host function, to size launch configurations."""
 
-    def __init__(self, scope: FileScope, body: Any) -> None:
+    def __init__(self, scope: FileScope, body: Any, nodes: list[Any] | None = None) -> None:
+        """``nodes``: every named node of ``body`` in preorder, where the caller has walked it already."""
         self.scope = scope
         self.ints: list[tuple[int, str, Any]] = []  # (line, name, value)
         self.dim3s: list[tuple[int, str, tuple[int, int, int] | None]] = []
@@ -108,18 +109,22 @@ class HostEnv:
         self.guards: dict[int, tuple[Any, bool]] = {}
         self.fixed_values: dict[str, int | float] = {}  # one iteration of the loops around a launch (fixed())
         self.since = 0
+        self._inside: dict[int, dict[str, int]] = {}  # line -> the definitions in the loop iteration to it (_settled)
+        # expression node -> the identifiers it reads (_settled): shared by the copies, which read the same body
+        self._names: dict[Any, set[str]] = {}
         # loops whose stepped names' values after them follow from those before (host_loops.exit_loop):
         # their update clauses do not unsettle those names; a definition at the loop's end gives them
         steps: set[Any] = set()
         exits: list[tuple[int, str, Any]] = []
-        for n in _iter(body):
+        nodes = list(_iter(body)) if nodes is None else nodes  # (walked once, read twice)
+        for n in nodes:
             if n.type == "for_statement":
                 names = exit_loop(n)
                 if names:
                     steps.add(n.child_by_field_name("update"))
                     exits += [(int(n.end_point[0]) + 1, name, ("loop", n)) for name in names]
         self.exits = {name for _ln, name, _v in exits}
-        for n in _iter(body):
+        for n in nodes:
             if n.type in ("update_expression", "assignment_expression") and _within(n, steps):
                 continue
             if n.type == "assignment_expression":
@@ -232,18 +237,27 @@ class HostEnv:
         incremented, updated in place or whose address is taken is not followed: its value at the
         launch depends on control flow (a loop counter, a value read at run time).
         """
-        names = {_text(x) for x in _iter(node) if x.type == "identifier"}
+        names = self._names.get(node)
+        if names is None:
+            names = self._names[node] = {_text(x) for x in _iter(node) if x.type == "identifier"}
         defs = self._definitions()
-        inside: dict[str, int] = {}  # in one loop iteration (fixed): the definitions inside the loop
         fixed = self.fixed_values
-        if fixed:
-            for ln, name, v in self.ints:
-                if not isinstance(v, tuple) and self.since <= ln <= line:
-                    inside[name] = inside.get(name, 0) + 1
+        inside = self._inside_to(line) if fixed else {}
         if any(name not in fixed and (name in self.unsettled or inside.get(name, defs.get(name, 0)) > 1)
                for name in names):
             return None
         return self.scope.const_value(node, self._values_before(line))
+
+    def _inside_to(self, line: int) -> dict[str, int]:
+        """In one loop iteration (:meth:`fixed`): how many times each name is defined inside the loop
+        up to ``line``; counted once per line."""
+        got = self._inside.get(line)
+        if got is None:
+            got = self._inside[line] = {}
+            for ln, name, v in self.ints:
+                if not isinstance(v, tuple) and self.since <= ln <= line:
+                    got[name] = got.get(name, 0) + 1
+        return got
 
     def _definitions(self) -> dict[str, int]:
         """How many times each name is defined (a loop's exit value, which follows from the definition
@@ -275,6 +289,7 @@ class HostEnv:
         out.since = since
         out._evaluated = None
         out._before = {}  # the definition counts stay: they depend on the definitions alone
+        out._inside = {}
         return out
 
     def seed(self, values: dict[str, int | float], inputs: dict[str, str] | None = None) -> None:
