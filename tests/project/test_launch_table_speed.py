@@ -194,3 +194,29 @@ def test_values_kept_while_resolving_are_those_worked_out_again(project, monkeyp
     monkeypatch.setattr(host_code, "once", lambda key, held, make: make())
     monkeypatch.setattr(chains, "once", lambda key, held, make: make())
     assert repr(sorted(resolve_models(models, str(project)).sites.items())) == kept
+
+
+def test_a_loop_iterations_timeline_starts_from_the_one_before_the_loop():
+    """HostEnv.fixed: before the loop the copy's timeline is read from the environment it copies, after
+    it evaluated again; both as a copy that evaluates everything itself gives them."""
+    from cudalens.project.host_code import _host_bodies, _scope, host_env, scopes_kept
+    from cudalens.source.host_loops import loop_choices
+
+    model = parse_source(CHAIN, "chain.cu")
+    with scopes_kept():
+        scope, _functions = _scope(model)
+        checked = 0
+        for _fn, body in _host_bodies(model):
+            env = host_env(scope, body)
+            for seeded in (env, env.seeded_copy({"block_size": 96, "n": 4096})):
+                for call in syn.find_all(body, "call_expression"):
+                    for vals, _note, since in loop_choices(seeded, call):
+                        if not vals:
+                            continue
+                        fast = seeded.fixed(vals, since)
+                        slow = seeded.fixed(vals, since)
+                        slow._prefix = None  # evaluates every definition itself
+                        assert fast._timeline() == slow._timeline()
+                        assert [fast._values_before(ln) for ln in range(40)] == [slow._values_before(ln) for ln in range(40)]
+                        checked += 1
+        assert checked >= 8

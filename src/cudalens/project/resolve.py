@@ -255,12 +255,13 @@ def resolve_models(models: Iterable[SourceModel], root: str | None = None,
                    includes: Mapping[str, tuple[str, ...]] | None = None) -> LaunchTable:
     """The table of every launch in ``models`` of every kernel they define, each site joined to the
     definitions visible from its file (:func:`_visible`; ``includes``: the project's include graph)."""
+    from cudalens.gc_pause import collector_paused
     from cudalens.project.host_code import _SHARED, scopes_kept, shared_constants
 
     models = list(models)
     token = _SHARED.set(MappingProxyType(shared_constants(models)))
-    try:
-        with scopes_kept():  # each model's scope built once, with the shared constants
+    try:  # (many short-lived values, freed by reference counting: the cycle collector's passes found none)
+        with collector_paused(), scopes_kept():  # each model's scope built once, with the shared constants
             return _resolve_models(models, root, includes)
     finally:
         _SHARED.reset(token)
