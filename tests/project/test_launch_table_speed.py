@@ -184,6 +184,7 @@ def test_values_kept_while_resolving_are_those_worked_out_again(project, monkeyp
     the seeded and per-iteration environments, each scalar value) gives the table worked out afresh."""
     import cudalens.project.chains as chains
     import cudalens.project.host_code as host_code
+    import cudalens.project.sites as sites
 
     if project is None:  # wrappers calling wrappers, in a loop over block sizes: the callers take rounds
         (tmp_path / "chain.cu").write_text(CHAIN)
@@ -193,6 +194,7 @@ def test_values_kept_while_resolving_are_those_worked_out_again(project, monkeyp
     assert project != tmp_path or kept.count("ResolvedLaunch(") >= 10
     monkeypatch.setattr(host_code, "once", lambda key, held, make: make())
     monkeypatch.setattr(chains, "once", lambda key, held, make: make())
+    monkeypatch.setattr(sites, "once", lambda key, held, make: make())
     assert repr(sorted(resolve_models(models, str(project)).sites.items())) == kept
 
 

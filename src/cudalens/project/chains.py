@@ -118,7 +118,12 @@ def _guards(node: Any) -> Iterator[tuple[Any, bool]]:
 
 def _optional(node: Any, env: Any) -> bool:
     """Whether ``node`` runs only under an ``if`` on the program's command line (``if
-    (checkCmdLineFlag(argc, argv, "shmoo"))``, ``if (argc > 2)``): a run with the defaults skips it."""
+    (checkCmdLineFlag(argc, argv, "shmoo"))``, ``if (argc > 2)``): a run with the defaults skips it
+    (worked out once per environment and node while scopes_kept holds)."""
+    return once(("optional", id(env), node), env, lambda: _is_optional(node, env))  # type: ignore[no-any-return]
+
+
+def _is_optional(node: Any, env: Any) -> bool:
     for cond, then in _guards(node):
         if not then:
             continue
@@ -131,7 +136,12 @@ def _optional(node: Any, env: Any) -> bool:
 def not_taken(node: Any, env: Any) -> tuple[str, bool] | None:
     """Why ``node`` does not run with ``env``'s values: the condition (its text, and the truth those values
     give it) of an ``if`` around it that they settle exactly, no program input among them, the other way
-    (``if (block_size == 16)`` with ``block_size`` 32 from the caller); None where it runs or may run."""
+    (``if (block_size == 16)`` with ``block_size`` 32 from the caller); None where it runs or may run
+    (worked out once per environment and node while scopes_kept holds)."""
+    return once(("not_taken", id(env), node), env, lambda: _not_taken(node, env))  # type: ignore[no-any-return]
+
+
+def _not_taken(node: Any, env: Any) -> tuple[str, bool] | None:
     for cond, then in _guards(node):
         expr = cond.child_by_field_name("value") if cond.type == "condition_clause" else cond
         if expr is not None and not env.inputs(expr):

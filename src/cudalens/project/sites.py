@@ -39,6 +39,7 @@ from cudalens.project.host_code import (
     find,
     found_in_file,
     number_of,
+    once,
     param_names,
 )
 from cudalens.project.launches import Dim3, ResolvedLaunch, ValueRange
@@ -317,6 +318,10 @@ def _dim3_of(env: Any, nodes: list[Any], line: int) -> Dim3 | None:
 def _dims(env: Any, node: Any, line: int) -> Dim3 | None:
     if node is None:
         return None
+    return once(("dims", id(env), node, line), env, lambda: _dims_of(env, node, line))  # type: ignore[no-any-return]
+
+
+def _dims_of(env: Any, node: Any, line: int) -> Dim3 | None:
     try:
         return env.dims(node, line)
     except Exception:  # noqa: BLE001 - an unreadable value is an unknown one
