@@ -101,9 +101,13 @@ def ordered(calls: list[CallValues]) -> list[CallValues]:
     return sorted(seen.items(), key=lambda c: c[1])
 
 
-def _guards(node: Any) -> Iterator[tuple[Any, bool]]:
+def _guards(node: Any) -> list[tuple[Any, bool]]:
     """The condition of each ``if`` around ``node`` in its function, innermost first, with whether ``node``
-    is in its then-branch (True) or its else-branch (False)."""
+    is in its then-branch (True) or its else-branch (False); found once per node while scopes_kept holds."""
+    return once(("guards", node), node, lambda: list(_ifs_around(node)))  # type: ignore[no-any-return]
+
+
+def _ifs_around(node: Any) -> Iterator[tuple[Any, bool]]:
     cur = node
     while cur.parent is not None and cur.parent.type != "function_definition":
         parent = cur.parent

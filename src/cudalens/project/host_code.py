@@ -233,6 +233,11 @@ def _is_site(n: Any) -> bool:
 
 
 def _args(call: Any) -> list[Any]:
+    """The argument nodes of ``call`` (comments left out), read once per call while :func:`scopes_kept` holds."""
+    return once(("args", call), call, lambda: _arguments(call))  # type: ignore[no-any-return]
+
+
+def _arguments(call: Any) -> list[Any]:
     args = call.child_by_field_name("arguments")
     return [a for a in args.named_children if a.type != "comment"] if args is not None else []
 

@@ -99,7 +99,13 @@ def _not_made(skipped: dict[tuple[str, str, bool], None], kept_sites: set[str]) 
 
 
 def _targets(node: Any, model: SourceModel, kernels: Mapping[str, Kernel]) -> tuple[list[tuple[str, Any]], str]:
-    """(kernel name, explicit template argument list node) pairs ``node`` names, and how."""
+    """(kernel name, explicit template argument list node) pairs ``node`` names, and how; found once per
+    node and kernel table while scopes_kept holds (each environment of the site asks again)."""
+    return once(("targets", node, id(model), id(kernels)), (model, kernels),  # type: ignore[no-any-return]
+                lambda: _named_targets(node, model, kernels))
+
+
+def _named_targets(node: Any, model: SourceModel, kernels: Mapping[str, Kernel]) -> tuple[list[tuple[str, Any]], str]:
     direct = []
     for x in _iter(node):
         if x.type == "template_function":

@@ -118,6 +118,7 @@ class HostEnv:
         # expression node -> the identifiers it reads, in order (_identifiers): shared by the copies, which
         # read the same body
         self._ids: dict[Any, list[str]] = {}
+        self._arrays: dict[tuple[str, Any], Any] = {}  # (name, function) -> host_loops._const_array's answer
         # loops whose stepped names' values after them follow from those before (host_loops.exit_loop):
         # their update clauses do not unsettle those names; a definition at the loop's end gives them
         steps: set[Any] = set()
