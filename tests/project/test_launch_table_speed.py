@@ -119,12 +119,21 @@ def test_the_table_is_the_same_under_every_hash_seed(tmp_path):
     assert len(outs) == 1
 
 
-@pytest.mark.parametrize("path", CORPUS[:12], ids=lambda p: p.parent.name)
-def test_the_one_query_finds_each_kind_as_its_own_did(path):
+ODD = """
+__global__ void k(float *a) { struct Local { int f(int x) { int y = x; y = 2; return y; } }; a[0] = Local().f(1); }
+void host(int n) { MACRO(n) { int z = n; } auto g = [&](int q) { int w = q; w = 3; return w; }; for (int i = 0, j = 1; i < n; i = i + j) {} }
+int broken( { int a = ; b = 
+"""
+
+
+@pytest.mark.parametrize("path", [None, *CORPUS], ids=lambda p: p.parent.name + "/" + p.name if p else "odd")
+def test_the_cursor_walk_finds_each_kind_as_the_query_does(path):
     from cudalens.project.host_code import _SEARCHED, find, found_in_file
 
-    model = parse_file(path)
+    model = parse_file(path) if path is not None else parse_source(ODD, "odd.cu")
     root = model.tree.root_node
+    if path is None:  # a member of a local class, a parse error
+        assert root.has_error and len(find(root, "function_definition")) >= 3
     for kinds in (*((k,) for k in _SEARCHED), ("init_declarator", "assignment_expression")):
         assert find(root, *kinds) == found_in_file(model, *kinds) == syn.find_all(root, *kinds)
         for fn in syn.find_all(root, "function_definition")[:5]:
