@@ -140,19 +140,20 @@ def test_the_cursor_walk_finds_each_kind_as_the_query_does(path):
             assert find(fn, *kinds) == syn.find_all(fn, *kinds)
 
 
-@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("path", [None, *CORPUS], ids=lambda p: p.parent.name + "/" + p.name if p else "odd")
 def test_walks_read_once_give_what_each_walk_gave(path):
     """The parameter names read alone are params()'s; a host body's calls and launch sites from its one
     walk are those of a walk of its own; _assigned's names are those of a walk per name."""
-    from cudalens.project.host_code import _host_bodies, _is_site, body_calls, param_names, scopes_kept
+    from cudalens.project.host_code import _host_bodies, _is_site, body_calls, body_nodes, param_names, scopes_kept
     from cudalens.source.declarations import params
 
-    model = parse_file(path)
+    model = parse_file(path) if path is not None else parse_source(ODD, "odd.cu")
     for fn in syn.find_all(model.tree.root_node, "function_definition"):
         assert param_names(fn) == tuple(p.name for p in params(fn))
     with scopes_kept():
         for _fn, body in _host_bodies(model):
             walked = list(_iter(body))
+            assert body_nodes(body) == walked
             calls = [(c, syn.call_name(c)) for c in walked if c.type == "call_expression" and not syn.is_launch(c)]
             assert body_calls(body) == (calls, [n for n in walked if _is_site(n)])
     names = {syn.text(n) for n in _iter(model.tree.root_node) if n.type == "identifier"}

@@ -210,9 +210,31 @@ def body_calls(body: Any) -> tuple[list[tuple[Any, str]], list[Any]]:
 
 
 def body_nodes(body: Any) -> list[Any]:
-    """Every named node of ``body`` in preorder, walked once per body while :func:`scopes_kept` holds (its
-    calls and launch sites, and its host environment, read the same walk)."""
-    return once(("nodes", body), body, lambda: list(_iter(body)))  # type: ignore[no-any-return]
+    """Every named node of ``body`` in preorder (``list(_iter(body))``), walked once per body while
+    :func:`scopes_kept` holds (its calls and launch sites, and its host environment, read the same walk)."""
+    return once(("nodes", body), body, lambda: _named_nodes(body))  # type: ignore[no-any-return]
+
+
+def _named_nodes(node: Any) -> list[Any]:
+    """``list(_iter(node))`` by a walk of a tree cursor (about twice as fast): ``node``, then each named
+    node under it in preorder, none below an anonymous one (named_children does not look there)."""
+    out = [node]
+    cursor = node.walk()
+    if not cursor.goto_first_child():
+        return out
+    depth = 1
+    while True:
+        n = cursor.node
+        if n.is_named:
+            out.append(n)
+            if cursor.goto_first_child():
+                depth += 1
+                continue
+        while not cursor.goto_next_sibling():
+            cursor.goto_parent()
+            depth -= 1
+            if depth == 0:
+                return out
 
 
 def _walk_body(body: Any) -> tuple[list[tuple[Any, str]], list[Any]]:
