@@ -166,18 +166,21 @@ _SEARCHED = ("function_definition", "init_declarator", "assignment_expression")
 
 
 def find(node: Any, *kinds: str) -> list[Any]:
-    """The nodes of ``kinds`` under ``node`` (itself included) in source order, as ``syn.find_all`` finds
-    them, by a walk of a tree cursor: a tree-sitter query takes ~20 ms to compile, and the launch
-    layer searches the 22 files of llm.c in about as long again; the walk takes ~1 ms a file."""
+    """The nodes of ``kinds`` (among :data:`_SEARCHED`) under ``node`` (itself included) in source order,
+    as ``syn.find_all`` finds them, by a walk of a tree cursor: a tree-sitter query takes ~20 ms to
+    compile, and the launch layer searches the 22 files of llm.c in about as long again; the walk takes
+    ~1 ms a file. A node of those kinds has children: a leaf's own node is not read."""
     out: list[Any] = []
     if node is None:
         return out
     cursor = node.walk()
     while True:
-        n = cursor.node
-        if n.type in kinds:
-            out.append(n)
-        if cursor.goto_first_child():
+        if cursor.goto_first_child():  # (back to the node with children, read, then down again)
+            cursor.goto_parent()
+            n = cursor.node
+            if n.type in kinds:
+                out.append(n)
+            cursor.goto_first_child()
             continue
         while not cursor.goto_next_sibling():
             if not cursor.goto_parent():
