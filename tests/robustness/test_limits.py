@@ -49,3 +49,28 @@ def test_deep_points_finds_only_what_is_too_deep():
     deep = parse_tree(b"int f() {\n  return " + b"(" * (MAX_NESTING + 10) + b"1" + b")" * (MAX_NESTING + 10) + b";\n}\n")
     points = deep_points(deep.root_node)
     assert points and all(line == 2 for _b, line in points)
+
+
+def _every_deep_point(root, limit):
+    """deep_points as a walk of every node (no subtree skipped): what the pruned walk must equal."""
+    out, cursor, depth = [], root.walk(), 0
+    while True:
+        if depth > limit:
+            out.append((cursor.node.start_byte, cursor.node.start_point[0] + 1))
+        elif cursor.goto_first_child():
+            depth += 1
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return out
+            depth -= 1
+
+
+def test_deep_points_skips_only_subtrees_that_cannot_be_too_deep():
+    sources = [KERNELS.encode(), b"int x;", b"a;", b"int f() { return -(-(-(!x))); }"] + [
+        (f"int f() {{ return {'(' * k}1{')' * k}; }}\nint g(int a) {{ return {' + '.join(['a'] * k)}; }}\n"
+         f"struct S {{ int m() {{ {'{' * k}{'}' * k} return 0; }} }};\n").encode() for k in (3, 60, 199, 200, 201, 260)]
+    for text in sources:
+        root = parse_tree(text).root_node
+        for limit in (*range(40), 50, 100, MAX_NESTING):
+            assert deep_points(root, limit) == _every_deep_point(root, limit), (limit, text[:40])

@@ -111,3 +111,45 @@ def test_the_kept_facts_cannot_be_changed(unit):
     with pytest.raises(TypeError):
         facts.typedefs["floatX"] = "double"  # type: ignore[index]
     assert _facts(unit).typedefs["floatX"] == "float"
+
+
+BRANCHY = """#if defined(USE_HALF) && !defined(NO_HALF)
+typedef half floatX;
+#elif defined(USE_BF16)
+typedef __nv_bfloat16 floatX;
+#ifdef WIDE
+typedef double acc_t;
+#endif
+#else
+typedef float floatX;
+#endif
+#ifndef WIDE
+typedef float acc_t;
+#endif
+#if SOME_VALUE > 2
+typedef int maybe_t;
+#endif
+template <class T> struct Packed { static constexpr int size = 16 / sizeof(T); };
+namespace ns { struct Tile { static const int rows = 8; }; }
+"""
+
+
+def test_a_header_walk_kept_per_answer_gives_the_facts_walked_afresh(tmp_path):
+    """header_facts keeps what a header's walk adds per answer its #if branches got: each unit's facts are
+    those of a walk of every header afresh, whatever macros the units before it had."""
+    (tmp_path / "common.h").write_text(BRANCHY)
+    macro_sets = [set(), {"USE_HALF"}, {"USE_HALF", "NO_HALF"}, {"USE_BF16"}, {"USE_BF16", "WIDE"}, {"WIDE"},
+                  {"USE_HALF", "OTHER"}, set(), {"USE_BF16", "WIDE"}]
+    type_facts._WALKS.clear()
+    units = []
+    for i, defined in enumerate(macro_sets):
+        unit = tmp_path / f"u{i}.cu"
+        unit.write_text(f'#include "common.h"\ntypedef char own{i};\n')
+        root = parse_mod.parse_tree(unit.read_bytes()).root_node
+        units.append((unit, root, defined, header_facts(str(unit), root, defined)))
+    (walks,) = type_facts._WALKS.values()
+    assert len(walks) == 6  # set(), {USE_HALF, OTHER} and {USE_BF16, WIDE} again: the walks kept
+    for unit, root, defined, kept in units:
+        type_facts._WALKS.clear()
+        fresh, _read = type_facts._read_facts(str(unit), root, defined)
+        assert kept == fresh, defined

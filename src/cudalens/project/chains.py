@@ -15,13 +15,15 @@ from cudalens.project.host_code import (
     Callers,
     _args,
     _host_bodies,
-    _is_site,
     _iter,
     _line,
     _scalar,
     _scope,
     _text,
+    body_calls,
     host_env,
+    once,
+    param_names,
 )
 from cudalens.project.launches import ValueRange
 from cudalens.source import syntax as syn
@@ -31,18 +33,12 @@ from cudalens.source.model import SourceModel
 def host_calls(model: SourceModel) -> dict[str, tuple[tuple[str, ...], set[str], bool]]:
     """Host functions of ``model``: name -> (their parameter names, the names of the functions they
     call, whether they launch a kernel)."""
-    from cudalens.source.declarations import params
-
     if model.tree is None:
         return {}
     out = {}
     for fn, body in _host_bodies(model):
-        called, launches = set(), False
-        for c in _iter(body):
-            launches = launches or _is_site(c)
-            if c.type == "call_expression" and not syn.is_launch(c):
-                called.add(syn.call_name(c))
-        out[syn.function_name(fn) or ""] = (tuple(p.name for p in params(fn)), called, launches)
+        calls, sites = body_calls(body)
+        out[syn.function_name(fn) or ""] = (param_names(fn), {name for _c, name in calls}, bool(sites))
     return out
 
 
@@ -53,9 +49,9 @@ def call_values(model: SourceModel, wanted: Mapping[str, tuple[str, ...]],
     (:func:`~cudalens.source.host_loops.loop_choices`), and per distinct tuple the calling
     function's own callers pass it (``callers``: a wrapper calling a wrapper); each with whether
     it is optional (:func:`_optional`), the others first."""
-    from cudalens.source.declarations import params
-
-    if model.tree is None or not any(name in model.text for name in wanted):
+    names = frozenset(wanted)
+    if model.tree is None or not once(("mentions", id(model), names), model,
+                                      lambda: any(name in model.text for name in names)):
         return {}
     scope, functions = _scope(model)
     out: dict[str, list[CallValues]] = {}
@@ -63,18 +59,31 @@ def call_values(model: SourceModel, wanted: Mapping[str, tuple[str, ...]],
         body = fn.child_by_field_name("body")
         if body is None or "__global__" in quals:
             continue
-        calls = [c for c in _iter(body) if c.type == "call_expression" and not syn.is_launch(c)
-                 and syn.call_name(c) in wanted]
+        calls = [(c, name) for c, name in body_calls(body)[0] if name in names]
         if not calls:
             continue
         mine = (callers or {}).get((model.path, syn.function_name(fn)))
-        for env, optional in _envs(scope, body, tuple(p.name for p in params(fn)), mine, _tp):
-            for call in calls:
-                opt = optional or _optional(call, env)
-                for e, _note in _iterations(env, call):
-                    out.setdefault(syn.call_name(call), []).append(
-                        (tuple(_scalar(e, a, _line(call)) for a in _args(call)) + _template_values(e, call), opt))
+        # each round of the callers' resolution asks again: a function whose callers pass the same values
+        # (by repr: 1 and 1.0 differ) passes the same values
+        for name, v in once(("call_values", id(scope), fn, names, repr(mine)), scope,
+                            lambda fn=fn, body=body, calls=calls, mine=mine, tp=_tp:
+                            _function_calls(scope, fn, body, calls, mine, tp)):
+            out.setdefault(name, []).append(v)
     return {n: ordered(v)[:MAX_CALLS] for n, v in out.items()}
+
+
+def _function_calls(scope: Any, fn: Any, body: Any, calls: list[tuple[Any, str]], mine: list[CallValues] | None,
+                    tparams: tuple[str, ...]) -> list[tuple[str, CallValues]]:
+    """(called name, the values the call passes) of each of ``calls`` in host function ``fn``, per
+    environment its callers give it (``mine``, :func:`_envs`) and per iteration of the loops around the call."""
+    out = []
+    for env, optional in _envs(scope, body, param_names(fn), mine, tparams):
+        for call, name in calls:
+            opt = optional or _optional(call, env)
+            for e, _note in _iterations(env, call):
+                out.append((name, (tuple(_scalar(e, a, _line(call)) for a in _args(call))
+                                   + _template_values(e, call), opt)))
+    return out
 
 
 #: the values a call passes, by position, and whether the call is optional (under a command-line option)
@@ -92,9 +101,13 @@ def ordered(calls: list[CallValues]) -> list[CallValues]:
     return sorted(seen.items(), key=lambda c: c[1])
 
 
-def _guards(node: Any) -> Iterator[tuple[Any, bool]]:
+def _guards(node: Any) -> list[tuple[Any, bool]]:
     """The condition of each ``if`` around ``node`` in its function, innermost first, with whether ``node``
-    is in its then-branch (True) or its else-branch (False)."""
+    is in its then-branch (True) or its else-branch (False); found once per node while scopes_kept holds."""
+    return once(("guards", node), node, lambda: list(_ifs_around(node)))  # type: ignore[no-any-return]
+
+
+def _ifs_around(node: Any) -> Iterator[tuple[Any, bool]]:
     cur = node
     while cur.parent is not None and cur.parent.type != "function_definition":
         parent = cur.parent
@@ -109,7 +122,12 @@ def _guards(node: Any) -> Iterator[tuple[Any, bool]]:
 
 def _optional(node: Any, env: Any) -> bool:
     """Whether ``node`` runs only under an ``if`` on the program's command line (``if
-    (checkCmdLineFlag(argc, argv, "shmoo"))``, ``if (argc > 2)``): a run with the defaults skips it."""
+    (checkCmdLineFlag(argc, argv, "shmoo"))``, ``if (argc > 2)``): a run with the defaults skips it
+    (worked out once per environment and node while scopes_kept holds)."""
+    return once(("optional", id(env), node), env, lambda: _is_optional(node, env))  # type: ignore[no-any-return]
+
+
+def _is_optional(node: Any, env: Any) -> bool:
     for cond, then in _guards(node):
         if not then:
             continue
@@ -122,7 +140,12 @@ def _optional(node: Any, env: Any) -> bool:
 def not_taken(node: Any, env: Any) -> tuple[str, bool] | None:
     """Why ``node`` does not run with ``env``'s values: the condition (its text, and the truth those values
     give it) of an ``if`` around it that they settle exactly, no program input among them, the other way
-    (``if (block_size == 16)`` with ``block_size`` 32 from the caller); None where it runs or may run."""
+    (``if (block_size == 16)`` with ``block_size`` 32 from the caller); None where it runs or may run
+    (worked out once per environment and node while scopes_kept holds)."""
+    return once(("not_taken", id(env), node), env, lambda: _not_taken(node, env))  # type: ignore[no-any-return]
+
+
+def _not_taken(node: Any, env: Any) -> tuple[str, bool] | None:
     for cond, then in _guards(node):
         expr = cond.child_by_field_name("value") if cond.type == "condition_clause" else cond
         if expr is not None and not env.inputs(expr):
@@ -141,7 +164,9 @@ def _envs(scope: Any, body: Any, names: tuple[str, ...], calls: list[CallValues]
     if not calls:
         return [(host_env(scope, body), False)]
     base = host_env(scope, body)
-    return [(_seed(base, names, [call], tparams), optional) for call, optional in ordered(calls)[:MAX_SEEDS]]
+    # the same tuple seeds the same copy (each round of the callers' resolution, and the sites, ask again)
+    return [(once(("seed", id(base), names, repr(call), tparams), base, lambda call=call: _seed(base, names, [call], tparams)),
+             optional) for call, optional in ordered(calls)[:MAX_SEEDS]]
 
 
 class TemplateArgs(tuple):
@@ -205,8 +230,11 @@ def _iterations(env: Any, node: Any) -> list[tuple[Any, str]]:
     """(environment, note) per iteration of the host loops that give ``node``'s values."""
     from cudalens.source.host_loops import loop_choices
 
-    try:
-        choices = loop_choices(env, node)
-    except Exception:  # noqa: BLE001 - a loop the reader cannot follow gives one launch, as before
-        return [(env, "")]
-    return [(env.fixed(vals, since) if vals else env, note) for vals, note, since in choices]
+    def iterations() -> list[tuple[Any, str]]:
+        try:
+            choices = loop_choices(env, node)
+        except Exception:  # noqa: BLE001 - a loop the reader cannot follow gives one launch, as before
+            return [(env, "")]
+        return [(env.fixed(vals, since) if vals else env, note) for vals, note, since in choices]
+
+    return once(("iterations", id(env), node), env, iterations)  # type: ignore[no-any-return]

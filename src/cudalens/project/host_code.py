@@ -67,17 +67,29 @@ def host_env(scope: Any, body: Any) -> Any:
         return HostEnv(scope, body)
     key = ("env", id(scope), body)
     if key not in kept:
-        kept[key] = (scope, HostEnv(scope, body))
+        kept[key] = (scope, HostEnv(scope, body, body_nodes(body)))
     return kept[key][1]
 
 
-#: (model id -> (model, its scope and functions)) and (("env", scope id, body) -> (scope, environment)) while
-#: :func:`scopes_kept` holds
+def once(key: Any, held: Any, make: Any) -> Any:
+    """``make()``, worked out once per ``key`` while :func:`scopes_kept` holds (else each time); ``held``:
+    the objects whose ids ``key`` names, held with the value so that each id stays its own. For values
+    that follow from their key alone (environments are never changed once built)."""
+    memo = _SCOPES.get()
+    if memo is None:
+        return make()
+    got = memo.get(key)
+    if got is None:
+        got = memo[key] = (held, make())
+    return got[1]
+
+
+#: (model id -> (model, its scope and functions)), (("env", scope id, body) -> (scope, environment)) and
+#: the values :func:`once` keeps, while :func:`scopes_kept` holds
 _SCOPES: ContextVar[dict[Any, tuple[Any, Any]] | None] = ContextVar("cudalens_scopes_kept", default=None)
 
 
 def _built_scope(model: SourceModel) -> Any:
-    from cudalens.source.declarations import params
     from cudalens.source.parse import _functions
     from cudalens.source.scope import FileScope
     from cudalens.source.type_facts import header_facts
@@ -92,7 +104,7 @@ def _built_scope(model: SourceModel) -> Any:
         name, body = syn.function_name(fn), fn.child_by_field_name("body")
         if name and body is not None and not is_template and "__global__" not in quals and (
                 "__device__" not in quals or "__host__" in quals):
-            scope.host_fns[name] = (tuple(p.name for p in params(fn)), body)
+            scope.host_fns[name] = (param_names(fn), body)
     return scope, list(_functions(root))
 
 
@@ -143,11 +155,49 @@ Callers = Mapping[tuple[str, str], list[tuple[tuple[Any, ...], bool]]]
 _MAYBE = ("<<", "cudaLaunch", "cuLaunchKernel", ".func")
 
 
-def _host_bodies(model: SourceModel) -> Iterator[tuple[Any, Any]]:
-    """(function, body) of every host function of ``model``, class members included."""
+def _host_bodies(model: SourceModel) -> list[tuple[Any, Any]]:
+    """(function, body) of every host function of ``model``, class members included; found once per
+    model while :func:`scopes_kept` holds."""
+    return once(("bodies", id(model)), model, lambda: list(_find_host_bodies(model)))  # type: ignore[no-any-return]
+
+
+#: the node kinds the launch layer searches files and functions for (:func:`find`)
+_SEARCHED = ("function_definition", "init_declarator", "assignment_expression")
+
+
+def find(node: Any, *kinds: str) -> list[Any]:
+    """The nodes of ``kinds`` (among :data:`_SEARCHED`) under ``node`` (itself included) in source order,
+    as ``syn.find_all`` finds them, by a walk of a tree cursor: a tree-sitter query takes ~20 ms to
+    compile, and the launch layer searches the 22 files of llm.c in about as long again; the walk takes
+    ~1 ms a file. A node of those kinds has children: a leaf's own node is not read."""
+    out: list[Any] = []
+    if node is None:
+        return out
+    cursor = node.walk()
+    while True:
+        if cursor.goto_first_child():  # (back to the node with children, read, then down again)
+            cursor.goto_parent()
+            n = cursor.node
+            if n.type in kinds:
+                out.append(n)
+            cursor.goto_first_child()
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return out
+
+
+def found_in_file(model: SourceModel, *kinds: str) -> list[Any]:
+    """:func:`find` over the whole file of ``model`` for kinds among :data:`_SEARCHED`, its one walk made
+    once per model while :func:`scopes_kept` holds."""
+    root = model.tree.root_node
+    return [n for n in once(("found", id(model)), model, lambda: find(root, *_SEARCHED)) if n.type in kinds]
+
+
+def _find_host_bodies(model: SourceModel) -> Iterator[tuple[Any, Any]]:
     from cudalens.source.declarations import qualifiers
 
-    for fn in syn.find_all(model.tree.root_node, "function_definition"):
+    for fn in found_in_file(model, "function_definition"):
         quals = qualifiers(fn)
         if "__global__" in quals or ("__device__" in quals and "__host__" not in quals):
             continue
@@ -156,7 +206,59 @@ def _host_bodies(model: SourceModel) -> Iterator[tuple[Any, Any]]:
             yield fn, body
 
 
-_SITE_TYPES = ("call_expression", "assignment_expression")  # the node types _is_site accepts
+def body_calls(body: Any) -> tuple[list[tuple[Any, str]], list[Any]]:
+    """(every call in ``body`` that is not a launch, with the name it calls; every launch site in it,
+    :func:`_is_site`), each in source order: one walk, once per body while :func:`scopes_kept` holds."""
+    return once(("body", body), body, lambda: _walk_body(body))  # type: ignore[no-any-return]
+
+
+def body_nodes(body: Any) -> list[Any]:
+    """Every named node of ``body`` in preorder (``list(_iter(body))``), walked once per body while
+    :func:`scopes_kept` holds (its calls and launch sites, and its host environment, read the same walk)."""
+    return once(("nodes", body), body, lambda: _named_nodes(body))  # type: ignore[no-any-return]
+
+
+def _named_nodes(node: Any) -> list[Any]:
+    """``list(_iter(node))`` by a walk of a tree cursor (about twice as fast): ``node``, then each named
+    node under it in preorder, none below an anonymous one (named_children does not look there)."""
+    out = [node]
+    cursor = node.walk()
+    if not cursor.goto_first_child():
+        return out
+    depth = 1
+    while True:
+        n = cursor.node
+        if n.is_named:
+            out.append(n)
+            if cursor.goto_first_child():
+                depth += 1
+                continue
+        while not cursor.goto_next_sibling():
+            cursor.goto_parent()
+            depth -= 1
+            if depth == 0:
+                return out
+
+
+def _walk_body(body: Any) -> tuple[list[tuple[Any, str]], list[Any]]:
+    calls: list[tuple[Any, str]] = []
+    sites: list[Any] = []
+    for n in body_nodes(body):
+        if n.type == "call_expression":
+            if _is_site(n):
+                sites.append(n)
+            if not syn.is_launch(n):
+                calls.append((n, syn.call_name(n)))
+        elif n.type == "assignment_expression" and _is_site(n):
+            sites.append(n)
+    return calls, sites
+
+
+def param_names(fn: Any) -> tuple[str, ...]:
+    """The names of function ``fn``'s parameters, read once per function while :func:`scopes_kept` holds."""
+    from cudalens.source.declarations import param_names as names
+
+    return once(("params", fn), fn, lambda: names(fn))  # type: ignore[no-any-return]
 
 
 def _is_site(n: Any) -> bool:
@@ -169,6 +271,11 @@ def _is_site(n: Any) -> bool:
 
 
 def _args(call: Any) -> list[Any]:
+    """The argument nodes of ``call`` (comments left out), read once per call while :func:`scopes_kept` holds."""
+    return once(("args", call), call, lambda: _arguments(call))  # type: ignore[no-any-return]
+
+
+def _arguments(call: Any) -> list[Any]:
     args = call.child_by_field_name("arguments")
     return [a for a in args.named_children if a.type != "comment"] if args is not None else []
 
@@ -180,6 +287,10 @@ def number_of(v: Any) -> int | float | None:
 def _scalar(env: Any, node: Any, line: int) -> int | float | ValueRange | None:
     if node is None:
         return None
+    return once(("scalar", id(env), node, line), env, lambda: _scalar_of(env, node, line))  # type: ignore[no-any-return]
+
+
+def _scalar_of(env: Any, node: Any, line: int) -> int | float | ValueRange | None:
     try:
         v = env.value(node, line)
         if v is None and node.type == "type_descriptor":  # `gemm<bm, 8>`: a template argument reads as a type

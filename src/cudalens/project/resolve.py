@@ -19,9 +19,10 @@ kernel's parameter.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Union
@@ -229,19 +230,20 @@ def _closure(start: str, includes: Mapping[str, tuple[str, ...]]) -> set[str]:
     return seen
 
 
-def _visible(site_file: str, name: str, defs: list[Kernel], includes: Mapping[str, tuple[str, ...]]) -> list[Kernel]:
+def _visible(site_file: str, name: str, defs: list[Kernel], includes: Mapping[str, tuple[str, ...]],
+             real: Callable[[str], str] = os.path.realpath) -> list[Kernel]:
     """The definitions of kernel ``name`` a launch in ``site_file`` can mean: the only one, else
     those in the same file or in a file it includes, else those in a file that shares with it a
-    header declaring the kernel, or (separate compilation) in its folder."""
+    header declaring the kernel, or (separate compilation) in its folder. ``real``: os.path.realpath."""
     if len(defs) == 1:
         return defs
     mine = _closure(site_file, includes)
-    own = [k for k in defs if os.path.realpath(k.file) == site_file or os.path.realpath(k.file) in mine]
+    own = [k for k in defs if real(k.file) == site_file or real(k.file) in mine]
     if own:  # the unit's own definition (or one it includes) is the one its launch means
         return own
     out = []
     for k in defs:
-        d = os.path.realpath(k.file)
+        d = real(k.file)
         shared = (mine & _closure(d, includes)) if includes else set()
         if (d == site_file or d in mine or os.path.dirname(d) == os.path.dirname(site_file)
                 or any(name in source_text(h) for h in shared)):
@@ -253,12 +255,13 @@ def resolve_models(models: Iterable[SourceModel], root: str | None = None,
                    includes: Mapping[str, tuple[str, ...]] | None = None) -> LaunchTable:
     """The table of every launch in ``models`` of every kernel they define, each site joined to the
     definitions visible from its file (:func:`_visible`; ``includes``: the project's include graph)."""
+    from cudalens.gc_pause import collector_paused
     from cudalens.project.host_code import _SHARED, scopes_kept, shared_constants
 
     models = list(models)
     token = _SHARED.set(MappingProxyType(shared_constants(models)))
-    try:
-        with scopes_kept():  # each model's scope built once, with the shared constants
+    try:  # (many short-lived values, freed by reference counting: the cycle collector's passes found none)
+        with collector_paused(), scopes_kept():  # each model's scope built once, with the shared constants
             return _resolve_models(models, root, includes)
     finally:
         _SHARED.reset(token)
@@ -277,18 +280,22 @@ def _resolve_models(models: list[SourceModel], root: str | None,
     except Exception:  # noqa: BLE001 - without callers a wrapper's parameters stay unknown
         callers = {}
     sites: dict[tuple[str, str], list[ResolvedLaunch]] = {}
+    real = functools.cache(os.path.realpath)  # (each file's, asked for each launch)
+    visible: dict[tuple[str, str], list[Kernel]] = {}  # (site's file, kernel name) -> _visible's answer
     for m in models:
-        here = os.path.realpath(m.path)
+        here = real(m.path)
         try:
             found = model_sites(m, {n: ks[0] for n, ks in defs.items()}, root, callers)
         except Exception:  # noqa: BLE001 - one unreadable file keeps the others' launches
             continue
         memo: dict[tuple[str, str], list[ResolvedLaunch]] = {}
         for r in found:
-            for k in _visible(here, r.kernel, defs[r.kernel], includes or {}):
+            if (here, r.kernel) not in visible:
+                visible[here, r.kernel] = _visible(here, r.kernel, defs[r.kernel], includes or {}, real)
+            for k in visible[here, r.kernel]:
                 mine = r if k is defs[r.kernel][0] else _rebind(r, k, m, root, callers, memo)
                 if mine is not None:
-                    sites.setdefault((r.kernel, os.path.realpath(k.file)), []).append(mine)
+                    sites.setdefault((r.kernel, real(k.file)), []).append(mine)
     return LaunchTable(MappingProxyType({k: tuple(v) for k, v in sites.items()}), root)
 
 

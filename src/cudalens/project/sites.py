@@ -27,17 +27,20 @@ from typing import Any
 from cudalens.project.host_code import (
     _LAUNCH_APIS,
     _MAYBE,
-    _SITE_TYPES,
     Callers,
     _args,
     _host_bodies,
-    _is_site,
     _iter,
     _line,
     _scalar,
     _scope,
     _text,
+    body_calls,
+    find,
+    found_in_file,
     number_of,
+    once,
+    param_names,
 )
 from cudalens.project.launches import Dim3, ResolvedLaunch, ValueRange
 from cudalens.source import syntax as syn
@@ -50,7 +53,6 @@ def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | N
     ``callers``: the values the calls of each launching host function pass (:func:`call_values`),
     which its parameters take."""
     from cudalens.project.chains import _envs, _iterations, _optional, _template_params, not_taken
-    from cudalens.source.declarations import params
 
     if model.tree is None or not kernels or not any(m in model.text for m in _MAYBE):
         return []
@@ -60,11 +62,11 @@ def model_sites(model: SourceModel, kernels: Mapping[str, Kernel], root: str | N
     later: dict[tuple[Any, ...], ResolvedLaunch] = {}  # launches a run with the program's defaults skips
     skipped: dict[str, dict[tuple[str, str, bool], None]] = {}  # kernel -> (site, condition, its truth) left out
     for fn, body in _host_bodies(model):
-        nodes = [n for n in syn.find_all(body, *_SITE_TYPES) if _is_site(n)]
+        nodes = body_calls(body)[1]
         if not nodes:
             continue
         name_ = syn.function_name(fn) or ""
-        for env, optional in _envs(scope, body, tuple(p.name for p in params(fn)),
+        for env, optional in _envs(scope, body, param_names(fn),
                                    (callers or {}).get((model.path, name_)), _template_params(fn)):
             for node in nodes:
                 api = syn.call_name(node) if node.type == "call_expression" else ".func"
@@ -97,7 +99,13 @@ def _not_made(skipped: dict[tuple[str, str, bool], None], kept_sites: set[str]) 
 
 
 def _targets(node: Any, model: SourceModel, kernels: Mapping[str, Kernel]) -> tuple[list[tuple[str, Any]], str]:
-    """(kernel name, explicit template argument list node) pairs ``node`` names, and how."""
+    """(kernel name, explicit template argument list node) pairs ``node`` names, and how; found once per
+    node and kernel table while scopes_kept holds (each environment of the site asks again)."""
+    return once(("targets", node, id(model), id(kernels)), (model, kernels),  # type: ignore[no-any-return]
+                lambda: _named_targets(node, model, kernels))
+
+
+def _named_targets(node: Any, model: SourceModel, kernels: Mapping[str, Kernel]) -> tuple[list[tuple[str, Any]], str]:
     direct = []
     for x in _iter(node):
         if x.type == "template_function":
@@ -121,26 +129,32 @@ def _targets(node: Any, model: SourceModel, kernels: Mapping[str, Kernel]) -> tu
     return found, ("dispatch table" if table or node.type == "subscript_expression" else "function pointer")
 
 
-#: id(model) -> (the model, held so that its id stays its own; name -> what _assigned finds for it)
-_ASSIGNED: dict[int, tuple[SourceModel, dict[str, tuple[tuple[str, ...], bool]]]] = {}
+#: id(model) -> (the model, held so that its id stays its own; name -> (the values it is given, whether it
+#: is an array), and name -> what _assigned finds for it)
+_ASSIGNED: dict[int, tuple[SourceModel, dict[str, tuple[list[Any], bool]], dict[str, tuple[tuple[str, ...], bool]]]] = {}
 
 
 def _assigned(model: SourceModel, name: str) -> tuple[tuple[str, ...], bool]:
     """(the identifiers of every value ``name`` is initialised or assigned with in ``model``, in order;
     whether ``name`` is an array): one search of the whole file per model, for every name at once
-    (every launch through a name, and every definition a launch is matched to, asks again)."""
+    (every launch through a name, and every definition a launch is matched to, asks again), and the
+    identifiers of a name's values read once."""
     got = _ASSIGNED.get(id(model))
     if got is None or got[0] is not model:
         if len(_ASSIGNED) > 256:
             _ASSIGNED.clear()
-        got = _ASSIGNED[id(model)] = (model, _assignments(model))
-    return got[1].get(name, ((), False))
+        got = _ASSIGNED[id(model)] = (model, _assignments(model), {})
+    if name not in got[2]:
+        values, table = got[1].get(name, ([], False))
+        got[2][name] = (tuple(_text(y) for v in values for y in _iter(v) if y.type == "identifier"), table)
+    return got[2][name]
 
 
-def _assignments(model: SourceModel) -> dict[str, tuple[tuple[str, ...], bool]]:
-    found: dict[str, list[str]] = {}
+def _assignments(model: SourceModel) -> dict[str, tuple[list[Any], bool]]:
+    """name -> (the values it is initialised or assigned with in ``model``, in order; whether it is an array)."""
+    found: dict[str, list[Any]] = {}
     table: dict[str, bool] = {}
-    for x in syn.find_all(model.tree.root_node, "init_declarator", "assignment_expression"):
+    for x in found_in_file(model, "init_declarator", "assignment_expression"):
         value: Any = None
         names: tuple[str, ...] = ()
         if x.type == "init_declarator":
@@ -157,10 +171,9 @@ def _assignments(model: SourceModel) -> dict[str, tuple[tuple[str, ...], bool]]:
                 for nm in names:
                     table[nm] = table.get(nm, False) or left.type == "subscript_expression"
         if value is not None:
-            ids = [_text(y) for y in syn.find_all(value, "identifier")]
             for nm in dict.fromkeys(names):
-                found.setdefault(nm, []).extend(ids)
-    return {nm: (tuple(found.get(nm, ())), t) for nm, t in table.items()}
+                found.setdefault(nm, []).append(value)
+    return {nm: (found.get(nm, []), t) for nm, t in table.items()}
 
 
 def _declarator_name(d: Any) -> str | None:
@@ -288,7 +301,7 @@ def _members(node: Any, base: str) -> dict[str, Any]:
     while fn is not None and fn.type != "function_definition":
         fn = fn.parent
     out: dict[str, Any] = {}
-    for x in syn.find_all(fn, "assignment_expression"):
+    for x in find(fn, "assignment_expression"):
         if _text(x.child_by_field_name("operator")) != "=":
             continue
         left = _text(x.child_by_field_name("left")).replace(" ", "")
@@ -311,6 +324,10 @@ def _dim3_of(env: Any, nodes: list[Any], line: int) -> Dim3 | None:
 def _dims(env: Any, node: Any, line: int) -> Dim3 | None:
     if node is None:
         return None
+    return once(("dims", id(env), node, line), env, lambda: _dims_of(env, node, line))  # type: ignore[no-any-return]
+
+
+def _dims_of(env: Any, node: Any, line: int) -> Dim3 | None:
     try:
         return env.dims(node, line)
     except Exception:  # noqa: BLE001 - an unreadable value is an unknown one
@@ -324,7 +341,7 @@ def _config_member(call: Any, config: Any, member: str) -> Any:
     while fn is not None and fn.type != "function_definition":
         fn = fn.parent
     found = None
-    for x in syn.find_all(fn, "assignment_expression"):
+    for x in find(fn, "assignment_expression"):
         if x.start_byte < call.start_byte:
             left = x.child_by_field_name("left")
             if left is not None and _text(left).replace(" ", "") in (f"{name}.{member}", f"{name}->{member}"):
@@ -338,7 +355,7 @@ def _arg_array(call: Any, node: Any) -> list[Any] | None:
     fn = call
     while fn is not None and fn.type != "function_definition":
         fn = fn.parent
-    for x in syn.find_all(fn, "init_declarator"):
+    for x in find(fn, "init_declarator"):
         if _declarator_name(x.child_by_field_name("declarator")) == name:
             value = x.child_by_field_name("value")
             if value is not None and value.type == "initializer_list":

@@ -29,25 +29,38 @@ def qualifiers(fn: Any) -> frozenset[str]:
     return frozenset(q for q in ("__global__", "__device__", "__host__") if q in prefix)
 
 
-def params(fn: Any) -> tuple[Param, ...]:
+def _parameters(fn: Any) -> list[Any]:
     fd = function_declarator(fn)
     plist = fd.child_by_field_name("parameters") if fd is not None else None
+    return [p for p in (plist.named_children if plist is not None else ())
+            if p.type in ("parameter_declaration", "optional_parameter_declaration")]
+
+
+def _name_node(d: Any) -> Any:
+    """The identifier a parameter's declarator names (None for an unnamed parameter)."""
+    cur = d
+    while cur is not None:
+        if cur.type == "identifier":
+            return cur
+        nxt = cur.child_by_field_name("declarator")
+        if nxt is None:
+            ids = [c for c in cur.named_children if c.type == "identifier"]
+            nxt = ids[0] if ids else None
+        cur = nxt
+    return None
+
+
+def param_names(fn: Any) -> tuple[str, ...]:
+    """``tuple(p.name for p in params(fn))``, the names alone read."""
+    return tuple(text_of(n) if n is not None else "" for n in
+                 (_name_node(p.child_by_field_name("declarator")) for p in _parameters(fn)))
+
+
+def params(fn: Any) -> tuple[Param, ...]:
     out = []
-    for p in plist.named_children if plist is not None else ():
-        if p.type not in ("parameter_declaration", "optional_parameter_declaration"):
-            continue
+    for p in _parameters(fn):
         d = p.child_by_field_name("declarator")
-        name_node = None
-        cur = d
-        while cur is not None:
-            if cur.type == "identifier":
-                name_node = cur
-                break
-            nxt = cur.child_by_field_name("declarator")
-            if nxt is None:
-                ids = [c for c in cur.named_children if c.type == "identifier"]
-                nxt = ids[0] if ids else None
-            cur = nxt
+        name_node = _name_node(d)
         ptext = text_of(p)
         name = text_of(name_node) if name_node is not None else ""
         if name_node is not None:

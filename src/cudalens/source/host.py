@@ -84,10 +84,15 @@ def _guard(value: Any) -> tuple[Any, bool] | None:
     return None
 
 
+#: the node kinds HostEnv reads definitions and updates from
+_READ = frozenset(("update_expression", "assignment_expression", "pointer_expression", "declaration"))
+
+
 class HostEnv:
     """Constant integers and ``dim3`` locals of one host function, to size launch configurations."""
 
-    def __init__(self, scope: FileScope, body: Any) -> None:
+    def __init__(self, scope: FileScope, body: Any, nodes: list[Any] | None = None) -> None:
+        """``nodes``: every named node of ``body`` in preorder, where the caller has walked it already."""
         self.scope = scope
         self.ints: list[tuple[int, str, Any]] = []  # (line, name, value)
         self.dim3s: list[tuple[int, str, tuple[int, int, int] | None]] = []
@@ -108,21 +113,34 @@ class HostEnv:
         self.guards: dict[int, tuple[Any, bool]] = {}
         self.fixed_values: dict[str, int | float] = {}  # one iteration of the loops around a launch (fixed())
         self.since = 0
+        self._inside: dict[int, dict[str, int]] = {}  # line -> the definitions in the loop iteration to it (_settled)
+        self._prefix: HostEnv | None = None  # the environment whose timeline this one's is, before line `since`
+        # expression node -> the identifiers it reads, in order (_identifiers): shared by the copies, which
+        # read the same body
+        self._ids: dict[Any, list[str]] = {}
+        self._arrays: dict[tuple[str, Any], Any] = {}  # (name, function) -> host_loops._const_array's answer
         # loops whose stepped names' values after them follow from those before (host_loops.exit_loop):
         # their update clauses do not unsettle those names; a definition at the loop's end gives them
         steps: set[Any] = set()
         exits: list[tuple[int, str, Any]] = []
-        for n in _iter(body):
-            if n.type == "for_statement":
-                names = exit_loop(n)
-                if names:
-                    steps.add(n.child_by_field_name("update"))
-                    exits += [(int(n.end_point[0]) + 1, name, ("loop", n)) for name in names]
+        loops: list[Any] = []
+        read: list[tuple[Any, str]] = []  # (node, its type) of the kinds read below, in preorder
+        for n in (_iter(body) if nodes is None else nodes):
+            t = n.type
+            if t == "for_statement":
+                loops.append(n)
+            elif t in _READ:
+                read.append((n, t))
+        for n in loops:
+            names = exit_loop(n)
+            if names:
+                steps.add(n.child_by_field_name("update"))
+                exits += [(int(n.end_point[0]) + 1, name, ("loop", n)) for name in names]
         self.exits = {name for _ln, name, _v in exits}
-        for n in _iter(body):
-            if n.type in ("update_expression", "assignment_expression") and _within(n, steps):
+        for n, t in read:
+            if t in ("update_expression", "assignment_expression") and steps and _within(n, steps):
                 continue
-            if n.type == "assignment_expression":
+            if t == "assignment_expression":
                 left = n.child_by_field_name("left")
                 base = left.child_by_field_name("argument") if left is not None and left.type == "field_expression" else None
                 if base is not None and base.type == "identifier":
@@ -130,22 +148,22 @@ class HostEnv:
                     field = left.child_by_field_name("field") if left is not None else None
                     if field is not None and _text(n.child_by_field_name("operator")) == "=":
                         self.members.append((_line(n), _text(base), _text(field), n.child_by_field_name("right")))
-            if n.type == "update_expression":
+            if t == "update_expression":
                 arg = n.child_by_field_name("argument")
                 if arg is not None and arg.type == "identifier":
                     self.unsettled.add(_text(arg))
-            elif n.type == "assignment_expression" and _text(n.child_by_field_name("operator")) != "=":
+            elif t == "assignment_expression" and _text(n.child_by_field_name("operator")) != "=":
                 left = n.child_by_field_name("left")
                 if left is not None and left.type == "identifier":
                     self.unsettled.add(_text(left))
-            elif n.type == "pointer_expression" and _text(n.child_by_field_name("operator")) == "&" and (
+            elif t == "pointer_expression" and _text(n.child_by_field_name("operator")) == "&" and (
                     n.parent is None or n.parent.type != "initializer_list"):  # `void *args[] = {&n}` reads n
                 arg = n.child_by_field_name("argument")
                 if arg is not None and arg.type == "identifier":
                     self.unsettled.add(_text(arg))
-            if n.type == "declaration":
-                t = n.child_by_field_name("type")
-                tname = _text(t) if t is not None else ""
+            if t == "declaration":
+                tnode = n.child_by_field_name("type")
+                tname = _text(tnode) if tnode is not None else ""
                 for d in n.children_by_field_name("declarator"):
                     name = _declarator_name(d)
                     if name is None:
@@ -154,7 +172,7 @@ class HostEnv:
                         self.dim3s.append((_line(n), name, self._dim3_from_decl(d)))
                     elif d.type == "init_declarator":
                         self._define(_line(n), name, d.child_by_field_name("value"))
-            elif n.type == "assignment_expression" and _text(n.child_by_field_name("operator")) == "=":
+            elif t == "assignment_expression" and _text(n.child_by_field_name("operator")) == "=":
                 left = n.child_by_field_name("left")
                 if left is not None and left.type == "identifier":
                     self._define(_line(n), _text(left), n.child_by_field_name("right"))
@@ -197,8 +215,7 @@ class HostEnv:
             for _ln, name, node in self.ints:
                 if name in self.tainted or node is None or isinstance(node, tuple):
                     continue
-                ref = next((self.tainted[_text(x)] for x in _iter(node)
-                            if x.type == "identifier" and _text(x) in self.tainted), None)
+                ref = next((self.tainted[x] for x in self._identifiers(node) if x in self.tainted), None)
                 if ref is not None:
                     self.tainted[name] = ref
                     grew = True
@@ -209,10 +226,7 @@ class HostEnv:
         """The program inputs (``argv[1]``) the value of ``node`` depends on, through host variables
         and ``dim3`` locals."""
         out: list[str] = []
-        for x in _iter(node):
-            if x.type != "identifier":
-                continue
-            name = _text(x)
+        for name in self._identifiers(node):
             if name in self.tainted:
                 out.append(self.tainted[name])
             for _ln, dname, spec in self.dim3s:
@@ -232,18 +246,32 @@ class HostEnv:
         incremented, updated in place or whose address is taken is not followed: its value at the
         launch depends on control flow (a loop counter, a value read at run time).
         """
-        names = {_text(x) for x in _iter(node) if x.type == "identifier"}
+        names = self._identifiers(node)
         defs = self._definitions()
-        inside: dict[str, int] = {}  # in one loop iteration (fixed): the definitions inside the loop
         fixed = self.fixed_values
-        if fixed:
-            for ln, name, v in self.ints:
-                if not isinstance(v, tuple) and self.since <= ln <= line:
-                    inside[name] = inside.get(name, 0) + 1
+        inside = self._inside_to(line) if fixed else {}
         if any(name not in fixed and (name in self.unsettled or inside.get(name, defs.get(name, 0)) > 1)
                for name in names):
             return None
-        return self.scope.const_value(node, self._values_before(line))
+        return self.scope.const_value(node, self._before_at(line))
+
+    def _identifiers(self, node: Any) -> list[str]:
+        """The identifiers ``node`` reads, in order (repeats kept), read once per node."""
+        got = self._ids.get(node)
+        if got is None:
+            got = self._ids[node] = [_text(x) for x in _iter(node) if x.type == "identifier"]
+        return got
+
+    def _inside_to(self, line: int) -> dict[str, int]:
+        """In one loop iteration (:meth:`fixed`): how many times each name is defined inside the loop
+        up to ``line``; counted once per line."""
+        got = self._inside.get(line)
+        if got is None:
+            got = self._inside[line] = {}
+            for ln, name, v in self.ints:
+                if not isinstance(v, tuple) and self.since <= ln <= line:
+                    got[name] = got.get(name, 0) + 1
+        return got
 
     def _definitions(self) -> dict[str, int]:
         """How many times each name is defined (a loop's exit value, which follows from the definition
@@ -275,6 +303,9 @@ class HostEnv:
         out.since = since
         out._evaluated = None
         out._before = {}  # the definition counts stay: they depend on the definitions alone
+        out._inside = {}
+        # before the loop (line ``since``) the copy's timeline is this one's, where this one fixes no value
+        out._prefix = None if self.fixed_values else self
         return out
 
     def seed(self, values: dict[str, int | float], inputs: dict[str, str] | None = None) -> None:
@@ -285,6 +316,7 @@ class HostEnv:
         self._spread_taint()
         self._evaluated = None
         self._before = {}
+        self._prefix = None
 
     def seeded_copy(self, values: dict[str, int | float], inputs: dict[str, str] | None = None) -> HostEnv:
         """A copy seeded with ``values`` (:meth:`seed`; this environment unchanged): the body is read once
@@ -296,6 +328,10 @@ class HostEnv:
 
     def _values_before(self, line: int) -> dict[str, Any]:
         """The known values of the host variables at ``line`` (a new dict; worked out once per line)."""
+        return dict(self._before_at(line))
+
+    def _before_at(self, line: int) -> dict[str, Any]:
+        """:meth:`_values_before` kept, not copied: not to be changed."""
         got = self._before.get(line)
         if got is None:
             got = dict(getattr(self, "seeded", {}))
@@ -307,7 +343,7 @@ class HostEnv:
                 else:
                     got[name] = v
             self._before[line] = got
-        return dict(got)
+        return got
 
     def _timeline(self) -> list[tuple[int, str, int | float | None]]:
         """Each definition's value in line order, evaluated once (each from those before it): a
@@ -317,7 +353,12 @@ class HostEnv:
             out: list[tuple[int, str, int | float | None]] = []
             exits: dict[int, dict[str, int | float] | None] = {}
             pending = dict(self.fixed_values)  # one loop iteration's values: they hold from the loop on
-            for ln, name, node in [*sorted(self.ints, key=lambda x: x[0]), (1 << 62, "", None)]:
+            items = [*sorted(self.ints, key=lambda x: x[0]), (1 << 62, "", None)]
+            if self._prefix is not None:  # (fixed) the definitions before the loop: the prefix's, as evaluated
+                out = [e for e in self._prefix._timeline() if e[0] < self.since]
+                vals = self._prefix._values_before(self.since - 1)
+                items = [x for x in items if x[0] >= self.since]
+            for ln, name, node in items:
                 if pending and ln >= self.since:
                     vals.update(pending)
                     out += [(self.since, n, v) for n, v in pending.items()]

@@ -36,7 +36,15 @@ def _enclosing_loops(node: Any) -> list[Any]:
 
 
 def _const_array(name: str, fn: Any, env: Any) -> list[int | float] | None:
-    """The values of array ``name`` declared with a constant initializer list in the function or file."""
+    """The values of array ``name`` declared with a constant initializer list in the function or file (they
+    depend on the file's scope alone: found once per name and function for an environment and its copies)."""
+    kept = env._arrays
+    if (name, fn) not in kept:
+        kept[name, fn] = _find_const_array(name, fn, env)
+    return kept[name, fn]  # type: ignore[no-any-return]
+
+
+def _find_const_array(name: str, fn: Any, env: Any) -> list[int | float] | None:
     root = fn
     while root.parent is not None:
         root = root.parent

@@ -30,15 +30,19 @@ DEFAULT_MEMORY_MB = 768
 
 
 def deep_points(root: Any, limit: int = MAX_NESTING) -> list[tuple[int, int]]:
-    """(start byte, line) of each outermost node nested deeper than ``limit`` levels (iterative)."""
+    """(start byte, line) of each outermost node nested deeper than ``limit`` levels (iterative). A
+    subtree of ``n`` nodes (``descendant_count``, the node itself included) reaches at most ``n - 1``
+    levels below its root: one that cannot pass ``limit`` is not walked."""
     out: list[tuple[int, int]] = []
+    if root.descendant_count - 1 <= limit:
+        return out
     cursor = root.walk()
     depth = 0
     while True:
         if depth > limit:
             node = cursor.node
             out.append((node.start_byte, node.start_point[0] + 1))
-        elif cursor.goto_first_child():
+        elif depth + cursor.node.descendant_count - 1 > limit and cursor.goto_first_child():
             depth += 1
             continue
         while not cursor.goto_next_sibling():

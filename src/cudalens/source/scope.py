@@ -217,6 +217,8 @@ class FileScope:
         return vals
 
     def const_value(self, node: Any, extra: dict[str, Any] | None = None) -> int | float | None:
+        if node is not None and node.type == "identifier":  # (most values asked for are a bare name)
+            return self._name_value(_text(node), extra)
         try:
             vals: dict[str, Any] = self._macro_map()
             if extra:
@@ -229,6 +231,24 @@ class FileScope:
                 return self.resolve_const(name)
 
             return E.eval_scalar(E.from_node(node, resolve, on_call=lambda n: self._pure_call(n, resolve)), vals)
+        except (E.Unknown, RecursionError):
+            return None
+
+    def _name_value(self, name: str, extra: dict[str, Any] | None) -> int | float | None:
+        """:meth:`const_value` of an identifier ``name``, as the expression it reads as evaluates: a number
+        ``extra`` gives as is, a name nothing resolves None, without building either."""
+        try:
+            if extra and name in extra:
+                v = extra[name]
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    return v
+                e: E.Expr = ("v", name)
+            else:
+                e = E.bounded(self.resolve_const(name))
+                if e[0] == "x":
+                    return None
+            vals: dict[str, Any] = self._macro_map()
+            return E.eval_scalar(e, {**vals, **extra} if extra else vals)
         except (E.Unknown, RecursionError):
             return None
 

@@ -52,6 +52,44 @@ class _Collected:
         elif name not in self.unsure:
             self.typedefs[name] = type_text
 
+    def add_static(self, key: tuple[str, str], value: tuple[tuple[str, ...], str]) -> None:
+        self.statics[key] = value
+
+
+class _Recorded(_Collected):
+    """What a walk adds, in order (``ops``), to be added to a :class:`_Collected` again: a walk reads
+    nothing back from what it collected, so the same additions give the same facts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: list[tuple[str, Any, Any, Any]] = []
+
+    def add_typedef(self, name: str, type_text: str, sure: bool) -> None:
+        self.ops.append(("t", name, type_text, sure))
+
+    def add_static(self, key: tuple[str, str], value: tuple[tuple[str, ...], str]) -> None:
+        self.ops.append(("s", key, value, None))
+
+    def replay(self, facts: _Collected) -> None:
+        for kind, a, b, c in self.ops:
+            if kind == "t":
+                facts.add_typedef(a, b, c)
+            else:
+                facts.add_static(a, b)
+
+
+class _Asked:
+    """The macros a walk decides branches with, each name it asks about kept with the answer."""
+
+    def __init__(self, defined: set[str]) -> None:
+        self.defined = defined
+        self.asked: dict[str, bool] = {}
+
+    def __contains__(self, name: object) -> bool:
+        got = name in self.defined
+        self.asked[name] = got  # type: ignore[index]
+        return got
+
 
 def _condition(node: Any, defined: set[str]) -> bool | None:
     """The value of a preprocessor condition made of ``defined(X)``, ``!``, ``&&``, ``||``; None otherwise."""
@@ -148,7 +186,7 @@ def _members(spec: Any, tparams: tuple[str, ...], sure: bool, facts: _Collected)
                 and d.type == "field_identifier":
             key = (name, _text(d))
             if sure:
-                facts.statics[key] = (tparams, _text(value))
+                facts.add_static(key, (tparams, _text(value)))
 
 
 def header_facts(path: str, root: Any, defined: set[str]) -> TypeFacts:
@@ -188,6 +226,39 @@ def _stat(path: str) -> _Signature:
     return (st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
 
 
+def _includes(root: Any) -> tuple[str, ...]:
+    """The files a parsed file includes with quotes, as written, in order."""
+    return tuple(m.group(1) for m in _INCLUDE_RE.finditer(_text(root)))
+
+
+@functools.lru_cache(maxsize=_MAX_HEADERS)
+def _header_includes(path: str, signature: _Signature) -> tuple[str, ...]:
+    """:func:`_includes` of the header at ``path`` as it is at ``signature``, read once."""
+    return _includes(_header_root(path, signature))
+
+
+#: (header's real path, its signature) -> [(the macros its walk asked about, with the answers; what the
+#: walk added)]: a header many units include is walked once per answer its branches get
+_WALKS: dict[tuple[str, _Signature], list[tuple[tuple[tuple[str, bool], ...], _Recorded]]] = {}
+
+
+def _header_walk(path: str, signature: _Signature, root: Any, defined: set[str]) -> _Recorded:
+    """What :func:`_walk` of the header ``root`` (at ``path``, ``signature``) adds with the macros
+    ``defined``: reused where each macro the walk asked about has the same answer."""
+    with _LOCK:
+        kept = list(_WALKS.get((path, signature), ()))
+    for asked, walked in kept:
+        if all((name in defined) == got for name, got in asked):
+            return walked
+    walked, answers = _Recorded(), _Asked(defined)
+    _walk(root, answers, True, walked)  # type: ignore[arg-type]
+    with _LOCK:
+        if len(_WALKS) >= _CACHE_SIZE:
+            _WALKS.clear()
+        _WALKS.setdefault((path, signature), []).append((tuple(answers.asked.items()), walked))
+    return walked
+
+
 @functools.lru_cache(maxsize=_MAX_HEADERS)
 def _header_root(path: str, signature: _Signature) -> Any:
     """The parsed header at ``path`` (real path) as it is at ``signature``: a header many units
@@ -209,19 +280,25 @@ def _read_facts(path: str, root: Any, defined: set[str]) -> tuple[TypeFacts, tup
         if tree_root is None:
             try:
                 tree_root = _header_root(cur, looked[cur])
+                includes = _header_includes(cur, looked[cur])
             except Exception:  # noqa: BLE001 - an unreadable header gives no facts
                 continue
+        else:
+            includes = _includes(tree_root)
         order.append((cur, tree_root))
-        for m in _INCLUDE_RE.finditer(_text(tree_root)):
-            cand = os.path.realpath(os.path.join(os.path.dirname(cur), m.group(1)))
+        for name in includes:
+            cand = os.path.realpath(os.path.join(os.path.dirname(cur), name))
             if cand in seen or cand in looked:
                 continue
             looked[cand] = _stat(cand)
             if looked[cand] is not None:
                 seen.add(cand)
                 queue.append((cand, None))
-    for _p, r in reversed(order):  # the headers first, then the file: a later definition wins
-        _walk(r, defined, True, facts)
+    for p, r in reversed(order):  # the headers first, then the file: a later definition wins
+        if r is root:
+            _walk(r, defined, True, facts)
+        else:
+            _header_walk(p, looked[p], r, defined).replay(facts)
     frozen = TypeFacts(MappingProxyType(dict(facts.typedefs)), MappingProxyType(dict(facts.statics)),
                        frozenset(facts.unsure))
     return frozen, tuple(looked.items())
