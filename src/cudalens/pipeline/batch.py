@@ -277,14 +277,14 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
                 progress(count[0], len(order), f"compiling {len(todo)} units")
             ahead.wait()
         start = sorted(todo, key=lambda p: -ahead.size(p)) if ahead is not None and jobs > 1 else todo
-        got = run_limited(start, one, limits, jobs, tick)
+        got = run_limited(start, one, limits, jobs, tick, reuse=True)
         unit_results.update({p: got[p] for p in todo})  # in the given order: a header compiles through the first
     finally:
         if ahead is not None:
             ahead.close()
         ahead = None
     results = {**unit_results, **cached}
-    results.update(run_limited([p for p in order if p not in results], one, limits, jobs, tick))
+    results.update(run_limited([p for p in order if p not in results], one, limits, jobs, tick, reuse=True))
     done: list[Any] = []
     failed: dict[str, str] = {}
     for p in order:

@@ -71,15 +71,24 @@ def _vm_mb() -> float:
 
 
 def _child(fn: Callable[[str], Any], item: str, out: str, stage: str, memory_mb: int) -> int:
-    global _stage_file
-    _stage_file = stage
     try:
         os.setpgid(0, 0)
     except OSError:
         pass
+    run_item(fn, item, out, stage, memory_mb)
+    return 0
+
+
+def run_item(fn: Callable[[str], Any], item: str, out: str, stage: str, memory_mb: int,
+             hard: int | None = None) -> str:
+    """In a worker: ``fn(item)`` with the address space capped at its size now plus ``memory_mb`` (the
+    hard limit too, unless ``hard`` is given: a worker that goes on to other items keeps it), the result
+    written to ``out`` (pickled), the stages to ``stage``; returns the result's kind (ok, memory, error)."""
+    global _stage_file
+    _stage_file = stage
     cap = int((_vm_mb() + memory_mb) * 2**20)
     try:
-        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap if hard is None else hard))
     except (ValueError, OSError):
         pass
     try:
@@ -92,13 +101,14 @@ def _child(fn: Callable[[str], Any], item: str, out: str, stage: str, memory_mb:
     try:
         _Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
     except MemoryError:
-        buf = io.BytesIO(pickle.dumps(("memory", None)))
+        value = ("memory", None)
+        buf = io.BytesIO(pickle.dumps(value))
     except Exception as exc:  # noqa: BLE001 - an exception that does not pickle: its text only
         buf = io.BytesIO(pickle.dumps(("error", RuntimeError(str(exc)))))
     with open(out + ".part", "wb") as fh:
         fh.write(buf.getvalue())
     os.replace(out + ".part", out)
-    return 0
+    return str(value[0])
 
 
 class Stopped(CudalensError):
@@ -116,13 +126,19 @@ def run_one(fn: Callable[[], Any], what: str, limits: FileLimits) -> Any:
 
 
 def run_limited(items: Iterable[str], fn: Callable[[str], Any], limits: FileLimits, jobs: int = 1,
-                done: Callable[[str, Any], None] | None = None) -> dict[str, Any]:
+                done: Callable[[str, Any], None] | None = None, reuse: bool = False) -> dict[str, Any]:
     """``fn(item)`` for every item, each in its own worker under ``limits``; at most ``jobs`` at once.
 
     Returns {item: result}, where a result is ``fn``'s value, the exception ``fn`` raised, or a
     :class:`Stopped` (deadline, memory cap, worker died). ``done(item, result)`` is called as each
-    finishes (in the order they finish). Each worker's deadline counts from its start."""
+    finishes (in the order they finish). Each worker's deadline counts from its start. ``reuse``: a
+    worker that finished an item takes the next (:mod:`cudalens.pipeline.worker_pool`), under the same
+    limits per item, instead of a fresh fork for each."""
     order = list(items)
+    if reuse and hasattr(os, "fork") and len(order) > 1:
+        from cudalens.pipeline.worker_pool import run_reused
+
+        return run_reused(order, fn, limits, jobs, done)
     if not hasattr(os, "fork"):
         out: dict[str, Any] = {}
         for it in order:
@@ -205,11 +221,11 @@ def _loop(pending: list[tuple[int, str]], running: dict[int, tuple[int, str, flo
             ended.append((i, it, status))
 
 
-def wait_for_any(pids: Iterable[int], timeout: float | None) -> None:
-    """Sleep until one of the processes ``pids`` (children not yet reaped) ends or ``timeout`` seconds
-    pass (None: no limit; more than an hour: an hour, as select takes no unbounded number). Where Linux
-    gives a process a file descriptor (os.pidfd_open) the end itself wakes the caller; elsewhere it
-    sleeps 0.02 s, and the caller looks again."""
+def wait_for_any(pids: Iterable[int], timeout: float | None, readable: Iterable[int] = ()) -> None:
+    """Sleep until one of the processes ``pids`` (children not yet reaped) ends, one of the file
+    descriptors ``readable`` can be read, or ``timeout`` seconds pass (None: no limit; more than an hour:
+    an hour, as select takes no unbounded number). Where Linux gives a process a file descriptor
+    (os.pidfd_open) the end itself wakes the caller; elsewhere it sleeps 0.02 s, and the caller looks again."""
     timeout = None if timeout is None else min(max(0.0, timeout), 3600.0)
     fds: list[int] = []
     try:
@@ -221,7 +237,7 @@ def wait_for_any(pids: Iterable[int], timeout: float | None) -> None:
         time.sleep(0.02 if timeout is None else min(0.02, timeout))
         return
     try:
-        select.select(fds, [], [], timeout)
+        select.select([*fds, *readable], [], [], timeout)
     finally:
         for fd in fds:
             os.close(fd)
