@@ -10,6 +10,7 @@ import time
 import pytest
 
 from cudalens.pipeline.isolated import FileLimits, Stopped, run_limited
+from cudalens.pipeline.worker_pool import run_reused
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="workers are forked processes")
 
@@ -40,8 +41,8 @@ def test_with_two_jobs_the_next_worker_starts_before_the_result_is_handed_on(tmp
         if item == "quick":  # "last" can only have started if its slot was filled before this call
             seen["last started"] = _seen(str(tmp_path / "last"), 2.0)
 
-    got = run_limited(["quick", "slow", "last"], _work(str(tmp_path)), FileLimits(seconds=30), jobs=2, done=done,
-                      reuse=reuse)
+    got = (run_reused if reuse else run_limited)(["quick", "slow", "last"], _work(str(tmp_path)), FileLimits(seconds=30),
+                                                 jobs=2, done=done)
     assert got == {"quick": "quick", "slow": "slow", "last": "last"}
     assert seen == {"last started": True}
 
@@ -54,7 +55,8 @@ def test_with_one_job_the_result_is_handed_on_before_the_next_worker_starts(tmp_
         if item == "quick":
             seen["slow started"] = _seen(str(tmp_path / "slow"), 0.5)
 
-    got = run_limited(["quick", "slow"], _work(str(tmp_path)), FileLimits(seconds=30), jobs=1, done=done, reuse=reuse)
+    got = (run_reused if reuse else run_limited)(["quick", "slow"], _work(str(tmp_path)), FileLimits(seconds=30), jobs=1,
+                                                 done=done)
     assert got == {"quick": "quick", "slow": "slow"}
     assert seen == {"slow started": False}
 
@@ -77,7 +79,7 @@ def test_reused_workers_keep_each_items_limits_and_go_on(jobs) -> None:
     worker dies is reported as alone, the others after it are still run (by a fresh worker), and a raised
     error is the item's result."""
     items = ["a", "b", "hang", "c", "raise", "d", "die", "e", "memory", "f", "g"]
-    got = run_limited(items, _hostile, FileLimits(seconds=2, memory_mb=64), jobs=jobs, reuse=True)
+    got = run_reused(items, _hostile, FileLimits(seconds=2, memory_mb=64), jobs=jobs)
     assert isinstance(got["hang"], Stopped) and "deadline of 2 s" in str(got["hang"])
     assert isinstance(got["die"], Stopped) and "died" in str(got["die"])
     assert isinstance(got["memory"], Stopped) and "memory cap of 64 MB" in str(got["memory"])

@@ -195,7 +195,8 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
     arrives (the result cache's); each worker then renders its file's kernel records for the JSON
     view, so that neither is left for the end. ``early``: the units' compiles started before the
     launch table (:func:`_compile_unseen`); the other units that missed are compiled after it."""
-    from cudalens.pipeline.isolated import Stopped, mark, run_limited
+    from cudalens.pipeline.isolated import Stopped, mark
+    from cudalens.pipeline.worker_pool import run_reused
 
     cached = cached or {}
     missed = [p for p in order if p not in cached]  # an all-hit run reads nothing more
@@ -277,14 +278,14 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
                 progress(count[0], len(order), f"compiling {len(todo)} units")
             ahead.wait()
         start = sorted(todo, key=lambda p: -ahead.size(p)) if ahead is not None and jobs > 1 else todo
-        got = run_limited(start, one, limits, jobs, tick, reuse=True)
+        got = run_reused(start, one, limits, jobs, tick)
         unit_results.update({p: got[p] for p in todo})  # in the given order: a header compiles through the first
     finally:
         if ahead is not None:
             ahead.close()
         ahead = None
     results = {**unit_results, **cached}
-    results.update(run_limited([p for p in order if p not in results], one, limits, jobs, tick, reuse=True))
+    results.update(run_reused([p for p in order if p not in results], one, limits, jobs, tick))
     done: list[Any] = []
     failed: dict[str, str] = {}
     for p in order:

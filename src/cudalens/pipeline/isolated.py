@@ -126,19 +126,14 @@ def run_one(fn: Callable[[], Any], what: str, limits: FileLimits) -> Any:
 
 
 def run_limited(items: Iterable[str], fn: Callable[[str], Any], limits: FileLimits, jobs: int = 1,
-                done: Callable[[str, Any], None] | None = None, reuse: bool = False) -> dict[str, Any]:
+                done: Callable[[str, Any], None] | None = None) -> dict[str, Any]:
     """``fn(item)`` for every item, each in its own worker under ``limits``; at most ``jobs`` at once.
 
     Returns {item: result}, where a result is ``fn``'s value, the exception ``fn`` raised, or a
     :class:`Stopped` (deadline, memory cap, worker died). ``done(item, result)`` is called as each
-    finishes (in the order they finish). Each worker's deadline counts from its start. ``reuse``: a
-    worker that finished an item takes the next (:mod:`cudalens.pipeline.worker_pool`), under the same
-    limits per item, instead of a fresh fork for each."""
+    finishes (in the order they finish). Each worker's deadline counts from its start. (Workers that take
+    one item after another under the same limits: :func:`cudalens.pipeline.worker_pool.run_reused`.)"""
     order = list(items)
-    if reuse and hasattr(os, "fork") and len(order) > 1:
-        from cudalens.pipeline.worker_pool import run_reused
-
-        return run_reused(order, fn, limits, jobs, done)
     if not hasattr(os, "fork"):
         out: dict[str, Any] = {}
         for it in order:

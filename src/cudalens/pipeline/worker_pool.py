@@ -3,7 +3,7 @@
 :func:`cudalens.pipeline.isolated.run_limited` forks a worker per file. Each fresh process pays again
 for what a longer one has already: its own copies of the pages it writes, its allocator's arenas, its
 caches' first answers. On llm.c's 22 units, each analysis in its own fork cost 4.0-4.5 s of CPU in all, the
-22 in one forked process 3.2-3.4 s. With ``reuse``, :func:`run_reused` keeps up to ``jobs`` workers and
+22 in one forked process 3.2-3.4 s. :func:`run_reused` keeps up to ``jobs`` workers and
 hands each the next file when it has finished one; a file's limits stay its own:
 
 * deadline: counted from the moment the file is handed over; past it, the worker's process group is killed,
@@ -23,11 +23,20 @@ from __future__ import annotations
 import os
 import resource
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cudalens.pipeline.isolated import FileLimits, Stopped, _collect, _kill_group, _stage, run_item, wait_for_any
+from cudalens.pipeline.isolated import (
+    FileLimits,
+    Stopped,
+    _collect,
+    _kill_group,
+    _stage,
+    run_item,
+    run_limited,
+    wait_for_any,
+)
 
 #: (in ``ended``) the worker answered: its item's result is written
 ANSWERED = object()
@@ -42,11 +51,15 @@ class _Worker:
     ending: bool = False  # it said it ends after its last item (out of memory): no other is handed to it
 
 
-def run_reused(order: list[str], fn: Callable[[str], Any], limits: FileLimits, jobs: int,
-               done: Callable[[str, Any], None] | None) -> dict[str, Any]:
-    """run_limited with workers that take one item after another (see the module docstring)."""
+def run_reused(items: Iterable[str], fn: Callable[[str], Any], limits: FileLimits, jobs: int = 1,
+               done: Callable[[str, Any], None] | None = None) -> dict[str, Any]:
+    """:func:`cudalens.pipeline.isolated.run_limited` (same arguments, same results) with workers that take one
+    item after another (see the module docstring); one item, or no fork: run_limited itself."""
     import tempfile
 
+    order = list(items)
+    if not hasattr(os, "fork") or len(order) < 2:
+        return run_limited(order, fn, limits, jobs, done)
     results: dict[str, Any] = {}
     workers: dict[int, _Worker] = {}
     with tempfile.TemporaryDirectory(prefix="cudalens-work-") as tmp:
