@@ -16,7 +16,8 @@ Order of work (the result lists files in the order given):
 
 With per-file limits (``check``: :func:`_analyze_isolated`), the translation units are compiled first,
 in one background process (:mod:`cudalens.pipeline.compile_ahead`: ``jobs`` compiles at a time, the SASS
-of many units from one nvdisasm start), and then analysed, each in its own worker, ``jobs`` at a time
+of many units from one nvdisasm start), and then analysed, each under its own limits in one of ``jobs`` workers
+(:mod:`cudalens.pipeline.worker_pool`: a worker takes one file after another)
 (no second process for the compiled access model then: ``jobs`` processes work at once).
 
 A file that cannot be read or is not CUDA C++ raises :class:`~cudalens.errors.InputError`, or with
@@ -188,7 +189,7 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
                       wanted: Mapping[str, tuple[str, ...]], limits: Any,
                       project: Any = None, table: Any = None, cached: Mapping[str, Any] | None = None,
                       store: Callable[[str, Any], None] | None = None, early: Any = None) -> tuple[list[Any], list[tuple[str, str]]]:
-    """analyze_files with every file in its own worker (pipeline.isolated): the units first, ``jobs``
+    """analyze_files with every file under its own limits in a worker (pipeline.worker_pool): the units first, ``jobs``
     at a time, each parsing, compiling and analysing its file; then the headers, compiled through
     the units' results. A file stopped at a limit is listed with its one line (or, without
     ``keep_going``, raised as an InputError). ``store(path, result)``: called here as each result
