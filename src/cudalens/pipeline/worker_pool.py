@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import os
 import resource
+import select
+import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -55,8 +57,6 @@ def run_reused(items: Iterable[str], fn: Callable[[str], Any], limits: FileLimit
                done: Callable[[str, Any], None] | None = None) -> dict[str, Any]:
     """:func:`cudalens.pipeline.isolated.run_limited` (same arguments, same results) with workers that take one
     item after another (see the module docstring); one item, or no fork: run_limited itself."""
-    import tempfile
-
     order = list(items)
     if not hasattr(os, "fork") or len(order) < 2:
         return run_limited(order, fn, limits, jobs, done)
@@ -199,8 +199,6 @@ def _loop(order: list[str], workers: dict[int, _Worker], tmp: str, fn: Callable[
 
 def _hear(w: _Worker, ended: list[tuple[int, Any]]) -> None:
     """The indices the worker says it has finished (non-blocking: only what is there)."""
-    import select
-
     while w.item is not None and select.select([w.answers], [], [], 0)[0]:
         chunk = os.read(w.answers, 64)
         if not chunk:

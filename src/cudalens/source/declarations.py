@@ -36,11 +36,12 @@ def _parameters(fn: Any) -> list[Any]:
             if p.type in ("parameter_declaration", "optional_parameter_declaration")]
 
 
-def _name_node(d: Any) -> Any:
-    """The identifier a parameter's declarator names (None for an unnamed parameter)."""
+def declarator_name_node(d: Any, kinds: frozenset[str] = frozenset({"identifier"})) -> Any:
+    """The name node (of one of ``kinds``) a declarator declares, through pointer, array, reference and
+    init declarators (None for an unnamed parameter); ``scope`` asks for field identifiers too."""
     cur = d
     while cur is not None:
-        if cur.type == "identifier":
+        if cur.type in kinds:
             return cur
         nxt = cur.child_by_field_name("declarator")
         if nxt is None:
@@ -53,14 +54,14 @@ def _name_node(d: Any) -> Any:
 def param_names(fn: Any) -> tuple[str, ...]:
     """``tuple(p.name for p in params(fn))``, the names alone read."""
     return tuple(text_of(n) if n is not None else "" for n in
-                 (_name_node(p.child_by_field_name("declarator")) for p in _parameters(fn)))
+                 (declarator_name_node(p.child_by_field_name("declarator")) for p in _parameters(fn)))
 
 
 def params(fn: Any) -> tuple[Param, ...]:
     out = []
     for p in _parameters(fn):
         d = p.child_by_field_name("declarator")
-        name_node = _name_node(d)
+        name_node = declarator_name_node(d)
         ptext = text_of(p)
         name = text_of(name_node) if name_node is not None else ""
         if name_node is not None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from cudalens.source import expr as E
 from cudalens.source import syntax as syn
-from cudalens.source.declarations import params
+from cudalens.source.declarations import declarator_name_node, params
 from cudalens.source.limits import Budget
 from cudalens.source.model import ArrayDecl
 from cudalens.source.syntax import parse_tree
@@ -30,17 +30,12 @@ def _text(n: Any) -> str:
     return E.node_text(n)
 
 
+_NAMES = frozenset({"identifier", "field_identifier"})
+
+
 def _declarator_name(d: Any) -> str | None:
-    cur = d
-    while cur is not None:
-        if cur.type in ("identifier", "field_identifier"):
-            return _text(cur)
-        nxt = cur.child_by_field_name("declarator")
-        if nxt is None:
-            ids = [c for c in cur.named_children if c.type == "identifier"]
-            nxt = ids[0] if ids else None
-        cur = nxt
-    return None
+    node = declarator_name_node(d, _NAMES)
+    return _text(node) if node is not None else None
 
 
 def _array_dims(d: Any) -> list[Any]:
