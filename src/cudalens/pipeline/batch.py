@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from cudalens.errors import CudalensError, InputError, what_failed
+from cudalens.pipeline.kernel_names import kernel_names
 from cudalens.project.context import is_header
 from cudalens.project.tree import source_text
 
@@ -139,7 +140,7 @@ def _analyze_in_process(paths: list[str], *, block: tuple[int, int, int] | None,
 
     cached = cached or {}
     included = {p: project.includers(p) if project is not None and not is_header(p) else () for p in order}
-    defined = {p: _kernel_names(source_text(p)) for p in order}
+    defined = {p: kernel_names(source_text(p)) for p in order}
     futures: dict[str, Future] = {}
     from cudalens.evidence.model_workers import model_worker
 
@@ -202,7 +203,7 @@ def _analyze_isolated(order: list[str], *, block: tuple[int, int, int] | None, d
     cached = cached or {}
     missed = [p for p in order if p not in cached]  # an all-hit run reads nothing more
     included = {p: project.includers(p) if project is not None and not is_header(p) and missed else () for p in order}
-    defined = {p: _kernel_names(source_text(p)) for p in order} if missed else {}
+    defined = {p: kernel_names(source_text(p)) for p in order} if missed else {}
     unit_results: dict[str, Any] = {}
     ahead: Any = None  # the units' compiles, ahead of their analyses (pipeline.compile_ahead)
 
@@ -333,7 +334,7 @@ def _compile_header(header: str, units: list[str], futures: dict[str, Future], c
             return compiled, [f"compiled through {unit}, which includes it", *notes]
     # not among the given files: a unit of compile_commands.json that includes it (its include
     # graph read from the sources with its own include folders)
-    kernels = _kernel_names(source_text(real))
+    kernels = kernel_names(source_text(real))
     candidates = [u for u in (build.commands if build is not None else {}) if real in build.project_includes(u)]
     # first the units that name one of the header's kernels (they instantiate its templates)
     candidates.sort(key=lambda u: not any(k in source_text(u) for k in kernels))
@@ -385,36 +386,7 @@ def _consult(cache: Any, paths: list[str], block: Any, defines: Mapping[str, Any
     from cudalens.pipeline.result_cache import consult
 
     return consult(cache, paths, block=block, defines=defines, cc=cc, compile=compile, build=build,
-                   project=project, table=table, instantiate=wanted, kernels=lambda p: _kernel_names(source_text(p)))
-
-
-_SPEC_END = re.compile(r"[;{(]")
-_NAME = re.compile(r"[A-Za-z_]\w*")
-_WORD = re.compile(r"\w*")
-_GLOBAL = "__global__"
-
-
-def _kernel_names(text: str) -> frozenset[str]:
-    """The names ``__global__`` declares: the word before the first ``(`` that follows it (with no
-    ``;`` or ``{`` between; a ``__global__`` before that ``(`` belongs to the same declaration). One
-    search from each ``__global__`` to its ``;``, ``{`` or ``(``, linear in the text (the regex this
-    replaced backtracked in cubic time: ``__global__ x `` repeated over 100 kB took 100 s, in the
-    parent, outside any deadline)."""
-    out: set[str] = set()
-    at = text.find(_GLOBAL)
-    while at >= 0:
-        start = at + len(_GLOBAL)
-        end = _SPEC_END.search(text, start)
-        if end is None:
-            break
-        if end.group() == "(":
-            head = text[start:end.start()].rstrip()
-            word = _WORD.match(head[::-1])
-            name = word.group()[::-1] if word is not None else ""
-            if len(name) < len(head) and _NAME.fullmatch(name):  # a word apart from ``__global__``
-                out.add(name)
-        at = text.find(_GLOBAL, end.end())
-    return frozenset(out)
+                   project=project, table=table, instantiate=wanted, kernels=lambda p: kernel_names(source_text(p)))
 
 
 def _launch_table(paths: list[str], project: Any, build: Any, cache: Any = None) -> Any:
