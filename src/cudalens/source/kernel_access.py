@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cudalens.source import expr as E
+from cudalens.source import syntax as syn
 from cudalens.source.model import Access, ArrayDecl, Param
-from cudalens.source.scope import _iter, _line, _text
+from cudalens.source.scope import _line, _text
 from cudalens.source.types import element_bytes, strip_type
 
 if TYPE_CHECKING:
@@ -99,16 +100,16 @@ class KernelAccesses:
             root = node
             while root.parent is not None:
                 root = root.parent
-            cached = frozenset(_text(n.child_by_field_name("name")).split("<")[0].strip() for n in _iter(root)
-                               if n.type in ("struct_specifier", "class_specifier") and n.child_by_field_name("name")
-                               is not None and "__shared__" in _text(n))
+            cached = frozenset(_text(n.child_by_field_name("name")).split("<")[0].strip()
+                               for n in syn.descendants(root, "struct_specifier", "class_specifier")
+                               if n.child_by_field_name("name") is not None and "__shared__" in _text(n))
             self._shared_struct_names = cached
         return cached
 
     def _scan(self, node: Any, st: _State) -> None:
         """Record every array access in ``node`` (not descending into nested statements or lambdas)."""
-        if node is None:
-            return
+        if node is None or not syn.descendants(node, "subscript_expression", "pointer_expression"):
+            return  # (most statements hold neither: the walk below would find nothing)
         stack = [node]
         while stack:
             n = stack.pop()
@@ -168,8 +169,8 @@ class KernelAccesses:
         inner = arg
         while inner is not None and inner.type == "parenthesized_expression":
             inner = (inner.named_children or [None])[-1]
-        if inner is None or any(n.type in ("cast_expression", "call_expression", "update_expression",
-                                           "assignment_expression") for n in _iter(inner)):
+        if inner is None or syn.descendants(inner, "cast_expression", "call_expression", "update_expression",
+                                            "assignment_expression"):
             return
         ref = self._alias(inner, st)
         if ref is None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from cudalens.source import expr as E
+from cudalens.source import syntax as syn
 from cudalens.source.kernel_access import KernelAccesses, _and, _State, _subscript_chain
 from cudalens.source.limits import BudgetExceeded
 from cudalens.source.model import Access, ArrayDecl, Branch, Param
@@ -33,7 +34,6 @@ from cudalens.source.scope import (
     _MAX_INLINE_DEPTH,
     FileScope,
     _declarator_name,
-    _iter,
     _line,
     _space_of_declaration,
     _text,
@@ -51,7 +51,7 @@ class KernelWalker(KernelAccesses):
         self.problems: list[str] = []
         self.body = body
         self._depth = 0
-        self._used = {_text(n) for n in _iter(body) if n.type == "identifier"}
+        self._used = {_text(n) for n in syn.descendants(body, "identifier")}
         for name, arr in scope.arrays.items():
             if name in self._used:
                 self.arrays[name] = arr
@@ -375,13 +375,8 @@ class KernelWalker(KernelAccesses):
         is unknown), the value is unknown inside the loop (a pointer is no longer followed)."""
         effects: dict[str, list[Any]] = {}
         for part in (loop.child_by_field_name("body"), loop.child_by_field_name("update")):
-            for n in _iter(part) if part is not None else ():
-                if n.type == "assignment_expression":
-                    target = n.child_by_field_name("left")
-                elif n.type == "update_expression":
-                    target = n.child_by_field_name("argument")
-                else:
-                    continue
+            for n in syn.descendants(part, "assignment_expression", "update_expression"):
+                target = n.child_by_field_name("left" if n.type == "assignment_expression" else "argument")
                 if target is not None and target.type == "identifier" and _text(target) != var:
                     effects.setdefault(_text(target), []).append(n)
         body = loop.child_by_field_name("body")

@@ -115,22 +115,28 @@ def _index(root: Node) -> _Index:
 _LAST: list[_Index] = []
 
 
-def _span(node: Node) -> tuple[_Index, int, int]:
-    """The index of node's tree and the preorder range [i, j) of node's subtree."""
+def _position(node: Node) -> tuple[_Index, int]:
+    """The index of node's tree and node's preorder position in it."""
     start = node.start_byte
     for idx in _LAST:  # node is in this tree where a node of it at node's start byte equals node
         i = bisect.bisect_left(idx.starts, start)
         while i < len(idx.nodes) and idx.starts[i] == start:
             if idx.nodes[i] == node:
-                return idx, i, bisect.bisect_left(idx.starts, node.end_byte, lo=i + 1)
+                return idx, i
             i += 1
     idx = _index(_root(node))
     _LAST[:] = [idx]
     i = bisect.bisect_left(idx.starts, start)
     while i < len(idx.nodes) and idx.nodes[i] != node:
         i += 1
-    j = bisect.bisect_left(idx.starts, node.end_byte, lo=i + 1)
-    return idx, i, j
+    return idx, i
+
+
+def _span(node: Node) -> tuple[_Index, int, int]:
+    """The index of node's tree and the preorder range [i, j) of node's subtree, less the zero-width
+    nodes (a token error recovery inserted) at its end: j is the first node starting at node's end."""
+    idx, i = _position(node)
+    return idx, i, bisect.bisect_left(idx.starts, node.end_byte, lo=i + 1)
 
 
 def walk(node: Node | None) -> Iterator[Node]:
@@ -141,11 +147,8 @@ def walk(node: Node | None) -> Iterator[Node]:
     return iter(idx.nodes[i:j])
 
 
-def nodes_of(node: Node | None, *types: str) -> list[Node]:
-    """The nodes of the given types under ``node`` (itself included), in source order."""
-    if node is None:
-        return []
-    idx, i, j = _span(node)
+def _of_types(idx: _Index, i: int, j: int, types: tuple[str, ...]) -> list[Node]:
+    """The nodes of ``types`` at preorder positions [i, j) of ``idx``, in preorder."""
     positions: list[int] = []
     for t in types:
         pos = idx.by_type.get(t, ())
@@ -153,6 +156,25 @@ def nodes_of(node: Node | None, *types: str) -> list[Node]:
     if len(types) > 1:
         positions.sort()
     return [idx.nodes[p] for p in positions]
+
+
+def nodes_of(node: Node | None, *types: str) -> list[Node]:
+    """The nodes of the given types under ``node`` (itself included), in source order; not a
+    zero-width node (a missing identifier error recovery inserted) where ``node`` ends."""
+    if node is None:
+        return []
+    return _of_types(*_span(node), types)
+
+
+def descendants(node: Node | None, *types: str) -> list[Node]:
+    """The nodes of the given (named) types in ``node``'s subtree, itself included, in preorder: exactly those
+    a walk of its named children finds (``iter_nodes``; a token has no children), zero-width ones where
+    ``node`` ends included (:func:`nodes_of` stops before them). Found in the tree's index: where the tree
+    is not indexed yet, this indexes it (one walk of the whole tree)."""
+    if node is None:
+        return []
+    idx, i = _position(node)
+    return _of_types(idx, i, i + node.descendant_count, types)  # (the subtree's nodes, in the index's preorder)
 
 
 def compile_query(*types: str) -> None:

@@ -1,0 +1,29 @@
+"""syntax.descendants, the index's answer for a walk of a subtree's named nodes, finds exactly what the walk
+finds (the kernel walk reads it where it walked the nodes itself), zero-width nodes at a subtree's end
+included; syntax.nodes_of stops before those."""
+
+from cudalens.source import syntax as syn
+
+TEXT = (b"__global__ void k(float *a, int n) {\n  for (int i = 0; i < n; i += 2) { a[i] = *(a + i) + b[i][n]; n++; }\n"
+        b"  struct S { __shared__ int x; };\n  auto f = [&](int j) { return a[j]; };\n}\n"
+        b"void h(int m) { int q = m * (m + ); k<<<1, 32>>>(0, q); }\n")  # (`m + )`: a missing identifier ends `m + `)
+TYPES = [("identifier",), ("assignment_expression", "update_expression"), ("subscript_expression", "pointer_expression"),
+         ("struct_specifier", "class_specifier"), ("call_expression", "identifier", "number_literal")]
+
+
+def test_descendants_are_the_walks_nodes_of_those_types() -> None:
+    tree = syn.parse_tree(TEXT)
+    for node in syn.walk(tree.root_node):
+        for types in TYPES:
+            want = [n for n in syn.iter_nodes(node) if n.type in types]
+            assert syn.descendants(node, *types) == want
+
+
+def test_a_missing_identifier_where_a_subtree_ends() -> None:
+    tree = syn.parse_tree(TEXT)
+    missing = [n for n in syn.iter_nodes(tree.root_node) if n.is_missing and n.type == "identifier"]
+    assert missing, "the text keeps its parse error"
+    ends = [n for n in syn.iter_nodes(tree.root_node) if n.end_byte == missing[0].start_byte and n.start_byte < n.end_byte
+            and missing[0] in list(syn.iter_nodes(n))]
+    assert ends and all(missing[0] in syn.descendants(n, "identifier") for n in ends)
+    assert all(missing[0] not in syn.nodes_of(n, "identifier") for n in ends)
