@@ -34,9 +34,14 @@ def test_the_callers_one_query_finds_what_the_index_finds() -> None:
             b"__device__ __host__ int f(int x) { return x; }\n"
             b"int main() { k<2><<<1, 1>>>(0); CHECK(cudaGetLastError()); if (h(1)) { h(h(2)); } return 0; }\n")
     tree = syn.parse_tree(text)
-    pairs = callers._function_calls(tree.root_node)
+    queried, indexed = callers._tree(tree.root_node, False), callers._tree(tree.root_node, True)
+    assert queried == indexed
+    pairs = queried.functions
     assert [fn for fn, _calls in pairs] == syn.functions(tree)
     assert [f.name for f, _calls in pairs] == ["k", "f", "main"]
     for fn, calls in pairs:
         assert calls == syn.calls(fn.node) == callers._found(fn.node, "call_expression")
-    assert callers._found(tree.root_node, "preproc_function_def") == syn.nodes_of(tree.root_node, "preproc_function_def")
+        assert callers._found(fn.node, "call_expression", indexed=True) == calls
+    assert list(queried.macros) == syn.nodes_of(tree.root_node, "preproc_function_def")
+    assert callers.sites_in(tree, {"h"}) == callers.sites_in(tree, {"h"}, indexed=True)
+    assert callers.error_checks(tree) == callers.error_checks(tree, indexed=True)

@@ -99,20 +99,31 @@ def _names(nodes: Iterable[syn.Node]) -> tuple[str, ...]:
 
 #: the node kinds read here, found by ONE tree-sitter query (compiling a query costs 20-40 ms a process, about
 #: as much as the index of a whole tree that syn.nodes_of would build: the sources here are mostly a sibling
-#: or a header parsed for this alone); pipeline.stages.preload compiles it before the workers fork
+#: or a header parsed for this alone); pipeline.stages.preload compiles it before the workers fork. The
+#: analysed file's own tree is indexed already (its source model read it): its index answers instead.
 QUERY_KINDS = ("call_expression", "function_definition", "preproc_function_def")
 
 
-def _found(node: syn.Node | None, kind: str) -> list[syn.Node]:
-    """The nodes of ``kind`` (one of QUERY_KINDS) under ``node``, as syn.nodes_of gives them."""
+def _found(node: syn.Node | None, kind: str, indexed: bool = False) -> list[syn.Node]:
+    """The nodes of ``kind`` (one of QUERY_KINDS) under ``node``, as syn.nodes_of gives them (from the
+    tree's index where ``indexed``, else by the query)."""
+    if indexed:
+        return syn.nodes_of(node, kind)
     return [n for n in syn.find_all(node, *QUERY_KINDS) if n.type == kind]
 
 
+@dataclass(frozen=True)
+class _Tree:
+    """What sites_in and error_checks read of one tree, from one search of it."""
+
+    functions: tuple[tuple[syn.Function, list[syn.Node]], ...]  # each function with its calls (as syn.calls gives them)
+    macros: tuple[syn.Node, ...]  # the function-like macros
+
+
 @functools.lru_cache(maxsize=2)
-def _function_calls(root: syn.Node) -> tuple[tuple[syn.Function, list[syn.Node]], ...]:
-    """Each function of the tree at ``root`` with its calls (as syn.calls of it gives them), from one
-    search of the tree (sites_in and error_checks ask of one tree in turn)."""
-    found = syn.find_all(root, *QUERY_KINDS)
+def _tree(root: syn.Node, indexed: bool) -> _Tree:
+    """(:class:`_Tree` of the tree at ``root``; sites_in and error_checks ask of one tree in turn)"""
+    found = syn.nodes_of(root, *QUERY_KINDS) if indexed else syn.find_all(root, *QUERY_KINDS)
     every = [n for n in found if n.type == "call_expression"]
     starts = [c.start_byte for c in every]
     out = []
@@ -120,13 +131,14 @@ def _function_calls(root: syn.Node) -> tuple[tuple[syn.Function, list[syn.Node]]
         start, end = node.start_byte, node.end_byte
         inside = every[bisect.bisect_left(starts, start):bisect.bisect_left(starts, end)]
         out.append((syn.function_of(node), [c for c in inside if c.end_byte <= end]))
-    return tuple(out)
+    return _Tree(tuple(out), tuple(n for n in found if n.type == "preproc_function_def"))
 
 
-def sites_in(tree: object, names: set[str]) -> dict[str, list[CallSite]]:
-    """Per function of ``names``: a :class:`CallSite` for each of its calls in ``tree``'s host code."""
+def sites_in(tree: object, names: set[str], indexed: bool = False) -> dict[str, list[CallSite]]:
+    """Per function of ``names``: a :class:`CallSite` for each of its calls in ``tree``'s host code.
+    ``indexed``: the tree has an index (syntax.nodes_of), which is read instead of querying the tree."""
     out: dict[str, list[CallSite]] = {}
-    for fn, calls in _function_calls(getattr(tree, "root_node", tree)):
+    for fn, calls in _tree(getattr(tree, "root_node", tree), indexed).functions:
         if fn.space != "host":
             continue
         called = [syn.call_name(c) for c in calls]  # in source order: the calls after c are a tail of the list
@@ -140,7 +152,8 @@ def sites_in(tree: object, names: set[str]) -> dict[str, list[CallSite]]:
                 out.setdefault(name, []).append(CallSite((syn.call_name(outer),), later))
                 continue
             nxt = _following_statement(c)
-            out.setdefault(name, []).append(CallSite(_names(_found(nxt, "call_expression")) if nxt is not None else (), later))
+            out.setdefault(name, []).append(CallSite(
+                _names(_found(nxt, "call_expression", indexed)) if nxt is not None else (), later))
     return out
 
 
@@ -148,12 +161,12 @@ def sites_in(tree: object, names: set[str]) -> dict[str, list[CallSite]]:
 _FUNCTION_MACRO = re.compile(rb"define[\s\\]+[^\s(]+\(")
 
 
-def error_checks(tree: object) -> tuple[set[str], set[tuple[str, str]]]:
-    """(functions whose body calls a reader, (macro, body) pairs) of one parsed source."""
-    root = getattr(tree, "root_node", tree)
-    funcs = {fn.name for fn, calls in _function_calls(root) if any(syn.call_name(c) in READERS for c in calls)}
-    macros = {(syn.text(n.child_by_field_name("name")), syn.text(n.child_by_field_name("value")))
-              for n in _found(root, "preproc_function_def")}
+def error_checks(tree: object, indexed: bool = False) -> tuple[set[str], set[tuple[str, str]]]:
+    """(functions whose body calls a reader, (macro, body) pairs) of one parsed source (``indexed``: as
+    for :func:`sites_in`)."""
+    read = _tree(getattr(tree, "root_node", tree), indexed)
+    funcs = {fn.name for fn, calls in read.functions if any(syn.call_name(c) in READERS for c in calls)}
+    macros = {(syn.text(n.child_by_field_name("name")), syn.text(n.child_by_field_name("value"))) for n in read.macros}
     return funcs, macros
 
 
@@ -176,8 +189,8 @@ def caller_facts(path: str, tree: object, names: Iterable[str], include_dirs: It
     if not wanted:
         return CallerFacts()
     dirs = tuple(include_dirs)
-    found = {k: list(v) for k, v in sites_in(tree, wanted).items()}
-    funcs, macros = error_checks(tree)
+    found = {k: list(v) for k, v in sites_in(tree, wanted, indexed=True).items()}  # (its model read it)
+    funcs, macros = error_checks(tree, indexed=True)
     texts: list[tuple[str, bytes]] = []
     own = _read(path)
     if own is not None:
