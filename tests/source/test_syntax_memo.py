@@ -45,3 +45,17 @@ def test_the_callers_one_query_finds_what_the_index_finds() -> None:
     assert list(queried.macros) == syn.nodes_of(tree.root_node, "preproc_function_def")
     assert callers.sites_in(tree, {"h"}) == callers.sites_in(tree, {"h"}, indexed=True)
     assert callers.error_checks(tree) == callers.error_checks(tree, indexed=True)
+
+
+def test_call_names_kept_per_index_node_answer_as_computed() -> None:
+    text = b"void h() { std::pow(2.0, 3.0); k<<<1, 32>>>(0); a.b.f(1); cg::sync(g); t<int>(x); (*fp)(2); }\n"
+    a, b = syn.parse_tree(text), syn.parse_tree(text.replace(b"pow", b"exp"))
+    want_a = ["pow", "k", "f", "sync", "t", "(*fp)"]
+    for tree, want in ((a, want_a), (b, ["exp", *want_a[1:]]), (a, want_a)):
+        calls = syn.calls(tree.root_node)
+        for _ in range(2):  # computed, then kept
+            assert [syn.call_name(c) for c in calls] == want == [syn._call_name(c) for c in calls]
+            assert [syn.is_launch(c) for c in calls] == [False, True, False, False, False, False]
+        fresh = [c.parent.named_children[0]
+ for c in calls]  # node objects the index does not hold: computed each time
+        assert [syn.call_name(c) for c in fresh] == want

@@ -17,8 +17,8 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from dataclasses import dataclass
-from typing import Any, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
 
 Node = Any  # tree_sitter.Node
 
@@ -84,6 +84,8 @@ class _Index:
     nodes: tuple[Node, ...]
     starts: tuple[int, ...]
     by_type: dict[str, tuple[int, ...]]  # type -> preorder positions
+    #: (helper, id of a node object of ``nodes``) -> what the helper answered for it (:func:`_kept`)
+    kept: dict[tuple[str, int], Any] = field(default_factory=dict)
 
 
 def _root(node: Node) -> Node:
@@ -326,13 +328,43 @@ def enclosing_function(node: Node) -> Node | None:
 # ----------------------------------------------------------------------------- calls
 
 
+def _kept(what: str, node: Node, compute: Callable[[Node], Any]) -> Any:
+    """``compute(node)``, kept with the index :func:`_position` used last where ``node`` is a node object
+    that index holds (its id then stays its own while the index lives): the rules ask the name of each
+    call of a function many times, of the very nodes :func:`nodes_of` gave them."""
+    if not _LAST:
+        return compute(node)
+    idx = _LAST[0]
+    key = (what, id(node))
+    got = idx.kept.get(key, idx)  # (the index itself: not kept yet)
+    if got is not idx:
+        return got
+    got = compute(node)
+    start = node.start_byte
+    i = bisect.bisect_left(idx.starts, start)
+    while i < len(idx.nodes) and idx.starts[i] == start:
+        if idx.nodes[i] is node:
+            idx.kept[key] = got
+            break
+        i += 1
+    return got
+
+
 def is_launch(call: Node) -> bool:
     """True for ``kernel<<<...>>>(...)``."""
-    return call.type == "call_expression" and any(c.type == "kernel_call_syntax" for c in call.children)
+    return call.type == "call_expression" and _kept("launch", call, _is_launch)
+
+
+def _is_launch(call: Node) -> bool:
+    return any(c.type == "kernel_call_syntax" for c in call.children)
 
 
 def call_name(call: Node) -> str:
     """The called name without scope: ``std::pow`` -> ``pow``, ``cg::sync`` -> ``sync``."""
+    return _kept("name", call, _call_name)
+
+
+def _call_name(call: Node) -> str:
     fn = call.child_by_field_name("function")
     if fn is None:
         return ""
