@@ -76,11 +76,15 @@ def dumps(value: Any, indent: int = 2, default: Callable[[Any], Any] | None = No
                 first = False
             else:
                 put(sep)
-            tx = type(x)
+            tx = type(x)  # (the common scalars, as write() puts them, without a call)
             if tx is str:
                 put(_string(x))
+            elif x is None:
+                put("null")
             elif tx is int:
                 put(int.__repr__(x))
+            elif tx is float:
+                put(_float(x))
             else:
                 write(x, level + 1)
         put("\n" + pads[level] + "]")
@@ -100,11 +104,15 @@ def dumps(value: Any, indent: int = 2, default: Callable[[Any], Any] | None = No
             else:
                 put(sep)
             put((_string(k) if type(k) is str else _string(_key(k))) + ": ")
-            tx = type(x)
+            tx = type(x)  # (the common scalars, as write() puts them, without a call)
             if tx is str:
                 put(_string(x))
+            elif x is None:
+                put("null")
             elif tx is int:
                 put(int.__repr__(x))
+            elif tx is float:
+                put(_float(x))
             else:
                 write(x, level + 1)
         put("\n" + pads[level] + "}")
