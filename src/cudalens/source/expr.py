@@ -130,7 +130,9 @@ def to_text(e: Expr) -> str:
 
 
 def node_text(node: Any) -> str:
-    return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
+    """The node's source text ('' for None, or for a tree parsed without its bytes)."""
+    data = node.text if node is not None else None  # (read once: each read copies the bytes)
+    return data.decode("utf-8", "replace") if data is not None else ""
 
 
 def parse_number(text: str) -> int | float | None:

@@ -32,8 +32,7 @@ class _Continue(Exception):
     pass
 
 
-def _text(n: Any) -> str:
-    return n.text.decode("utf-8", "replace") if n is not None and n.text is not None else ""
+_text = E.node_text
 
 
 class _Run:

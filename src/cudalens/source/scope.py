@@ -26,8 +26,7 @@ def _line(n: Any) -> int:
     return n.start_point[0] + 1
 
 
-def _text(n: Any) -> str:
-    return E.node_text(n)
+_text = E.node_text
 
 
 _NAMES = frozenset({"identifier", "field_identifier"})

@@ -18,13 +18,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from cudalens.source.expr import node_text
+
 _INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
 _MAX_HEADERS = 64
 _CACHE_SIZE = 128  # files whose facts are kept (the launch layer asks again for every site of a file)
 
 
-def _text(n: Any) -> str:
-    return n.text.decode("utf-8", "replace") if n is not None and n.text is not None else ""
+_text = node_text
 
 
 @dataclass(frozen=True)
