@@ -27,3 +27,29 @@ def test_a_missing_identifier_where_a_subtree_ends() -> None:
             and missing[0] in list(syn.iter_nodes(n))]
     assert ends and all(missing[0] in syn.descendants(n, "identifier") for n in ends)
     assert all(missing[0] not in syn.nodes_of(n, "identifier") for n in ends)
+
+
+HOST = (b"#define N 256\n__global__ void k(float *a) { a[0] = 1; }\n"
+        b"int main(int argc, char **argv) {\n  int n = argc > 1 ? atoi(argv[1]) : 1024; int m = N; dim3 b(32, 4), g;\n"
+        b"  g.x = n / 32; m *= 2; scanf(\"%d\", &m);\n  for (int i = 0, j = 0; i < 8; i++, j += 2) { n += j; if (i) m = 3; }\n"
+        b"  k<<<g, b>>>(0); k<<<n / 256, N>>>(0);\n}\n")
+
+
+def test_a_host_environment_from_the_index_is_the_one_from_its_walk() -> None:
+    from cudalens.source.host import KINDS, HostEnv
+    from cudalens.source.parse import _functions
+    from cudalens.source.scope import FileScope
+
+    tree = syn.parse_tree(HOST)
+    functions = list(_functions(tree.root_node))
+    scope = FileScope.build(tree.root_node, {"N": "256"}, functions)
+    body = syn.functions(tree)[-1].body
+    walked, indexed = HostEnv(scope, body), HostEnv(scope, body, syn.descendants(body, *KINDS))
+    for env in (walked, indexed):
+        assert env.ints and env.dim3s and env.unsettled and env.members
+    for name in ("ints", "dim3s", "unsettled", "assigned_members", "members", "exits", "tainted"):
+        assert getattr(walked, name) == getattr(indexed, name), name
+    assert list(walked.guards.values()) == list(indexed.guards.values())
+    for launch in syn.launches(body):
+        parts = [c for c in launch.children if c.type == "kernel_call_syntax"][0].named_children
+        assert walked.dims(parts[0], syn.line(launch)) == indexed.dims(parts[0], syn.line(launch))

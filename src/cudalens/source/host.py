@@ -86,13 +86,16 @@ def _guard(value: Any) -> tuple[Any, bool] | None:
 
 #: the node kinds HostEnv reads definitions and updates from
 _READ = frozenset(("update_expression", "assignment_expression", "pointer_expression", "declaration"))
+#: the node kinds HostEnv reads of its body: loops, and the kinds of _READ
+KINDS = ("for_statement", *sorted(_READ))
 
 
 class HostEnv:
     """Constant integers and ``dim3`` locals of one host function, to size launch configurations."""
 
     def __init__(self, scope: FileScope, body: Any, nodes: list[Any] | None = None) -> None:
-        """``nodes``: every named node of ``body`` in preorder, where the caller has walked it already."""
+        """``nodes``: the named nodes of ``body`` in preorder, where the caller has them already: every
+        one, or those of :data:`KINDS` (the only ones read)."""
         self.scope = scope
         self.ints: list[tuple[int, str, Any]] = []  # (line, name, value)
         self.dim3s: list[tuple[int, str, tuple[int, int, int] | None]] = []

@@ -29,6 +29,7 @@ from cudalens.source import syntax as syn
 from cudalens.source.declarations import params, qualifiers, template_params
 from cudalens.source.detect import error_lines as _error_lines
 from cudalens.source.detect import error_ratio, looks_like_c  # noqa: F401 - re-exported
+from cudalens.source.host import KINDS as HOST_KINDS
 from cudalens.source.host import HostEnv
 from cudalens.source.kernel_walk import walk_kernel
 from cudalens.source.limits import MAX_FILE_BYTES, MAX_NESTING, Budget, deep_points
@@ -414,7 +415,7 @@ def _launch_sites(body: Any, scope: Any) -> Iterator[LaunchSite]:
     host = None
     for n in syn.launches(body):
         if host is None:
-            host = HostEnv(scope, body)
+            host = HostEnv(scope, body, syn.descendants(body, *HOST_KINDS))  # (from the tree's index)
         cfg = next(c for c in n.children if c.type == "kernel_call_syntax")
         parts = [c for c in cfg.named_children if c.type != "comment"]
         texts = [text_of(p) for p in parts]

@@ -90,7 +90,8 @@ def double_literal_in_float_code(ctx: RuleContext) -> Iterator[Finding]:
             continue
         seen: set[tuple[int, int]] = set()
         macros = _double_macros(src) if macros is None else macros
-        for n in syn.nodes_of(fn.body, "number_literal", "identifier"):
+        kinds = ("number_literal", "identifier") if macros else ("number_literal",)  # (a name: one of macros)
+        for n in syn.nodes_of(fn.body, *kinds):
             if n.type == "identifier":
                 if syn.text(n) not in macros:
                     continue
