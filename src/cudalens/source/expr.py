@@ -186,24 +186,28 @@ MAX_SIZE = 2000
 def too_big(e: Expr) -> bool:
     """True when ``e`` is deeper than :data:`MAX_DEPTH` or has more than :data:`MAX_SIZE` nodes
     (iterative, stops at the first excess: at most MAX_SIZE steps even on shared sub-expressions)."""
-    stack = [(e, 1)]
-    size = 0
+    if e[0] not in _COMPOUND:
+        return False  # one node
+    stack = [(e, 1)]  # the compound nodes to look into, with their depth
+    size = 1
     while stack:
         x, d = stack.pop()
-        size += 1
-        if size > MAX_SIZE or d > MAX_DEPTH:
+        if d > MAX_DEPTH:
             return True
         tag = x[0]
-        if tag == "b":
-            stack.append((x[2], d + 1))
-            stack.append((x[3], d + 1))
-        elif tag == "u":
-            stack.append((x[2], d + 1))
-        elif tag == "t":
-            stack.extend(((x[1], d + 1), (x[2], d + 1), (x[3], d + 1)))
-        elif tag == "f":
-            stack.extend((a, d + 1) for a in x[2])
+        d += 1
+        for kid in (x[2], x[3]) if tag == "b" else (x[2],) if tag == "u" else x[1:] if tag == "t" else x[2]:
+            size += 1  # (a leaf is counted here, a compound node too, when pushed)
+            if size > MAX_SIZE:
+                return True
+            if kid[0] in _COMPOUND:
+                stack.append((kid, d))
+            elif d > MAX_DEPTH:
+                return True
     return False
+
+
+_COMPOUND = frozenset(("b", "u", "t", "f"))  # the tags of expressions with operands (too_big)
 
 
 def bounded(e: Expr) -> Expr:

@@ -456,6 +456,8 @@ class KernelWalker(KernelAccesses):
 
 def _top_level_effects(node: Any):
     """Assignments and ++/-- in a statement, outermost first (not inside lambdas)."""
+    if not syn.descendants(node, "assignment_expression", "update_expression"):
+        return []  # (most statements hold none: the walk below would find nothing)
     stack = [node]
     out = []
     while stack:
