@@ -232,10 +232,8 @@ def from_node(node: Any, resolve: Resolver, on_subscript: Callable[[Any], Expr] 
     if _depth > MAX_DEPTH:
         return unknown("nesting too deep")
     t = node.type
-
-    def sub(n: Any) -> Expr:
-        return from_node(n, resolve, on_subscript, on_call, _depth + 1)
-
+    if t == "identifier":  # (the most common node here, then literals: answered before sub is made)
+        return bounded(resolve(node_text(node)))
     if t == "number_literal":
         v = parse_number(node_text(node))
         return num(v) if v is not None else unknown("number")
@@ -244,8 +242,6 @@ def from_node(node: Any, resolve: Resolver, on_subscript: Callable[[Any], Expr] 
     if t == "char_literal":
         txt = node_text(node)
         return num(ord(txt[1])) if len(txt) == 3 else unknown("char")
-    if t == "identifier":
-        return bounded(resolve(node_text(node)))
     if t == "field_expression":
         base = node.child_by_field_name("argument")
         field = node.child_by_field_name("field")
@@ -253,6 +249,10 @@ def from_node(node: Any, resolve: Resolver, on_subscript: Callable[[Any], Expr] 
         if name in BUILTINS:
             return ("v", name)
         return bounded(resolve(name))
+
+    def sub(n: Any) -> Expr:
+        return from_node(n, resolve, on_subscript, on_call, _depth + 1)
+
     if t == "parenthesized_expression":
         inner = [c for c in node.named_children if c.type != "comment"]
         return sub(inner[-1]) if inner else unknown("empty")
