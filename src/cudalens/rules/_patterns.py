@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -18,14 +19,18 @@ _DECL = re.compile(r"\b(?:const\s+)?(?:unsigned\s+int|unsigned|int|size_t|long|u
 _DOUBLING = re.compile(r"(\*=\s*2\b|<<=\s*1\b|=\s*\w+\s*\*\s*2\b|=\s*2\s*\*\s*\w+)")
 
 
-def _kernel_text(k: Any, source: Any) -> str:
-    lines = getattr(source, "text", "").splitlines()
-    return "\n".join(lines[k.line - 1:k.end_line])
+@functools.lru_cache(maxsize=4)
+def _lines(text: str) -> tuple[str, ...]:
+    """A file's lines (asked for each access of its kernels: split once)."""
+    return tuple(text.splitlines())
 
 
-def _thread_vars(text: str) -> tuple[set[str], set[str]]:
+@functools.lru_cache(maxsize=64)
+def _thread_vars(text: str, first: int, last: int) -> tuple[set[str], set[str]]:
+    """The variables lines ``first``..``last`` of ``text`` (a kernel) declare from threadIdx.x and from
+    threadIdx.y; kept per kernel (the same sets each time: not to be changed)."""
     xs, ys = set(), set()
-    for name, value in _DECL.findall(text):
+    for name, value in _DECL.findall("\n".join(_lines(text)[first - 1:last])):
         if "threadIdx.x" in value:
             xs.add(name)
         elif "threadIdx.y" in value:
@@ -37,7 +42,7 @@ def swapped_mapping(k: Any, a: Any, source: Any) -> tuple[str, str] | None:
     """(row variable from threadIdx.x, column variable from threadIdx.y) when the access scales the
     threadIdx.x variable by a row pitch, the kernel has a threadIdx.y variable it could use instead,
     and no global access scales that one (a transpose does: its fix is a shared tile); None otherwise."""
-    xs, ys = _thread_vars(_kernel_text(k, source))
+    xs, ys = _thread_vars(getattr(source, "text", ""), k.line, k.end_line)
     if not ys:
         return None
 
@@ -55,7 +60,7 @@ def swapped_mapping(k: Any, a: Any, source: Any) -> tuple[str, str] | None:
 def interleaved_tree(k: Any, a: Any, source: Any) -> bool:
     """True when the shared access sits in a loop whose step doubles and its index (or the
     variable it reads) scales the thread index by that loop's variable."""
-    lines = getattr(source, "text", "").splitlines()
+    lines = _lines(getattr(source, "text", ""))
     for lp in k.loops:
         if not (lp.line <= a.line <= lp.end_line) or not lp.induction_variable or not _DOUBLING.search(lp.step or ""):
             continue
