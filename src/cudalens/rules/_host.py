@@ -77,7 +77,11 @@ def _arg(args: list[Any], i: int | None) -> Any:
 
 
 def copies(fn_node: Any) -> list[Copy]:
-    """The copies of a function, in source order."""
+    """The copies of a function, in source order (worked out once per node: several rules ask)."""
+    return list(syn.kept("copies", fn_node, _copies))
+
+
+def _copies(fn_node: Any) -> tuple[Copy, ...]:
     out = []
     for c in syn.calls(fn_node):
         name = syn.call_name(c)
@@ -88,7 +92,7 @@ def copies(fn_node: Any) -> list[Copy]:
         kind = syn.text(_arg(args, k)).strip()
         kind = kind.replace("cudaMemcpy", "", 1) if kind.startswith("cudaMemcpy") else ""
         out.append(Copy(c, name, _arg(args, d), _arg(args, s), _arg(args, z), kind, _arg(args, st)))
-    return out
+    return tuple(out)
 
 
 def bus_copies(fn_node: Any) -> list[Copy]:
@@ -123,7 +127,13 @@ class HostBuffers:
 
 
 def host_buffers(fn_node: Any) -> HostBuffers:
-    """Host buffers a function allocates, split into pageable and pinned (page-locked)."""
+    """Host buffers a function allocates, split into pageable and pinned (page-locked); worked out once
+    per node (several rules ask), each caller given its own containers."""
+    kept = syn.kept("host_buffers", fn_node, _host_buffers)
+    return HostBuffers(dict(kept.pageable), set(kept.pinned))
+
+
+def _host_buffers(fn_node: Any) -> HostBuffers:
     pageable: dict[str, str] = {}
     pinned: set[str] = set()
     for n in syn.nodes_of(fn_node, "declaration", "assignment_expression", "call_expression"):

@@ -84,7 +84,7 @@ class _Index:
     nodes: tuple[Node, ...]
     starts: tuple[int, ...]
     by_type: dict[str, tuple[int, ...]]  # type -> preorder positions
-    #: (helper, id of a node object of ``nodes``) -> what the helper answered for it (:func:`_kept`)
+    #: (helper, id of a node object of ``nodes``) -> what the helper answered for it (:func:`kept`)
     kept: dict[tuple[str, int], Any] = field(default_factory=dict)
 
 
@@ -328,11 +328,13 @@ def enclosing_function(node: Node) -> Node | None:
 # ----------------------------------------------------------------------------- calls
 
 
-def _kept(what: str, node: Node, compute: Callable[[Node], Any]) -> Any:
-    """``compute(node)``, kept with the index :func:`_position` used last where ``node`` is a node object
-    that index holds (its id then stays its own while the index lives): the rules ask the name of each
-    call of a function many times, of the very nodes :func:`nodes_of` gave them."""
-    if not _LAST:
+def kept(what: str, node: Node | None, compute: Callable[[Any], Any]) -> Any:
+    """``compute(node)``, kept under ``what`` with the index :func:`_position` used last where ``node`` is
+    a node object that index holds (its id then stays its own while the index lives): the rules ask the
+    name of each call of a function many times, of the very nodes :func:`nodes_of` gave them, and several
+    rules ask for the copies of one function. ``compute`` must answer from the node's subtree alone, and
+    the caller must not change what it answers (it is the kept value)."""
+    if node is None or not _LAST:
         return compute(node)
     idx = _LAST[0]
     key = (what, id(node))
@@ -352,7 +354,7 @@ def _kept(what: str, node: Node, compute: Callable[[Node], Any]) -> Any:
 
 def is_launch(call: Node) -> bool:
     """True for ``kernel<<<...>>>(...)``."""
-    return call.type == "call_expression" and _kept("launch", call, _is_launch)
+    return call.type == "call_expression" and kept("launch", call, _is_launch)
 
 
 def _is_launch(call: Node) -> bool:
@@ -361,7 +363,7 @@ def _is_launch(call: Node) -> bool:
 
 def call_name(call: Node) -> str:
     """The called name without scope: ``std::pow`` -> ``pow``, ``cg::sync`` -> ``sync``."""
-    return _kept("name", call, _call_name)
+    return kept("name", call, _call_name)
 
 
 def _call_name(call: Node) -> str:
