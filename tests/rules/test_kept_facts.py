@@ -1,4 +1,5 @@
-"""rules._host's copies and host buffers, worked out once per function node (syntax.kept): every rule
+"""What several rules ask of one function or kernel, worked out once: rules._host's copies and host buffers (per
+function node, syntax.kept) and rules._compiled's occupancy (per resources and launch); every rule
 that asks gets what a fresh reading gives, in containers of its own."""
 
 from cudalens.rules import _host as host
@@ -24,3 +25,16 @@ def test_copies_and_buffers_kept_answer_as_computed() -> None:
         bufs.pageable.clear()
         bufs.pinned.clear()
     assert host.copies(fn) == fresh_copies and host.host_buffers(fn) == fresh_buffers
+
+
+def test_occupancy_kept_per_resources_is_the_calculators() -> None:
+    from types import SimpleNamespace
+
+    from cudalens.compiled.launch import occupancy
+    from cudalens.compiled.model import Resources
+    from cudalens.rules._compiled import _occupancy
+
+    for regs, smem, block in ((32, 0, 256), (96, 4096, 128), (255, 49152, 1024), (40, 0, 96)):
+        res = Resources(regs, smem, 0, 0, 0, 0, 1)
+        want = occupancy(SimpleNamespace(resources=res), "8.6", block, 1024)
+        assert _occupancy(res, "8.6", block, 1024) == want == _occupancy(res, "8.6", block, 1024)
