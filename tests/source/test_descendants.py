@@ -53,3 +53,10 @@ def test_a_host_environment_from_the_index_is_the_one_from_its_walk() -> None:
     for launch in syn.launches(body):
         parts = [c for c in launch.children if c.type == "kernel_call_syntax"][0].named_children
         assert walked.dims(parts[0], syn.line(launch)) == indexed.dims(parts[0], syn.line(launch))
+
+
+def test_texts_within_are_the_nodes_texts() -> None:
+    tree = syn.parse_tree(TEXT + "int ünïcode = 1; // é\n".encode())
+    for node in syn.walk(tree.root_node):
+        inside = list(syn.iter_nodes(node))
+        assert syn.texts_within(node, inside) == [syn.text(n) for n in inside]

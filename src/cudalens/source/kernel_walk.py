@@ -51,7 +51,7 @@ class KernelWalker(KernelAccesses):
         self.problems: list[str] = []
         self.body = body
         self._depth = 0
-        self._used = {_text(n) for n in syn.descendants(body, "identifier")}
+        self._used = set(syn.texts_within(body, syn.descendants(body, "identifier")))
         for name, arr in scope.arrays.items():
             if name in self._used:
                 self.arrays[name] = arr

@@ -46,6 +46,13 @@ def text(node: Node | None) -> str:
     return node.text.decode("utf-8", errors="replace")
 
 
+def texts_within(outer: Node, nodes: list[Node]) -> list[str]:
+    """``[text(n) for n in nodes]`` for nodes of ``outer``'s subtree, sliced from one read of its bytes
+    (each read of a node's text copies its bytes through a memoryview: this reads them once)."""
+    data, start = outer.text, outer.start_byte
+    return [data[n.start_byte - start:n.end_byte - start].decode("utf-8", errors="replace") for n in nodes]
+
+
 def norm(node_or_text: Node | str | None) -> str:
     """Text with all whitespace removed, for comparing expressions as written."""
     s = node_or_text if isinstance(node_or_text, str) else text(node_or_text)
@@ -108,7 +115,7 @@ def _index(root: Node) -> _Index:
                 by_type: dict[str, list[int]] = {}
                 for i, n in enumerate(nodes):
                     by_type.setdefault(n.type, []).append(i)
-                return _Index(tuple(nodes), tuple(n.start_byte for n in nodes),
+                return _Index(tuple(nodes), tuple([n.start_byte for n in nodes]),
                               {k: tuple(v) for k, v in by_type.items()})
 
 
