@@ -345,9 +345,10 @@ def loop_lines(node: Any, stop: Any = None) -> tuple[int, ...]:
     out = []
     cur = node.parent
     while cur is not None and cur != stop:
-        if cur.type in _LOOPS:
-            out.append(line_of(cur))
-        if cur.type in ("function_definition", "lambda_expression"):
+        t = cur.type
+        if t in _LOOPS:
+            out.append(cur.start_point[0] + 1)
+        elif t == "function_definition" or t == "lambda_expression":
             break
         cur = cur.parent
     return tuple(reversed(out))
