@@ -60,3 +60,19 @@ def test_texts_within_are_the_nodes_texts() -> None:
     for node in syn.walk(tree.root_node):
         inside = list(syn.iter_nodes(node))
         assert syn.texts_within(node, inside) == [syn.text(n) for n in inside]
+
+
+def test_the_index_holds_every_node_in_a_cursors_preorder() -> None:
+    def cursor_walk(root: syn.Node) -> list[syn.Node]:
+        nodes, cursor = [], root.walk()
+        while True:
+            nodes.append(cursor.node)
+            if cursor.goto_first_child():
+                continue
+            while not cursor.goto_next_sibling():
+                if not cursor.goto_parent():
+                    return nodes
+
+    for text in (TEXT, HOST, TEXT[:90] + b"}}} (( <<<", b"", b"// only a comment\n"):
+        root = syn.parse_tree(text).root_node
+        assert list(syn._index.__wrapped__(root).nodes) == cursor_walk(root)
