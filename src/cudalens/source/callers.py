@@ -170,15 +170,22 @@ def error_checks(tree: object, indexed: bool = False) -> tuple[set[str], set[tup
     return funcs, macros
 
 
-def _headers(data: bytes, folder: str, include_dirs: Iterable[str]) -> list[str]:
+def _headers(data: bytes, folder: str, include_dirs: Iterable[str],
+             found: dict[tuple[str, str], str | None] | None = None) -> list[str]:
+    """The files the ``#include``s of ``data`` (a source in ``folder``) name, found beside it or in
+    ``include_dirs``. ``found``: (folder, name) -> its file (None: not found), kept by the caller over
+    one search with the same ``include_dirs`` (the sources of a folder include the same headers)."""
+    found = {} if found is None else found
     out = []
     for m in _INCLUDE.finditer(data):
         rel = m.group(1).decode(errors="replace")
-        for d in (folder, *include_dirs):
-            p = os.path.join(d, rel)
-            if os.path.isfile(p):
-                out.append(os.path.abspath(p))
-                break
+        key = (folder, rel)
+        if key not in found:
+            paths = (os.path.join(d, rel) for d in (folder, *include_dirs))
+            found[key] = next((os.path.abspath(p) for p in paths if os.path.isfile(p)), None)
+        got = found[key]
+        if got is not None:
+            out.append(got)
     return out
 
 
@@ -195,9 +202,10 @@ def caller_facts(path: str, tree: object, names: Iterable[str], include_dirs: It
     own = _read(path)
     if own is not None:
         texts.append((path, own))
+    keys = [n.encode() for n in wanted]
     for sibling in _siblings(path):
         data = _read(sibling)
-        if data is None or not any(n.encode() in data for n in wanted):
+        if data is None or not any(k in data for k in keys):
             continue
         texts.append((sibling, data))
         parsed = syn.parse_tree(data)
@@ -208,7 +216,8 @@ def caller_facts(path: str, tree: object, names: Iterable[str], include_dirs: It
         macros |= m
     seen: set[str] = set()
     later: list[bytes] = []  # headers whose function-like macros are read only if they name a check
-    queue = [h for p, data in texts for h in _headers(data, os.path.dirname(os.path.abspath(p)), dirs)]
+    resolved: dict[tuple[str, str], str | None] = {}  # (for _headers: one search)
+    queue = [h for p, data in texts for h in _headers(data, os.path.dirname(os.path.abspath(p)), dirs, resolved)]
     while queue and len(seen) < MAX_HEADERS:
         h = queue.pop(0)
         if h in seen:
@@ -223,7 +232,7 @@ def caller_facts(path: str, tree: object, names: Iterable[str], include_dirs: It
             macros |= m
         elif _FUNCTION_MACRO.search(data):
             later.append(data)
-        queue.extend(_headers(data, os.path.dirname(h), dirs))
+        queue.extend(_headers(data, os.path.dirname(h), dirs, resolved))
     checks = set(READERS) | funcs
     for _ in range(3):  # macros that call a check (getLastCudaError(msg) -> __getLastCudaError(...))
         macros |= _named_macros(later, checks)
