@@ -39,24 +39,27 @@ def split_narrow_loads(ctx: RuleContext) -> Iterator[Finding]:
     for name, k in compiled_kernels(ctx):
         for line, counts in sorted(k.sass_by_line.items()):
             narrow = sum(counts.get(c, 0) for c in ("ldg.8", "ldg.16", "stg.8", "stg.16"))
+            if narrow < 2:  # (a finding needs two narrow accesses and no wide one: the rest is read for those)
+                continue
             wide = sum(
                 v
                 for c, v in counts.items()
                 if c.startswith(("ldg.", "stg.")) and c.split(".")[1] in ("64", "128", "256")
             )
+            if wide:
+                continue
             src_kernel = next((sk for sk in ctx.source.kernels if sk.name == name), None)
             sizes = [a.bytes_per_thread for a in getattr(src_kernel, "accesses", ())
                      if a.line == line and a.space == "global"]
             if sizes and all(b is not None and b <= 2 for b in sizes):
                 continue  # 8/16-bit elements (char, __half) load at their natural width: nothing is split
-            if narrow >= 2 and wide == 0:
-                yield ctx.finding(
-                    line_or_kernel(ctx, name, line),
-                    f"line {line} of {name} reads or writes global memory in {narrow} separate "
-                    "8/16-bit accesses (a struct not sized/aligned to a power of two?)",
-                    "align the element type with __align__(4/8/16) and pad it to that size, or use a "
-                    "vector type (uchar4, short4, float4)",
-                    kernel=name,
-                    layer=Layer.COMPILED,
-                    facts=(("narrow_global_accesses", narrow), ("line_counts", counts)),
-                )
+            yield ctx.finding(
+                line_or_kernel(ctx, name, line),
+                f"line {line} of {name} reads or writes global memory in {narrow} separate "
+                "8/16-bit accesses (a struct not sized/aligned to a power of two?)",
+                "align the element type with __align__(4/8/16) and pad it to that size, or use a "
+                "vector type (uchar4, short4, float4)",
+                kernel=name,
+                layer=Layer.COMPILED,
+                facts=(("narrow_global_accesses", narrow), ("line_counts", counts)),
+            )
