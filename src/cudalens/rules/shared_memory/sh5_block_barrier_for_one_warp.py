@@ -18,7 +18,8 @@ def _tid_names(body: Any) -> set[str]:
     for n in syn.nodes_of(body, "declaration"):
         if n.type == "declaration":
             for name, value in syn.declared_names(n):
-                if value is not None and syn.norm(value) == "threadIdx.x":
+                # (a value of fewer than 11 bytes cannot read "threadIdx.x": its text is not read)
+                if value is not None and value.end_byte - value.start_byte >= 11 and syn.norm(value) == "threadIdx.x":
                     out.add(name)
     return out
 
