@@ -120,7 +120,7 @@ def _index(root: Node) -> _Index:
     return _Index(tuple(nodes), tuple([n.start_byte for n in nodes]), {k: tuple(v) for k, v in by_type.items()})
 
 
-#: the index :func:`_span` used last: most calls in a row ask about one tree, whose root is then not looked
+#: the index :func:`_position` used last: most calls in a row ask about one tree, whose root is then not looked
 #: for again (a walk up the parents makes a node object per step)
 _LAST: list[_Index] = []
 
