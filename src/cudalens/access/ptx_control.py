@@ -1,5 +1,5 @@
 """Control dependence on the compiled code: which instructions a conditional branch decides (from
-post-dominators on the basic-block graph of cudalens.access.ptx_exec.basic_blocks). The warp access
+post-dominators on the basic-block graph of cudalens.compiled.ptx.Function.blocks). The warp access
 model on PTX (cudalens.access.ptx_eval) uses it to name the loaded value a figure depends on when
 the figure's instructions run under a branch on that value.
 
@@ -8,9 +8,8 @@ Pure functions of a parsed function.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
-from cudalens.access.ptx_exec import basic_blocks
 from cudalens.compiled.ptx import Function
 
 
@@ -37,7 +36,7 @@ def transitive(cd: Mapping[int, set[int]]) -> dict[int, set[int]]:
 def deciding(fn: Function, cd: Mapping[int, set[int]]) -> dict[int, tuple[int, ...]]:
     """Basic block -> the conditional branches that decide whether it runs (from ``cd``, usually
     :func:`transitive` of :func:`control_dependent`)."""
-    block_of = {s: k for k, (s, _e) in enumerate(basic_blocks(fn))}
+    block_of = {s: k for k, (s, _e) in enumerate(fn.blocks)}
     out: dict[int, list[int]] = {}
     for b, region in cd.items():
         for i in region:
@@ -49,17 +48,17 @@ def deciding(fn: Function, cd: Mapping[int, set[int]]) -> dict[int, tuple[int, .
 def control_dependent(fn: Function) -> dict[int, set[int]]:
     """Branch instruction index -> the instruction indices whose execution it decides (control
     dependence on the basic-block graph, from post-dominators)."""
-    return _decided(basic_blocks(fn), _sides(fn, basic_blocks(fn)))
+    return _decided(fn.blocks, _sides(fn, fn.blocks))
 
 
-def _decided(blocks: list[tuple[int, int]], by_side: Mapping[int, Mapping[int, set[int]]]) -> dict[int, set[int]]:
+def _decided(blocks: Sequence[tuple[int, int]], by_side: Mapping[int, Mapping[int, set[int]]]) -> dict[int, set[int]]:
     return {b: {i for side in sides.values() for blk in side for i in range(*blocks[blk])}
             for b, sides in by_side.items()}
 
 
 def control_and_sides(fn: Function) -> tuple[dict[int, set[int]], dict[int, tuple[frozenset[int], frozenset[int]]]]:
     """(:func:`transitive` of :func:`control_dependent`, :func:`branch_sides`), the graph walked once."""
-    blocks = basic_blocks(fn)
+    blocks = fn.blocks
     by_side = _sides(fn, blocks)
     cd = transitive(_decided(blocks, by_side))
     return cd, branch_sides(fn, cd, (blocks, by_side))
@@ -75,7 +74,7 @@ def branch_sides(fn: Function, cd: Mapping[int, set[int]], graph: tuple | None =
     shared = {i.index for i in fn.instructions if i.base in ("ld", "st") and "shared" in i.parts}
     if not shared:  # only shared figures are averaged the way ncu counts predicated executions
         return {}
-    blocks, by_side = graph if graph is not None else (basic_blocks(fn), None)
+    blocks, by_side = graph if graph is not None else (fn.blocks, None)
     by_side = by_side if by_side is not None else _sides(fn, blocks)
     start_of = {s: k for k, (s, _e) in enumerate(blocks)}
     out: dict[int, tuple[frozenset[int], frozenset[int]]] = {}
@@ -98,7 +97,7 @@ def _back(fn: Function, i: int) -> bool:
     return ins.base == "bra" and bool(ins.operands) and fn.labels.get(ins.operands[0].strip(), i + 1) <= i
 
 
-def _sides(fn: Function, blocks: list[tuple[int, int]]) -> dict[int, dict[int, set[int]]]:
+def _sides(fn: Function, blocks: Sequence[tuple[int, int]]) -> dict[int, dict[int, set[int]]]:
     """Conditional branch instruction -> {successor block: the blocks on the way from it to the
     branch's immediate post-dominator}."""
     nb = len(blocks)

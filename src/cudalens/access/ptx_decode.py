@@ -27,6 +27,7 @@ machine (an immediate's lanes are the machine's, Machine.read's), a load or stor
 
 from __future__ import annotations
 
+import operator
 from functools import lru_cache
 from typing import Any, Callable
 
@@ -44,7 +45,6 @@ from cudalens.access.ptx_exec import (
     Reader,
     Step,
     Val,
-    Writer,
     _NotModelled,
     _Specials,
 )
@@ -104,7 +104,7 @@ def decode(m: Machine, ins: Instruction) -> tuple[Step | None, bool]:
     instruction's text alone (not on its position, its line or the machine)."""
     op = ins.base
     if op in ("ld", "ldu", "st"):
-        return memory_step(m, ins, reader, writer), False
+        return memory_step(m, ins, reader), False
     if op in NOOPS and not (op == "cp" and "async" in ins.parts and "bulk" not in ins.parts and len(ins.operands) >= 3):
         return None, True
     if op in UNMODELLED:
@@ -118,7 +118,7 @@ def decode(m: Machine, ins: Instruction) -> tuple[Step | None, bool]:
     return step or (lambda m, mask, present, ptaint: _alu(m, ins, mask)), True
 
 
-@lru_cache(maxsize=1 << 15)  # (a reader, like a writer, holds nothing of a machine: one per operand and type)
+@lru_cache(maxsize=1 << 15)  # (a reader holds nothing of a machine: one per operand and type)
 def reader(tok: str, typ: str) -> Reader:
     """An operand's lanes read at ``typ`` (Machine.read): a register's own lanes where its form
     needs no conversion, an immediate's (a special register's, a symbol's) lanes as the machine
@@ -151,13 +151,6 @@ def reader(tok: str, typ: str) -> Reader:
     return register
 
 
-@lru_cache(maxsize=1 << 15)
-def writer(tok: str, typ: str) -> Writer:
-    """A write of register ``tok`` at ``typ`` (Machine.write)."""
-    name = tok.strip()
-    return lambda m, val, mask: m.put(name, val, typ, mask)
-
-
 @lru_cache(maxsize=256)
 def _same_forms(typ: str) -> frozenset[str]:
     return frozenset(f for f in _FORMS if _same_as(f, typ))
@@ -184,7 +177,7 @@ def _as_int(x: np.ndarray) -> np.ndarray:
 
 
 _ARITH: dict[str, Callable[[Any, Any], Any]] = {
-    "add": lambda x, y: x + y, "sub": lambda x, y: x - y, "mul": lambda x, y: x * y,
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul,
     "min": np.minimum, "max": np.maximum,
     "and": lambda x, y: _as_int(x) & _as_int(y), "or": lambda x, y: _as_int(x) | _as_int(y),
     "xor": lambda x, y: _as_int(x) ^ _as_int(y),
@@ -234,7 +227,7 @@ def _specialised(ins: Instruction) -> Step | None:  # noqa: C901 - one table of 
             src_t = "u" + typ[1:]  # the low bits these give do not depend on signedness: no sign extension
         ra, rb = reader(o[1], src_t), reader(o[2], "u32" if op in ("shl", "shr") else src_t)
         f = _shift_by(op, int(o[2])) if op in ("shl", "shr") and o[2].isdigit() else _ARITH[op]
-        put = writer(o[0], ("s64" if typ[0] == "s" else "u64") if wide else typ)
+        dst, dst_t = o[0].strip(), ("s64" if typ[0] == "s" else "u64") if wide else typ
         shift = int(o[2]) if op == "shl" and o[2].isdigit() else None
         bound = op in _BOUNDED and (op != "shl" or shift is not None)  # (shl by a register: any amount)
 
@@ -246,7 +239,7 @@ def _specialised(ins: Instruction) -> Step | None:  # noqa: C901 - one table of 
                 form = _result_form(r)
                 if bound and form == "i":  # the operands' ranges may bound the result's
                     form = _bounded(op, a.form, b.form if shift is None else shift)
-                put(m, Val(r, w.taint, w.why, form), mask)
+                m.put(dst, Val(r, w.taint, w.why, form), dst_t, mask)
             except _ALU_ERRORS:
                 _unmodelled(m, ins, mask)
         return binary
@@ -256,7 +249,7 @@ def _specialised(ins: Instruction) -> Step | None:  # noqa: C901 - one table of 
         return _setp(ins, typ)
     if op in ("mov", "cvt") and not o[0].startswith("{") and not o[1].startswith("{"):
         two = op == "cvt" and len(ts) >= 2
-        ra, put = reader(o[1], ts[-1] if two else typ), writer(o[0], ts[0] if two else typ)
+        ra, dst, dst_t = reader(o[1], ts[-1] if two else typ), o[0].strip(), ts[0] if two else typ
 
         def move(m: Machine, mask: np.ndarray, present: np.ndarray, ptaint: tuple[int, str]) -> None:
             try:
@@ -264,14 +257,14 @@ def _specialised(ins: Instruction) -> Step | None:  # noqa: C901 - one table of 
                 if a.a.dtype.kind == "f":  # rounding or reinterpreting floats: alu's
                     alu(m, ins, mask)
                 else:
-                    put(m, Val(a.a, a.taint, a.why, a.form), mask)
+                    m.put(dst, Val(a.a, a.taint, a.why, a.form), dst_t, mask)
             except _ALU_ERRORS:
                 _unmodelled(m, ins, mask)
         return move
     if op == "cvta":
         return _cvta(ins, typ)
     if op == "selp":
-        ra, rb, rc, put = reader(o[1], typ), reader(o[2], typ), reader(o[3], "pred"), writer(o[0], typ)
+        ra, rb, rc, dst = reader(o[1], typ), reader(o[2], typ), reader(o[3], "pred"), o[0].strip()
 
         def selp(m: Machine, mask: np.ndarray, present: np.ndarray, ptaint: tuple[int, str]) -> None:
             try:
@@ -279,7 +272,7 @@ def _specialised(ins: Instruction) -> Step | None:  # noqa: C901 - one table of 
                 w = b if b.taint > a.taint else a
                 w = c if c.taint > w.taint else w
                 r = np.where(c.a != 0, a.a, b.a)
-                put(m, Val(r, w.taint, w.why, _union(a.form, b.form) if r.dtype == _INT64 else ""), mask)
+                m.put(dst, Val(r, w.taint, w.why, _union(a.form, b.form) if r.dtype == _INT64 else ""), typ, mask)
             except _ALU_ERRORS:
                 _unmodelled(m, ins, mask)
         return selp
@@ -295,7 +288,7 @@ def _mad(ins: Instruction, typ: str) -> Step:
         src_t = "u" + typ[1:]  # the low bits do not depend on signedness: no sign extension
     wide_t = "s64" if typ[0] == "s" else "u64"
     ra, rb, rc = reader(o[1], src_t), reader(o[2], src_t), reader(o[3], wide_t if wide else src_t)
-    put = writer(o[0], wide_t if wide else typ)
+    dst, dst_t = o[0].strip(), wide_t if wide else typ
 
     def mad(m: Machine, mask: np.ndarray, present: np.ndarray, ptaint: tuple[int, str]) -> None:
         try:
@@ -306,7 +299,7 @@ def _mad(ins: Instruction, typ: str) -> Step:
             form = _result_form(r)
             if form == "i":
                 form = _bounded("add", _bounded("mul", a.form, b.form), c.form)
-            put(m, Val(r, w.taint, w.why, form), mask)
+            m.put(dst, Val(r, w.taint, w.why, form), dst_t, mask)
         except _ALU_ERRORS:
             _unmodelled(m, ins, mask)
     return mad
@@ -324,8 +317,7 @@ def _setp(ins: Instruction, typ: str) -> Step | None:
     read_t = "u" + typ[1:] if cmp in ("eq", "ne") and typ in _NARROW and both_regs else typ
     ra, rb, f = reader(o[1], read_t), reader(o[2], read_t), _CMP[cmp]
     dsts = o[0].split("|")
-    put = writer(dsts[0], "pred")
-    put2 = writer(dsts[1], "pred") if len(dsts) > 1 else None
+    dst, dst2 = dsts[0].strip(), dsts[1].strip() if len(dsts) > 1 else None
     negated = "|" in o[0]
 
     def setp(m: Machine, mask: np.ndarray, present: np.ndarray, ptaint: tuple[int, str]) -> None:
@@ -333,9 +325,9 @@ def _setp(ins: Instruction, typ: str) -> Step | None:
             a, b = ra(m), rb(m)
             r = f(a.a, b.a).astype(np.int64)
             w = b if b.taint > a.taint else a
-            put(m, Val(r, w.taint, w.why, "u1"), mask)
-            if put2 is not None:
-                put2(m, Val((r == 0).astype(np.int64) if negated else r, w.taint, w.why, "u1"), mask)
+            m.put(dst, Val(r, w.taint, w.why, "u1"), "pred", mask)
+            if dst2 is not None:
+                m.put(dst2, Val((r == 0).astype(np.int64) if negated else r, w.taint, w.why, "u1"), "pred", mask)
         except _ALU_ERRORS:
             _unmodelled(m, ins, mask)
     return setp
@@ -346,7 +338,7 @@ def _cvta(ins: Instruction, typ: str) -> Step:
     parts = ins.parts
     to_shared, shared = "to" in parts and "shared" in parts, "shared" in parts
     ra = reader(ins.operands[1], typ)
-    put = writer(ins.operands[0], ("u64" if typ == "u64" else "u32") if to_shared else typ)
+    dst, dst_t = ins.operands[0].strip(), ("u64" if typ == "u64" else "u32") if to_shared else typ
 
     def cvta(m: Machine, mask: np.ndarray, present: np.ndarray, ptaint: tuple[int, str]) -> None:
         try:
@@ -355,7 +347,7 @@ def _cvta(ins: Instruction, typ: str) -> Step:
             r = x - SHARED_BASE if to_shared else x + SHARED_BASE if shared else x
             if to_shared and mask.any() and bool((x[mask] < SHARED_BASE).any()):
                 r = x
-            put(m, Val(r, a.taint, a.why, a.form if r is x else ""), mask)
+            m.put(dst, Val(r, a.taint, a.why, a.form if r is x else ""), dst_t, mask)
         except _ALU_ERRORS:
             _unmodelled(m, ins, mask)
     return cvta

@@ -40,7 +40,7 @@ Facts are frozen; :func:`evaluate` is pure (numpy work only).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from cudalens.access.ptx_control import control_and_sides, deciding, varying_cut_loop
 from cudalens.access.ptx_exec import Launch
@@ -206,33 +206,52 @@ def _line_stride(recs: list) -> int | None:
     return lo if lo is not None and lo == hi else None
 
 
+class _Facts(NamedTuple):
+    """What :func:`evaluate` works out of the kernel's code alone (the same for every launch)."""
+
+    merged: dict[int, int]
+    pointers: set[int]
+    cd: dict[int, set[int]]
+    sides: dict[int, tuple[frozenset[int], frozenset[int]]]
+    control: dict[int, tuple[int, ...]]
+    dead: frozenset[int]
+    needed: frozenset[str]
+    at_address: frozenset[str]
+    lines: list[tuple[int, tuple[str, int, str]]]
+
+    @classmethod
+    def of(cls, module: PtxModule, fn: Function, sass_lds: Mapping[Any, Mapping[int, int]] | None,
+           sass_sts: Mapping[Any, Mapping[int, int]] | None) -> _Facts:
+        merged = {**(shared_merges(fn, sass_lds, files=module.files) if sass_lds else {}),
+                  **(shared_merges(fn, sass_sts, "st", files=module.files) if sass_sts else {})}
+        cd, sides = control_and_sides(fn)
+        return cls(merged, pointer_params(fn), cd, sides, deciding(fn, cd), *slice_and_params(fn),
+                   _memory_lines(module, fn))
+
+
 def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid: tuple[int, int, int],
              params: Mapping[int, Any] | None = None, blocks: tuple[tuple[int, int, int], ...] | None = None,
              loop_cap: int = 8, max_steps: int = 6000,
              sass_lds: Mapping[Any, Mapping[int, int]] | None = None,
-             sass_sts: Mapping[Any, Mapping[int, int]] | None = None) -> KernelEvaluation:
+             sass_sts: Mapping[Any, Mapping[int, int]] | None = None, facts: _Facts | None = None) -> KernelEvaluation:
     """Predictions per (source line, quantity) for ``fn`` launched with ``block`` x ``grid``.
 
     ``params``: known parameter values by position (ints/floats; pointer parameters may be left
     out: they get distinct 256-byte aligned buffers). A scalar parameter left out is tried at
     each of :data:`PLAUSIBLE`. ``blocks``: the blocks to evaluate (default: 0 and 1 along x).
     ``sass_lds``/``sass_sts``: the widths of the kernel's SASS shared loads/stores per line (see
-    :func:`shared_merges`), when the cubin is at hand.
+    :func:`shared_merges`), when the cubin is at hand. ``facts``: :class:`_Facts` of ``fn`` with
+    those widths, when already worked out (an evaluation over more blocks).
     """
-    merged = {**(shared_merges(fn, sass_lds, files=module.files) if sass_lds else {}),
-              **(shared_merges(fn, sass_sts, "st", files=module.files) if sass_sts else {})}
+    facts = facts or _Facts.of(module, fn, sass_lds, sass_sts)
+    merged, pointers, cd, sides, control, dead, needed, at_address, lines = facts
     params = dict(params or {})
-    pointers = pointer_params(fn)
     scalars = [k for k, p in enumerate(fn.params) if k not in params and k not in pointers]
     chosen = blocks is not None
     blocks = blocks or tuple(b for b in ((0, 0, 0), (1, 0, 0)) if b[0] < grid[0])
-    cd, sides = control_and_sides(fn)
-    control = deciding(fn, cd)
-    dead, needed, at_address = slice_and_params(fn)
     tried = (PLAUSIBLE + SMALL if any(fn.params[k].name in at_address for k in scalars) else PLAUSIBLE) if scalars \
         else (None,)
     trials = [{**params, **{k: v for k in scalars}} for v in tried]
-    lines = _memory_lines(module, fn)
 
     forks: dict[str, Resume | None] = {}  # per batch of the first runs: where it first cut a loop
 
@@ -285,7 +304,7 @@ def evaluate(module: PtxModule, fn: Function, block: tuple[int, int, int], grid:
         n = max(2, min(period, grid[0], LANE_BUDGET // (-(-block[0] * block[1] * block[2] // 32) * 32 * len(runs))))
         if n > len(blocks):
             wider = evaluate(module, fn, block, grid, params, tuple((b, 0, 0) for b in range(n)), loop_cap, max_steps,
-                             sass_lds, sass_sts)
+                             sass_lds, sass_sts, facts)
             part = "" if n >= period else f" (the first {n}: a lane budget)"
             return replace(wider, notes=(*wider.notes, f"blocks 0..{n - 1} evaluated{part}: a global address moves by "
                                          f"a part of a 32-byte sector from one block to the next, so the sector "

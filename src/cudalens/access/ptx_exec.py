@@ -154,16 +154,6 @@ class RunResult:
     indirect: tuple[str, ...] = ()  # per indirect call: what its target depends on (the line it was loaded at)
 
 
-def basic_blocks(fn: Function) -> list[tuple[int, int]]:
-    """(start, end) instruction ranges: a block starts at a label or after a branch/exit."""
-    starts = {0} | {i for i in fn.labels.values() if i < len(fn.instructions)}
-    for ins in fn.instructions:
-        if ins.base in ("bra", "ret", "exit", "brx"):
-            starts.add(ins.index + 1)
-    starts = sorted(s for s in starts if s < len(fn.instructions))
-    return [(s, (starts[k + 1] if k + 1 < len(starts) else len(fn.instructions))) for k, s in enumerate(starts)]
-
-
 class _Specials(dict):
     """The special registers (%tid.x, %ctaid.y, %laneid, ...) per lane, each made when first read."""
 
@@ -356,7 +346,8 @@ class Machine:
         else:
             new = _store_as(val.a, typ) if typ != "pred" else (np.asarray(val.a) != 0).astype(np.int64)
         old = self.regs.get(tok)
-        if old is None or self.full(mask):  # registers (and values) are never changed in place: no copy needed
+        if old is None or (self._full[1] if self._full[0] is mask else self.full(mask)):  # registers (and values)
+            # are never changed in place: no copy needed
             if new is val.a and form == val.form and new.shape == self.lanes:
                 self.regs[tok] = val  # (the value as it stands)
             else:
@@ -387,10 +378,9 @@ class Machine:
         return self.read(base, "s64"), off, None
 
 
-#: decoded instructions (cudalens.access.ptx_decode): an operand's lanes at one type, a write of one
-#: register at one type, and a step (machine, lanes on, lanes of the block, the guard's taint and why)
+#: decoded instructions (cudalens.access.ptx_decode): an operand's lanes at one type, and a step
+#: (machine, lanes on, lanes of the block, the guard's taint and why)
 Reader = Callable[[Machine], Val]
-Writer = Callable[[Machine, Val, np.ndarray], None]
 Step = Callable[[Machine, np.ndarray, np.ndarray, tuple[int, str]], None]
 
 

@@ -18,7 +18,6 @@ from cudalens.access.ptx_exec import (
     Reader,
     Step,
     Val,
-    Writer,
     _address_parts,
     offset_address,
 )
@@ -105,11 +104,10 @@ def _param_value(v: object, off: int, eb: int) -> int | float:
     return 0
 
 
-def memory_step(m: Machine, ins: Instruction, reader: Callable[[str, str], Reader],
-                writer: Callable[[str, str], Writer]) -> Step:
+def memory_step(m: Machine, ins: Instruction, reader: Callable[[str, str], Reader]) -> Step:
     """The step of a load or store (``ld``, ``ldu``, ``st``), decoded: its width, state space,
     address base and offset, merged width, destinations and whether any of them is needed.
-    ``reader``/``writer``: ptx_decode's operand readers and register writers."""
+    ``reader``: ptx_decode's operand readers."""
     op, o = ins.base, ins.operands
     vec, eb, typ = _width(ins)
     space = _space(ins)
@@ -117,7 +115,6 @@ def memory_step(m: Machine, ins: Instruction, reader: Callable[[str, str], Reade
     dsts = [d.strip() for d in o[0].strip("{}").split(",")] if load else []
     if load and space == "param":
         pname, poff = _address_parts(o[1])  # (a parameter's lanes all hold the offset)
-        puts = [writer(d, typ) for d in dsts]
 
         def param_load(m: Machine, mask: np.ndarray, present: np.ndarray, ptaint: tuple[int, str]) -> None:
             k, v = m.params.get(pname, (None, 0))  # (not a parameter: 0, whatever the offset)
@@ -126,8 +123,8 @@ def memory_step(m: Machine, ins: Instruction, reader: Callable[[str, str], Reade
             arr = np.full(m.T, vals[0], dtype=dt) if len(set(vals)) == 1 else np.asarray(vals, dtype=dt)[m.variant]
             # the form of the values (from them, not the lanes): a size that stays small in the sums it enters
             form = "f" if dt is np.float64 else _int_form(int(min(vals)), int(max(vals))) if m.T else "i"
-            for put in puts:
-                put(m, Val(arr, form=form), mask)
+            for d in dsts:
+                m.put(d, Val(arr, form=form), typ, mask)
         return param_load
     bname, boff = _address_parts(o[1] if load else o[0])
     if bname in m.params:  # [param]: its lanes hold the offset (Machine.address_base)
@@ -140,7 +137,6 @@ def memory_step(m: Machine, ins: Instruction, reader: Callable[[str, str], Reade
     merged_width = m.launch.merged.get(ins.index, vec * eb)
     needed = m.launch.needed
     made = not (dsts and needed is not None and not any(d in needed for d in dsts))  # else counted, not made
-    puts = [writer(d, typ) for d in dsts]
     loaded = "f" if typ.startswith("f") else f"u{(_SYNTHETIC_MOD - 1).bit_length()}"  # (_synthetic's values' form)
     uniform_why, per_lane_why = f"warp-uniform value loaded at line {line}", f"per-lane value loaded at line {line}"
 
@@ -184,8 +180,8 @@ def memory_step(m: Machine, ins: Instruction, reader: Callable[[str, str], Reade
                 uniform = np.count_nonzero((rows != first) & act) == 0
             taint = max(addr.taint, 1 if uniform else 2)
             why = addr.why if addr.taint >= (1 if uniform else 2) else (uniform_why if uniform else per_lane_why)
-        for k, put in enumerate(puts):
-            put(m, Val(_synthetic(m, addr.a + k * eb if k else addr.a, typ), taint, why, loaded), mask)
+        for k, d in enumerate(dsts):
+            m.put(d, Val(_synthetic(m, addr.a + k * eb if k else addr.a, typ), taint, why, loaded), typ, mask)
     return memory
 
 

@@ -24,7 +24,6 @@ from cudalens.access.ptx_exec import (
     Machine,
     MemRecord,
     RunResult,
-    basic_blocks,
 )
 from cudalens.access.ptx_predicated import count_skipped
 from cudalens.access.ptx_slice import slice_of
@@ -113,7 +112,7 @@ class _Run:
         m._consts = consts.setdefault(m.T, m._consts)
         m._specials = specials.setdefault((launch.block, launch.grid, launch.blocks, m.V), m._specials)
         self.decided: dict[int, tuple[int, str]] = {}  # branch -> the worst taint of its condition so far, and why
-        self.blocks = blocks = basic_blocks(fn)
+        self.blocks = blocks = fn.blocks
         start_of = {s: k for k, (s, _e) in enumerate(blocks)}
         self.block_of_label = {lab: start_of.get(i) for lab, i in fn.labels.items()}
         self.pending: dict[int, np.ndarray] = {0: m.valid.copy()} if blocks else {}

@@ -17,7 +17,7 @@ import re
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
@@ -84,6 +84,16 @@ class Function:
     maxntid: tuple[int, ...] | None = None
     reqntid: tuple[int, ...] | None = None
     minnctapersm: int | None = None
+
+    @cached_property
+    def blocks(self) -> tuple[tuple[int, int], ...]:
+        """The basic blocks' (start, end) instruction ranges: a block starts at a label or after a
+        branch or exit (worked out once: the lane machine's passes each walk them)."""
+        n = len(self.instructions)
+        starts = {0} | {i for i in self.labels.values() if i < n}
+        starts.update(ins.index + 1 for ins in self.instructions if ins.base in ("bra", "ret", "exit", "brx"))
+        ordered = sorted(s for s in starts if s < n)
+        return tuple(zip(ordered, [*ordered[1:], n]))
 
 
 @dataclass(frozen=True)
