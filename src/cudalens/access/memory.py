@@ -210,9 +210,11 @@ def block_shifts(addr: np.ndarray, active: np.ndarray, executions: int, variants
     where both are active; 32 when whole sectors apart (or never both active). Execution-major."""
     lanes = addr.reshape(executions, variants, blocks, -1)
     on = active.reshape(lanes.shape)
-    d = np.where(on[:, :, 0] & on[:, :, 1], (lanes[:, :, 1] - lanes[:, :, 0]) & 31, 0).astype(np.int64) | 32  # (& 31:
-    # x mod 32 of int64 lanes, negative ones too, without a division)
-    return (d & -d).min(axis=2).ravel()  # gcd(32, x) for 0 <= x < 32 is the lowest set bit of x | 32: their gcd the least
+    both = on[:, :, 0] & on[:, :, 1]
+    # gcd(32, x mod 32) is the lowest set bit of x | 32 (x mod 32: x's low 5 bits, negative x too), and the gcd of
+    # several the least of those bits: the lowest set bit of all of them or'ed together, with 32
+    d = np.bitwise_or.reduce(lanes[:, :, 1] - lanes[:, :, 0], axis=2, where=both, initial=0) | 32
+    return (d & -d).ravel()
 
 
 def row_model(space: str, width: int) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]]:
