@@ -77,6 +77,7 @@ def branch_sides(fn: Function, cd: Mapping[int, set[int]], graph: tuple | None =
     blocks, by_side = graph if graph is not None else (fn.blocks, None)
     by_side = by_side if by_side is not None else _sides(fn, blocks)
     start_of = {s: k for k, (s, _e) in enumerate(blocks)}
+    backs = {ins.index for ins in fn.instructions if ins.base == "bra" and _back(fn, ins.index)}  # loops' back edges
     out: dict[int, tuple[frozenset[int], frozenset[int]]] = {}
     for b, sides in by_side.items():
         fall = start_of.get(b + 1, len(blocks))
@@ -86,7 +87,7 @@ def branch_sides(fn: Function, cd: Mapping[int, set[int]], graph: tuple | None =
             ins |= {i for j in list(ins) if j in cd for i in cd[j]}
             got.append(frozenset(ins))
         region = got[0] | got[1]
-        if not region.isdisjoint(shared) and not any(_back(fn, i) for i in region):
+        if not region.isdisjoint(shared) and region.isdisjoint(backs):
             out[b] = (got[0], got[1])
     return out
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from itertools import chain
 
 from cudalens.access.ptx_exec import NOOPS, UNMODELLED
 from cudalens.compiled.ptx import Function
@@ -37,7 +38,7 @@ def _reg_names(tok: str) -> tuple[str, ...]:
 
 
 def _regs(*toks: str) -> tuple[str, ...]:
-    return tuple(r for t in toks for r in _reg_names(t))
+    return tuple(chain.from_iterable(map(_reg_names, toks)))
 
 
 @lru_cache(maxsize=65536)
@@ -45,17 +46,18 @@ def _uses_of(b: str, o: tuple[str, ...], p: str | None) -> tuple[tuple[str, ...]
     """An instruction's (registers it defines, registers it reads, whether what it reads always
     matters), from its base opcode, operands and predicate."""
     pred = (p.lstrip("!"),) if p else ()
-    if b in ("ld", "ldu"):
-        return (_regs(o[0]) if o else ()), _regs(*o[1:]) + pred, True
-    if b in ("st", "red"):
-        return (), (_regs(o[0]) if o else ()) + pred, True  # the address; the value stored does not matter
-    if b == "atom":
-        return (_regs(o[0]) if o else ()), (_regs(o[1]) if len(o) > 1 else ()) + pred, True
-    if b in _EFFECT:
-        return (), _regs(*o) + pred, True
     if not o:
         return (), pred, True
-    return _regs(o[0]), _regs(*o[1:]) + pred, False
+    first = _reg_names(o[0])
+    if b in ("ld", "ldu"):
+        return first, _regs(*o[1:]) + pred, True
+    if b in ("st", "red"):
+        return (), first + pred, True  # the address; the value stored does not matter
+    if b == "atom":
+        return first, (_reg_names(o[1]) if len(o) > 1 else ()) + pred, True
+    if b in _EFFECT:
+        return (), first + _regs(*o[1:]) + pred, True
+    return first, _regs(*o[1:]) + pred, False
 
 
 def dead_instructions(fn: Function) -> frozenset[int]:
@@ -69,7 +71,7 @@ def loads_matter(fn: Function, needed: frozenset[str] | None = None) -> bool:
     registers of :func:`slice_of`, when the caller has them."""
     needed = slice_of(fn)[1] if needed is None else needed
     return any(ins.base in ("ld", "ldu", "atom") and "param" not in ins.parts and ins.operands
-               and any(r in needed for r in _regs(ins.operands[0])) for ins in fn.instructions)
+               and any(r in needed for r in _reg_names(ins.operands[0])) for ins in fn.instructions)
 
 
 def slice_of(fn: Function) -> tuple[frozenset[int], frozenset[str]]:
@@ -105,7 +107,7 @@ def slice_and_params(fn: Function) -> tuple[frozenset[int], frozenset[str], froz
                 if s not in needed:
                     needed.add(s)
                     work.append(s)
-    dead = frozenset(k for k in range(len(uses)) if k not in live)
+    dead = frozenset(range(len(uses))).difference(live)
     return dead, frozenset(needed), _at_addresses(fn, uses, defined_by)
 
 
@@ -114,7 +116,7 @@ def _at_addresses(fn: Function, uses: list, defined_by: dict[str, list[int]]) ->
     for ins in fn.instructions:
         o = ins.operands
         if ins.base in ("ld", "ldu", "st", "atom", "red") and len(o) >= 2 and "param" not in ins.parts:
-            work += _regs(o[0] if ins.base in ("st", "red") else o[1])
+            work += _reg_names(o[0] if ins.base in ("st", "red") else o[1])
     seen, reached = set(work), set()
     while work:
         for k in defined_by.get(work.pop(), ()):
