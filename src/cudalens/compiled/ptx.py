@@ -250,6 +250,7 @@ def _parse_function(lines: list[str], i: int, is_entry: bool, name: str) -> tupl
     parent: dict[tuple[int, int, int], tuple[int, int, int]] = {}  # inlined position -> its call site
     locs: dict[tuple[int, int, tuple[tuple[int, int], ...]], Loc] = {}  # one record per distinct location
     pending = ""
+    new, statement = object.__new__, _statement
     while i < n and depth > 0:
         raw = lines[i]
         if "//" in raw:
@@ -259,7 +260,11 @@ def _parse_function(lines: list[str], i: int, is_entry: bool, name: str) -> tupl
         if not s:
             continue
         if not pending and s[-1] == ";" and s[0] not in ".{}" and s.count(";") == 1:  # one statement: most lines
-            instrs.append(_instruction(s[:-1].strip(), len(instrs), loc))
+            pred, opcode, operands, parts = statement(s[:-1].rstrip())  # (_instruction's record, made here)
+            ins = new(Instruction)
+            ins.__dict__.update(index=len(instrs), opcode=opcode, operands=operands, pred=pred, loc=loc, parts=parts,
+                                base=parts[0])
+            instrs.append(ins)
             continue
         if s.startswith(".loc"):
             pos = _loc_position(s)
