@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -26,8 +27,10 @@ def count_deferred(m: Machine) -> None:
         count, lanes, lo, hi, shifts, num, ideal = _per_execution(m, space, width, calls)
         # the (execution, variant) pairs that hold a record, in execution order, and their records (positions in
         # m.records: counted per position, the positions held taken in order)
-        flat = np.array([v + k * m.V for k, c in enumerate(calls) for v in c[3]], dtype=np.int64)
-        rid = np.array([r for c in calls for r in c[4]], dtype=np.int64)
+        variants = [c[3] for c in calls]  # (lists shared by the executions of one record set: chained in C)
+        flat = np.fromiter(chain.from_iterable(variants), dtype=np.int64)
+        flat += np.repeat(np.arange(0, len(calls) * m.V, m.V), [len(vs) for vs in variants])
+        rid = np.fromiter(chain.from_iterable(c[4] for c in calls), dtype=np.int64)
         held = np.bincount(rid, minlength=nrec) > 0
         uniq = np.flatnonzero(held).tolist()
         n = count[flat]
