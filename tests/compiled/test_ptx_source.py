@@ -82,7 +82,7 @@ def test_a_file_path_holding_a_double_slash_is_kept():
 
 
 def test_a_parsed_instruction_is_the_record_its_constructor_makes():
-    """The parser sets an instruction's fields at once (compiled/ptx._instruction), beside the frozen
+    """The parser sets an instruction's fields at once (compiled/ptx._parse_function, _instruction), beside the frozen
     constructor: the two must make the same record (a field added to Instruction and not to the parser
     fails here)."""
     from dataclasses import fields
@@ -99,3 +99,45 @@ def test_a_parsed_instruction_is_the_record_its_constructor_makes():
             assert set(ins.__dict__) == {f.name for f in fields(Instruction)}
             checked += 1
     assert checked > 5
+
+
+BRANCHY = """
+.version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry loops(
+\t.param .u32 loops_param_0
+)
+{
+\t.reg .pred \t%p<3>;
+\t.reg .b32 \t%r<6>;
+\tld.param.u32 \t%r1, [loops_param_0];
+\tmov.u32 \t%r2, %tid.x;
+\tsetp.ge.s32 \t%p1, %r2, %r1;
+\t@%p1 bra \t$L__BB0_3;
+$L__BB0_1:
+\tadd.s32 \t%r2, %r2, 32;
+\tsetp.lt.s32 \t%p2, %r2, %r1;
+\t@%p2 bra \t$L__BB0_1;
+\tmov.u32 \t%r3, 0;
+$L__BB0_3:
+\t@%p1 exit;
+\tadd.s32 \t%r4, %r2, 1;
+\tret;
+}
+"""
+
+
+def test_basic_blocks_start_at_labels_and_after_branches_and_exits():
+    """Function.blocks (worked out once per function) against the rule written out: a block starts at
+    instruction 0, at a label, and after a branch or exit, and runs to the next start."""
+    for text in (PTX, BRANCHY):
+        for fn in parse_ptx(text).functions:
+            n = len(fn.instructions)
+            starts = sorted({0, *(i for i in fn.labels.values() if i < n),
+                             *(ins.index + 1 for ins in fn.instructions if ins.base in ("bra", "ret", "exit", "brx"))}
+                            - {n})
+            plain = [(s, starts[k + 1] if k + 1 < len(starts) else n) for k, s in enumerate(starts) if s < n]
+            assert list(fn.blocks) == plain and fn.blocks is fn.blocks
+    assert parse_ptx(BRANCHY).function("loops").blocks == ((0, 4), (4, 7), (7, 8), (8, 9), (9, 11))
