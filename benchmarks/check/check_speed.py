@@ -119,6 +119,17 @@ def nvcc_each(files: list[Path], includes: list[str], cc: str) -> tuple[float, i
     return seconds, failed
 
 
+def code_digest(src: Path) -> str:
+    """sha256 of the cudalens sources that ran (each module's path and bytes, in path order): which code a
+    result is of, also where the checkout's git metadata did not travel (a device machine's copy)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for f in sorted((src / "cudalens").rglob("*.py")):
+        h.update(f"\0{f.relative_to(src)}\0".encode() + f.read_bytes())
+    return h.hexdigest()
+
+
 #: CPU seconds (user + system, every process the last timed command started) of the last nvcc_each or check
 CPU: dict[str, float] = {"last": 0.0}
 
@@ -299,6 +310,7 @@ def main() -> int:
         "machine": {"cpus": os.cpu_count(), "cpus_usable": len(os.sched_getaffinity(0)), "platform": platform.platform(), "python": platform.python_version(),
                     "nvcc": nvcc.splitlines()[-1] if nvcc else None},
         "jobs": args.jobs,
+        "code": code_digest(Path(args.against) if args.against else Path(__file__).resolve().parents[2] / "src"),
     }
     for name in SETS:  # further -I folders, for nvcc and check alike
         SETS[name]["include"] = [*SETS[name]["include"], *args.include]  # type: ignore[misc]

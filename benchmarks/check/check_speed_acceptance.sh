@@ -63,6 +63,7 @@ out = Path(sys.argv[1])
 summary = {}
 for f in sorted(out.glob("check_speed_*.json")):
     d = json.loads(f.read_text())
+    summary.setdefault("code", d.get("code"))  # sha256 of the cudalens sources that ran (check_speed.code_digest)
     for name, s in d.get("sets", {}).items():
         summary[name] = {"units": s["units"], "nvcc_failed": s["nvcc_failed"], **s["seconds"], **s["ratios"],
                          "ratios_per_round": s.get("ratios_per_round"),
