@@ -61,3 +61,34 @@ def test_an_unbounded_deadline_is_no_error() -> None:
     time.sleep(0.2)
     wait_for_any((done,), float("inf"))  # (FileLimits(seconds=inf) through the Python API): select refuses inf
     assert os.waitpid(done, 0)[0] == done
+
+
+def test_without_pidfd_a_readable_descriptor_is_still_watched(monkeypatch) -> None:
+    """Where os.pidfd_open is missing (macOS, Linux before 5.3) it waits at most 0.02 s for the process,
+    and a worker's answer (a readable descriptor) still wakes it: select is given that descriptor."""
+    import select as select_module
+
+    def no_pidfd(pid: int) -> int:
+        raise OSError("pidfd_open not available")
+
+    seen: list[tuple[list[int], float | None]] = []
+    real_select = select_module.select
+
+    def recording(r, w, x, timeout=None):
+        seen.append((list(r), timeout))
+        return real_select(r, w, x, timeout)
+
+    monkeypatch.setattr(os, "pidfd_open", no_pidfd, raising=False)
+    monkeypatch.setattr(select_module, "select", recording)
+    slow = _child(30.0)
+    r, w = os.pipe()
+    try:
+        os.write(w, b"0 next\n")
+        wait_for_any((slow,), 20.0, readable=[r])
+        assert seen and seen[0][0] == [r] and seen[0][1] is not None and seen[0][1] <= 0.02
+        assert real_select([r], [], [], 0)[0] == [r]  # the answer is there for the caller to read
+    finally:
+        os.kill(slow, 9)
+        os.waitpid(slow, 0)
+        os.close(r)
+        os.close(w)

@@ -220,7 +220,8 @@ def wait_for_any(pids: Iterable[int], timeout: float | None, readable: Iterable[
     """Sleep until one of the processes ``pids`` (children not yet reaped) ends, one of the file
     descriptors ``readable`` can be read, or ``timeout`` seconds pass (None: no limit; more than an hour:
     an hour, as select takes no unbounded number). Where Linux gives a process a file descriptor
-    (os.pidfd_open) the end itself wakes the caller; elsewhere it sleeps 0.02 s, and the caller looks again."""
+    (os.pidfd_open) the end itself wakes the caller; elsewhere it waits at most 0.02 s (a readable
+    descriptor still wakes it at once), and the caller looks again."""
     timeout = None if timeout is None else min(max(0.0, timeout), 3600.0)
     fds: list[int] = []
     try:
@@ -229,7 +230,7 @@ def wait_for_any(pids: Iterable[int], timeout: float | None, readable: Iterable[
     except (AttributeError, OSError):
         for fd in fds:
             os.close(fd)
-        time.sleep(0.02 if timeout is None else min(0.02, timeout))
+        select.select(list(readable), [], [], 0.02 if timeout is None else min(0.02, timeout))
         return
     try:
         select.select([*fds, *readable], [], [], timeout)
