@@ -1,5 +1,5 @@
 """What several rules ask of one function or kernel, worked out once: rules._host's copies and host buffers (per
-function node, syntax.kept) and rules._compiled's occupancy (per resources and launch); every rule
+function node, syntax.kept) and compiled.launch.occupancy (per resources and launch); every rule
 that asks gets what a fresh reading gives, in containers of its own."""
 
 from cudalens.rules import _host as host
@@ -32,9 +32,11 @@ def test_occupancy_kept_per_resources_is_the_calculators() -> None:
 
     from cudalens.compiled.launch import occupancy
     from cudalens.compiled.model import Resources
-    from cudalens.rules._compiled import _occupancy
+    from cudalens.occupancy.calculator import calculate
 
     for regs, smem, block in ((32, 0, 256), (96, 4096, 128), (255, 49152, 1024), (40, 0, 96)):
         res = Resources(regs, smem, 0, 0, 0, 0, 1)
-        want = occupancy(SimpleNamespace(resources=res), "8.6", block, 1024)
-        assert _occupancy(res, "8.6", block, 1024) == want == _occupancy(res, "8.6", block, 1024)
+        want = calculate(cc="8.6", threads_per_block=block, registers_per_thread=regs, shared_mem_per_block=1024,
+                         static_shared_mem=smem, block_barriers=1)
+        got = occupancy(SimpleNamespace(resources=res), "8.6", block, 1024)
+        assert got == want and occupancy(SimpleNamespace(resources=res), "8.6", block, 1024) is got

@@ -64,19 +64,21 @@ def launch_config(kernel_name: str, source: Any = None) -> LaunchConfig | None:
 
 
 def occupancy(kernel: Any, cc: str, threads_per_block: int, dynamic_smem: int = 0) -> Any | None:
-    """The calculator's result for compiled ``kernel`` launched with ``threads_per_block``."""
-    calculate = _calculator()
-    if calculate is None:
+    """The calculator's result for compiled ``kernel`` launched with ``threads_per_block``: once per process
+    for each (resources it reads, launch), a frozen record (the join and rules E1, SH6, L2 and L3 ask for each
+    kernel's: 488 calculator runs on llm.c where 35 differ)."""
+    if _calculator() is None:
         return None
     res = kernel.resources
-    return calculate(
-        cc=cc,
-        threads_per_block=threads_per_block,
-        registers_per_thread=res.registers,
-        shared_mem_per_block=dynamic_smem,
-        static_shared_mem=res.static_shared_bytes,
-        block_barriers=min(res.barriers, 1) if res.barriers else 0,
-    )
+    return _occupancy(cc, threads_per_block, res.registers, dynamic_smem, res.static_shared_bytes,
+                      min(res.barriers, 1) if res.barriers else 0)
+
+
+@functools.lru_cache(maxsize=256)
+def _occupancy(cc: str, threads_per_block: int, registers: int, dynamic_smem: int, static_smem: int,
+               barriers: int) -> Any:
+    return _calculator()(cc=cc, threads_per_block=threads_per_block, registers_per_thread=registers,
+                         shared_mem_per_block=dynamic_smem, static_shared_mem=static_smem, block_barriers=barriers)
 
 
 def occupancy_block(result: Any) -> dict[str, Any]:

@@ -6,12 +6,10 @@ A kernel without compiled facts, or a launch whose block size is unknown, yields
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass
 from typing import Any, Iterator
 
 from cudalens.compiled.launch import LaunchConfig, launch_config, occupancy
-from cudalens.compiled.model import CompiledKernel, Resources
+from cudalens.compiled.model import CompiledKernel
 from cudalens.rules.context import RuleContext
 
 #: E1, SH6: theoretical occupancy below this is flagged.
@@ -41,17 +39,6 @@ def occupancy_at_launch(ctx: RuleContext, name: str, k: CompiledKernel) -> tuple
     cfg = launch_config(name, ctx.source)
     if cfg is None or cfg.threads_per_block <= 0:
         return None
-    occ = _occupancy(k.resources, ctx.cc, cfg.threads_per_block, cfg.dynamic_smem)
+    occ = occupancy(k, ctx.cc, cfg.threads_per_block, cfg.dynamic_smem)
     return None if occ is None else (cfg, occ)
 
-
-@functools.lru_cache(maxsize=256)
-def _occupancy(resources: Resources, cc: str, threads_per_block: int, dynamic_smem: int) -> Any:
-    """``occupancy`` of a kernel with ``resources`` (all it reads of the kernel), once per process: E1, SH6,
-    L2 and L3 ask for each kernel's (the result is a frozen record)."""
-    return occupancy(_Compiled(resources), cc, threads_per_block, dynamic_smem)
-
-
-@dataclass(frozen=True)
-class _Compiled:
-    resources: Resources
