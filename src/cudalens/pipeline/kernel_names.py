@@ -8,6 +8,7 @@ import re
 _SPEC_END = re.compile(r"[;{(]")
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _WORD = re.compile(r"\w*")
+_PARENTHESIS = re.compile(r"[()]")
 _GLOBAL = "__global__"
 #: what may stand between ``__global__`` and the kernel's name with arguments of its own
 _ATTRIBUTES = frozenset({"__launch_bounds__", "__cluster_dims__", "__maxnreg__"})
@@ -51,5 +52,3 @@ def _past_parentheses(text: str, at: int) -> int:
             return m.end()
     return -1
 
-
-_PARENTHESIS = re.compile(r"[()]")
